@@ -1,0 +1,374 @@
+//! `ginex-dump`: summarise a store, verify every checksum, or print any
+//! single file as JSON (schema: `format/dump-json.md`).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Args, Parser};
+use serde_json::{json, Value};
+
+use crate::cli::bench::machine_description;
+use crate::error::{Error, Result};
+use crate::format::bytes::{le_u32, le_u64};
+use crate::format::csc::{decode_segment_table, Segment};
+use crate::format::header::{FileHeader, FileKind};
+use crate::format::manifest::{store_file_name, Manifest};
+use crate::format::pages::FeatureLayout;
+use crate::format::tables::{decode_labels, decode_original_ids, Splits};
+use crate::format::PAGE_SIZE;
+use crate::store::Store;
+
+/// Inspect and verify ginex files.
+///
+///   ginex-dump STORE             summary: counts, dtype, sizes, degrees, files
+///   ginex-dump --verify STORE    check every checksum; exit 1 naming the
+///                                file and offset of the first damage
+///   ginex-dump --json PATH       print one file (or a store's summary) as JSON
+#[derive(Debug, Parser)]
+#[command(name = "ginex-dump", version, verbatim_doc_comment)]
+pub struct DumpArgs {
+    /// A store directory, or with --json any single file of a store.
+    pub path: PathBuf,
+    /// Check every checksum of every file and the structure of every table.
+    #[arg(long, conflicts_with = "json")]
+    pub verify: bool,
+    /// Print the file's header and decoded contents as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// With --json: print at most this many items (rows, lists, ids, …) and
+    /// mark the output `"truncated": true`.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Runs `ginex-dump`.
+pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
+    let write_err = |e: std::io::Error| Error::io("write", "<stdout>", e);
+    if args.json {
+        let value = if args.path.is_dir() { summary_json(&Store::open(&args.path)?)? } else { file_json(&args.path, args.limit)? };
+        serde_json::to_writer(&mut *out, &value).map_err(|e| write_err(e.into()))?;
+        return writeln!(out).map_err(write_err);
+    }
+    let store = Store::open(&args.path)?;
+    if args.verify {
+        let total: u64 = store.manifest().files.iter().map(|f| f.len).sum();
+        let bar = crate::cli::progress_bar(total, "verify", args.quiet);
+        let started = Instant::now();
+        let mut base = 0u64;
+        let mut last = 0u64;
+        let report = store.verify_with_progress(&mut |done| {
+            // Progress restarts per file; keep a running total.
+            if done < last {
+                base += last;
+            }
+            last = done;
+            bar.set_position(base + done);
+        })?;
+        bar.finish_and_clear();
+        let secs = started.elapsed().as_secs_f64();
+        return writeln!(
+            out,
+            "ok: {} verified: {} files, {} feature pages, {} segments, {:.1} MB in {secs:.2} s ({:.0} MB/s)",
+            args.path.display(),
+            report.files,
+            report.pages,
+            report.segments,
+            report.bytes as f64 / 1e6,
+            report.bytes as f64 / 1e6 / secs.max(1e-9)
+        )
+        .map_err(write_err);
+    }
+    print_summary(&store, out).map_err(write_err)
+}
+
+fn degree_stats(indptr: &[u64]) -> (u64, f64, u64, u64, u64) {
+    let mut deg: Vec<u64> = indptr.windows(2).map(|w| w[1] - w[0]).collect();
+    if deg.is_empty() {
+        return (0, 0.0, 0, 0, 0);
+    }
+    deg.sort_unstable();
+    let pct = |q: f64| deg[((deg.len() - 1) as f64 * q).round() as usize];
+    let mean = deg.iter().sum::<u64>() as f64 / deg.len() as f64;
+    (deg[0], mean, pct(0.5), pct(0.99), deg[deg.len() - 1])
+}
+
+fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
+    let m = store.manifest();
+    writeln!(out, "store {}", store.dir().display())?;
+    writeln!(out, "  format          v{}", crate::format::version::CURRENT)?;
+    writeln!(out, "  nodes           {}", m.num_nodes)?;
+    writeln!(out, "  edges           {}", m.num_edges)?;
+    writeln!(
+        out,
+        "  features        dim {} {} ({} bytes/row, {} rows/page)",
+        m.layout.dim,
+        m.layout.dtype.name(),
+        m.layout.row_bytes(),
+        m.layout.rows_per_page()
+    )?;
+    writeln!(out, "  index width     {} bytes", m.index_width.bytes())?;
+    let (min, mean, p50, p99, max) = degree_stats(store.indptr());
+    writeln!(out, "  in-degree       min {min} mean {mean:.2} p50 {p50} p99 {p99} max {max}")?;
+    writeln!(out, "  segments        {}", store.segments().len())?;
+    if let Ok(Some(labels)) = store.labels() {
+        let missing = labels.iter().filter(|&&l| l < 0).count();
+        writeln!(out, "  labels          {} classes, {missing} nodes without a label", m.num_classes)?;
+    }
+    if let Ok(Some(s)) = store.splits() {
+        writeln!(out, "  splits          train {} valid {} test {}", s.train.len(), s.valid.len(), s.test.len())?;
+    }
+    writeln!(out, "  files")?;
+    let mut total = 0;
+    for f in &m.files {
+        total += f.len;
+        writeln!(out, "    {:<16} {:<15} {:>14} bytes  crc {:#010x}", f.name(), f.kind.name(), f.len, f.payload_crc)?;
+    }
+    writeln!(out, "  total           {total} bytes")
+}
+
+fn summary_json(store: &Store) -> Result<Value> {
+    let m = store.manifest();
+    let (min, mean, p50, p99, max) = degree_stats(store.indptr());
+    let splits = store.splits()?;
+    Ok(json!({
+        "path": store.dir(),
+        "kind": "store",
+        "manifest": manifest_json(m),
+        "in_degree": {"min": min, "mean": mean, "p50": p50, "p99": p99, "max": max},
+        "splits": splits.map(|s| json!({"train": s.train.len(), "valid": s.valid.len(), "test": s.test.len()})),
+    }))
+}
+
+fn manifest_json(m: &Manifest) -> Value {
+    json!({
+        "num_nodes": m.num_nodes,
+        "num_edges": m.num_edges,
+        "feature_dim": m.layout.dim,
+        "dtype": m.layout.dtype.name(),
+        "index_width": m.index_width.bytes(),
+        "num_classes": m.num_classes,
+        "files": m.files.iter().map(|f| json!({
+            "name": f.name(), "kind": f.kind.name(), "len": f.len, "payload_crc": f.payload_crc,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Truncates a list to `limit` items, returning whether it was cut.
+fn limited<T>(mut items: Vec<T>, limit: Option<usize>) -> (Vec<T>, bool) {
+    match limit {
+        Some(l) if items.len() > l => {
+            items.truncate(l);
+            (items, true)
+        }
+        _ => (items, false),
+    }
+}
+
+/// The manifest of the store a file belongs to (its directory).
+fn sibling_manifest(path: &Path) -> Result<Manifest> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mpath = dir.join(store_file_name(FileKind::Manifest));
+    let (_, payload) = crate::store::read_checked_file(&mpath, FileKind::Manifest).map_err(|e| {
+        Error::invalid_argument(format!("{} needs its store's MANIFEST beside it to be decoded: {e}", path.display()))
+    })?;
+    Manifest::decode(&payload, &mpath)
+}
+
+fn sibling_payload(path: &Path, kind: FileKind) -> Result<Vec<u8>> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    crate::store::read_checked_file(&dir.join(store_file_name(kind)), kind).map(|(_, p)| p)
+}
+
+/// Decodes any single file as JSON.
+pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| Error::io("read", path, e))?;
+    let header = FileHeader::decode(&bytes, path)?;
+    let payload = bytes.get(header.header_len as usize..).unwrap_or_default();
+    let crc = crc32fast::hash(payload);
+    let mut v = json!({
+        "path": path,
+        "header": {
+            "kind": header.kind.name(),
+            "version": header.version.to_string(),
+            "header_len": header.header_len,
+            "payload_len": header.payload_len,
+            "payload_crc": header.payload_crc,
+        },
+        "payload_crc_ok": crc == header.payload_crc && payload.len() as u64 == header.payload_len,
+    });
+    let (key, content, truncated) = match header.kind {
+        FileKind::Manifest => ("manifest", manifest_json(&Manifest::decode(payload, path)?), false),
+        FileKind::Indptr => {
+            let (items, t) = limited(payload.chunks_exact(8).map(|c| le_u64(c, 0)).collect(), limit);
+            ("indptr", json!(items), t)
+        }
+        FileKind::PageChecksums => {
+            let (items, t) = limited(payload.chunks_exact(4).map(|c| le_u32(c, 0)).collect(), limit);
+            ("page_crcs", json!(items), t)
+        }
+        FileKind::SegmentTable => {
+            let indptr: Vec<u64> = sibling_payload(path, FileKind::Indptr)?.chunks_exact(8).map(|c| le_u64(c, 0)).collect();
+            let segs = decode_segment_table(payload, &indptr, path)?;
+            let (segs, t) = limited(segs, limit);
+            ("segments", json!(segs.iter().map(segment_json).collect::<Vec<_>>()), t)
+        }
+        FileKind::Indices => indices_json(path, payload, limit)?,
+        FileKind::FeaturePages => pages_json(path, payload, limit)?,
+        FileKind::Labels => {
+            let m = sibling_manifest(path)?;
+            let (items, t) = limited(decode_labels(payload, m.num_nodes, m.num_classes, path)?, limit);
+            ("labels", json!(items), t)
+        }
+        FileKind::Splits => {
+            let m = sibling_manifest(path)?;
+            let s = Splits::decode(payload, m.num_nodes, path)?;
+            let (train, t1) = limited(s.train, limit);
+            let (valid, t2) = limited(s.valid, limit);
+            let (test, t3) = limited(s.test, limit);
+            ("splits", json!({"train": train, "valid": valid, "test": test}), t1 || t2 || t3)
+        }
+        FileKind::OriginalIds => {
+            let m = sibling_manifest(path)?;
+            let (items, t) = limited(decode_original_ids(payload, m.num_nodes, path)?, limit);
+            ("original_ids", json!(items), t)
+        }
+    };
+    v[key] = content;
+    v["truncated"] = json!(truncated);
+    Ok(v)
+}
+
+fn segment_json(s: &Segment) -> Value {
+    json!({
+        "first_node": s.first_node, "node_count": s.node_count,
+        "edge_start": s.edge_start, "edge_count": s.edge_count, "crc": s.crc,
+    })
+}
+
+fn indices_json(path: &Path, payload: &[u8], limit: Option<usize>) -> Result<(&'static str, Value, bool)> {
+    let m = sibling_manifest(path)?;
+    let indptr: Vec<u64> = sibling_payload(path, FileKind::Indptr)?.chunks_exact(8).map(|c| le_u64(c, 0)).collect();
+    let wb = m.index_width.bytes();
+    let nodes = limit.map_or(m.num_nodes, |l| (l as u64).min(m.num_nodes));
+    let mut lists = Vec::with_capacity(nodes as usize);
+    let mut ids = Vec::new();
+    for v in 0..nodes as usize {
+        let (lo, hi) = (indptr.get(v).copied().unwrap_or(0) as usize * wb, indptr.get(v + 1).copied().unwrap_or(0) as usize * wb);
+        let bytes = payload
+            .get(lo..hi)
+            .ok_or_else(|| Error::corrupt(path, (PAGE_SIZE + lo) as u64, format!("list of node {v} lies outside the file")))?;
+        ids.clear();
+        m.index_width.decode(bytes, &mut ids);
+        lists.push(json!({"node": v, "in_neighbors": ids}));
+    }
+    Ok(("lists", json!(lists), nodes < m.num_nodes))
+}
+
+fn pages_json(path: &Path, payload: &[u8], limit: Option<usize>) -> Result<(&'static str, Value, bool)> {
+    let m = sibling_manifest(path)?;
+    let crcs: Vec<u32> = sibling_payload(path, FileKind::PageChecksums)?.chunks_exact(4).map(|c| le_u32(c, 0)).collect();
+    let layout: FeatureLayout = m.layout;
+    let rows = limit.map_or(m.num_nodes, |l| (l as u64).min(m.num_nodes));
+    let mut out = Vec::with_capacity(rows as usize);
+    let mut values = vec![0f32; layout.dim as usize];
+    for r in 0..rows {
+        let loc = layout.locate(r);
+        let start = loc.page as usize * PAGE_SIZE + loc.offset_in_page;
+        let bytes = payload
+            .get(start..start + layout.row_bytes())
+            .ok_or_else(|| Error::corrupt(path, (PAGE_SIZE + start) as u64, format!("row {r} lies outside the file")))?;
+        layout.dtype.decode_to_f32(bytes, &mut values);
+        let page_ok = (0..loc.pages).all(|i| {
+            let p = (loc.page + i) as usize;
+            let page = payload.get(p * PAGE_SIZE..(p + 1) * PAGE_SIZE).unwrap_or_default();
+            crcs.get(p).copied() == Some(crc32fast::hash(page))
+        });
+        out.push(json!({"node": r, "page": loc.page, "offset_in_page": loc.offset_in_page, "page_crc_ok": page_ok, "values": values}));
+    }
+    Ok(("rows", json!(out), rows < m.num_nodes))
+}
+
+/// Arguments of `ginex bench verify`.
+#[derive(Debug, Args)]
+pub struct VerifyBenchArgs {
+    /// The store to verify.
+    pub store: PathBuf,
+    /// Rounds of (plain read, verify); the best of each is reported.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: u32,
+    /// Drop the OS page cache before each measurement (needs root).
+    #[arg(long)]
+    pub drop_caches: bool,
+}
+
+fn drop_caches() -> Result<()> {
+    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").map_err(|e| Error::io("write", "/proc/sys/vm/drop_caches", e))
+}
+
+/// Reads every file of the store sequentially (8 MiB reads), checking nothing.
+fn plain_read(dir: &Path, files: &[PathBuf]) -> Result<u64> {
+    let mut buf = vec![0u8; 8 << 20];
+    let mut total = 0;
+    for f in files {
+        let path = dir.join(f);
+        let mut file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
+        loop {
+            let n = file.read(&mut buf).map_err(|e| Error::io("read", &path, e))?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+    }
+    Ok(total)
+}
+
+/// `ginex bench verify`: verify throughput against a plain sequential read
+/// of the same bytes, in the same process.
+pub fn run_verify_bench(args: &VerifyBenchArgs, out: &mut dyn Write) -> Result<()> {
+    let store = Store::open(&args.store)?;
+    let mut files: Vec<PathBuf> = store.manifest().files.iter().map(|f| PathBuf::from(f.name())).collect();
+    files.push(PathBuf::from(store_file_name(FileKind::Manifest)));
+    let (mut best_read, mut best_verify) = (f64::MAX, f64::MAX);
+    let mut bytes = 0;
+    for _ in 0..args.rounds.max(1) {
+        if args.drop_caches {
+            drop_caches()?;
+        }
+        let t = Instant::now();
+        bytes = plain_read(store.dir(), &files)?;
+        best_read = best_read.min(t.elapsed().as_secs_f64());
+        if args.drop_caches {
+            drop_caches()?;
+        }
+        let t = Instant::now();
+        store.verify()?;
+        best_verify = best_verify.min(t.elapsed().as_secs_f64());
+    }
+    let mb = bytes as f64 / 1e6;
+    let w = |e| Error::io("write", "<stdout>", e);
+    writeln!(out, "bench verify: {}", args.store.display()).map_err(w)?;
+    writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
+    writeln!(
+        out,
+        "  dataset: {} nodes, {} edges, dim {} {}; {mb:.1} MB in {} files; rounds {}, page cache {}",
+        store.num_nodes(),
+        store.num_edges(),
+        store.feature_dim(),
+        store.dtype().name(),
+        files.len(),
+        args.rounds,
+        if args.drop_caches { "dropped before each pass" } else { "warm after the first pass" }
+    )
+    .map_err(w)?;
+    writeln!(out, "  plain sequential read  {best_read:>8.2} s  {:>8.0} MB/s", mb / best_read).map_err(w)?;
+    writeln!(out, "  verify                 {best_verify:>8.2} s  {:>8.0} MB/s", mb / best_verify).map_err(w)?;
+    writeln!(out, "  verify / plain read throughput: {:.2}", best_read / best_verify).map_err(w)?;
+    Ok(())
+}
+

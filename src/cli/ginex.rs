@@ -1,0 +1,35 @@
+//! The `ginex` tool: generate synthetic data, benchmark (later: train).
+
+use std::io::Write;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Result;
+
+/// ginex: out-of-core GNN training on one machine with an SSD.
+#[derive(Debug, Parser)]
+#[command(name = "ginex", version, about, long_about = None)]
+pub struct GinexCli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: GinexCommand,
+}
+
+/// `ginex` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum GinexCommand {
+    /// Generate a synthetic power-law graph with planted classes, as a store
+    /// (`--out`) or as raw .npy / edge-list files (`--raw`).
+    Gen(crate::cli::gen::GenArgs),
+    /// Run a benchmark and print its report.
+    #[command(subcommand)]
+    Bench(crate::cli::bench::BenchCommand),
+}
+
+/// Runs a parsed command line, writing the report to `out`.
+pub fn run(cli: GinexCli, out: &mut dyn Write) -> Result<()> {
+    match cli.command {
+        GinexCommand::Gen(args) => crate::cli::gen::run(&args, out),
+        GinexCommand::Bench(cmd) => crate::cli::bench::run(cmd, out),
+    }
+}

@@ -1,0 +1,119 @@
+//! The library's one error type.
+//!
+//! Every variant carries the context a user needs to act: the file, the
+//! position inside it and the reason. Binaries wrap it in `anyhow` for
+//! printing; the library never panics on bad input.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in ginex.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O call failed.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// What we were doing (`open`, `read`, `fsync`, …).
+        op: &'static str,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A file's bytes do not describe a valid structure.
+    #[error("{path}: corrupt at byte offset {offset}: {what}")]
+    Corrupt {
+        /// The damaged file.
+        path: PathBuf,
+        /// Byte offset of the damage (or of the structure that is damaged).
+        offset: u64,
+        /// What is wrong.
+        what: String,
+    },
+
+    /// A checksum over a region did not match.
+    #[error(
+        "{path}: checksum mismatch in {region} at byte offset {offset}: stored {expected:#010x}, computed {got:#010x} (the file is damaged; rebuild or restore it)"
+    )]
+    ChecksumMismatch {
+        /// The damaged file.
+        path: PathBuf,
+        /// Which region (`header`, `payload`, `page 12`, `segment 3`, …).
+        region: String,
+        /// Byte offset where the region starts.
+        offset: u64,
+        /// Checksum stored in the file.
+        expected: u32,
+        /// Checksum computed from the bytes read.
+        got: u32,
+    },
+
+    /// A file was written by a format version this build cannot read.
+    #[error(
+        "{path}: format version {found} is not supported by this build (supported: {supported}); use a ginex release that reads it, or re-import the data"
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// `major.minor` found in the file.
+        found: String,
+        /// The range this build reads, e.g. `1.0..=1.0`.
+        supported: String,
+    },
+
+    /// User-supplied input (a dataset file, a flag value) is invalid.
+    #[error("{source_file}{}: {reason}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    InvalidInput {
+        /// The input file, or `<argument>` for a command-line value.
+        source_file: PathBuf,
+        /// 1-based line (text inputs) or element index, when known.
+        line: Option<u64>,
+        /// What is wrong and, where possible, what to do.
+        reason: String,
+    },
+
+    /// A caller asked for something that does not exist or is out of range.
+    #[error("{0}")]
+    OutOfRange(String),
+
+    /// The target of a create operation already exists.
+    #[error("{path} already exists; choose another path or remove it first")]
+    AlreadyExists {
+        /// The path that exists.
+        path: PathBuf,
+    },
+}
+
+impl Error {
+    /// Wraps an `io::Error` with the operation and path it came from.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A structural corruption at `offset` in `path`.
+    pub fn corrupt(path: impl Into<PathBuf>, offset: u64, what: impl Into<String>) -> Self {
+        Error::Corrupt {
+            path: path.into(),
+            offset,
+            what: what.into(),
+        }
+    }
+
+    /// An invalid command-line argument.
+    pub fn invalid_argument(reason: impl Into<String>) -> Self {
+        Error::InvalidInput {
+            source_file: PathBuf::from("<argument>"),
+            line: None,
+            reason: reason.into(),
+        }
+    }
+}

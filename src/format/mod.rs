@@ -1,0 +1,21 @@
+//! Byte layouts of every file ginex writes: encode, decode, checksums.
+//!
+//! No I/O happens here. Each submodule is the code side of one document in
+//! `format/`; offsets are defined once as chained constants and tests check
+//! them against the spec tables.
+
+pub mod bytes;
+pub mod csc;
+pub mod header;
+pub mod manifest;
+pub mod pages;
+pub mod tables;
+pub mod version;
+
+/// The page size of feature and index files; the unit of direct I/O.
+pub const PAGE_SIZE: usize = 4096;
+
+/// CRC-32 (IEEE 802.3 polynomial, reflected, as zlib's `crc32`) of `bytes`.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}

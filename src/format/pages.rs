@@ -1,0 +1,219 @@
+//! Feature page math: where row `r` lives in `features.pages`.
+//!
+//! Spec: `format/features.md`. Rows of `row_bytes <= PAGE_SIZE` are packed
+//! `PAGE_SIZE / row_bytes` to a page and never straddle a page; larger rows
+//! start on a page boundary and take `ceil(row_bytes / PAGE_SIZE)` pages.
+
+use crate::error::{Error, Result};
+use crate::format::PAGE_SIZE;
+
+/// Element type of the feature rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Dtype {
+    /// IEEE 754 binary32.
+    F32 = 1,
+    /// IEEE 754 binary16.
+    F16 = 2,
+    /// bfloat16 (the upper half of a binary32).
+    Bf16 = 3,
+}
+
+impl Dtype {
+    /// Every dtype, in numeric order.
+    pub const ALL: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::Bf16];
+
+    /// Decodes the numeric code.
+    pub fn from_u8(v: u8) -> Option<Dtype> {
+        Dtype::ALL.into_iter().find(|d| *d as u8 == v)
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F16 | Dtype::Bf16 => 2,
+        }
+    }
+
+    /// Lower-case name (`f32`, `f16`, `bf16`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::F16 => "f16",
+            Dtype::Bf16 => "bf16",
+        }
+    }
+
+    /// Parses a name as printed by [`Dtype::name`].
+    pub fn parse(s: &str) -> Result<Dtype> {
+        Dtype::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| Error::invalid_argument(format!("unknown dtype {s:?}; use f32, f16 or bf16")))
+    }
+
+    /// Encodes `values` into `out` (little-endian, `values.len() * size()` bytes).
+    pub fn encode_f32(self, values: &[f32], out: &mut [u8]) {
+        let size = self.size();
+        for (v, dst) in values.iter().zip(out.chunks_exact_mut(size)) {
+            match self {
+                Dtype::F32 => dst.copy_from_slice(&v.to_le_bytes()),
+                Dtype::F16 => dst.copy_from_slice(&half::f16::from_f32(*v).to_le_bytes()),
+                Dtype::Bf16 => dst.copy_from_slice(&half::bf16::from_f32(*v).to_le_bytes()),
+            }
+        }
+    }
+
+    /// Decodes little-endian elements of this dtype from `bytes` into `out`.
+    pub fn decode_to_f32(self, bytes: &[u8], out: &mut [f32]) {
+        let size = self.size();
+        for (src, v) in bytes.chunks_exact(size).zip(out.iter_mut()) {
+            *v = match self {
+                Dtype::F32 => f32::from_le_bytes([src[0], src[1], src[2], src[3]]),
+                Dtype::F16 => half::f16::from_le_bytes([src[0], src[1]]).to_f32(),
+                Dtype::Bf16 => half::bf16::from_le_bytes([src[0], src[1]]).to_f32(),
+            };
+        }
+    }
+}
+
+/// Where rows live in the feature pages, derived from `dim` and `dtype`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeatureLayout {
+    /// Elements per row.
+    pub dim: u32,
+    /// Element type.
+    pub dtype: Dtype,
+}
+
+/// The byte range of one row inside the payload of `features.pages`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowLocation {
+    /// First page holding the row.
+    pub page: u64,
+    /// Byte offset of the row inside that page.
+    pub offset_in_page: usize,
+    /// Number of pages the row touches (1 for rows that fit a page).
+    pub pages: u64,
+}
+
+impl FeatureLayout {
+    /// A layout; `dim` must be at least 1.
+    pub fn new(dim: u32, dtype: Dtype) -> Result<Self> {
+        if dim == 0 {
+            return Err(Error::invalid_argument("feature dimension must be at least 1"));
+        }
+        Ok(FeatureLayout { dim, dtype })
+    }
+
+    /// Bytes of one row.
+    pub fn row_bytes(&self) -> usize {
+        self.dim as usize * self.dtype.size()
+    }
+
+    /// Rows packed in one page, or 0 when a row needs more than one page.
+    pub fn rows_per_page(&self) -> usize {
+        PAGE_SIZE / self.row_bytes()
+    }
+
+    /// Pages a row occupies when it is larger than a page (else 1).
+    pub fn pages_per_row(&self) -> u64 {
+        (self.row_bytes() as u64).div_ceil(PAGE_SIZE as u64)
+    }
+
+    /// Location of row `row`.
+    pub fn locate(&self, row: u64) -> RowLocation {
+        let rpp = self.rows_per_page();
+        if rpp >= 1 {
+            let rpp = rpp as u64;
+            RowLocation {
+                page: row / rpp,
+                offset_in_page: (row % rpp) as usize * self.row_bytes(),
+                pages: 1,
+            }
+        } else {
+            let ppr = self.pages_per_row();
+            RowLocation { page: row * ppr, offset_in_page: 0, pages: ppr }
+        }
+    }
+
+    /// Pages needed for `num_rows` rows, or an error on overflow.
+    pub fn num_pages(&self, num_rows: u64) -> Result<u64> {
+        let rpp = self.rows_per_page() as u64;
+        let pages = if rpp >= 1 {
+            Some(num_rows.div_ceil(rpp))
+        } else {
+            num_rows.checked_mul(self.pages_per_row())
+        };
+        pages
+            .filter(|p| p.checked_mul(PAGE_SIZE as u64).is_some())
+            .ok_or_else(|| Error::invalid_argument(format!("{num_rows} rows of {} bytes overflow the page space", self.row_bytes())))
+    }
+
+    /// Payload bytes of the feature file for `num_rows` rows.
+    pub fn payload_len(&self, num_rows: u64) -> Result<u64> {
+        Ok(self.num_pages(num_rows)? * PAGE_SIZE as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_dtype() -> impl Strategy<Value = Dtype> {
+        proptest::sample::select(Dtype::ALL.to_vec())
+    }
+
+    proptest! {
+        /// Rows never overlap, never straddle a page when they fit one, and
+        /// all lie inside the payload.
+        #[test]
+        fn rows_are_disjoint_and_in_bounds(dim in 1u32..5000, dtype in any_dtype(), n in 1u64..300) {
+            let l = FeatureLayout::new(dim, dtype).unwrap();
+            let payload = l.payload_len(n).unwrap();
+            let mut prev_end = 0u64;
+            for r in 0..n {
+                let loc = l.locate(r);
+                let start = loc.page * PAGE_SIZE as u64 + loc.offset_in_page as u64;
+                let end = start + l.row_bytes() as u64;
+                prop_assert!(start >= prev_end);
+                prop_assert!(end <= payload);
+                if l.row_bytes() <= PAGE_SIZE {
+                    prop_assert_eq!((end - 1) / PAGE_SIZE as u64, loc.page);
+                } else {
+                    prop_assert_eq!(loc.offset_in_page, 0);
+                    prop_assert!(end <= (loc.page + loc.pages) * PAGE_SIZE as u64);
+                }
+                prev_end = end;
+            }
+            // No wasted trailing page.
+            prop_assert!(payload - prev_end < PAGE_SIZE as u64);
+        }
+
+        #[test]
+        fn dtype_round_trip(values in proptest::collection::vec(-1.0e4f32..1.0e4, 0..64), dtype in any_dtype()) {
+            let mut bytes = vec![0u8; values.len() * dtype.size()];
+            dtype.encode_f32(&values, &mut bytes);
+            let mut back = vec![0f32; values.len()];
+            dtype.decode_to_f32(&bytes, &mut back);
+            for (a, b) in values.iter().zip(&back) {
+                let tol = match dtype { Dtype::F32 => 0.0, Dtype::F16 => a.abs() * 1e-3 + 1e-3, Dtype::Bf16 => a.abs() * 8e-3 + 1e-3 };
+                prop_assert!((a - b).abs() <= tol, "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn page_math_examples() {
+        let l = FeatureLayout::new(128, Dtype::F32).unwrap(); // 512-byte rows
+        assert_eq!(l.rows_per_page(), 8);
+        assert_eq!(l.locate(9), RowLocation { page: 1, offset_in_page: 512, pages: 1 });
+        let l = FeatureLayout::new(100, Dtype::F32).unwrap(); // 400 bytes, 10 a page, 96 padding
+        assert_eq!(l.locate(10).page, 1);
+        let l = FeatureLayout::new(1025, Dtype::F32).unwrap(); // 4100 bytes: 2 pages
+        assert_eq!(l.locate(3), RowLocation { page: 6, offset_in_page: 0, pages: 2 });
+        assert!(l.num_pages(u64::MAX).is_err());
+    }
+}

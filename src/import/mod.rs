@@ -1,0 +1,6 @@
+//! Data in: readers for user formats and the synthetic generator. Every
+//! importer ends in a store built by [`crate::store::StoreBuilder`], so the
+//! atomicity and checksum guarantees are the builder's.
+
+pub mod npy_write;
+pub mod synth;

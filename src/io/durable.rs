@@ -1,0 +1,177 @@
+//! Durable, atomic creation of a directory of files.
+//!
+//! A [`StagingDir`] is a temporary sibling of the target path. Files are
+//! written and fsynced inside it; [`StagingDir::commit`] fsyncs the staging
+//! directory, renames it onto the target (refusing to replace anything) and
+//! fsyncs the parent. A crash or kill at any point leaves either no
+//! directory at the target or the complete one. A failed fsync is never
+//! retried: the error is returned and the staging directory removed, because
+//! after a failed fsync the kernel may have dropped the dirty pages.
+
+use std::ffi::CString;
+use std::fs::{self, File};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Marker in staging directory names: `.<name>.ginex-tmp-<pid>-<nanos>`.
+const STAGING_MARKER: &str = ".ginex-tmp-";
+
+/// A temporary directory that becomes the target on [`commit`](Self::commit)
+/// and is removed if dropped before.
+#[derive(Debug)]
+pub struct StagingDir {
+    path: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+impl StagingDir {
+    /// Creates a staging directory beside `target`. Fails if `target`
+    /// exists. Removes stale staging directories for the same target whose
+    /// creating process is gone (left behind by a kill).
+    pub fn create(target: &Path) -> Result<StagingDir> {
+        if target.symlink_metadata().is_ok() {
+            return Err(Error::AlreadyExists { path: target.to_path_buf() });
+        }
+        let name = target
+            .file_name()
+            .ok_or_else(|| Error::invalid_argument(format!("{} has no file name", target.display())))?
+            .to_string_lossy()
+            .into_owned();
+        let parent = parent_of(target);
+        if !parent.is_dir() {
+            return Err(Error::invalid_argument(format!("parent directory {} does not exist", parent.display())));
+        }
+        remove_stale_staging(&parent, &name);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let path = parent.join(format!(".{name}{STAGING_MARKER}{}-{nanos}", std::process::id()));
+        fs::create_dir(&path).map_err(|e| Error::io("create directory", &path, e))?;
+        Ok(StagingDir { path, target: target.to_path_buf(), committed: false })
+    }
+
+    /// Where files are written until commit.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The final path.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Makes the staged directory the target, durably.
+    pub fn commit(mut self) -> Result<PathBuf> {
+        fsync_dir(&self.path)?;
+        rename_no_replace(&self.path, &self.target)?;
+        self.committed = true;
+        fsync_dir(&parent_of(&self.target))?;
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for StagingDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Removes `.<name>.ginex-tmp-<pid>-*` directories whose pid is not alive.
+fn remove_stale_staging(parent: &Path, name: &str) {
+    let prefix = format!(".{name}{STAGING_MARKER}");
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|s| s.strip_prefix(&prefix)) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            tracing::info!("removing stale staging directory {}", entry.path().display());
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// fsyncs a directory so that entries created or renamed in it are durable.
+pub fn fsync_dir(dir: &Path) -> Result<()> {
+    let f = File::open(dir).map_err(|e| Error::io("open directory", dir, e))?;
+    f.sync_all().map_err(|e| Error::io("fsync directory", dir, e))
+}
+
+/// Renames `from` to `to`, failing if `to` exists (`RENAME_NOREPLACE`).
+/// On filesystems without `renameat2` support it checks and renames, which
+/// is racy only against a concurrent creator of the same path.
+pub fn rename_no_replace(from: &Path, to: &Path) -> Result<()> {
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(|_| Error::invalid_argument(format!("{} contains a NUL byte", p.display())));
+    let (cf, ct) = (c(from)?, c(to)?);
+    // SAFETY: both pointers come from live CStrings (NUL-terminated, valid
+    // for the duration of the call); AT_FDCWD makes the paths relative to
+    // the working directory as `rename` would; renameat2 does not retain them.
+    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, cf.as_ptr(), libc::AT_FDCWD, ct.as_ptr(), libc::RENAME_NOREPLACE) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::EEXIST) | Some(libc::ENOTEMPTY) => Err(Error::AlreadyExists { path: to.to_path_buf() }),
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => {
+            if to.symlink_metadata().is_ok() {
+                return Err(Error::AlreadyExists { path: to.to_path_buf() });
+            }
+            fs::rename(from, to).map_err(|e| Error::io("rename", to, e))
+        }
+        _ => Err(Error::io("rename", to, err)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_moves_and_drop_cleans_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("store");
+        let staging = StagingDir::create(&target).unwrap();
+        fs::write(staging.path().join("a"), b"x").unwrap();
+        let staged = staging.path().to_path_buf();
+        staging.commit().unwrap();
+        assert_eq!(fs::read(target.join("a")).unwrap(), b"x");
+        assert!(!staged.exists());
+
+        let other = dir.path().join("other");
+        let staging = StagingDir::create(&other).unwrap();
+        let staged = staging.path().to_path_buf();
+        drop(staging);
+        assert!(!staged.exists() && !other.exists());
+    }
+
+    #[test]
+    fn never_replaces_an_existing_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("store");
+        assert!(matches!(StagingDir::create(dir.path()), Err(Error::AlreadyExists { .. })));
+        let staging = StagingDir::create(&target).unwrap();
+        fs::create_dir(&target).unwrap(); // someone else created it meanwhile
+        assert!(matches!(staging.commit(), Err(Error::AlreadyExists { .. })));
+        assert_eq!(fs::read_dir(&target).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn stale_staging_of_dead_process_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let stale = dir.path().join(format!(".store{STAGING_MARKER}{}-1", u32::MAX - 1));
+        fs::create_dir(&stale).unwrap();
+        let _staging = StagingDir::create(&dir.path().join("store")).unwrap();
+        assert!(!stale.exists());
+    }
+}

@@ -1,0 +1,24 @@
+//! Positional reads with errors that name the file and offset.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Reads exactly `buf.len()` bytes at `offset`; a short file is reported as
+/// corruption (truncation) at that offset.
+pub fn read_exact_at(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
+    file.read_exact_at(buf, offset).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::corrupt(path, offset, format!("file ends before the {} bytes expected here (truncated?)", buf.len()))
+        } else {
+            Error::io("read", path, e)
+        }
+    })
+}
+
+/// Opens a file for reading.
+pub fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| Error::io("open", path, e))
+}

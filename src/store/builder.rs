@@ -1,0 +1,327 @@
+//! Building a store: stream features and topology into a staging directory,
+//! write the manifest last, then commit atomically.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::csc::{IndexWidth, Segment, SegmentPlanner, DEFAULT_SEGMENT_BYTES};
+use crate::format::header::{FileHeader, FileKind};
+use crate::format::manifest::{store_file_name, FileEntry, Manifest, REQUIRED_FILES};
+use crate::format::pages::FeatureLayout;
+use crate::format::tables::{encode_labels, encode_original_ids, Splits, MISSING_LABEL};
+use crate::format::PAGE_SIZE;
+use crate::io::durable::StagingDir;
+use crate::io::writer::{write_file, ChecksummedWriter};
+
+/// What a new store will hold, fixed before any data is written.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreSpec {
+    /// Number of nodes.
+    pub num_nodes: u64,
+    /// Feature dimension and dtype.
+    pub layout: FeatureLayout,
+    /// Target bytes per CSC segment.
+    pub segment_bytes: u64,
+}
+
+impl StoreSpec {
+    /// A spec with the default segment size.
+    pub fn new(num_nodes: u64, layout: FeatureLayout) -> Self {
+        StoreSpec { num_nodes, layout, segment_bytes: DEFAULT_SEGMENT_BYTES }
+    }
+}
+
+/// Builds a store in a staging directory; nothing appears at the target
+/// until [`finish`](Self::finish) succeeds.
+pub struct StoreBuilder {
+    staging: StagingDir,
+    spec: StoreSpec,
+    files: Vec<FileEntry>,
+    num_edges: Option<u64>,
+    num_classes: u32,
+}
+
+impl StoreBuilder {
+    /// Starts a store at `target`, which must not exist.
+    pub fn create(target: &Path, spec: StoreSpec) -> Result<Self> {
+        let staging = StagingDir::create(target)?;
+        Ok(StoreBuilder { staging, spec, files: Vec::new(), num_edges: None, num_classes: 0 })
+    }
+
+    /// The staging directory; builders may keep scratch files in it (they
+    /// must remove them before `finish`).
+    pub fn staging_path(&self) -> &Path {
+        self.staging.path()
+    }
+
+    /// The spec the store was started with.
+    pub fn spec(&self) -> &StoreSpec {
+        &self.spec
+    }
+
+    fn file_path(&self, kind: FileKind) -> PathBuf {
+        self.staging.path().join(store_file_name(kind))
+    }
+
+    fn record(&mut self, header: FileHeader) {
+        self.files.push(FileEntry { kind: header.kind, len: header.file_len(), payload_crc: header.payload_crc });
+    }
+
+    /// A writer for the feature rows, pushed in node order.
+    pub fn feature_writer(&self) -> Result<FeatureWriter> {
+        FeatureWriter::create(&self.file_path(FileKind::FeaturePages), &self.file_path(FileKind::PageChecksums), self.spec)
+    }
+
+    /// Finishes the feature files.
+    pub fn add_features(&mut self, writer: FeatureWriter) -> Result<()> {
+        let (pages, crcs) = writer.finish()?;
+        self.record(pages);
+        self.record(crcs);
+        Ok(())
+    }
+
+    /// A writer for in-neighbor lists, pushed in node order.
+    pub fn topology_writer(&self) -> Result<TopologyWriter> {
+        TopologyWriter::create(self)
+    }
+
+    /// Finishes the topology files.
+    pub fn add_topology(&mut self, writer: TopologyWriter) -> Result<()> {
+        let (headers, num_edges) = writer.finish()?;
+        for h in headers {
+            self.record(h);
+        }
+        self.num_edges = Some(num_edges);
+        Ok(())
+    }
+
+    /// Writes labels (`-1` = missing; others in `0..num_classes`).
+    pub fn write_labels(&mut self, labels: &[i32], num_classes: u32) -> Result<()> {
+        if labels.len() as u64 != self.spec.num_nodes {
+            return Err(Error::invalid_argument(format!("{} labels for {} nodes", labels.len(), self.spec.num_nodes)));
+        }
+        if num_classes == 0 || num_classes > i32::MAX as u32 {
+            return Err(Error::invalid_argument(format!("number of classes {num_classes} must be in 1..2^31")));
+        }
+        if let Some(i) = labels.iter().position(|&l| l != MISSING_LABEL && (l < 0 || l as u32 >= num_classes)) {
+            return Err(Error::invalid_argument(format!("label of node {i} is {} but there are {num_classes} classes", labels[i])));
+        }
+        let mut payload = Vec::new();
+        encode_labels(labels, &mut payload);
+        let h = write_file(&self.file_path(FileKind::Labels), FileKind::Labels, &payload)?;
+        self.record(h);
+        self.num_classes = num_classes;
+        Ok(())
+    }
+
+    /// Writes train/valid/test splits (each sorted, in range, disjoint).
+    pub fn write_splits(&mut self, splits: &Splits) -> Result<()> {
+        let n = self.spec.num_nodes;
+        for (name, list) in [("train", &splits.train), ("valid", &splits.valid), ("test", &splits.test)] {
+            if let Some(w) = list.windows(2).find(|w| w[1] <= w[0]) {
+                return Err(Error::invalid_argument(format!("{name} ids must be strictly increasing ({} then {})", w[0], w[1])));
+            }
+            if let Some(&id) = list.iter().find(|&&id| id >= n) {
+                return Err(Error::invalid_argument(format!("{name} id {id} is not below the node count {n}")));
+            }
+        }
+        if let Some(id) = splits.first_overlap() {
+            return Err(Error::invalid_argument(format!("node {id} is in more than one split")));
+        }
+        let mut payload = Vec::new();
+        splits.encode(&mut payload);
+        let h = write_file(&self.file_path(FileKind::Splits), FileKind::Splits, &payload)?;
+        self.record(h);
+        Ok(())
+    }
+
+    /// Writes the original id of every node (for inputs whose ids were remapped).
+    pub fn write_original_ids(&mut self, ids: &[u64]) -> Result<()> {
+        if ids.len() as u64 != self.spec.num_nodes {
+            return Err(Error::invalid_argument(format!("{} original ids for {} nodes", ids.len(), self.spec.num_nodes)));
+        }
+        let mut payload = Vec::new();
+        encode_original_ids(ids, &mut payload);
+        let h = write_file(&self.file_path(FileKind::OriginalIds), FileKind::OriginalIds, &payload)?;
+        self.record(h);
+        Ok(())
+    }
+
+    /// Writes the manifest and commits the store to its target path.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        for kind in REQUIRED_FILES {
+            if !self.files.iter().any(|f| f.kind == kind) {
+                return Err(Error::invalid_argument(format!("store is incomplete: {} was not written", store_file_name(kind))));
+            }
+        }
+        self.files.sort_by_key(|f| f.kind as u32);
+        let manifest = Manifest {
+            num_nodes: self.spec.num_nodes,
+            num_edges: self.num_edges.unwrap_or(0),
+            layout: self.spec.layout,
+            index_width: IndexWidth::for_nodes(self.spec.num_nodes),
+            num_classes: self.num_classes,
+            files: std::mem::take(&mut self.files),
+        };
+        write_file(&self.file_path(FileKind::Manifest), FileKind::Manifest, &manifest.encode())?;
+        self.staging.commit()
+    }
+}
+
+/// Streams feature rows into `features.pages` and their page CRCs into
+/// `features.crc`.
+pub struct FeatureWriter {
+    pages: ChecksummedWriter,
+    crcs: ChecksummedWriter,
+    layout: FeatureLayout,
+    expected_rows: u64,
+    rows: u64,
+    page: Vec<u8>,
+    fill: usize,
+}
+
+impl FeatureWriter {
+    fn create(pages_path: &Path, crcs_path: &Path, spec: StoreSpec) -> Result<Self> {
+        let layout = spec.layout;
+        let buf_len = (layout.pages_per_row() as usize).max(1) * PAGE_SIZE;
+        Ok(FeatureWriter {
+            pages: ChecksummedWriter::create(pages_path, FileKind::FeaturePages)?,
+            crcs: ChecksummedWriter::create(crcs_path, FileKind::PageChecksums)?,
+            layout,
+            expected_rows: spec.num_nodes,
+            rows: 0,
+            page: vec![0u8; buf_len],
+            fill: 0,
+        })
+    }
+
+    /// Appends rows given as encoded bytes (a multiple of `row_bytes`).
+    pub fn push_rows(&mut self, rows: &[u8]) -> Result<()> {
+        let row_bytes = self.layout.row_bytes();
+        if rows.len() % row_bytes != 0 {
+            return Err(Error::invalid_argument(format!("{} bytes is not a whole number of {row_bytes}-byte rows", rows.len())));
+        }
+        let count = (rows.len() / row_bytes) as u64;
+        if self.rows + count > self.expected_rows {
+            return Err(Error::invalid_argument(format!("more than {} feature rows pushed", self.expected_rows)));
+        }
+        for row in rows.chunks_exact(row_bytes) {
+            if self.fill + row_bytes > self.page.len() {
+                self.flush_page()?;
+            }
+            self.page[self.fill..self.fill + row_bytes].copy_from_slice(row);
+            self.fill += row_bytes;
+            if row_bytes > PAGE_SIZE {
+                self.flush_page()?;
+            }
+        }
+        self.rows += count;
+        Ok(())
+    }
+
+    fn flush_page(&mut self) -> Result<()> {
+        self.page[self.fill..].fill(0);
+        for page in self.page.chunks_exact(PAGE_SIZE) {
+            self.crcs.write_payload(&crc32fast::hash(page).to_le_bytes())?;
+        }
+        self.pages.write_payload(&self.page)?;
+        self.fill = 0;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(FileHeader, FileHeader)> {
+        if self.rows != self.expected_rows {
+            return Err(Error::invalid_argument(format!("{} feature rows pushed, expected {}", self.rows, self.expected_rows)));
+        }
+        if self.fill > 0 {
+            self.flush_page()?;
+        }
+        debug_assert_eq!(self.pages.payload_len(), self.layout.payload_len(self.rows).unwrap_or(0));
+        Ok((self.pages.finish()?, self.crcs.finish()?))
+    }
+}
+
+/// Something that consumes in-neighbor lists in node order: the store's
+/// topology writer, or a raw edge-list writer.
+pub trait ListSink {
+    /// The next node's sorted in-neighbor list.
+    fn push_list(&mut self, list: &[u64]) -> Result<()>;
+}
+
+/// Streams in-neighbor lists into `indptr`, `indices` and `indices.seg`.
+pub struct TopologyWriter {
+    indptr: ChecksummedWriter,
+    indices: ChecksummedWriter,
+    seg_path: PathBuf,
+    planner: SegmentPlanner,
+    segments: Vec<Segment>,
+    width: IndexWidth,
+    num_nodes: u64,
+    node: u64,
+    edges: u64,
+    scratch: Vec<u8>,
+}
+
+impl TopologyWriter {
+    fn create(b: &StoreBuilder) -> Result<Self> {
+        let width = IndexWidth::for_nodes(b.spec.num_nodes);
+        let mut indptr = ChecksummedWriter::create(&b.file_path(FileKind::Indptr), FileKind::Indptr)?;
+        indptr.write_payload(&0u64.to_le_bytes())?;
+        Ok(TopologyWriter {
+            indptr,
+            indices: ChecksummedWriter::create(&b.file_path(FileKind::Indices), FileKind::Indices)?,
+            seg_path: b.file_path(FileKind::SegmentTable),
+            planner: SegmentPlanner::new(width, b.spec.segment_bytes),
+            segments: Vec::new(),
+            width,
+            num_nodes: b.spec.num_nodes,
+            node: 0,
+            edges: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Nodes whose lists were pushed so far.
+    pub fn nodes_written(&self) -> u64 {
+        self.node
+    }
+
+    fn finish(mut self) -> Result<(Vec<FileHeader>, u64)> {
+        if self.node != self.num_nodes {
+            return Err(Error::invalid_argument(format!("{} neighbor lists pushed, expected {}", self.node, self.num_nodes)));
+        }
+        self.segments.extend(self.planner.close());
+        let mut table = Vec::with_capacity(self.segments.len() * crate::format::csc::SEGMENT_ENTRY_SIZE);
+        for s in &self.segments {
+            s.encode(&mut table);
+        }
+        let seg = write_file(&self.seg_path, FileKind::SegmentTable, &table)?;
+        Ok((vec![self.indptr.finish()?, self.indices.finish()?, seg], self.edges))
+    }
+}
+
+impl ListSink for TopologyWriter {
+    fn push_list(&mut self, list: &[u64]) -> Result<()> {
+        let node = self.node;
+        if node >= self.num_nodes {
+            return Err(Error::invalid_argument(format!("more than {} neighbor lists pushed", self.num_nodes)));
+        }
+        if let Some(w) = list.windows(2).find(|w| w[1] < w[0]) {
+            return Err(Error::invalid_argument(format!("in-neighbors of node {node} are not sorted ({} before {})", w[0], w[1])));
+        }
+        if let Some(&bad) = list.last().filter(|&&l| l >= self.num_nodes) {
+            return Err(Error::invalid_argument(format!("node {node} has in-neighbor {bad}, not below {}", self.num_nodes)));
+        }
+        self.scratch.clear();
+        for &id in list {
+            self.width.push(id, &mut self.scratch);
+        }
+        let start = self.edges;
+        self.edges += list.len() as u64;
+        self.indices.write_payload(&self.scratch)?;
+        self.indptr.write_payload(&self.edges.to_le_bytes())?;
+        self.segments.extend(self.planner.push_node(node, start, &self.scratch));
+        self.node += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,325 @@
+//! The on-disk graph store: open, read, verify; build with [`StoreBuilder`].
+//!
+//! A store is a directory (`format/store.md`). Opening checks the manifest
+//! and every file's header and length and loads the small tables (`indptr`,
+//! the segment table, page CRCs); feature rows and neighbor lists stay on
+//! disk and every read from disk is checked against its page or segment CRC.
+
+mod builder;
+pub mod edges;
+mod verify;
+
+pub use builder::{FeatureWriter, ListSink, StoreBuilder, StoreSpec, TopologyWriter};
+pub use verify::VerifyReport;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::bytes::{le_u32, le_u64};
+use crate::format::csc::{decode_segment_table, validate_indptr, IndexWidth, Segment};
+use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
+use crate::format::manifest::{store_file_name, Manifest};
+use crate::format::pages::{Dtype, FeatureLayout};
+use crate::format::tables::{decode_labels, decode_original_ids, Splits};
+use crate::format::PAGE_SIZE;
+use crate::io::read::{open, read_exact_at};
+
+/// An open store.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+    manifest: Manifest,
+    indptr: Vec<u64>,
+    segments: Vec<Segment>,
+    page_crcs: Vec<u32>,
+    features: File,
+    indices: File,
+}
+
+/// Reads a whole small file, checks its header, kind and payload CRC, and
+/// returns the payload.
+pub fn read_checked_file(path: &Path, kind: FileKind) -> Result<(FileHeader, Vec<u8>)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    let header = FileHeader::decode(&bytes, path)?.expect_kind(kind, path)?;
+    let start = header.header_len as usize;
+    let payload = bytes.get(start..).unwrap_or_default();
+    if payload.len() as u64 != header.payload_len {
+        return Err(Error::corrupt(
+            path,
+            start as u64,
+            format!("payload is {} bytes but the header says {}", payload.len(), header.payload_len),
+        ));
+    }
+    let got = crc32fast::hash(payload);
+    if got != header.payload_crc {
+        return Err(Error::ChecksumMismatch {
+            path: path.to_path_buf(),
+            region: "payload".into(),
+            offset: start as u64,
+            expected: header.payload_crc,
+            got,
+        });
+    }
+    Ok((header, payload[..].to_vec()))
+}
+
+impl Store {
+    /// Opens the store at `dir`: manifest (checksum, version), every listed
+    /// file (exists, length, header, kind, CRC agrees with the manifest), and
+    /// the in-memory tables (each checked against its CRC).
+    pub fn open(dir: impl AsRef<Path>) -> Result<Store> {
+        let dir = dir.as_ref().to_path_buf();
+        let manifest_path = dir.join(store_file_name(FileKind::Manifest));
+        if !manifest_path.exists() {
+            return Err(Error::invalid_argument(format!(
+                "{} is not a ginex store: it has no {} file",
+                dir.display(),
+                store_file_name(FileKind::Manifest)
+            )));
+        }
+        let (_, payload) = read_checked_file(&manifest_path, FileKind::Manifest)?;
+        let manifest = Manifest::decode(&payload, &manifest_path)?;
+        for entry in &manifest.files {
+            let path = dir.join(entry.name());
+            let file = open(&path)?;
+            let len = file.metadata().map_err(|e| Error::io("stat", &path, e))?.len();
+            if len != entry.len {
+                return Err(Error::corrupt(&path, len.min(entry.len), format!("file is {len} bytes, the manifest says {}", entry.len)));
+            }
+            let mut head = [0u8; HEADER_SIZE];
+            read_exact_at(&file, &path, 0, &mut head)?;
+            let header = FileHeader::decode(&head, &path)?.expect_kind(entry.kind, &path)?;
+            if header.file_len() != len || header.payload_crc != entry.payload_crc {
+                return Err(Error::corrupt(&path, 0, "header disagrees with the manifest (length or checksum)"));
+            }
+        }
+        let n = manifest.num_nodes;
+        let path_of = |k: FileKind| dir.join(store_file_name(k));
+
+        let (_, p) = read_checked_file(&path_of(FileKind::Indptr), FileKind::Indptr)?;
+        expect_len(&path_of(FileKind::Indptr), p.len() as u64, n.checked_add(1).and_then(|x| x.checked_mul(8)))?;
+        let indptr: Vec<u64> = p.chunks_exact(8).map(|c| le_u64(c, 0)).collect();
+        validate_indptr(&indptr, manifest.num_edges, &path_of(FileKind::Indptr))?;
+
+        let (_, p) = read_checked_file(&path_of(FileKind::SegmentTable), FileKind::SegmentTable)?;
+        let segments = decode_segment_table(&p, &indptr, &path_of(FileKind::SegmentTable))?;
+
+        let num_pages = manifest.layout.num_pages(n).map_err(|_| Error::corrupt(&manifest_path, 0, "node count overflows the page space"))?;
+        let (_, p) = read_checked_file(&path_of(FileKind::PageChecksums), FileKind::PageChecksums)?;
+        expect_len(&path_of(FileKind::PageChecksums), p.len() as u64, num_pages.checked_mul(4))?;
+        let page_crcs: Vec<u32> = p.chunks_exact(4).map(|c| le_u32(c, 0)).collect();
+
+        let features_len = manifest.file(FileKind::FeaturePages).map(|f| f.len).unwrap_or(0);
+        expect_len(&path_of(FileKind::FeaturePages), features_len, num_pages.checked_mul(PAGE_SIZE as u64).and_then(|x| x.checked_add(PAGE_SIZE as u64)))?;
+        let indices_len = manifest.file(FileKind::Indices).map(|f| f.len).unwrap_or(0);
+        let expected_indices =
+            manifest.index_width.edge_offset(manifest.num_edges).and_then(|x| x.checked_add(PAGE_SIZE as u64));
+        expect_len(&path_of(FileKind::Indices), indices_len, expected_indices)?;
+
+        Ok(Store {
+            features: open(&path_of(FileKind::FeaturePages))?,
+            indices: open(&path_of(FileKind::Indices))?,
+            dir,
+            manifest,
+            indptr,
+            segments,
+            page_crcs,
+        })
+    }
+
+    /// The store directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The decoded manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> u64 {
+        self.manifest.num_nodes
+    }
+
+    /// Number of edges.
+    pub fn num_edges(&self) -> u64 {
+        self.manifest.num_edges
+    }
+
+    /// Elements per feature row.
+    pub fn feature_dim(&self) -> u32 {
+        self.manifest.layout.dim
+    }
+
+    /// Feature element type.
+    pub fn dtype(&self) -> Dtype {
+        self.manifest.layout.dtype
+    }
+
+    /// Feature page layout.
+    pub fn layout(&self) -> FeatureLayout {
+        self.manifest.layout
+    }
+
+    /// Width of ids in `indices`.
+    pub fn index_width(&self) -> IndexWidth {
+        self.manifest.index_width
+    }
+
+    /// Number of label classes (0 without labels).
+    pub fn num_classes(&self) -> u32 {
+        self.manifest.num_classes
+    }
+
+    /// The CSC offsets (`num_nodes + 1` entries), resident in memory.
+    pub fn indptr(&self) -> &[u64] {
+        &self.indptr
+    }
+
+    /// The segment table.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// In-degree of `v`.
+    pub fn in_degree(&self, v: u64) -> Result<u64> {
+        self.check_node(v)?;
+        Ok(self.indptr[v as usize + 1] - self.indptr[v as usize])
+    }
+
+    fn check_node(&self, v: u64) -> Result<()> {
+        if v >= self.num_nodes() {
+            return Err(Error::OutOfRange(format!("node {v} is not below the node count {}", self.num_nodes())));
+        }
+        Ok(())
+    }
+
+    fn path_of(&self, kind: FileKind) -> PathBuf {
+        self.dir.join(store_file_name(kind))
+    }
+
+    /// The sorted in-neighbor list of `v`, read from disk; the segment that
+    /// holds it is checked against its CRC.
+    pub fn in_neighbors(&self, v: u64) -> Result<Vec<u64>> {
+        self.check_node(v)?;
+        let seg_index = self.segments.partition_point(|s| s.end_node() <= v);
+        let seg = self.segments[seg_index];
+        let width = self.index_width();
+        let path = self.path_of(FileKind::Indices);
+        let start = PAGE_SIZE as u64 + seg.edge_start * width.bytes() as u64;
+        let mut buf = vec![0u8; seg.edge_count as usize * width.bytes()];
+        read_exact_at(&self.indices, &path, start, &mut buf)?;
+        let got = crc32fast::hash(&buf);
+        if got != seg.crc {
+            return Err(Error::ChecksumMismatch { path, region: format!("segment {seg_index}"), offset: start, expected: seg.crc, got });
+        }
+        let lo = (self.indptr[v as usize] - seg.edge_start) as usize * width.bytes();
+        let hi = (self.indptr[v as usize + 1] - seg.edge_start) as usize * width.bytes();
+        let mut out = Vec::with_capacity((hi - lo) / width.bytes());
+        width.decode(&buf[lo..hi], &mut out);
+        Ok(out)
+    }
+
+    /// Reads the rows of `ids` (in that order) as raw little-endian bytes of
+    /// the store dtype into `out` (`ids.len() * row_bytes` bytes). Every page
+    /// read is checked against its CRC.
+    pub fn read_feature_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
+        let layout = self.layout();
+        let row_bytes = layout.row_bytes();
+        if out.len() != ids.len() * row_bytes {
+            return Err(Error::OutOfRange(format!("output holds {} bytes, {} rows need {}", out.len(), ids.len(), ids.len() * row_bytes)));
+        }
+        let mut page_buf = vec![0u8; layout.pages_per_row() as usize * PAGE_SIZE];
+        let mut loaded: Option<u64> = None;
+        for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(row_bytes)) {
+            self.check_node(id)?;
+            let loc = layout.locate(id);
+            if loaded != Some(loc.page) {
+                self.read_pages(loc.page, &mut page_buf[..loc.pages as usize * PAGE_SIZE])?;
+                loaded = Some(loc.page);
+            }
+            dst.copy_from_slice(&page_buf[loc.offset_in_page..loc.offset_in_page + row_bytes]);
+        }
+        Ok(())
+    }
+
+    /// Like [`read_feature_rows`](Self::read_feature_rows), converting to `f32`
+    /// (`ids.len() * dim` values).
+    pub fn read_feature_rows_f32(&self, ids: &[u64], out: &mut [f32]) -> Result<()> {
+        let mut raw = vec![0u8; ids.len() * self.layout().row_bytes()];
+        if out.len() != ids.len() * self.feature_dim() as usize {
+            return Err(Error::OutOfRange(format!("output holds {} values, {} rows need {}", out.len(), ids.len(), ids.len() * self.feature_dim() as usize)));
+        }
+        self.read_feature_rows(ids, &mut raw)?;
+        self.dtype().decode_to_f32(&raw, out);
+        Ok(())
+    }
+
+    /// Reads consecutive feature pages starting at `first` and checks each
+    /// against its CRC.
+    pub fn read_pages(&self, first: u64, buf: &mut [u8]) -> Result<()> {
+        let path = self.path_of(FileKind::FeaturePages);
+        let offset = PAGE_SIZE as u64 + first * PAGE_SIZE as u64;
+        read_exact_at(&self.features, &path, offset, buf)?;
+        for (i, page) in buf.chunks_exact(PAGE_SIZE).enumerate() {
+            let index = first + i as u64;
+            let expected = self.page_crcs.get(index as usize).copied().ok_or_else(|| Error::OutOfRange(format!("feature page {index} does not exist")))?;
+            let got = crc32fast::hash(page);
+            if got != expected {
+                return Err(Error::ChecksumMismatch {
+                    path,
+                    region: format!("feature page {index}"),
+                    offset: offset + i as u64 * PAGE_SIZE as u64,
+                    expected,
+                    got,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The CRC recorded for each feature page.
+    pub fn page_crcs(&self) -> &[u32] {
+        &self.page_crcs
+    }
+
+    /// Labels (`-1` = missing), if the store has them.
+    pub fn labels(&self) -> Result<Option<Vec<i32>>> {
+        if self.manifest.file(FileKind::Labels).is_none() {
+            return Ok(None);
+        }
+        let path = self.path_of(FileKind::Labels);
+        let (_, p) = read_checked_file(&path, FileKind::Labels)?;
+        decode_labels(&p, self.num_nodes(), self.num_classes(), &path).map(Some)
+    }
+
+    /// Train / valid / test splits, if the store has them.
+    pub fn splits(&self) -> Result<Option<Splits>> {
+        if self.manifest.file(FileKind::Splits).is_none() {
+            return Ok(None);
+        }
+        let path = self.path_of(FileKind::Splits);
+        let (_, p) = read_checked_file(&path, FileKind::Splits)?;
+        Splits::decode(&p, self.num_nodes(), &path).map(Some)
+    }
+
+    /// Original ids of remapped inputs, if the store has them.
+    pub fn original_ids(&self) -> Result<Option<Vec<u64>>> {
+        if self.manifest.file(FileKind::OriginalIds).is_none() {
+            return Ok(None);
+        }
+        let path = self.path_of(FileKind::OriginalIds);
+        let (_, p) = read_checked_file(&path, FileKind::OriginalIds)?;
+        decode_original_ids(&p, self.num_nodes(), &path).map(Some)
+    }
+}
+
+fn expect_len(path: &Path, got: u64, expected: Option<u64>) -> Result<()> {
+    match expected {
+        Some(e) if e == got => Ok(()),
+        Some(e) => Err(Error::corrupt(path, got.min(e), format!("length {got} does not match the {e} the manifest implies"))),
+        None => Err(Error::corrupt(path, 0, "size implied by the manifest overflows")),
+    }
+}

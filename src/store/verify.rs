@@ -1,0 +1,203 @@
+//! Full verification: every checksum of every file, plus the structural
+//! rules a checksum cannot express (sorted lists, ids in range, zero padding).
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::format::header::FileKind;
+use crate::format::manifest::store_file_name;
+use crate::format::PAGE_SIZE;
+use crate::io::read::open;
+use crate::store::{read_checked_file, Store};
+
+/// What [`Store::verify`] checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Files checked (the manifest included).
+    pub files: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Feature pages whose CRC was checked.
+    pub pages: u64,
+    /// CSC segments whose CRC was checked.
+    pub segments: u64,
+}
+
+const CHUNK: usize = 8 << 20;
+
+/// Streams a file's payload through `visit`, checking the header padding is
+/// zero and the payload CRC matches the header.
+fn stream_payload(store: &Store, kind: FileKind, mut visit: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<u64> {
+    let path = store.dir().join(store_file_name(kind));
+    let entry = store.manifest().file(kind).ok_or_else(|| Error::corrupt(&path, 0, "file is not in the manifest"))?;
+    let header_len = kind.header_len() as u64;
+    let mut reader = BufReader::with_capacity(CHUNK, open(&path)?);
+    let mut head = vec![0u8; header_len as usize];
+    read_all(&mut reader, &path, 0, &mut head)?;
+    if let Some(i) = head[crate::format::header::HEADER_SIZE..].iter().position(|&b| b != 0) {
+        return Err(Error::corrupt(&path, (crate::format::header::HEADER_SIZE + i) as u64, "header padding is not zero"));
+    }
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut pos = 0u64;
+    let payload_len = entry.len - header_len;
+    while pos < payload_len {
+        let n = (payload_len - pos).min(CHUNK as u64) as usize;
+        read_all(&mut reader, &path, header_len + pos, &mut buf[..n])?;
+        hasher.update(&buf[..n]);
+        visit(pos, &buf[..n])?;
+        pos += n as u64;
+    }
+    let got = hasher.finalize();
+    if got != entry.payload_crc {
+        return Err(Error::ChecksumMismatch {
+            path,
+            region: "payload".into(),
+            offset: header_len,
+            expected: entry.payload_crc,
+            got,
+        });
+    }
+    Ok(entry.len)
+}
+
+fn read_all(r: &mut BufReader<File>, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
+    r.read_exact(buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::corrupt(path, offset, "file is truncated")
+        } else {
+            Error::io("read", path, e)
+        }
+    })
+}
+
+impl Store {
+    /// Checks every checksum of every file and the structure of every
+    /// table. Returns the first damage found, naming file and offset.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        self.verify_with_progress(&mut |_| {})
+    }
+
+    /// [`verify`](Self::verify), calling `progress` with bytes read so far.
+    pub fn verify_with_progress(&self, progress: &mut dyn FnMut(u64)) -> Result<VerifyReport> {
+        let mut report = VerifyReport::default();
+        // The manifest, indptr, segment table and page CRCs were fully
+        // checked by `open`; re-read them so a damaged file on disk is found
+        // even if it changed after opening.
+        let reopened = Store::open(self.dir())?;
+        if reopened.manifest() != self.manifest() {
+            return Err(Error::corrupt(self.dir().join("MANIFEST"), 0, "manifest changed since the store was opened"));
+        }
+        for kind in [FileKind::Manifest, FileKind::Indptr, FileKind::SegmentTable, FileKind::PageChecksums] {
+            let path = self.dir().join(store_file_name(kind));
+            let (h, _) = read_checked_file(&path, kind)?;
+            report.files += 1;
+            report.bytes += h.file_len();
+        }
+        progress(report.bytes);
+
+        // Feature pages: payload CRC and every page CRC.
+        let crcs = self.page_crcs();
+        let pages_path = self.dir().join(store_file_name(FileKind::FeaturePages));
+        report.bytes += stream_payload(self, FileKind::FeaturePages, |pos, chunk| {
+            for (i, page) in chunk.chunks_exact(PAGE_SIZE).enumerate() {
+                let index = pos / PAGE_SIZE as u64 + i as u64;
+                let got = crc32fast::hash(page);
+                let expected = crcs.get(index as usize).copied().unwrap_or(!got);
+                if got != expected {
+                    return Err(Error::ChecksumMismatch {
+                        path: pages_path.clone(),
+                        region: format!("feature page {index}"),
+                        offset: PAGE_SIZE as u64 + index * PAGE_SIZE as u64,
+                        expected,
+                        got,
+                    });
+                }
+            }
+            progress(pos + chunk.len() as u64);
+            Ok(())
+        })?;
+        report.pages = crcs.len() as u64;
+        report.files += 1;
+
+        report.bytes += self.verify_indices(progress)?;
+        report.segments = self.segments().len() as u64;
+        report.files += 1;
+
+        for (kind, present) in [
+            (FileKind::Labels, self.labels()?.is_some()),
+            (FileKind::Splits, self.splits()?.is_some()),
+            (FileKind::OriginalIds, self.original_ids()?.is_some()),
+        ] {
+            if present {
+                report.files += 1;
+                report.bytes += self.manifest().file(kind).map(|f| f.len).unwrap_or(0);
+            }
+        }
+        Ok(report)
+    }
+
+    /// Streams `indices` segment by segment: payload CRC, segment CRCs, ids
+    /// in range and each list sorted.
+    fn verify_indices(&self, progress: &mut dyn FnMut(u64)) -> Result<u64> {
+        let path = self.dir().join(store_file_name(FileKind::Indices));
+        let width = self.index_width();
+        let wb = width.bytes() as u64;
+        let n = self.num_nodes();
+        let indptr = self.indptr();
+        let entry_len = self.manifest().file(FileKind::Indices).map(|f| f.len).unwrap_or(0);
+        let mut file = open(&path)?;
+        let mut head = vec![0u8; PAGE_SIZE];
+        crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
+        if let Some(i) = head[crate::format::header::HEADER_SIZE..].iter().position(|&b| b != 0) {
+            return Err(Error::corrupt(&path, (crate::format::header::HEADER_SIZE + i) as u64, "header padding is not zero"));
+        }
+        file.seek(SeekFrom::Start(PAGE_SIZE as u64)).map_err(|e| Error::io("seek", &path, e))?;
+        let mut reader = BufReader::with_capacity(CHUNK, file);
+        let mut whole = crc32fast::Hasher::new();
+        let mut buf = Vec::new();
+        let mut ids = Vec::new();
+        let mut done = 0u64;
+        for (si, seg) in self.segments().iter().enumerate() {
+            let offset = PAGE_SIZE as u64 + seg.edge_start * wb;
+            buf.resize((seg.edge_count * wb) as usize, 0);
+            read_all(&mut reader, &path, offset, &mut buf)?;
+            whole.update(&buf);
+            let got = crc32fast::hash(&buf);
+            if got != seg.crc {
+                return Err(Error::ChecksumMismatch { path, region: format!("segment {si}"), offset, expected: seg.crc, got });
+            }
+            ids.clear();
+            width.decode(&buf, &mut ids);
+            for v in seg.first_node..seg.end_node() {
+                let lo = (indptr[v as usize] - seg.edge_start) as usize;
+                let hi = (indptr[v as usize + 1] - seg.edge_start) as usize;
+                let list = &ids[lo..hi];
+                if let Some(j) = list.iter().position(|&u| u >= n) {
+                    let at = PAGE_SIZE as u64 + (indptr[v as usize] + j as u64) * wb;
+                    return Err(Error::corrupt(&path, at, format!("in-neighbor {} of node {v} is not below {n}", list[j])));
+                }
+                if let Some(j) = list.windows(2).position(|w| w[1] < w[0]) {
+                    let at = PAGE_SIZE as u64 + (indptr[v as usize] + j as u64 + 1) * wb;
+                    return Err(Error::corrupt(&path, at, format!("in-neighbors of node {v} are not sorted")));
+                }
+            }
+            done += buf.len() as u64;
+            if si % 1024 == 0 {
+                progress(done);
+            }
+        }
+        let mut rest = [0u8; 1];
+        if reader.read(&mut rest).map_err(|e| Error::io("read", &path, e))? != 0 {
+            return Err(Error::corrupt(&path, entry_len, "bytes after the last segment"));
+        }
+        let header_crc = self.manifest().file(FileKind::Indices).map(|f| f.payload_crc).unwrap_or(0);
+        let got = whole.finalize();
+        if got != header_crc {
+            return Err(Error::ChecksumMismatch { path, region: "payload".into(), offset: PAGE_SIZE as u64, expected: header_crc, got });
+        }
+        Ok(entry_len)
+    }
+}
