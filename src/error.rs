@@ -69,13 +69,17 @@ pub enum Error {
     /// User-supplied input (a dataset file, a flag value) is invalid.
     #[error("{source_file}{}: {reason}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     InvalidInput {
-        /// The input file, or `<argument>` for a command-line value.
+        /// The input file.
         source_file: PathBuf,
         /// 1-based line (text inputs) or element index, when known.
         line: Option<u64>,
         /// What is wrong and, where possible, what to do.
         reason: String,
     },
+
+    /// A command-line value or API argument is invalid.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
 
     /// A caller asked for something that does not exist or is out of range.
     #[error("{0}")]
@@ -110,10 +114,6 @@ impl Error {
 
     /// An invalid command-line argument.
     pub fn invalid_argument(reason: impl Into<String>) -> Self {
-        Error::InvalidInput {
-            source_file: PathBuf::from("<argument>"),
-            line: None,
-            reason: reason.into(),
-        }
+        Error::InvalidArgument(reason.into())
     }
 }

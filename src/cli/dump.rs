@@ -49,7 +49,11 @@ pub struct DumpArgs {
 pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     let write_err = |e: std::io::Error| Error::io("write", "<stdout>", e);
     if args.json {
-        let value = if args.path.is_dir() { summary_json(&Store::open(&args.path)?)? } else { file_json(&args.path, args.limit)? };
+        let value = if args.path.is_dir() {
+            summary_json(&Store::open(&args.path)?)?
+        } else {
+            file_json(&args.path, args.limit)?
+        };
         serde_json::to_writer(&mut *out, &value).map_err(|e| write_err(e.into()))?;
         return writeln!(out).map_err(write_err);
     }
@@ -99,7 +103,11 @@ fn degree_stats(indptr: &[u64]) -> (u64, f64, u64, u64, u64) {
 fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
     let m = store.manifest();
     writeln!(out, "store {}", store.dir().display())?;
-    writeln!(out, "  format          v{}", crate::format::version::CURRENT)?;
+    writeln!(
+        out,
+        "  format          v{}",
+        crate::format::version::CURRENT
+    )?;
     writeln!(out, "  nodes           {}", m.num_nodes)?;
     writeln!(out, "  edges           {}", m.num_edges)?;
     writeln!(
@@ -112,20 +120,40 @@ fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(out, "  index width     {} bytes", m.index_width.bytes())?;
     let (min, mean, p50, p99, max) = degree_stats(store.indptr());
-    writeln!(out, "  in-degree       min {min} mean {mean:.2} p50 {p50} p99 {p99} max {max}")?;
+    writeln!(
+        out,
+        "  in-degree       min {min} mean {mean:.2} p50 {p50} p99 {p99} max {max}"
+    )?;
     writeln!(out, "  segments        {}", store.segments().len())?;
     if let Ok(Some(labels)) = store.labels() {
         let missing = labels.iter().filter(|&&l| l < 0).count();
-        writeln!(out, "  labels          {} classes, {missing} nodes without a label", m.num_classes)?;
+        writeln!(
+            out,
+            "  labels          {} classes, {missing} nodes without a label",
+            m.num_classes
+        )?;
     }
     if let Ok(Some(s)) = store.splits() {
-        writeln!(out, "  splits          train {} valid {} test {}", s.train.len(), s.valid.len(), s.test.len())?;
+        writeln!(
+            out,
+            "  splits          train {} valid {} test {}",
+            s.train.len(),
+            s.valid.len(),
+            s.test.len()
+        )?;
     }
     writeln!(out, "  files")?;
     let mut total = 0;
     for f in &m.files {
         total += f.len;
-        writeln!(out, "    {:<16} {:<15} {:>14} bytes  crc {:#010x}", f.name(), f.kind.name(), f.len, f.payload_crc)?;
+        writeln!(
+            out,
+            "    {:<16} {:<15} {:>14} bytes  crc {:#010x}",
+            f.name(),
+            f.kind.name(),
+            f.len,
+            f.payload_crc
+        )?;
     }
     writeln!(out, "  total           {total} bytes")
 }
@@ -172,9 +200,13 @@ fn limited<T>(mut items: Vec<T>, limit: Option<usize>) -> (Vec<T>, bool) {
 fn sibling_manifest(path: &Path) -> Result<Manifest> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mpath = dir.join(store_file_name(FileKind::Manifest));
-    let (_, payload) = crate::store::read_checked_file(&mpath, FileKind::Manifest).map_err(|e| {
-        Error::invalid_argument(format!("{} needs its store's MANIFEST beside it to be decoded: {e}", path.display()))
-    })?;
+    let (_, payload) =
+        crate::store::read_checked_file(&mpath, FileKind::Manifest).map_err(|e| {
+            Error::invalid_argument(format!(
+                "{} needs its store's MANIFEST beside it to be decoded: {e}",
+                path.display()
+            ))
+        })?;
     Manifest::decode(&payload, &mpath)
 }
 
@@ -186,7 +218,9 @@ fn sibling_payload(path: &Path, kind: FileKind) -> Result<Vec<u8>> {
 /// Decodes any single file as JSON.
 pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     let mut bytes = Vec::new();
-    std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| Error::io("read", path, e))?;
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| Error::io("read", path, e))?;
     let header = FileHeader::decode(&bytes, path)?;
     let payload = bytes.get(header.header_len as usize..).unwrap_or_default();
     let crc = crc32fast::hash(payload);
@@ -202,26 +236,46 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         "payload_crc_ok": crc == header.payload_crc && payload.len() as u64 == header.payload_len,
     });
     let (key, content, truncated) = match header.kind {
-        FileKind::Manifest => ("manifest", manifest_json(&Manifest::decode(payload, path)?), false),
+        FileKind::Manifest => (
+            "manifest",
+            manifest_json(&Manifest::decode(payload, path)?),
+            false,
+        ),
         FileKind::Indptr => {
-            let (items, t) = limited(payload.chunks_exact(8).map(|c| le_u64(c, 0)).collect(), limit);
+            let (items, t) = limited(
+                payload.chunks_exact(8).map(|c| le_u64(c, 0)).collect(),
+                limit,
+            );
             ("indptr", json!(items), t)
         }
         FileKind::PageChecksums => {
-            let (items, t) = limited(payload.chunks_exact(4).map(|c| le_u32(c, 0)).collect(), limit);
+            let (items, t) = limited(
+                payload.chunks_exact(4).map(|c| le_u32(c, 0)).collect(),
+                limit,
+            );
             ("page_crcs", json!(items), t)
         }
         FileKind::SegmentTable => {
-            let indptr: Vec<u64> = sibling_payload(path, FileKind::Indptr)?.chunks_exact(8).map(|c| le_u64(c, 0)).collect();
+            let indptr: Vec<u64> = sibling_payload(path, FileKind::Indptr)?
+                .chunks_exact(8)
+                .map(|c| le_u64(c, 0))
+                .collect();
             let segs = decode_segment_table(payload, &indptr, path)?;
             let (segs, t) = limited(segs, limit);
-            ("segments", json!(segs.iter().map(segment_json).collect::<Vec<_>>()), t)
+            (
+                "segments",
+                json!(segs.iter().map(segment_json).collect::<Vec<_>>()),
+                t,
+            )
         }
         FileKind::Indices => indices_json(path, payload, limit)?,
         FileKind::FeaturePages => pages_json(path, payload, limit)?,
         FileKind::Labels => {
             let m = sibling_manifest(path)?;
-            let (items, t) = limited(decode_labels(payload, m.num_nodes, m.num_classes, path)?, limit);
+            let (items, t) = limited(
+                decode_labels(payload, m.num_nodes, m.num_classes, path)?,
+                limit,
+            );
             ("labels", json!(items), t)
         }
         FileKind::Splits => {
@@ -230,7 +284,11 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             let (train, t1) = limited(s.train, limit);
             let (valid, t2) = limited(s.valid, limit);
             let (test, t3) = limited(s.test, limit);
-            ("splits", json!({"train": train, "valid": valid, "test": test}), t1 || t2 || t3)
+            (
+                "splits",
+                json!({"train": train, "valid": valid, "test": test}),
+                t1 || t2 || t3,
+            )
         }
         FileKind::OriginalIds => {
             let m = sibling_manifest(path)?;
@@ -250,18 +308,32 @@ fn segment_json(s: &Segment) -> Value {
     })
 }
 
-fn indices_json(path: &Path, payload: &[u8], limit: Option<usize>) -> Result<(&'static str, Value, bool)> {
+fn indices_json(
+    path: &Path,
+    payload: &[u8],
+    limit: Option<usize>,
+) -> Result<(&'static str, Value, bool)> {
     let m = sibling_manifest(path)?;
-    let indptr: Vec<u64> = sibling_payload(path, FileKind::Indptr)?.chunks_exact(8).map(|c| le_u64(c, 0)).collect();
+    let indptr: Vec<u64> = sibling_payload(path, FileKind::Indptr)?
+        .chunks_exact(8)
+        .map(|c| le_u64(c, 0))
+        .collect();
     let wb = m.index_width.bytes();
     let nodes = limit.map_or(m.num_nodes, |l| (l as u64).min(m.num_nodes));
     let mut lists = Vec::with_capacity(nodes as usize);
     let mut ids = Vec::new();
     for v in 0..nodes as usize {
-        let (lo, hi) = (indptr.get(v).copied().unwrap_or(0) as usize * wb, indptr.get(v + 1).copied().unwrap_or(0) as usize * wb);
-        let bytes = payload
-            .get(lo..hi)
-            .ok_or_else(|| Error::corrupt(path, (PAGE_SIZE + lo) as u64, format!("list of node {v} lies outside the file")))?;
+        let (lo, hi) = (
+            indptr.get(v).copied().unwrap_or(0) as usize * wb,
+            indptr.get(v + 1).copied().unwrap_or(0) as usize * wb,
+        );
+        let bytes = payload.get(lo..hi).ok_or_else(|| {
+            Error::corrupt(
+                path,
+                (PAGE_SIZE + lo) as u64,
+                format!("list of node {v} lies outside the file"),
+            )
+        })?;
         ids.clear();
         m.index_width.decode(bytes, &mut ids);
         lists.push(json!({"node": v, "in_neighbors": ids}));
@@ -269,9 +341,16 @@ fn indices_json(path: &Path, payload: &[u8], limit: Option<usize>) -> Result<(&'
     Ok(("lists", json!(lists), nodes < m.num_nodes))
 }
 
-fn pages_json(path: &Path, payload: &[u8], limit: Option<usize>) -> Result<(&'static str, Value, bool)> {
+fn pages_json(
+    path: &Path,
+    payload: &[u8],
+    limit: Option<usize>,
+) -> Result<(&'static str, Value, bool)> {
     let m = sibling_manifest(path)?;
-    let crcs: Vec<u32> = sibling_payload(path, FileKind::PageChecksums)?.chunks_exact(4).map(|c| le_u32(c, 0)).collect();
+    let crcs: Vec<u32> = sibling_payload(path, FileKind::PageChecksums)?
+        .chunks_exact(4)
+        .map(|c| le_u32(c, 0))
+        .collect();
     let layout: FeatureLayout = m.layout;
     let rows = limit.map_or(m.num_nodes, |l| (l as u64).min(m.num_nodes));
     let mut out = Vec::with_capacity(rows as usize);
@@ -281,11 +360,19 @@ fn pages_json(path: &Path, payload: &[u8], limit: Option<usize>) -> Result<(&'st
         let start = loc.page as usize * PAGE_SIZE + loc.offset_in_page;
         let bytes = payload
             .get(start..start + layout.row_bytes())
-            .ok_or_else(|| Error::corrupt(path, (PAGE_SIZE + start) as u64, format!("row {r} lies outside the file")))?;
+            .ok_or_else(|| {
+                Error::corrupt(
+                    path,
+                    (PAGE_SIZE + start) as u64,
+                    format!("row {r} lies outside the file"),
+                )
+            })?;
         layout.dtype.decode_to_f32(bytes, &mut values);
         let page_ok = (0..loc.pages).all(|i| {
             let p = (loc.page + i) as usize;
-            let page = payload.get(p * PAGE_SIZE..(p + 1) * PAGE_SIZE).unwrap_or_default();
+            let page = payload
+                .get(p * PAGE_SIZE..(p + 1) * PAGE_SIZE)
+                .unwrap_or_default();
             crcs.get(p).copied() == Some(crc32fast::hash(page))
         });
         out.push(json!({"node": r, "page": loc.page, "offset_in_page": loc.offset_in_page, "page_crc_ok": page_ok, "values": values}));
@@ -307,7 +394,8 @@ pub struct VerifyBenchArgs {
 }
 
 fn drop_caches() -> Result<()> {
-    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").map_err(|e| Error::io("write", "/proc/sys/vm/drop_caches", e))
+    std::fs::write("/proc/sys/vm/drop_caches", b"3\n")
+        .map_err(|e| Error::io("write", "/proc/sys/vm/drop_caches", e))
 }
 
 /// Reads every file of the store sequentially (8 MiB reads), checking nothing.
@@ -318,7 +406,9 @@ fn plain_read(dir: &Path, files: &[PathBuf]) -> Result<u64> {
         let path = dir.join(f);
         let mut file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
         loop {
-            let n = file.read(&mut buf).map_err(|e| Error::io("read", &path, e))?;
+            let n = file
+                .read(&mut buf)
+                .map_err(|e| Error::io("read", &path, e))?;
             if n == 0 {
                 break;
             }
@@ -332,7 +422,12 @@ fn plain_read(dir: &Path, files: &[PathBuf]) -> Result<u64> {
 /// of the same bytes, in the same process.
 pub fn run_verify_bench(args: &VerifyBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
-    let mut files: Vec<PathBuf> = store.manifest().files.iter().map(|f| PathBuf::from(f.name())).collect();
+    let mut files: Vec<PathBuf> = store
+        .manifest()
+        .files
+        .iter()
+        .map(|f| PathBuf::from(f.name()))
+        .collect();
     files.push(PathBuf::from(store_file_name(FileKind::Manifest)));
     let (mut best_read, mut best_verify) = (f64::MAX, f64::MAX);
     let mut bytes = 0;
@@ -366,9 +461,23 @@ pub fn run_verify_bench(args: &VerifyBenchArgs, out: &mut dyn Write) -> Result<(
         if args.drop_caches { "dropped before each pass" } else { "warm after the first pass" }
     )
     .map_err(w)?;
-    writeln!(out, "  plain sequential read  {best_read:>8.2} s  {:>8.0} MB/s", mb / best_read).map_err(w)?;
-    writeln!(out, "  verify                 {best_verify:>8.2} s  {:>8.0} MB/s", mb / best_verify).map_err(w)?;
-    writeln!(out, "  verify / plain read throughput: {:.2}", best_read / best_verify).map_err(w)?;
+    writeln!(
+        out,
+        "  plain sequential read  {best_read:>8.2} s  {:>8.0} MB/s",
+        mb / best_read
+    )
+    .map_err(w)?;
+    writeln!(
+        out,
+        "  verify                 {best_verify:>8.2} s  {:>8.0} MB/s",
+        mb / best_verify
+    )
+    .map_err(w)?;
+    writeln!(
+        out,
+        "  verify / plain read throughput: {:.2}",
+        best_read / best_verify
+    )
+    .map_err(w)?;
     Ok(())
 }
-

@@ -11,7 +11,9 @@ use crate::cli::bench::{machine_description, peak_rss_bytes};
 use crate::cli::size::parse_bytes;
 use crate::error::{Error, Result};
 use crate::format::pages::Dtype;
-use crate::import::synth::{generate_raw, generate_store, Progress, RawEdgeFormat, SynthParams, SynthReport};
+use crate::import::synth::{
+    generate_raw, generate_store, Progress, RawEdgeFormat, SynthParams, SynthReport,
+};
 
 /// Generate a synthetic power-law graph (R-MAT) with planted classes.
 ///
@@ -88,10 +90,18 @@ impl GenArgs {
             .split(',')
             .map(|s| s.trim().parse::<f64>())
             .collect::<std::result::Result<_, _>>()
-            .map_err(|_| Error::invalid_argument(format!("--split {:?} must be three comma-separated fractions", self.split)))?;
-        let split: [f64; 3] = split
-            .try_into()
-            .map_err(|_| Error::invalid_argument(format!("--split {:?} must be three comma-separated fractions", self.split)))?;
+            .map_err(|_| {
+                Error::invalid_argument(format!(
+                    "--split {:?} must be three comma-separated fractions",
+                    self.split
+                ))
+            })?;
+        let split: [f64; 3] = split.try_into().map_err(|_| {
+            Error::invalid_argument(format!(
+                "--split {:?} must be three comma-separated fractions",
+                self.split
+            ))
+        })?;
         let p = SynthParams {
             nodes: self.nodes,
             avg_degree: self.avg_degree,
@@ -118,7 +128,10 @@ pub struct BarProgress {
 impl BarProgress {
     /// Bars unless `quiet`.
     pub fn new(quiet: bool) -> Self {
-        BarProgress { quiet, bar: Mutex::new(None) }
+        BarProgress {
+            quiet,
+            bar: Mutex::new(None),
+        }
     }
 }
 
@@ -126,9 +139,11 @@ impl Progress for BarProgress {
     fn begin(&self, phase: &'static str, total: u64) {
         let bar = crate::cli::progress_bar(total, phase, self.quiet);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{msg:>10} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         if let Ok(mut slot) = self.bar.lock() {
             *slot = Some(bar);
@@ -166,10 +181,16 @@ pub fn run(args: &GenArgs, out: &mut dyn Write) -> Result<()> {
         }
         (None, None) => return Err(Error::invalid_argument("give --out STORE or --raw DIR")),
     };
-    print_report(&p, &report, started.elapsed().as_secs_f64(), out).map_err(|e| Error::io("write", "<stdout>", e))
+    print_report(&p, &report, started.elapsed().as_secs_f64(), out)
+        .map_err(|e| Error::io("write", "<stdout>", e))
 }
 
-fn print_report(p: &SynthParams, r: &SynthReport, secs: f64, out: &mut dyn Write) -> std::io::Result<()> {
+fn print_report(
+    p: &SynthParams,
+    r: &SynthReport,
+    secs: f64,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     writeln!(out, "generated {}", r.path.display())?;
     writeln!(
         out,
@@ -193,9 +214,18 @@ fn print_report(p: &SynthParams, r: &SynthReport, secs: f64, out: &mut dyn Write
         writeln!(out, "  {phase:<26} {:>9.2} s", d.as_secs_f64())?;
     }
     let mb = r.bytes_written as f64 / 1e6;
-    writeln!(out, "  total {secs:.2} s, {mb:.1} MB written, {:.1} MB/s", mb / secs.max(1e-9))?;
+    writeln!(
+        out,
+        "  total {secs:.2} s, {mb:.1} MB written, {:.1} MB/s",
+        mb / secs.max(1e-9)
+    )?;
     if let Some(rss) = peak_rss_bytes() {
-        writeln!(out, "  peak RSS {:.1} MiB (budget {} MiB)", rss as f64 / (1 << 20) as f64, p.memory >> 20)?;
+        writeln!(
+            out,
+            "  peak RSS {:.1} MiB (budget {} MiB)",
+            rss as f64 / (1 << 20) as f64,
+            p.memory >> 20
+        )?;
     }
     writeln!(out, "  machine: {}", machine_description())
 }

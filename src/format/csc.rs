@@ -126,7 +126,10 @@ pub fn decode_segment_table(payload: &[u8], indptr: &[u64], path: &Path) -> Resu
         return Err(Error::corrupt(
             path,
             0,
-            format!("segment table length {} is not a multiple of {SEGMENT_ENTRY_SIZE}", payload.len()),
+            format!(
+                "segment table length {} is not a multiple of {SEGMENT_ENTRY_SIZE}",
+                payload.len()
+            ),
         ));
     }
     let num_nodes = indptr.len().saturating_sub(1) as u64;
@@ -152,7 +155,10 @@ pub fn decode_segment_table(payload: &[u8], indptr: &[u64], path: &Path) -> Resu
                 seg.end_node()
             )));
         }
-        let (lo, hi) = (indptr[seg.first_node as usize], indptr[seg.end_node() as usize]);
+        let (lo, hi) = (
+            indptr[seg.first_node as usize],
+            indptr[seg.end_node() as usize],
+        );
         if seg.edge_start != lo || seg.edge_count != hi - lo {
             return Err(bad(format!(
                 "edge range {}+{} disagrees with indptr ({lo}..{hi})",
@@ -181,7 +187,11 @@ pub fn validate_indptr(indptr: &[u64], num_edges: u64, path: &Path) -> Result<()
         return Err(Error::corrupt(
             path,
             (i as u64 + 1) * 8,
-            format!("indptr decreases at node {i}: {} then {}", indptr[i], indptr[i + 1]),
+            format!(
+                "indptr decreases at node {i}: {} then {}",
+                indptr[i],
+                indptr[i + 1]
+            ),
         ));
     }
     let last = indptr.last().copied().unwrap_or(0);
@@ -209,13 +219,24 @@ pub struct SegmentPlanner {
 impl SegmentPlanner {
     /// A planner for ids of `width`.
     pub fn new(width: IndexWidth, target_bytes: u64) -> Self {
-        SegmentPlanner { width, target_bytes: target_bytes.max(1), open: None, hasher: crc32fast::Hasher::new() }
+        SegmentPlanner {
+            width,
+            target_bytes: target_bytes.max(1),
+            open: None,
+            hasher: crc32fast::Hasher::new(),
+        }
     }
 
     /// Adds the next node, whose list is encoded in `list_bytes` and starts at
     /// edge `edge_start`. Returns a segment when one closes.
     pub fn push_node(&mut self, node: u64, edge_start: u64, list_bytes: &[u8]) -> Option<Segment> {
-        let seg = self.open.get_or_insert(Segment { first_node: node, node_count: 0, edge_start, edge_count: 0, crc: 0 });
+        let seg = self.open.get_or_insert(Segment {
+            first_node: node,
+            node_count: 0,
+            edge_start,
+            edge_count: 0,
+            crc: 0,
+        });
         seg.node_count += 1;
         seg.edge_count += (list_bytes.len() / self.width.bytes()) as u64;
         self.hasher.update(list_bytes);
@@ -241,7 +262,14 @@ mod tests {
     #[test]
     fn segment_entry_offsets_match_the_spec_table() {
         assert_eq!(
-            [SEG_FIRST_NODE_OFFSET, SEG_NODE_COUNT_OFFSET, SEG_EDGE_START_OFFSET, SEG_EDGE_COUNT_OFFSET, SEG_CRC_OFFSET, SEG_RESERVED_OFFSET],
+            [
+                SEG_FIRST_NODE_OFFSET,
+                SEG_NODE_COUNT_OFFSET,
+                SEG_EDGE_START_OFFSET,
+                SEG_EDGE_COUNT_OFFSET,
+                SEG_CRC_OFFSET,
+                SEG_RESERVED_OFFSET
+            ],
             [0, 8, 16, 24, 32, 36]
         );
         assert_eq!(SEGMENT_ENTRY_SIZE, 40);
@@ -262,8 +290,22 @@ mod tests {
         let indptr = vec![0, big, 2 * big, 2 * big];
         validate_indptr(&indptr, 2 * big, Path::new("indptr")).unwrap();
         let mut table = Vec::new();
-        Segment { first_node: 0, node_count: 1, edge_start: 0, edge_count: big, crc: 1 }.encode(&mut table);
-        Segment { first_node: 1, node_count: 2, edge_start: big, edge_count: big, crc: 2 }.encode(&mut table);
+        Segment {
+            first_node: 0,
+            node_count: 1,
+            edge_start: 0,
+            edge_count: big,
+            crc: 1,
+        }
+        .encode(&mut table);
+        Segment {
+            first_node: 1,
+            node_count: 2,
+            edge_start: big,
+            edge_count: big,
+            crc: 2,
+        }
+        .encode(&mut table);
         let segs = decode_segment_table(&table, &indptr, Path::new("seg")).unwrap();
         assert_eq!(segs[1].edge_start + segs[1].edge_count, 6_000_000_000);
         assert_eq!(IndexWidth::U32.edge_offset(2 * big), Some(24_000_000_000));
@@ -274,14 +316,42 @@ mod tests {
     fn segment_table_rejects_gaps_and_mismatches() {
         let indptr = vec![0, 2, 5, 5];
         let mut gap = Vec::new();
-        Segment { first_node: 0, node_count: 1, edge_start: 0, edge_count: 2, crc: 0 }.encode(&mut gap);
-        Segment { first_node: 2, node_count: 1, edge_start: 5, edge_count: 0, crc: 0 }.encode(&mut gap);
+        Segment {
+            first_node: 0,
+            node_count: 1,
+            edge_start: 0,
+            edge_count: 2,
+            crc: 0,
+        }
+        .encode(&mut gap);
+        Segment {
+            first_node: 2,
+            node_count: 1,
+            edge_start: 5,
+            edge_count: 0,
+            crc: 0,
+        }
+        .encode(&mut gap);
         assert!(decode_segment_table(&gap, &indptr, Path::new("s")).is_err());
         let mut wrong = Vec::new();
-        Segment { first_node: 0, node_count: 3, edge_start: 0, edge_count: 4, crc: 0 }.encode(&mut wrong);
+        Segment {
+            first_node: 0,
+            node_count: 3,
+            edge_start: 0,
+            edge_count: 4,
+            crc: 0,
+        }
+        .encode(&mut wrong);
         assert!(decode_segment_table(&wrong, &indptr, Path::new("s")).is_err());
         let mut short = Vec::new();
-        Segment { first_node: 0, node_count: 2, edge_start: 0, edge_count: 5, crc: 0 }.encode(&mut short);
+        Segment {
+            first_node: 0,
+            node_count: 2,
+            edge_start: 0,
+            edge_count: 5,
+            crc: 0,
+        }
+        .encode(&mut short);
         assert!(decode_segment_table(&short, &indptr, Path::new("s")).is_err());
         assert!(validate_indptr(&[0, 3, 2], 2, Path::new("i")).is_err());
         assert!(validate_indptr(&[1, 3], 3, Path::new("i")).is_err());
@@ -292,11 +362,17 @@ mod tests {
         let mut p = SegmentPlanner::new(IndexWidth::U32, 8);
         assert!(p.push_node(0, 0, &[0; 4]).is_none());
         let s = p.push_node(1, 1, &[0; 12]).unwrap(); // 16 bytes >= 8
-        assert_eq!((s.first_node, s.node_count, s.edge_start, s.edge_count), (0, 2, 0, 4));
+        assert_eq!(
+            (s.first_node, s.node_count, s.edge_start, s.edge_count),
+            (0, 2, 0, 4)
+        );
         assert_eq!(s.crc, crc32fast::hash(&[0; 16]));
         assert!(p.push_node(2, 4, &[]).is_none());
         let last = p.close().unwrap();
-        assert_eq!((last.first_node, last.node_count, last.edge_count), (2, 1, 0));
+        assert_eq!(
+            (last.first_node, last.node_count, last.edge_count),
+            (2, 1, 0)
+        );
         assert!(p.close().is_none());
     }
 }

@@ -166,7 +166,10 @@ impl FileHeader {
             return Err(Error::corrupt(
                 path,
                 0,
-                format!("file is {} bytes, shorter than the {HEADER_SIZE}-byte header", bytes.len()),
+                format!(
+                    "file is {} bytes, shorter than the {HEADER_SIZE}-byte header",
+                    bytes.len()
+                ),
             ));
         };
         if b[MAGIC_OFFSET..KIND_OFFSET] != MAGIC {
@@ -196,7 +199,11 @@ impl FileHeader {
         }
         let kind_raw = le_u32(b, KIND_OFFSET);
         let kind = FileKind::from_u32(kind_raw).ok_or_else(|| {
-            Error::corrupt(path, KIND_OFFSET as u64, format!("unknown file kind {kind_raw}"))
+            Error::corrupt(
+                path,
+                KIND_OFFSET as u64,
+                format!("unknown file kind {kind_raw}"),
+            )
         })?;
         let header_len = le_u32(b, HEADER_LEN_OFFSET);
         if header_len != kind.header_len() {
@@ -210,8 +217,16 @@ impl FileHeader {
                 ),
             ));
         }
-        if le_u32(b, FLAGS_OFFSET) != 0 || b[RESERVED_OFFSET..HEADER_CRC_OFFSET].iter().any(|&x| x != 0) {
-            return Err(Error::corrupt(path, FLAGS_OFFSET as u64, "flags or reserved header bytes are not zero"));
+        if le_u32(b, FLAGS_OFFSET) != 0
+            || b[RESERVED_OFFSET..HEADER_CRC_OFFSET]
+                .iter()
+                .any(|&x| x != 0)
+        {
+            return Err(Error::corrupt(
+                path,
+                FLAGS_OFFSET as u64,
+                "flags or reserved header bytes are not zero",
+            ));
         }
         Ok(FileHeader {
             kind,
@@ -228,7 +243,11 @@ impl FileHeader {
             return Err(Error::corrupt(
                 path,
                 KIND_OFFSET as u64,
-                format!("expected a {} file, found a {} file", kind.name(), self.kind.name()),
+                format!(
+                    "expected a {} file, found a {} file",
+                    kind.name(),
+                    self.kind.name()
+                ),
             ));
         }
         Ok(self)
@@ -244,10 +263,25 @@ mod tests {
     fn offsets_match_the_spec_table() {
         // format/header.md, "Byte table".
         assert_eq!(
-            [MAGIC_OFFSET, KIND_OFFSET, MAJOR_OFFSET, MINOR_OFFSET, HEADER_LEN_OFFSET, FLAGS_OFFSET],
+            [
+                MAGIC_OFFSET,
+                KIND_OFFSET,
+                MAJOR_OFFSET,
+                MINOR_OFFSET,
+                HEADER_LEN_OFFSET,
+                FLAGS_OFFSET
+            ],
             [0, 8, 12, 14, 16, 20]
         );
-        assert_eq!([PAYLOAD_LEN_OFFSET, PAYLOAD_CRC_OFFSET, RESERVED_OFFSET, HEADER_CRC_OFFSET], [24, 32, 36, 60]);
+        assert_eq!(
+            [
+                PAYLOAD_LEN_OFFSET,
+                PAYLOAD_CRC_OFFSET,
+                RESERVED_OFFSET,
+                HEADER_CRC_OFFSET
+            ],
+            [24, 32, 36, 60]
+        );
         assert_eq!(HEADER_SIZE, 64);
     }
 

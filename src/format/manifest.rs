@@ -123,45 +123,93 @@ impl Manifest {
     pub fn decode(p: &[u8], path: &Path) -> Result<Manifest> {
         let bad = |at: usize, what: String| Error::corrupt(path, at as u64, what);
         if p.len() < FILE_ENTRIES_OFFSET {
-            return Err(bad(0, format!("manifest payload is {} bytes, shorter than {FILE_ENTRIES_OFFSET}", p.len())));
+            return Err(bad(
+                0,
+                format!(
+                    "manifest payload is {} bytes, shorter than {FILE_ENTRIES_OFFSET}",
+                    p.len()
+                ),
+            ));
         }
         let num_nodes = le_u64(p, NUM_NODES_OFFSET);
         let dim = le_u32(p, FEATURE_DIM_OFFSET);
         let dtype_code = p[DTYPE_OFFSET];
-        let dtype = Dtype::from_u8(dtype_code).ok_or_else(|| bad(DTYPE_OFFSET, format!("unknown dtype code {dtype_code}")))?;
-        let layout = FeatureLayout::new(dim, dtype).map_err(|_| bad(FEATURE_DIM_OFFSET, "feature dimension is 0".into()))?;
+        let dtype = Dtype::from_u8(dtype_code)
+            .ok_or_else(|| bad(DTYPE_OFFSET, format!("unknown dtype code {dtype_code}")))?;
+        let layout = FeatureLayout::new(dim, dtype)
+            .map_err(|_| bad(FEATURE_DIM_OFFSET, "feature dimension is 0".into()))?;
         let width_code = p[INDEX_WIDTH_OFFSET];
-        let index_width = IndexWidth::from_bytes(width_code)
-            .ok_or_else(|| bad(INDEX_WIDTH_OFFSET, format!("index width {width_code} is neither 4 nor 8")))?;
+        let index_width = IndexWidth::from_bytes(width_code).ok_or_else(|| {
+            bad(
+                INDEX_WIDTH_OFFSET,
+                format!("index width {width_code} is neither 4 nor 8"),
+            )
+        })?;
         if index_width != IndexWidth::for_nodes(num_nodes) {
-            return Err(bad(INDEX_WIDTH_OFFSET, format!("index width {width_code} is wrong for {num_nodes} nodes")));
+            return Err(bad(
+                INDEX_WIDTH_OFFSET,
+                format!("index width {width_code} is wrong for {num_nodes} nodes"),
+            ));
         }
         if p[MANIFEST_RESERVED_OFFSET..NUM_CLASSES_OFFSET] != [0, 0] {
-            return Err(bad(MANIFEST_RESERVED_OFFSET, "reserved bytes are not zero".into()));
+            return Err(bad(
+                MANIFEST_RESERVED_OFFSET,
+                "reserved bytes are not zero".into(),
+            ));
         }
         let file_count = le_u32(p, FILE_COUNT_OFFSET) as usize;
         let mut files: Vec<FileEntry> = Vec::new();
         let mut at = FILE_ENTRIES_OFFSET;
         for i in 0..file_count {
-            let name_len = *p.get(at).ok_or_else(|| bad(at, format!("file entry {i} of {file_count} is missing")))? as usize;
+            let name_len = *p
+                .get(at)
+                .ok_or_else(|| bad(at, format!("file entry {i} of {file_count} is missing")))?
+                as usize;
             let tail = at + 1 + name_len;
-            let entry = p.get(at + 1..tail + FILE_ENTRY_TAIL).ok_or_else(|| bad(at, format!("file entry {i} is truncated")))?;
+            let entry = p
+                .get(at + 1..tail + FILE_ENTRY_TAIL)
+                .ok_or_else(|| bad(at, format!("file entry {i} is truncated")))?;
             let name = &entry[..name_len];
             let kind_raw = le_u32(entry, name_len);
             let kind = FileKind::from_u32(kind_raw)
                 .filter(|k| *k != FileKind::Manifest)
-                .ok_or_else(|| bad(tail, format!("file entry {i}: unknown or invalid file kind {kind_raw}")))?;
+                .ok_or_else(|| {
+                    bad(
+                        tail,
+                        format!("file entry {i}: unknown or invalid file kind {kind_raw}"),
+                    )
+                })?;
             if name != store_file_name(kind).as_bytes() {
-                return Err(bad(at + 1, format!("file entry {i}: name {:?} does not match kind {}", String::from_utf8_lossy(name), kind.name())));
+                return Err(bad(
+                    at + 1,
+                    format!(
+                        "file entry {i}: name {:?} does not match kind {}",
+                        String::from_utf8_lossy(name),
+                        kind.name()
+                    ),
+                ));
             }
-            if files.last().is_some_and(|prev| prev.kind as u32 >= kind as u32) {
-                return Err(bad(at, format!("file entry {i}: kinds are duplicated or out of order")));
+            if files
+                .last()
+                .is_some_and(|prev| prev.kind as u32 >= kind as u32)
+            {
+                return Err(bad(
+                    at,
+                    format!("file entry {i}: kinds are duplicated or out of order"),
+                ));
             }
-            files.push(FileEntry { kind, len: le_u64(entry, name_len + 4), payload_crc: le_u32(entry, name_len + 12) });
+            files.push(FileEntry {
+                kind,
+                len: le_u64(entry, name_len + 4),
+                payload_crc: le_u32(entry, name_len + 12),
+            });
             at = tail + FILE_ENTRY_TAIL;
         }
         if at != p.len() {
-            return Err(bad(at, format!("{} unexpected bytes after the file entries", p.len() - at)));
+            return Err(bad(
+                at,
+                format!("{} unexpected bytes after the file entries", p.len() - at),
+            ));
         }
         let manifest = Manifest {
             num_nodes,
@@ -173,11 +221,17 @@ impl Manifest {
         };
         for kind in REQUIRED_FILES {
             if manifest.file(kind).is_none() {
-                return Err(bad(FILE_COUNT_OFFSET, format!("the required file {} is not listed", store_file_name(kind))));
+                return Err(bad(
+                    FILE_COUNT_OFFSET,
+                    format!("the required file {} is not listed", store_file_name(kind)),
+                ));
             }
         }
         if (manifest.num_classes == 0) != manifest.file(FileKind::Labels).is_none() {
-            return Err(bad(NUM_CLASSES_OFFSET, "num_classes must be non-zero exactly when the store has labels".into()));
+            return Err(bad(
+                NUM_CLASSES_OFFSET,
+                "num_classes must be non-zero exactly when the store has labels".into(),
+            ));
         }
         Ok(manifest)
     }
@@ -191,19 +245,50 @@ mod tests {
     #[test]
     fn offsets_match_the_spec_table() {
         assert_eq!(
-            [NUM_NODES_OFFSET, NUM_EDGES_OFFSET, FEATURE_DIM_OFFSET, DTYPE_OFFSET, INDEX_WIDTH_OFFSET],
+            [
+                NUM_NODES_OFFSET,
+                NUM_EDGES_OFFSET,
+                FEATURE_DIM_OFFSET,
+                DTYPE_OFFSET,
+                INDEX_WIDTH_OFFSET
+            ],
             [0, 8, 16, 20, 21]
         );
-        assert_eq!([MANIFEST_RESERVED_OFFSET, NUM_CLASSES_OFFSET, FILE_COUNT_OFFSET, FILE_ENTRIES_OFFSET], [22, 24, 28, 32]);
+        assert_eq!(
+            [
+                MANIFEST_RESERVED_OFFSET,
+                NUM_CLASSES_OFFSET,
+                FILE_COUNT_OFFSET,
+                FILE_ENTRIES_OFFSET
+            ],
+            [22, 24, 28, 32]
+        );
     }
 
     fn sample(num_nodes: u64, num_edges: u64, dim: u32, classes: u32, optional: u8) -> Manifest {
-        let mut files: Vec<FileEntry> =
-            REQUIRED_FILES.iter().map(|&kind| FileEntry { kind, len: 64 + kind as u64, payload_crc: kind as u32 }).collect();
-        for (bit, kind) in [FileKind::Labels, FileKind::Splits, FileKind::OriginalIds].into_iter().enumerate() {
-            let wanted = if kind == FileKind::Labels { classes > 0 } else { optional & (1 << bit) != 0 };
+        let mut files: Vec<FileEntry> = REQUIRED_FILES
+            .iter()
+            .map(|&kind| FileEntry {
+                kind,
+                len: 64 + kind as u64,
+                payload_crc: kind as u32,
+            })
+            .collect();
+        for (bit, kind) in [FileKind::Labels, FileKind::Splits, FileKind::OriginalIds]
+            .into_iter()
+            .enumerate()
+        {
+            let wanted = if kind == FileKind::Labels {
+                classes > 0
+            } else {
+                optional & (1 << bit) != 0
+            };
             if wanted {
-                files.push(FileEntry { kind, len: 99, payload_crc: 5 });
+                files.push(FileEntry {
+                    kind,
+                    len: 99,
+                    payload_crc: 5,
+                });
             }
         }
         files.sort_by_key(|f| f.kind as u32);
@@ -236,7 +321,9 @@ mod tests {
     fn missing_required_file_is_named() {
         let mut m = sample(10, 20, 4, 0, 0);
         m.files.retain(|f| f.kind != FileKind::Indices);
-        let err = Manifest::decode(&m.encode(), Path::new("MANIFEST")).unwrap_err().to_string();
+        let err = Manifest::decode(&m.encode(), Path::new("MANIFEST"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("indices"), "{err}");
     }
 }

@@ -50,7 +50,9 @@ impl Dtype {
         Dtype::ALL
             .into_iter()
             .find(|d| d.name() == s)
-            .ok_or_else(|| Error::invalid_argument(format!("unknown dtype {s:?}; use f32, f16 or bf16")))
+            .ok_or_else(|| {
+                Error::invalid_argument(format!("unknown dtype {s:?}; use f32, f16 or bf16"))
+            })
     }
 
     /// Encodes `values` into `out` (little-endian, `values.len() * size()` bytes).
@@ -102,7 +104,9 @@ impl FeatureLayout {
     /// A layout; `dim` must be at least 1.
     pub fn new(dim: u32, dtype: Dtype) -> Result<Self> {
         if dim == 0 {
-            return Err(Error::invalid_argument("feature dimension must be at least 1"));
+            return Err(Error::invalid_argument(
+                "feature dimension must be at least 1",
+            ));
         }
         Ok(FeatureLayout { dim, dtype })
     }
@@ -134,7 +138,11 @@ impl FeatureLayout {
             }
         } else {
             let ppr = self.pages_per_row();
-            RowLocation { page: row * ppr, offset_in_page: 0, pages: ppr }
+            RowLocation {
+                page: row * ppr,
+                offset_in_page: 0,
+                pages: ppr,
+            }
         }
     }
 
@@ -148,7 +156,12 @@ impl FeatureLayout {
         };
         pages
             .filter(|p| p.checked_mul(PAGE_SIZE as u64).is_some())
-            .ok_or_else(|| Error::invalid_argument(format!("{num_rows} rows of {} bytes overflow the page space", self.row_bytes())))
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{num_rows} rows of {} bytes overflow the page space",
+                    self.row_bytes()
+                ))
+            })
     }
 
     /// Payload bytes of the feature file for `num_rows` rows.
@@ -209,11 +222,25 @@ mod tests {
     fn page_math_examples() {
         let l = FeatureLayout::new(128, Dtype::F32).unwrap(); // 512-byte rows
         assert_eq!(l.rows_per_page(), 8);
-        assert_eq!(l.locate(9), RowLocation { page: 1, offset_in_page: 512, pages: 1 });
+        assert_eq!(
+            l.locate(9),
+            RowLocation {
+                page: 1,
+                offset_in_page: 512,
+                pages: 1
+            }
+        );
         let l = FeatureLayout::new(100, Dtype::F32).unwrap(); // 400 bytes, 10 a page, 96 padding
         assert_eq!(l.locate(10).page, 1);
         let l = FeatureLayout::new(1025, Dtype::F32).unwrap(); // 4100 bytes: 2 pages
-        assert_eq!(l.locate(3), RowLocation { page: 6, offset_in_page: 0, pages: 2 });
+        assert_eq!(
+            l.locate(3),
+            RowLocation {
+                page: 6,
+                offset_in_page: 0,
+                pages: 2
+            }
+        );
         assert!(l.num_pages(u64::MAX).is_err());
     }
 }

@@ -22,14 +22,27 @@ pub fn encode_labels(labels: &[i32], out: &mut Vec<u8>) {
 /// `num_classes`.
 pub fn decode_labels(p: &[u8], num_nodes: u64, num_classes: u32, path: &Path) -> Result<Vec<i32>> {
     if p.len() as u64 != num_nodes.saturating_mul(4) {
-        return Err(Error::corrupt(path, 0, format!("labels payload is {} bytes, expected 4 x {num_nodes}", p.len())));
+        return Err(Error::corrupt(
+            path,
+            0,
+            format!(
+                "labels payload is {} bytes, expected 4 x {num_nodes}",
+                p.len()
+            ),
+        ));
     }
     let labels: Vec<i32> = p.chunks_exact(4).map(|c| le_i32(c, 0)).collect();
-    if let Some(i) = labels.iter().position(|&l| l != MISSING_LABEL && !(0..num_classes as i64).contains(&i64::from(l))) {
+    if let Some(i) = labels
+        .iter()
+        .position(|&l| l != MISSING_LABEL && !(0..num_classes as i64).contains(&i64::from(l)))
+    {
         return Err(Error::corrupt(
             path,
             i as u64 * 4,
-            format!("label of node {i} is {}; expected -1 (missing) or 0..{num_classes}", labels[i]),
+            format!(
+                "label of node {i} is {}; expected -1 (missing) or 0..{num_classes}",
+                labels[i]
+            ),
         ));
     }
     Ok(labels)
@@ -70,16 +83,29 @@ impl Splits {
     /// increasing, and the lists disjoint.
     pub fn decode(p: &[u8], num_nodes: u64, path: &Path) -> Result<Splits> {
         if p.len() < SPLIT_IDS_OFFSET {
-            return Err(Error::corrupt(path, 0, "splits payload is shorter than its counts"));
+            return Err(Error::corrupt(
+                path,
+                0,
+                "splits payload is shorter than its counts",
+            ));
         }
-        let counts = [le_u64(p, TRAIN_COUNT_OFFSET), le_u64(p, VALID_COUNT_OFFSET), le_u64(p, TEST_COUNT_OFFSET)];
+        let counts = [
+            le_u64(p, TRAIN_COUNT_OFFSET),
+            le_u64(p, VALID_COUNT_OFFSET),
+            le_u64(p, TEST_COUNT_OFFSET),
+        ];
         let total = counts.iter().try_fold(0u64, |a, &c| a.checked_add(c));
-        let expected_len = total.and_then(|t| t.checked_mul(8)).and_then(|b| b.checked_add(SPLIT_IDS_OFFSET as u64));
+        let expected_len = total
+            .and_then(|t| t.checked_mul(8))
+            .and_then(|b| b.checked_add(SPLIT_IDS_OFFSET as u64));
         if expected_len != Some(p.len() as u64) {
             return Err(Error::corrupt(
                 path,
                 0,
-                format!("split counts {counts:?} do not match the payload length {}", p.len()),
+                format!(
+                    "split counts {counts:?} do not match the payload length {}",
+                    p.len()
+                ),
             ));
         }
         let mut at = SPLIT_IDS_OFFSET;
@@ -105,7 +131,11 @@ impl Splits {
         let train = lists.pop().unwrap_or_default();
         let splits = Splits { train, valid, test };
         if let Some(id) = splits.first_overlap() {
-            return Err(Error::corrupt(path, SPLIT_IDS_OFFSET as u64, format!("node {id} is in more than one split")));
+            return Err(Error::corrupt(
+                path,
+                SPLIT_IDS_OFFSET as u64,
+                format!("node {id} is in more than one split"),
+            ));
         }
         Ok(splits)
     }
@@ -139,7 +169,14 @@ pub fn encode_original_ids(ids: &[u64], out: &mut Vec<u8>) {
 /// Decodes an original-id payload.
 pub fn decode_original_ids(p: &[u8], num_nodes: u64, path: &Path) -> Result<Vec<u64>> {
     if p.len() as u64 != num_nodes.saturating_mul(8) {
-        return Err(Error::corrupt(path, 0, format!("original-id payload is {} bytes, expected 8 x {num_nodes}", p.len())));
+        return Err(Error::corrupt(
+            path,
+            0,
+            format!(
+                "original-id payload is {} bytes, expected 8 x {num_nodes}",
+                p.len()
+            ),
+        ));
     }
     Ok(p.chunks_exact(8).map(|c| le_u64(c, 0)).collect())
 }
@@ -151,7 +188,15 @@ mod tests {
 
     #[test]
     fn offsets_match_the_spec_table() {
-        assert_eq!([TRAIN_COUNT_OFFSET, VALID_COUNT_OFFSET, TEST_COUNT_OFFSET, SPLIT_IDS_OFFSET], [0, 8, 16, 24]);
+        assert_eq!(
+            [
+                TRAIN_COUNT_OFFSET,
+                VALID_COUNT_OFFSET,
+                TEST_COUNT_OFFSET,
+                SPLIT_IDS_OFFSET
+            ],
+            [0, 8, 16, 24]
+        );
     }
 
     proptest! {
@@ -184,10 +229,23 @@ mod tests {
     #[test]
     fn overlapping_or_out_of_range_splits_are_rejected() {
         let mut b = Vec::new();
-        Splits { train: vec![1, 2], valid: vec![2], test: vec![] }.encode(&mut b);
-        assert!(Splits::decode(&b, 5, Path::new("s")).unwrap_err().to_string().contains("node 2"));
+        Splits {
+            train: vec![1, 2],
+            valid: vec![2],
+            test: vec![],
+        }
+        .encode(&mut b);
+        assert!(Splits::decode(&b, 5, Path::new("s"))
+            .unwrap_err()
+            .to_string()
+            .contains("node 2"));
         let mut b = Vec::new();
-        Splits { train: vec![7], valid: vec![], test: vec![] }.encode(&mut b);
+        Splits {
+            train: vec![7],
+            valid: vec![],
+            test: vec![],
+        }
+        .encode(&mut b);
         assert!(Splits::decode(&b, 5, Path::new("s")).is_err());
         let mut b = Vec::new();
         encode_labels(&[0, 3], &mut b);

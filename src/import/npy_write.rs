@@ -24,16 +24,29 @@ impl NpyWriter {
     /// whose shape is `(rows, *row_shape)`, with `rows` given by the
     /// number of elements written when finished.
     pub fn create(path: &Path, descr: &'static str, row_shape: &[u64]) -> Result<Self> {
-        let file = File::options().write(true).create_new(true).open(path).map_err(|e| Error::io("create", path, e))?;
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io("create", path, e))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        out.write_all(&[0u8; HEADER_TOTAL]).map_err(|e| Error::io("write", path, e))?;
-        Ok(NpyWriter { out, path: path.to_path_buf(), descr, row_shape: row_shape.to_vec(), elems: 0 })
+        out.write_all(&[0u8; HEADER_TOTAL])
+            .map_err(|e| Error::io("write", path, e))?;
+        Ok(NpyWriter {
+            out,
+            path: path.to_path_buf(),
+            descr,
+            row_shape: row_shape.to_vec(),
+            elems: 0,
+        })
     }
 
     /// Appends raw little-endian element bytes.
     pub fn write(&mut self, bytes: &[u8], elements: u64) -> Result<()> {
         self.elems += elements;
-        self.out.write_all(bytes).map_err(|e| Error::io("write", &self.path, e))
+        self.out
+            .write_all(bytes)
+            .map_err(|e| Error::io("write", &self.path, e))
     }
 
     /// Writes the header with the final shape and fsyncs.
@@ -48,20 +61,31 @@ impl NpyWriter {
             shape.pop();
         }
         shape.push(')');
-        let dict = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", self.descr);
+        let dict = format!(
+            "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
+            self.descr
+        );
         let mut header = Vec::with_capacity(HEADER_TOTAL);
         header.extend_from_slice(b"\x93NUMPY\x01\x00");
         header.extend_from_slice(&((HEADER_TOTAL - 10) as u16).to_le_bytes());
         header.extend_from_slice(dict.as_bytes());
         if header.len() >= HEADER_TOTAL {
-            return Err(Error::invalid_argument(format!("npy header for shape {shape} is too long")));
+            return Err(Error::invalid_argument(format!(
+                "npy header for shape {shape} is too long"
+            )));
         }
         header.resize(HEADER_TOTAL - 1, b' ');
         header.push(b'\n');
-        let mut file = self.out.into_inner().map_err(|e| Error::io("write", &self.path, e.into_error()))?;
-        file.seek(SeekFrom::Start(0)).map_err(|e| Error::io("seek", &self.path, e))?;
-        file.write_all(&header).map_err(|e| Error::io("write", &self.path, e))?;
-        file.sync_all().map_err(|e| Error::io("fsync", &self.path, e))
+        let mut file = self
+            .out
+            .into_inner()
+            .map_err(|e| Error::io("write", &self.path, e.into_error()))?;
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io("seek", &self.path, e))?;
+        file.write_all(&header)
+            .map_err(|e| Error::io("write", &self.path, e))?;
+        file.sync_all()
+            .map_err(|e| Error::io("fsync", &self.path, e))
     }
 }
 
@@ -85,7 +109,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.npy");
         let mut w = NpyWriter::create(&p, "<i4", &[2]).unwrap();
-        w.write(&[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0], 4).unwrap();
+        w.write(&[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0], 4)
+            .unwrap();
         w.finish().unwrap();
         let b = std::fs::read(&p).unwrap();
         assert_eq!(&b[..8], b"\x93NUMPY\x01\x00");

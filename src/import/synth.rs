@@ -87,19 +87,36 @@ impl SynthParams {
             return bad("--nodes must be at least 1".into());
         }
         if !(self.avg_degree >= 0.0 && self.avg_degree.is_finite()) {
-            return bad(format!("--avg-degree {} must be a finite number >= 0", self.avg_degree));
+            return bad(format!(
+                "--avg-degree {} must be a finite number >= 0",
+                self.avg_degree
+            ));
         }
-        if self.classes == 0 || u64::from(self.classes) > self.nodes || self.classes > i32::MAX as u32 {
-            return bad(format!("--classes {} must be between 1 and the node count", self.classes));
+        if self.classes == 0
+            || u64::from(self.classes) > self.nodes
+            || self.classes > i32::MAX as u32
+        {
+            return bad(format!(
+                "--classes {} must be between 1 and the node count",
+                self.classes
+            ));
         }
         if !(0.0..=1.0).contains(&self.homophily) {
             return bad(format!("--homophily {} must be in [0, 1]", self.homophily));
         }
         if !(self.feature_noise >= 0.0 && self.feature_noise.is_finite()) {
-            return bad(format!("--feature-noise {} must be a finite number >= 0", self.feature_noise));
+            return bad(format!(
+                "--feature-noise {} must be a finite number >= 0",
+                self.feature_noise
+            ));
         }
-        if self.split.iter().any(|f| !(0.0..=1.0).contains(f)) || self.split.iter().sum::<f64>() > 1.0 + 1e-9 {
-            return bad(format!("--split {:?} must be three fractions in [0, 1] summing to at most 1", self.split));
+        if self.split.iter().any(|f| !(0.0..=1.0).contains(f))
+            || self.split.iter().sum::<f64>() > 1.0 + 1e-9
+        {
+            return bad(format!(
+                "--split {:?} must be three fractions in [0, 1] summing to at most 1",
+                self.split
+            ));
         }
         FeatureLayout::new(self.dim, self.dtype)?;
         Ok(())
@@ -207,31 +224,55 @@ fn uniform_of(seed: u64, purpose: u64, v: u64) -> f64 {
 
 // ------------------------------------------------------------------ classes
 
-/// Class assignment and per-class sorted member lists.
+/// Class assignment, with per-class sorted member lists when there are
+/// too many classes for a forward scan to be cheap.
 struct Planted {
     seed: u64,
     classes: u32,
-    members: Vec<Vec<u64>>,
+    nodes: u64,
+    members: Option<Vec<Vec<u64>>>,
 }
+
+/// Up to this many classes, the nearest same-class node is found by
+/// scanning forward (expected `classes` hash evaluations, no memory);
+/// beyond it, by binary search in member lists (8 bytes per node).
+const SCAN_CLASSES: u32 = 64;
 
 impl Planted {
     fn new(p: &SynthParams) -> Self {
-        let mut members = vec![Vec::new(); p.classes as usize];
-        for v in 0..p.nodes {
-            members[class_of(p.seed, p.classes, v) as usize].push(v);
+        let members = (p.classes > SCAN_CLASSES).then(|| {
+            let mut members = vec![Vec::new(); p.classes as usize];
+            for v in 0..p.nodes {
+                members[class_of(p.seed, p.classes, v) as usize].push(v);
+            }
+            members
+        });
+        Planted {
+            seed: p.seed,
+            classes: p.classes,
+            nodes: p.nodes,
+            members,
         }
-        Planted { seed: p.seed, classes: p.classes, members }
     }
 
     fn class(&self, v: u64) -> u32 {
         class_of(self.seed, self.classes, v)
     }
 
-    /// The nearest node at or after `u` (wrapping) of class `c`.
+    /// The nearest node at or after `u` (wrapping) of class `c`; `u` itself
+    /// if the class is empty. Both strategies give the same answer.
     fn nearest_in_class(&self, u: u64, c: u32) -> u64 {
-        let list = &self.members[c as usize];
-        let i = list.partition_point(|&x| x < u);
-        list.get(i).or(list.first()).copied().unwrap_or(u)
+        match &self.members {
+            Some(members) => {
+                let list = &members[c as usize];
+                let i = list.partition_point(|&x| x < u);
+                list.get(i).or(list.first()).copied().unwrap_or(u)
+            }
+            None => (0..self.nodes)
+                .map(|k| (u + k) % self.nodes)
+                .find(|&v| self.class(v) == c)
+                .unwrap_or(u),
+        }
     }
 }
 
@@ -301,32 +342,64 @@ fn build_topology(
     phases: &mut Vec<(&'static str, Duration)>,
 ) -> Result<CscStats> {
     let total = p.target_edges();
-    let fixed = p.nodes * 12 + (256 << 20);
+    let fixed = p.nodes * if p.classes > SCAN_CLASSES { 12 } else { 4 } + (256 << 20);
     let sort_budget = p.memory.saturating_sub(fixed).max(64 << 20);
     let mut bucketer = EdgeBucketer::new(scratch, p.nodes, total, sort_budget)?;
     let started = Instant::now();
     progress.begin("edges", total);
     let chunks = total.div_ceil(EDGE_CHUNK);
     let window = (rayon::current_num_threads() as u64 * 2).max(2);
-    let mut next = 0u64;
-    while next < chunks {
-        let end = (next + window).min(chunks);
-        let batch: Vec<Vec<(u64, u64)>> = (next..end).into_par_iter().map(|c| edge_chunk(p, planted, c, total)).collect();
-        for edges in batch {
-            for &(s, d) in &edges {
-                bucketer.push(s, d)?;
+    let draw = |from: u64| -> Vec<Vec<(u64, u64)>> {
+        let to = (from + window).min(chunks);
+        (from..to)
+            .into_par_iter()
+            .map(|c| edge_chunk(p, planted, c, total))
+            .collect()
+    };
+    // Spill window k while the other threads draw window k + 1.
+    let mut ready = draw(0);
+    let mut next = window;
+    while !ready.is_empty() {
+        let spill = |batch: Vec<Vec<(u64, u64)>>, bucketer: &mut EdgeBucketer| -> Result<()> {
+            for edges in batch {
+                for &(s, d) in &edges {
+                    bucketer.push(s, d)?;
+                }
+                progress.advance(edges.len() as u64);
             }
-            progress.advance(edges.len() as u64);
-        }
-        next = end;
+            Ok(())
+        };
+        let (spilled, drawn) = rayon::join(
+            || spill(std::mem::take(&mut ready), &mut bucketer),
+            || {
+                if next < chunks {
+                    draw(next)
+                } else {
+                    Vec::new()
+                }
+            },
+        );
+        spilled?;
+        ready = drawn;
+        next += window;
     }
     progress.end();
     phases.push(("draw edges", started.elapsed()));
 
     let started = Instant::now();
     progress.begin("csc", p.nodes);
-    let mut counted = CountingSink { inner: sink, progress, pending: 0 };
-    let stats = bucketer.finish(CscOptions { dedup: true, remove_self_loops: true }, &mut counted)?;
+    let mut counted = CountingSink {
+        inner: sink,
+        progress,
+        pending: 0,
+    };
+    let stats = bucketer.finish(
+        CscOptions {
+            dedup: true,
+            remove_self_loops: true,
+        },
+        &mut counted,
+    )?;
     progress.advance(counted.pending);
     progress.end();
     phases.push(("sort + write csc", started.elapsed()));
@@ -355,13 +428,22 @@ impl ListSink for CountingSink<'_> {
 fn centroids(p: &SynthParams) -> Vec<f32> {
     let scale = 1.0 / (p.dim as f32).sqrt();
     let mut rng = Wyrand(stream_seed(p.seed, PURPOSE_CENTROIDS, 0));
-    (0..u64::from(p.classes) * u64::from(p.dim)).map(|_| if rng.next() >> 63 == 0 { scale } else { -scale }).collect()
+    (0..u64::from(p.classes) * u64::from(p.dim))
+        .map(|_| if rng.next() >> 63 == 0 { scale } else { -scale })
+        .collect()
 }
 
 const FEATURE_BLOCK: u64 = 1 << 14;
 
 /// Writes the encoded feature rows of nodes `first..first + count` to `out`.
-fn feature_block(p: &SynthParams, planted: &Planted, centroids: &[f32], first: u64, count: u64, out: &mut Vec<u8>) {
+fn feature_block(
+    p: &SynthParams,
+    planted: &Planted,
+    centroids: &[f32],
+    first: u64,
+    count: u64,
+    out: &mut Vec<u8>,
+) {
     let dim = p.dim as usize;
     let row_bytes = dim * p.dtype.size();
     out.clear();
@@ -456,7 +538,12 @@ pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> R
     Ok(report(p, stats, phases, path))
 }
 
-fn report(p: &SynthParams, stats: CscStats, phases: Vec<(&'static str, Duration)>, path: PathBuf) -> SynthReport {
+fn report(
+    p: &SynthParams,
+    stats: CscStats,
+    phases: Vec<(&'static str, Duration)>,
+    path: PathBuf,
+) -> SynthReport {
     SynthReport {
         nodes: p.nodes,
         edges_drawn: stats.edges_in,
@@ -471,7 +558,13 @@ fn report(p: &SynthParams, stats: CscStats, phases: Vec<(&'static str, Duration)
 
 fn dir_size(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
-        .map(|it| it.flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum())
+        .map(|it| {
+            it.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
         .unwrap_or(0)
 }
 
@@ -504,9 +597,11 @@ impl ListSink for RawEdgeSink {
             npy.write(&self.buf, 2 * list.len() as u64)?;
         } else if let Some(csv) = &mut self.csv {
             for &src in list {
-                writeln!(self.buf, "{src},{dst}").map_err(|e| Error::io("write", &self.csv_path, e))?;
+                writeln!(self.buf, "{src},{dst}")
+                    .map_err(|e| Error::io("write", &self.csv_path, e))?;
             }
-            csv.write_all(&self.buf).map_err(|e| Error::io("write", &self.csv_path, e))?;
+            csv.write_all(&self.buf)
+                .map_err(|e| Error::io("write", &self.csv_path, e))?;
         }
         Ok(())
     }
@@ -517,7 +612,12 @@ impl ListSink for RawEdgeSink {
 /// `edges.npy` or `edges.csv`, `train_ids.npy`, `valid_ids.npy`,
 /// `test_ids.npy` and `meta.json`. bf16 features are written as `<f4`
 /// holding the bf16-rounded values, so importing them as bf16 is exact.
-pub fn generate_raw(p: &SynthParams, dir: &Path, edges: RawEdgeFormat, progress: &dyn Progress) -> Result<SynthReport> {
+pub fn generate_raw(
+    p: &SynthParams,
+    dir: &Path,
+    edges: RawEdgeFormat,
+    progress: &dyn Progress,
+) -> Result<SynthReport> {
     p.validate()?;
     let staging = StagingDir::create(dir)?;
     let root = staging.path().to_path_buf();
@@ -527,24 +627,52 @@ pub fn generate_raw(p: &SynthParams, dir: &Path, edges: RawEdgeFormat, progress:
     phases.push(("plant classes", started.elapsed()));
 
     let wide = p.nodes > i32::MAX as u64;
-    let mut sink = RawEdgeSink { npy: None, csv: None, csv_path: root.join("edges.csv"), wide, node: 0, buf: Vec::new() };
+    let mut sink = RawEdgeSink {
+        npy: None,
+        csv: None,
+        csv_path: root.join("edges.csv"),
+        wide,
+        node: 0,
+        buf: Vec::new(),
+    };
     match edges {
-        RawEdgeFormat::Npy => sink.npy = Some(NpyWriter::create(&root.join("edges.npy"), if wide { "<i8" } else { "<i4" }, &[2])?),
+        RawEdgeFormat::Npy => {
+            sink.npy = Some(NpyWriter::create(
+                &root.join("edges.npy"),
+                if wide { "<i8" } else { "<i4" },
+                &[2],
+            )?)
+        }
         RawEdgeFormat::Csv => {
             use std::io::Write;
-            let f = std::fs::File::options().write(true).create_new(true).open(&sink.csv_path).map_err(|e| Error::io("create", &sink.csv_path, e))?;
+            let f = std::fs::File::options()
+                .write(true)
+                .create_new(true)
+                .open(&sink.csv_path)
+                .map_err(|e| Error::io("create", &sink.csv_path, e))?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            w.write_all(b"src,dst\n").map_err(|e| Error::io("write", &sink.csv_path, e))?;
+            w.write_all(b"src,dst\n")
+                .map_err(|e| Error::io("write", &sink.csv_path, e))?;
             sink.csv = Some(w);
         }
     }
-    let stats = build_topology(p, &planted, &root.join("scratch"), &mut sink, progress, &mut phases)?;
+    let stats = build_topology(
+        p,
+        &planted,
+        &root.join("scratch"),
+        &mut sink,
+        progress,
+        &mut phases,
+    )?;
     if let Some(npy) = sink.npy.take() {
         npy.finish()?;
     }
     if let Some(csv) = sink.csv.take() {
-        let f = csv.into_inner().map_err(|e| Error::io("write", &sink.csv_path, e.into_error()))?;
-        f.sync_all().map_err(|e| Error::io("fsync", &sink.csv_path, e))?;
+        let f = csv
+            .into_inner()
+            .map_err(|e| Error::io("write", &sink.csv_path, e.into_error()))?;
+        f.sync_all()
+            .map_err(|e| Error::io("fsync", &sink.csv_path, e))?;
     }
 
     let started = Instant::now();
@@ -573,7 +701,11 @@ pub fn generate_raw(p: &SynthParams, dir: &Path, edges: RawEdgeFormat, progress:
     let labels: Vec<i64> = labels(p, &planted).into_iter().map(i64::from).collect();
     write_i64_array(&root.join("labels.npy"), &labels)?;
     let s = splits(p);
-    for (name, list) in [("train_ids.npy", &s.train), ("valid_ids.npy", &s.valid), ("test_ids.npy", &s.test)] {
+    for (name, list) in [
+        ("train_ids.npy", &s.train),
+        ("valid_ids.npy", &s.valid),
+        ("test_ids.npy", &s.test),
+    ] {
         let ids: Vec<i64> = list.iter().map(|&v| v as i64).collect();
         write_i64_array(&root.join(name), &ids)?;
     }
@@ -591,8 +723,14 @@ pub fn generate_raw(p: &SynthParams, dir: &Path, edges: RawEdgeFormat, progress:
         "edges": match edges { RawEdgeFormat::Npy => "edges.npy", RawEdgeFormat::Csv => "edges.csv" },
     });
     let meta_path = root.join("meta.json");
-    std::fs::write(&meta_path, serde_json::to_vec_pretty(&meta).unwrap_or_default()).map_err(|e| Error::io("write", &meta_path, e))?;
-    std::fs::File::open(&meta_path).and_then(|f| f.sync_all()).map_err(|e| Error::io("fsync", &meta_path, e))?;
+    std::fs::write(
+        &meta_path,
+        serde_json::to_vec_pretty(&meta).unwrap_or_default(),
+    )
+    .map_err(|e| Error::io("write", &meta_path, e))?;
+    std::fs::File::open(&meta_path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io("fsync", &meta_path, e))?;
     let path = staging.commit()?;
     phases.push(("labels + splits + commit", started.elapsed()));
     Ok(report(p, stats, phases, path))
@@ -603,7 +741,14 @@ mod tests {
     use super::*;
 
     fn small() -> SynthParams {
-        SynthParams { nodes: 2000, avg_degree: 8.0, dim: 16, classes: 4, seed: 7, ..SynthParams::default() }
+        SynthParams {
+            nodes: 2000,
+            avg_degree: 8.0,
+            dim: 16,
+            classes: 4,
+            seed: 7,
+            ..SynthParams::default()
+        }
     }
 
     #[test]
@@ -623,13 +768,47 @@ mod tests {
     }
 
     #[test]
+    fn scan_and_member_lists_agree() {
+        let p = SynthParams {
+            classes: SCAN_CLASSES,
+            ..small()
+        };
+        let scan = Planted::new(&p);
+        let mut lists = Planted::new(&p);
+        let mut members = vec![Vec::new(); p.classes as usize];
+        for v in 0..p.nodes {
+            members[scan.class(v) as usize].push(v);
+        }
+        lists.members = Some(members);
+        for u in (0..p.nodes).step_by(7) {
+            for c in 0..p.classes {
+                assert_eq!(
+                    scan.nearest_in_class(u, c),
+                    lists.nearest_in_class(u, c),
+                    "u {u} class {c}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn homophily_plants_same_class_edges() {
         for (h, lo, hi) in [(0.9, 0.85, 1.0), (0.0, 0.0, 0.4)] {
-            let p = SynthParams { homophily: h, ..small() };
+            let p = SynthParams {
+                homophily: h,
+                ..small()
+            };
             let planted = Planted::new(&p);
             let edges = edge_chunk(&p, &planted, 0, 20_000);
-            let same = edges.iter().filter(|&&(s, d)| planted.class(s) == planted.class(d)).count() as f64 / edges.len() as f64;
-            assert!((lo..=hi).contains(&same), "homophily {h}: same-class fraction {same}");
+            let same = edges
+                .iter()
+                .filter(|&&(s, d)| planted.class(s) == planted.class(d))
+                .count() as f64
+                / edges.len() as f64;
+            assert!(
+                (lo..=hi).contains(&same),
+                "homophily {h}: same-class fraction {same}"
+            );
         }
     }
 
@@ -638,7 +817,15 @@ mod tests {
         // Nearest-centroid accuracy from a node's own features versus from
         // the mean of its in-neighbours' features: the planted signal must
         // need the graph.
-        let p = SynthParams { nodes: 3000, avg_degree: 15.0, dim: 32, classes: 8, homophily: 0.9, seed: 3, ..SynthParams::default() };
+        let p = SynthParams {
+            nodes: 3000,
+            avg_degree: 15.0,
+            dim: 32,
+            classes: 8,
+            homophily: 0.9,
+            seed: 3,
+            ..SynthParams::default()
+        };
         let planted = Planted::new(&p);
         let cents = centroids(&p);
         let mut feats = Vec::new();
@@ -653,7 +840,12 @@ mod tests {
         let predict = |x: &[f32]| {
             (0..p.classes as usize)
                 .max_by(|&a, &b| {
-                    let dot = |c: usize| x.iter().zip(&cents[c * dim..(c + 1) * dim]).map(|(u, v)| u * v).sum::<f32>();
+                    let dot = |c: usize| {
+                        x.iter()
+                            .zip(&cents[c * dim..(c + 1) * dim])
+                            .map(|(u, v)| u * v)
+                            .sum::<f32>()
+                    };
                     dot(a).total_cmp(&dot(b))
                 })
                 .unwrap_or(0) as u32
@@ -668,29 +860,52 @@ mod tests {
             own += (predict(&values[v * dim..(v + 1) * dim]) == c) as u32;
             let mut mean = vec![0f32; dim];
             for &u in &lists[v] {
-                for (m, x) in mean.iter_mut().zip(&values[u as usize * dim..(u as usize + 1) * dim]) {
+                for (m, x) in mean
+                    .iter_mut()
+                    .zip(&values[u as usize * dim..(u as usize + 1) * dim])
+                {
                     *m += x;
                 }
             }
             neigh += (predict(&mean) == c) as u32;
         }
         assert!(counted > 500);
-        assert!(neigh > own + counted / 5, "own {own}, neighbours {neigh} of {counted}");
+        assert!(
+            neigh > own + counted / 5,
+            "own {own}, neighbours {neigh} of {counted}"
+        );
     }
 
     #[test]
     fn store_is_deterministic_across_thread_counts() {
         let dir = tempfile::tempdir().unwrap();
         let run = |threads: usize, name: &str| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             let out = dir.path().join(name);
-            pool.install(|| generate_store(&small(), &out, &NoProgress)).unwrap();
+            pool.install(|| generate_store(&small(), &out, &NoProgress))
+                .unwrap();
             out
         };
         let a = run(1, "a");
         let b = run(3, "b");
-        for f in ["MANIFEST", "features.pages", "features.crc", "indptr", "indices", "indices.seg", "labels", "splits"] {
-            assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f} differs");
+        for f in [
+            "MANIFEST",
+            "features.pages",
+            "features.crc",
+            "indptr",
+            "indices",
+            "indices.seg",
+            "labels",
+            "splits",
+        ] {
+            assert_eq!(
+                std::fs::read(a.join(f)).unwrap(),
+                std::fs::read(b.join(f)).unwrap(),
+                "{f} differs"
+            );
         }
         let store = crate::Store::open(&a).unwrap();
         store.verify().unwrap();
@@ -700,10 +915,34 @@ mod tests {
     #[test]
     fn invalid_parameters_name_the_flag() {
         for (p, flag) in [
-            (SynthParams { nodes: 0, ..small() }, "--nodes"),
-            (SynthParams { homophily: 1.5, ..small() }, "--homophily"),
-            (SynthParams { split: [0.9, 0.2, 0.0], ..small() }, "--split"),
-            (SynthParams { classes: 0, ..small() }, "--classes"),
+            (
+                SynthParams {
+                    nodes: 0,
+                    ..small()
+                },
+                "--nodes",
+            ),
+            (
+                SynthParams {
+                    homophily: 1.5,
+                    ..small()
+                },
+                "--homophily",
+            ),
+            (
+                SynthParams {
+                    split: [0.9, 0.2, 0.0],
+                    ..small()
+                },
+                "--split",
+            ),
+            (
+                SynthParams {
+                    classes: 0,
+                    ..small()
+                },
+                "--classes",
+            ),
         ] {
             let err = p.validate().unwrap_err().to_string();
             assert!(err.contains(flag), "{err}");

@@ -33,22 +33,39 @@ impl StagingDir {
     /// creating process is gone (left behind by a kill).
     pub fn create(target: &Path) -> Result<StagingDir> {
         if target.symlink_metadata().is_ok() {
-            return Err(Error::AlreadyExists { path: target.to_path_buf() });
+            return Err(Error::AlreadyExists {
+                path: target.to_path_buf(),
+            });
         }
         let name = target
             .file_name()
-            .ok_or_else(|| Error::invalid_argument(format!("{} has no file name", target.display())))?
+            .ok_or_else(|| {
+                Error::invalid_argument(format!("{} has no file name", target.display()))
+            })?
             .to_string_lossy()
             .into_owned();
         let parent = parent_of(target);
         if !parent.is_dir() {
-            return Err(Error::invalid_argument(format!("parent directory {} does not exist", parent.display())));
+            return Err(Error::invalid_argument(format!(
+                "parent directory {} does not exist",
+                parent.display()
+            )));
         }
         remove_stale_staging(&parent, &name);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        let path = parent.join(format!(".{name}{STAGING_MARKER}{}-{nanos}", std::process::id()));
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let path = parent.join(format!(
+            ".{name}{STAGING_MARKER}{}-{nanos}",
+            std::process::id()
+        ));
         fs::create_dir(&path).map_err(|e| Error::io("create directory", &path, e))?;
-        Ok(StagingDir { path, target: target.to_path_buf(), committed: false })
+        Ok(StagingDir {
+            path,
+            target: target.to_path_buf(),
+            committed: false,
+        })
     }
 
     /// Where files are written until commit.
@@ -89,13 +106,22 @@ fn parent_of(path: &Path) -> PathBuf {
 /// Removes `.<name>.ginex-tmp-<pid>-*` directories whose pid is not alive.
 fn remove_stale_staging(parent: &Path, name: &str) {
     let prefix = format!(".{name}{STAGING_MARKER}");
-    let Ok(entries) = fs::read_dir(parent) else { return };
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(rest) = file_name.to_str().and_then(|s| s.strip_prefix(&prefix)) else { continue };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let Some(rest) = file_name.to_str().and_then(|s| s.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
         if !Path::new(&format!("/proc/{pid}")).exists() {
-            tracing::info!("removing stale staging directory {}", entry.path().display());
+            tracing::info!(
+                "removing stale staging directory {}",
+                entry.path().display()
+            );
             let _ = fs::remove_dir_all(entry.path());
         }
     }
@@ -104,28 +130,44 @@ fn remove_stale_staging(parent: &Path, name: &str) {
 /// fsyncs a directory so that entries created or renamed in it are durable.
 pub fn fsync_dir(dir: &Path) -> Result<()> {
     let f = File::open(dir).map_err(|e| Error::io("open directory", dir, e))?;
-    f.sync_all().map_err(|e| Error::io("fsync directory", dir, e))
+    f.sync_all()
+        .map_err(|e| Error::io("fsync directory", dir, e))
 }
 
 /// Renames `from` to `to`, failing if `to` exists (`RENAME_NOREPLACE`).
 /// On filesystems without `renameat2` support it checks and renames, which
 /// is racy only against a concurrent creator of the same path.
 pub fn rename_no_replace(from: &Path, to: &Path) -> Result<()> {
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(|_| Error::invalid_argument(format!("{} contains a NUL byte", p.display())));
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| Error::invalid_argument(format!("{} contains a NUL byte", p.display())))
+    };
     let (cf, ct) = (c(from)?, c(to)?);
     // SAFETY: both pointers come from live CStrings (NUL-terminated, valid
     // for the duration of the call); AT_FDCWD makes the paths relative to
     // the working directory as `rename` would; renameat2 does not retain them.
-    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, cf.as_ptr(), libc::AT_FDCWD, ct.as_ptr(), libc::RENAME_NOREPLACE) };
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            cf.as_ptr(),
+            libc::AT_FDCWD,
+            ct.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
     if rc == 0 {
         return Ok(());
     }
     let err = std::io::Error::last_os_error();
     match err.raw_os_error() {
-        Some(libc::EEXIST) | Some(libc::ENOTEMPTY) => Err(Error::AlreadyExists { path: to.to_path_buf() }),
+        Some(libc::EEXIST) | Some(libc::ENOTEMPTY) => Err(Error::AlreadyExists {
+            path: to.to_path_buf(),
+        }),
         Some(libc::EINVAL) | Some(libc::ENOSYS) => {
             if to.symlink_metadata().is_ok() {
-                return Err(Error::AlreadyExists { path: to.to_path_buf() });
+                return Err(Error::AlreadyExists {
+                    path: to.to_path_buf(),
+                });
             }
             fs::rename(from, to).map_err(|e| Error::io("rename", to, e))
         }
@@ -159,7 +201,10 @@ mod tests {
     fn never_replaces_an_existing_target() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("store");
-        assert!(matches!(StagingDir::create(dir.path()), Err(Error::AlreadyExists { .. })));
+        assert!(matches!(
+            StagingDir::create(dir.path()),
+            Err(Error::AlreadyExists { .. })
+        ));
         let staging = StagingDir::create(&target).unwrap();
         fs::create_dir(&target).unwrap(); // someone else created it meanwhile
         assert!(matches!(staging.commit(), Err(Error::AlreadyExists { .. })));
@@ -169,7 +214,9 @@ mod tests {
     #[test]
     fn stale_staging_of_dead_process_is_removed() {
         let dir = tempfile::tempdir().unwrap();
-        let stale = dir.path().join(format!(".store{STAGING_MARKER}{}-1", u32::MAX - 1));
+        let stale = dir
+            .path()
+            .join(format!(".store{STAGING_MARKER}{}-1", u32::MAX - 1));
         fs::create_dir(&stale).unwrap();
         let _staging = StagingDir::create(&dir.path().join("store")).unwrap();
         assert!(!stale.exists());

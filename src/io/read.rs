@@ -11,7 +11,14 @@ use crate::error::{Error, Result};
 pub fn read_exact_at(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
     file.read_exact_at(buf, offset).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            Error::corrupt(path, offset, format!("file ends before the {} bytes expected here (truncated?)", buf.len()))
+            Error::corrupt(
+                path,
+                offset,
+                format!(
+                    "file ends before the {} bytes expected here (truncated?)",
+                    buf.len()
+                ),
+            )
         } else {
             Error::io("read", path, e)
         }

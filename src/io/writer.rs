@@ -27,17 +27,30 @@ pub struct ChecksummedWriter {
 impl ChecksummedWriter {
     /// Creates `path` (which must not exist) for a file of `kind`.
     pub fn create(path: &Path, kind: FileKind) -> Result<Self> {
-        let file = File::options().write(true).create_new(true).open(path).map_err(|e| Error::io("create", path, e))?;
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io("create", path, e))?;
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);
-        out.write_all(&vec![0u8; kind.header_len() as usize]).map_err(|e| Error::io("write", path, e))?;
-        Ok(ChecksummedWriter { out, path: path.to_path_buf(), kind, hasher: crc32fast::Hasher::new(), payload_len: 0 })
+        out.write_all(&vec![0u8; kind.header_len() as usize])
+            .map_err(|e| Error::io("write", path, e))?;
+        Ok(ChecksummedWriter {
+            out,
+            path: path.to_path_buf(),
+            kind,
+            hasher: crc32fast::Hasher::new(),
+            payload_len: 0,
+        })
     }
 
     /// Appends payload bytes.
     pub fn write_payload(&mut self, bytes: &[u8]) -> Result<()> {
         self.hasher.update(bytes);
         self.payload_len += bytes.len() as u64;
-        self.out.write_all(bytes).map_err(|e| Error::io("write", &self.path, e))
+        self.out
+            .write_all(bytes)
+            .map_err(|e| Error::io("write", &self.path, e))
     }
 
     /// Payload bytes written so far.
@@ -52,11 +65,21 @@ impl ChecksummedWriter {
 
     /// Writes the header, fsyncs the file and returns the header.
     pub fn finish(self) -> Result<FileHeader> {
-        let ChecksummedWriter { out, path, kind, hasher, payload_len } = self;
+        let ChecksummedWriter {
+            out,
+            path,
+            kind,
+            hasher,
+            payload_len,
+        } = self;
         let header = FileHeader::new(kind, payload_len, hasher.finalize());
-        let mut file = out.into_inner().map_err(|e| Error::io("write", &path, e.into_error()))?;
-        file.seek(SeekFrom::Start(0)).map_err(|e| Error::io("seek", &path, e))?;
-        file.write_all(&header.encode()).map_err(|e| Error::io("write", &path, e))?;
+        let mut file = out
+            .into_inner()
+            .map_err(|e| Error::io("write", &path, e.into_error()))?;
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io("seek", &path, e))?;
+        file.write_all(&header.encode())
+            .map_err(|e| Error::io("write", &path, e))?;
         file.sync_all().map_err(|e| Error::io("fsync", &path, e))?;
         Ok(header)
     }

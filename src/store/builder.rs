@@ -27,7 +27,11 @@ pub struct StoreSpec {
 impl StoreSpec {
     /// A spec with the default segment size.
     pub fn new(num_nodes: u64, layout: FeatureLayout) -> Self {
-        StoreSpec { num_nodes, layout, segment_bytes: DEFAULT_SEGMENT_BYTES }
+        StoreSpec {
+            num_nodes,
+            layout,
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
+        }
     }
 }
 
@@ -45,7 +49,13 @@ impl StoreBuilder {
     /// Starts a store at `target`, which must not exist.
     pub fn create(target: &Path, spec: StoreSpec) -> Result<Self> {
         let staging = StagingDir::create(target)?;
-        Ok(StoreBuilder { staging, spec, files: Vec::new(), num_edges: None, num_classes: 0 })
+        Ok(StoreBuilder {
+            staging,
+            spec,
+            files: Vec::new(),
+            num_edges: None,
+            num_classes: 0,
+        })
     }
 
     /// The staging directory; builders may keep scratch files in it (they
@@ -64,12 +74,20 @@ impl StoreBuilder {
     }
 
     fn record(&mut self, header: FileHeader) {
-        self.files.push(FileEntry { kind: header.kind, len: header.file_len(), payload_crc: header.payload_crc });
+        self.files.push(FileEntry {
+            kind: header.kind,
+            len: header.file_len(),
+            payload_crc: header.payload_crc,
+        });
     }
 
     /// A writer for the feature rows, pushed in node order.
     pub fn feature_writer(&self) -> Result<FeatureWriter> {
-        FeatureWriter::create(&self.file_path(FileKind::FeaturePages), &self.file_path(FileKind::PageChecksums), self.spec)
+        FeatureWriter::create(
+            &self.file_path(FileKind::FeaturePages),
+            &self.file_path(FileKind::PageChecksums),
+            self.spec,
+        )
     }
 
     /// Finishes the feature files.
@@ -98,17 +116,33 @@ impl StoreBuilder {
     /// Writes labels (`-1` = missing; others in `0..num_classes`).
     pub fn write_labels(&mut self, labels: &[i32], num_classes: u32) -> Result<()> {
         if labels.len() as u64 != self.spec.num_nodes {
-            return Err(Error::invalid_argument(format!("{} labels for {} nodes", labels.len(), self.spec.num_nodes)));
+            return Err(Error::invalid_argument(format!(
+                "{} labels for {} nodes",
+                labels.len(),
+                self.spec.num_nodes
+            )));
         }
         if num_classes == 0 || num_classes > i32::MAX as u32 {
-            return Err(Error::invalid_argument(format!("number of classes {num_classes} must be in 1..2^31")));
+            return Err(Error::invalid_argument(format!(
+                "number of classes {num_classes} must be in 1..2^31"
+            )));
         }
-        if let Some(i) = labels.iter().position(|&l| l != MISSING_LABEL && (l < 0 || l as u32 >= num_classes)) {
-            return Err(Error::invalid_argument(format!("label of node {i} is {} but there are {num_classes} classes", labels[i])));
+        if let Some(i) = labels
+            .iter()
+            .position(|&l| l != MISSING_LABEL && (l < 0 || l as u32 >= num_classes))
+        {
+            return Err(Error::invalid_argument(format!(
+                "label of node {i} is {} but there are {num_classes} classes",
+                labels[i]
+            )));
         }
         let mut payload = Vec::new();
         encode_labels(labels, &mut payload);
-        let h = write_file(&self.file_path(FileKind::Labels), FileKind::Labels, &payload)?;
+        let h = write_file(
+            &self.file_path(FileKind::Labels),
+            FileKind::Labels,
+            &payload,
+        )?;
         self.record(h);
         self.num_classes = num_classes;
         Ok(())
@@ -117,20 +151,35 @@ impl StoreBuilder {
     /// Writes train/valid/test splits (each sorted, in range, disjoint).
     pub fn write_splits(&mut self, splits: &Splits) -> Result<()> {
         let n = self.spec.num_nodes;
-        for (name, list) in [("train", &splits.train), ("valid", &splits.valid), ("test", &splits.test)] {
+        for (name, list) in [
+            ("train", &splits.train),
+            ("valid", &splits.valid),
+            ("test", &splits.test),
+        ] {
             if let Some(w) = list.windows(2).find(|w| w[1] <= w[0]) {
-                return Err(Error::invalid_argument(format!("{name} ids must be strictly increasing ({} then {})", w[0], w[1])));
+                return Err(Error::invalid_argument(format!(
+                    "{name} ids must be strictly increasing ({} then {})",
+                    w[0], w[1]
+                )));
             }
             if let Some(&id) = list.iter().find(|&&id| id >= n) {
-                return Err(Error::invalid_argument(format!("{name} id {id} is not below the node count {n}")));
+                return Err(Error::invalid_argument(format!(
+                    "{name} id {id} is not below the node count {n}"
+                )));
             }
         }
         if let Some(id) = splits.first_overlap() {
-            return Err(Error::invalid_argument(format!("node {id} is in more than one split")));
+            return Err(Error::invalid_argument(format!(
+                "node {id} is in more than one split"
+            )));
         }
         let mut payload = Vec::new();
         splits.encode(&mut payload);
-        let h = write_file(&self.file_path(FileKind::Splits), FileKind::Splits, &payload)?;
+        let h = write_file(
+            &self.file_path(FileKind::Splits),
+            FileKind::Splits,
+            &payload,
+        )?;
         self.record(h);
         Ok(())
     }
@@ -138,11 +187,19 @@ impl StoreBuilder {
     /// Writes the original id of every node (for inputs whose ids were remapped).
     pub fn write_original_ids(&mut self, ids: &[u64]) -> Result<()> {
         if ids.len() as u64 != self.spec.num_nodes {
-            return Err(Error::invalid_argument(format!("{} original ids for {} nodes", ids.len(), self.spec.num_nodes)));
+            return Err(Error::invalid_argument(format!(
+                "{} original ids for {} nodes",
+                ids.len(),
+                self.spec.num_nodes
+            )));
         }
         let mut payload = Vec::new();
         encode_original_ids(ids, &mut payload);
-        let h = write_file(&self.file_path(FileKind::OriginalIds), FileKind::OriginalIds, &payload)?;
+        let h = write_file(
+            &self.file_path(FileKind::OriginalIds),
+            FileKind::OriginalIds,
+            &payload,
+        )?;
         self.record(h);
         Ok(())
     }
@@ -151,7 +208,10 @@ impl StoreBuilder {
     pub fn finish(mut self) -> Result<PathBuf> {
         for kind in REQUIRED_FILES {
             if !self.files.iter().any(|f| f.kind == kind) {
-                return Err(Error::invalid_argument(format!("store is incomplete: {} was not written", store_file_name(kind))));
+                return Err(Error::invalid_argument(format!(
+                    "store is incomplete: {} was not written",
+                    store_file_name(kind)
+                )));
             }
         }
         self.files.sort_by_key(|f| f.kind as u32);
@@ -163,7 +223,11 @@ impl StoreBuilder {
             num_classes: self.num_classes,
             files: std::mem::take(&mut self.files),
         };
-        write_file(&self.file_path(FileKind::Manifest), FileKind::Manifest, &manifest.encode())?;
+        write_file(
+            &self.file_path(FileKind::Manifest),
+            FileKind::Manifest,
+            &manifest.encode(),
+        )?;
         self.staging.commit()
     }
 }
@@ -199,11 +263,17 @@ impl FeatureWriter {
     pub fn push_rows(&mut self, rows: &[u8]) -> Result<()> {
         let row_bytes = self.layout.row_bytes();
         if rows.len() % row_bytes != 0 {
-            return Err(Error::invalid_argument(format!("{} bytes is not a whole number of {row_bytes}-byte rows", rows.len())));
+            return Err(Error::invalid_argument(format!(
+                "{} bytes is not a whole number of {row_bytes}-byte rows",
+                rows.len()
+            )));
         }
         let count = (rows.len() / row_bytes) as u64;
         if self.rows + count > self.expected_rows {
-            return Err(Error::invalid_argument(format!("more than {} feature rows pushed", self.expected_rows)));
+            return Err(Error::invalid_argument(format!(
+                "more than {} feature rows pushed",
+                self.expected_rows
+            )));
         }
         for row in rows.chunks_exact(row_bytes) {
             if self.fill + row_bytes > self.page.len() {
@@ -222,7 +292,8 @@ impl FeatureWriter {
     fn flush_page(&mut self) -> Result<()> {
         self.page[self.fill..].fill(0);
         for page in self.page.chunks_exact(PAGE_SIZE) {
-            self.crcs.write_payload(&crc32fast::hash(page).to_le_bytes())?;
+            self.crcs
+                .write_payload(&crc32fast::hash(page).to_le_bytes())?;
         }
         self.pages.write_payload(&self.page)?;
         self.fill = 0;
@@ -231,12 +302,18 @@ impl FeatureWriter {
 
     fn finish(mut self) -> Result<(FileHeader, FileHeader)> {
         if self.rows != self.expected_rows {
-            return Err(Error::invalid_argument(format!("{} feature rows pushed, expected {}", self.rows, self.expected_rows)));
+            return Err(Error::invalid_argument(format!(
+                "{} feature rows pushed, expected {}",
+                self.rows, self.expected_rows
+            )));
         }
         if self.fill > 0 {
             self.flush_page()?;
         }
-        debug_assert_eq!(self.pages.payload_len(), self.layout.payload_len(self.rows).unwrap_or(0));
+        debug_assert_eq!(
+            self.pages.payload_len(),
+            self.layout.payload_len(self.rows).unwrap_or(0)
+        );
         Ok((self.pages.finish()?, self.crcs.finish()?))
     }
 }
@@ -265,7 +342,8 @@ pub struct TopologyWriter {
 impl TopologyWriter {
     fn create(b: &StoreBuilder) -> Result<Self> {
         let width = IndexWidth::for_nodes(b.spec.num_nodes);
-        let mut indptr = ChecksummedWriter::create(&b.file_path(FileKind::Indptr), FileKind::Indptr)?;
+        let mut indptr =
+            ChecksummedWriter::create(&b.file_path(FileKind::Indptr), FileKind::Indptr)?;
         indptr.write_payload(&0u64.to_le_bytes())?;
         Ok(TopologyWriter {
             indptr,
@@ -288,15 +366,22 @@ impl TopologyWriter {
 
     fn finish(mut self) -> Result<(Vec<FileHeader>, u64)> {
         if self.node != self.num_nodes {
-            return Err(Error::invalid_argument(format!("{} neighbor lists pushed, expected {}", self.node, self.num_nodes)));
+            return Err(Error::invalid_argument(format!(
+                "{} neighbor lists pushed, expected {}",
+                self.node, self.num_nodes
+            )));
         }
         self.segments.extend(self.planner.close());
-        let mut table = Vec::with_capacity(self.segments.len() * crate::format::csc::SEGMENT_ENTRY_SIZE);
+        let mut table =
+            Vec::with_capacity(self.segments.len() * crate::format::csc::SEGMENT_ENTRY_SIZE);
         for s in &self.segments {
             s.encode(&mut table);
         }
         let seg = write_file(&self.seg_path, FileKind::SegmentTable, &table)?;
-        Ok((vec![self.indptr.finish()?, self.indices.finish()?, seg], self.edges))
+        Ok((
+            vec![self.indptr.finish()?, self.indices.finish()?, seg],
+            self.edges,
+        ))
     }
 }
 
@@ -304,13 +389,22 @@ impl ListSink for TopologyWriter {
     fn push_list(&mut self, list: &[u64]) -> Result<()> {
         let node = self.node;
         if node >= self.num_nodes {
-            return Err(Error::invalid_argument(format!("more than {} neighbor lists pushed", self.num_nodes)));
+            return Err(Error::invalid_argument(format!(
+                "more than {} neighbor lists pushed",
+                self.num_nodes
+            )));
         }
         if let Some(w) = list.windows(2).find(|w| w[1] < w[0]) {
-            return Err(Error::invalid_argument(format!("in-neighbors of node {node} are not sorted ({} before {})", w[0], w[1])));
+            return Err(Error::invalid_argument(format!(
+                "in-neighbors of node {node} are not sorted ({} before {})",
+                w[0], w[1]
+            )));
         }
         if let Some(&bad) = list.last().filter(|&&l| l >= self.num_nodes) {
-            return Err(Error::invalid_argument(format!("node {node} has in-neighbor {bad}, not below {}", self.num_nodes)));
+            return Err(Error::invalid_argument(format!(
+                "node {node} has in-neighbor {bad}, not below {}",
+                self.num_nodes
+            )));
         }
         self.scratch.clear();
         for &id in list {
@@ -320,7 +414,8 @@ impl ListSink for TopologyWriter {
         self.edges += list.len() as u64;
         self.indices.write_payload(&self.scratch)?;
         self.indptr.write_payload(&self.edges.to_le_bytes())?;
-        self.segments.extend(self.planner.push_node(node, start, &self.scratch));
+        self.segments
+            .extend(self.planner.push_node(node, start, &self.scratch));
         self.node += 1;
         Ok(())
     }

@@ -69,11 +69,17 @@ impl EdgeBucketer {
     /// Starts a build for `num_nodes` nodes with scratch files under
     /// `scratch` (created, and removed by `finish`). `expected_edges` sizes
     /// the initial bucket count; `memory_budget` bounds the sort buffer.
-    pub fn new(scratch: &Path, num_nodes: u64, expected_edges: u64, memory_budget: u64) -> Result<Self> {
+    pub fn new(
+        scratch: &Path,
+        num_nodes: u64,
+        expected_edges: u64,
+        memory_budget: u64,
+    ) -> Result<Self> {
         fs::create_dir_all(scratch).map_err(|e| Error::io("create directory", scratch, e))?;
         let width = IndexWidth::for_nodes(num_nodes);
         let budget = memory_budget.max(1 << 20);
-        let wanted = (expected_edges.saturating_mul(memory_per_edge(width)) / budget + 1).saturating_mul(2);
+        let wanted =
+            (expected_edges.saturating_mul(memory_per_edge(width)) / budget + 1).saturating_mul(2);
         let buckets = wanted.clamp(1, MAX_BUCKETS).min(num_nodes.max(1));
         let bucket_nodes = num_nodes.div_ceil(buckets).max(1);
         let count = num_nodes.div_ceil(bucket_nodes).max(1) as usize;
@@ -99,14 +105,19 @@ impl EdgeBucketer {
     /// Adds one edge `src -> dst` (so `src` is an in-neighbor of `dst`).
     pub fn push(&mut self, src: u64, dst: u64) -> Result<()> {
         if src >= self.num_nodes || dst >= self.num_nodes {
-            return Err(Error::OutOfRange(format!("edge {src} -> {dst} has an id not below the node count {}", self.num_nodes)));
+            return Err(Error::OutOfRange(format!(
+                "edge {src} -> {dst} has an id not below the node count {}",
+                self.num_nodes
+            )));
         }
         let b = (dst / self.bucket_nodes) as usize;
         self.record.clear();
         self.width.push(dst, &mut self.record);
         self.width.push(src, &mut self.record);
         let path = &self.scratch;
-        self.writers[b].write_all(&self.record).map_err(|e| Error::io("write", path.join(format!("bucket-{b}")), e))?;
+        self.writers[b]
+            .write_all(&self.record)
+            .map_err(|e| Error::io("write", path.join(format!("bucket-{b}")), e))?;
         self.counts[b] += 1;
         self.edges_in += 1;
         Ok(())
@@ -119,14 +130,36 @@ impl EdgeBucketer {
 
     /// Sorts every bucket and emits all `num_nodes` lists in node order.
     pub fn finish(self, opts: CscOptions, sink: &mut dyn ListSink) -> Result<CscStats> {
-        let EdgeBucketer { scratch, num_nodes, width, bucket_nodes, writers, counts, memory_budget, edges_in, .. } = self;
+        let EdgeBucketer {
+            scratch,
+            num_nodes,
+            width,
+            bucket_nodes,
+            writers,
+            counts,
+            memory_budget,
+            edges_in,
+            ..
+        } = self;
         let mut paths = Vec::with_capacity(writers.len());
         for (i, w) in writers.into_iter().enumerate() {
             let path = scratch.join(format!("bucket-{i}"));
-            w.into_inner().map_err(|e| Error::io("write", &path, e.into_error()))?;
+            w.into_inner()
+                .map_err(|e| Error::io("write", &path, e.into_error()))?;
             paths.push(path);
         }
-        let mut job = SortJob { width, memory_budget, opts, stats: CscStats { edges_in, ..CscStats::default() }, sink, scratch: scratch.clone(), next_split: 0 };
+        let mut job = SortJob {
+            width,
+            memory_budget,
+            opts,
+            stats: CscStats {
+                edges_in,
+                ..CscStats::default()
+            },
+            sink,
+            scratch: scratch.clone(),
+            next_split: 0,
+        };
         for (i, (path, count)) in paths.iter().zip(counts).enumerate() {
             let lo = i as u64 * bucket_nodes;
             let hi = (lo + bucket_nodes).min(num_nodes);
@@ -167,30 +200,45 @@ impl SortJob<'_> {
 
     /// Re-buckets an oversized bucket into narrower destination ranges.
     fn split(&mut self, path: &Path, count: u64, lo: u64, hi: u64) -> Result<()> {
-        let parts = (count.saturating_mul(memory_per_edge(self.width)) / self.memory_budget + 1).saturating_mul(2).min(hi - lo).min(MAX_BUCKETS);
+        let parts = (count.saturating_mul(memory_per_edge(self.width)) / self.memory_budget + 1)
+            .saturating_mul(2)
+            .min(hi - lo)
+            .min(MAX_BUCKETS);
         let part_nodes = (hi - lo).div_ceil(parts);
         let parts = (hi - lo).div_ceil(part_nodes) as usize;
         let id = self.next_split;
         self.next_split += 1;
-        let sub_paths: Vec<PathBuf> = (0..parts).map(|p| self.scratch.join(format!("split-{id}-{p}"))).collect();
+        let sub_paths: Vec<PathBuf> = (0..parts)
+            .map(|p| self.scratch.join(format!("split-{id}-{p}")))
+            .collect();
         let mut writers = Vec::with_capacity(parts);
         for p in &sub_paths {
-            writers.push(BufWriter::with_capacity(SPILL_BUFFER, File::create(p).map_err(|e| Error::io("create", p, e))?));
+            writers.push(BufWriter::with_capacity(
+                SPILL_BUFFER,
+                File::create(p).map_err(|e| Error::io("create", p, e))?,
+            ));
         }
         let mut counts = vec![0u64; parts];
         let rec = 2 * self.width.bytes();
-        let mut reader = BufReader::with_capacity(SPILL_BUFFER, File::open(path).map_err(|e| Error::io("open", path, e))?);
+        let mut reader = BufReader::with_capacity(
+            SPILL_BUFFER,
+            File::open(path).map_err(|e| Error::io("open", path, e))?,
+        );
         let mut buf = vec![0u8; rec * 4096];
         let mut left = count;
         let mut pair = Vec::with_capacity(2);
         while left > 0 {
             let n = left.min(4096) as usize;
-            reader.read_exact(&mut buf[..n * rec]).map_err(|e| Error::io("read", path, e))?;
+            reader
+                .read_exact(&mut buf[..n * rec])
+                .map_err(|e| Error::io("read", path, e))?;
             for r in buf[..n * rec].chunks_exact(rec) {
                 pair.clear();
                 self.width.decode(r, &mut pair);
                 let p = ((pair[0] - lo) / part_nodes) as usize;
-                writers[p].write_all(r).map_err(|e| Error::io("write", &sub_paths[p], e))?;
+                writers[p]
+                    .write_all(r)
+                    .map_err(|e| Error::io("write", &sub_paths[p], e))?;
                 counts[p] += 1;
             }
             left -= n as u64;
@@ -198,7 +246,8 @@ impl SortJob<'_> {
         drop(reader);
         fs::remove_file(path).map_err(|e| Error::io("remove", path, e))?;
         for (w, p) in writers.into_iter().zip(&sub_paths) {
-            w.into_inner().map_err(|e| Error::io("write", p, e.into_error()))?;
+            w.into_inner()
+                .map_err(|e| Error::io("write", p, e.into_error()))?;
         }
         for (i, (p, c)) in sub_paths.iter().zip(counts).enumerate() {
             let sub_lo = lo + i as u64 * part_nodes;
@@ -210,7 +259,10 @@ impl SortJob<'_> {
     /// Loads a bucket as `(dst, src)` pairs packed for sorting.
     fn load(&self, path: &Path, count: u64) -> Result<Edges> {
         let rec = 2 * self.width.bytes();
-        let mut reader = BufReader::with_capacity(SPILL_BUFFER, File::open(path).map_err(|e| Error::io("open", path, e))?);
+        let mut reader = BufReader::with_capacity(
+            SPILL_BUFFER,
+            File::open(path).map_err(|e| Error::io("open", path, e))?,
+        );
         let mut buf = vec![0u8; rec * 8192];
         let mut left = count;
         let mut edges = match self.width {
@@ -220,7 +272,9 @@ impl SortJob<'_> {
         let mut pair = Vec::with_capacity(2);
         while left > 0 {
             let n = left.min(8192) as usize;
-            reader.read_exact(&mut buf[..n * rec]).map_err(|e| Error::io("read", path, e))?;
+            reader
+                .read_exact(&mut buf[..n * rec])
+                .map_err(|e| Error::io("read", path, e))?;
             for r in buf[..n * rec].chunks_exact(rec) {
                 pair.clear();
                 self.width.decode(r, &mut pair);
@@ -356,7 +410,10 @@ mod tests {
         for s in 0..100 {
             b.push(s % 4, 2).unwrap();
         }
-        let err = b.finish(CscOptions::default(), &mut Collect::default()).unwrap_err().to_string();
+        let err = b
+            .finish(CscOptions::default(), &mut Collect::default())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("node 2") && err.contains("--memory"), "{err}");
     }
 

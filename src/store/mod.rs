@@ -48,7 +48,11 @@ pub fn read_checked_file(path: &Path, kind: FileKind) -> Result<(FileHeader, Vec
         return Err(Error::corrupt(
             path,
             start as u64,
-            format!("payload is {} bytes but the header says {}", payload.len(), header.payload_len),
+            format!(
+                "payload is {} bytes but the header says {}",
+                payload.len(),
+                header.payload_len
+            ),
         ));
     }
     let got = crc32fast::hash(payload);
@@ -83,38 +87,70 @@ impl Store {
         for entry in &manifest.files {
             let path = dir.join(entry.name());
             let file = open(&path)?;
-            let len = file.metadata().map_err(|e| Error::io("stat", &path, e))?.len();
+            let len = file
+                .metadata()
+                .map_err(|e| Error::io("stat", &path, e))?
+                .len();
             if len != entry.len {
-                return Err(Error::corrupt(&path, len.min(entry.len), format!("file is {len} bytes, the manifest says {}", entry.len)));
+                return Err(Error::corrupt(
+                    &path,
+                    len.min(entry.len),
+                    format!("file is {len} bytes, the manifest says {}", entry.len),
+                ));
             }
             let mut head = [0u8; HEADER_SIZE];
             read_exact_at(&file, &path, 0, &mut head)?;
             let header = FileHeader::decode(&head, &path)?.expect_kind(entry.kind, &path)?;
             if header.file_len() != len || header.payload_crc != entry.payload_crc {
-                return Err(Error::corrupt(&path, 0, "header disagrees with the manifest (length or checksum)"));
+                return Err(Error::corrupt(
+                    &path,
+                    0,
+                    "header disagrees with the manifest (length or checksum)",
+                ));
             }
         }
         let n = manifest.num_nodes;
         let path_of = |k: FileKind| dir.join(store_file_name(k));
 
         let (_, p) = read_checked_file(&path_of(FileKind::Indptr), FileKind::Indptr)?;
-        expect_len(&path_of(FileKind::Indptr), p.len() as u64, n.checked_add(1).and_then(|x| x.checked_mul(8)))?;
+        expect_len(
+            &path_of(FileKind::Indptr),
+            p.len() as u64,
+            n.checked_add(1).and_then(|x| x.checked_mul(8)),
+        )?;
         let indptr: Vec<u64> = p.chunks_exact(8).map(|c| le_u64(c, 0)).collect();
         validate_indptr(&indptr, manifest.num_edges, &path_of(FileKind::Indptr))?;
 
         let (_, p) = read_checked_file(&path_of(FileKind::SegmentTable), FileKind::SegmentTable)?;
         let segments = decode_segment_table(&p, &indptr, &path_of(FileKind::SegmentTable))?;
 
-        let num_pages = manifest.layout.num_pages(n).map_err(|_| Error::corrupt(&manifest_path, 0, "node count overflows the page space"))?;
+        let num_pages = manifest.layout.num_pages(n).map_err(|_| {
+            Error::corrupt(&manifest_path, 0, "node count overflows the page space")
+        })?;
         let (_, p) = read_checked_file(&path_of(FileKind::PageChecksums), FileKind::PageChecksums)?;
-        expect_len(&path_of(FileKind::PageChecksums), p.len() as u64, num_pages.checked_mul(4))?;
+        expect_len(
+            &path_of(FileKind::PageChecksums),
+            p.len() as u64,
+            num_pages.checked_mul(4),
+        )?;
         let page_crcs: Vec<u32> = p.chunks_exact(4).map(|c| le_u32(c, 0)).collect();
 
-        let features_len = manifest.file(FileKind::FeaturePages).map(|f| f.len).unwrap_or(0);
-        expect_len(&path_of(FileKind::FeaturePages), features_len, num_pages.checked_mul(PAGE_SIZE as u64).and_then(|x| x.checked_add(PAGE_SIZE as u64)))?;
+        let features_len = manifest
+            .file(FileKind::FeaturePages)
+            .map(|f| f.len)
+            .unwrap_or(0);
+        expect_len(
+            &path_of(FileKind::FeaturePages),
+            features_len,
+            num_pages
+                .checked_mul(PAGE_SIZE as u64)
+                .and_then(|x| x.checked_add(PAGE_SIZE as u64)),
+        )?;
         let indices_len = manifest.file(FileKind::Indices).map(|f| f.len).unwrap_or(0);
-        let expected_indices =
-            manifest.index_width.edge_offset(manifest.num_edges).and_then(|x| x.checked_add(PAGE_SIZE as u64));
+        let expected_indices = manifest
+            .index_width
+            .edge_offset(manifest.num_edges)
+            .and_then(|x| x.checked_add(PAGE_SIZE as u64));
         expect_len(&path_of(FileKind::Indices), indices_len, expected_indices)?;
 
         Ok(Store {
@@ -191,7 +227,10 @@ impl Store {
 
     fn check_node(&self, v: u64) -> Result<()> {
         if v >= self.num_nodes() {
-            return Err(Error::OutOfRange(format!("node {v} is not below the node count {}", self.num_nodes())));
+            return Err(Error::OutOfRange(format!(
+                "node {v} is not below the node count {}",
+                self.num_nodes()
+            )));
         }
         Ok(())
     }
@@ -213,7 +252,13 @@ impl Store {
         read_exact_at(&self.indices, &path, start, &mut buf)?;
         let got = crc32fast::hash(&buf);
         if got != seg.crc {
-            return Err(Error::ChecksumMismatch { path, region: format!("segment {seg_index}"), offset: start, expected: seg.crc, got });
+            return Err(Error::ChecksumMismatch {
+                path,
+                region: format!("segment {seg_index}"),
+                offset: start,
+                expected: seg.crc,
+                got,
+            });
         }
         let lo = (self.indptr[v as usize] - seg.edge_start) as usize * width.bytes();
         let hi = (self.indptr[v as usize + 1] - seg.edge_start) as usize * width.bytes();
@@ -229,7 +274,12 @@ impl Store {
         let layout = self.layout();
         let row_bytes = layout.row_bytes();
         if out.len() != ids.len() * row_bytes {
-            return Err(Error::OutOfRange(format!("output holds {} bytes, {} rows need {}", out.len(), ids.len(), ids.len() * row_bytes)));
+            return Err(Error::OutOfRange(format!(
+                "output holds {} bytes, {} rows need {}",
+                out.len(),
+                ids.len(),
+                ids.len() * row_bytes
+            )));
         }
         let mut page_buf = vec![0u8; layout.pages_per_row() as usize * PAGE_SIZE];
         let mut loaded: Option<u64> = None;
@@ -250,7 +300,12 @@ impl Store {
     pub fn read_feature_rows_f32(&self, ids: &[u64], out: &mut [f32]) -> Result<()> {
         let mut raw = vec![0u8; ids.len() * self.layout().row_bytes()];
         if out.len() != ids.len() * self.feature_dim() as usize {
-            return Err(Error::OutOfRange(format!("output holds {} values, {} rows need {}", out.len(), ids.len(), ids.len() * self.feature_dim() as usize)));
+            return Err(Error::OutOfRange(format!(
+                "output holds {} values, {} rows need {}",
+                out.len(),
+                ids.len(),
+                ids.len() * self.feature_dim() as usize
+            )));
         }
         self.read_feature_rows(ids, &mut raw)?;
         self.dtype().decode_to_f32(&raw, out);
@@ -265,7 +320,10 @@ impl Store {
         read_exact_at(&self.features, &path, offset, buf)?;
         for (i, page) in buf.chunks_exact(PAGE_SIZE).enumerate() {
             let index = first + i as u64;
-            let expected = self.page_crcs.get(index as usize).copied().ok_or_else(|| Error::OutOfRange(format!("feature page {index} does not exist")))?;
+            let expected =
+                self.page_crcs.get(index as usize).copied().ok_or_else(|| {
+                    Error::OutOfRange(format!("feature page {index} does not exist"))
+                })?;
             let got = crc32fast::hash(page);
             if got != expected {
                 return Err(Error::ChecksumMismatch {
@@ -319,7 +377,15 @@ impl Store {
 fn expect_len(path: &Path, got: u64, expected: Option<u64>) -> Result<()> {
     match expected {
         Some(e) if e == got => Ok(()),
-        Some(e) => Err(Error::corrupt(path, got.min(e), format!("length {got} does not match the {e} the manifest implies"))),
-        None => Err(Error::corrupt(path, 0, "size implied by the manifest overflows")),
+        Some(e) => Err(Error::corrupt(
+            path,
+            got.min(e),
+            format!("length {got} does not match the {e} the manifest implies"),
+        )),
+        None => Err(Error::corrupt(
+            path,
+            0,
+            "size implied by the manifest overflows",
+        )),
     }
 }

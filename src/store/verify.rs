@@ -29,15 +29,29 @@ const CHUNK: usize = 8 << 20;
 
 /// Streams a file's payload through `visit`, checking the header padding is
 /// zero and the payload CRC matches the header.
-fn stream_payload(store: &Store, kind: FileKind, mut visit: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<u64> {
+fn stream_payload(
+    store: &Store,
+    kind: FileKind,
+    mut visit: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<u64> {
     let path = store.dir().join(store_file_name(kind));
-    let entry = store.manifest().file(kind).ok_or_else(|| Error::corrupt(&path, 0, "file is not in the manifest"))?;
+    let entry = store
+        .manifest()
+        .file(kind)
+        .ok_or_else(|| Error::corrupt(&path, 0, "file is not in the manifest"))?;
     let header_len = kind.header_len() as u64;
     let mut reader = BufReader::with_capacity(CHUNK, open(&path)?);
     let mut head = vec![0u8; header_len as usize];
     read_all(&mut reader, &path, 0, &mut head)?;
-    if let Some(i) = head[crate::format::header::HEADER_SIZE..].iter().position(|&b| b != 0) {
-        return Err(Error::corrupt(&path, (crate::format::header::HEADER_SIZE + i) as u64, "header padding is not zero"));
+    if let Some(i) = head[crate::format::header::HEADER_SIZE..]
+        .iter()
+        .position(|&b| b != 0)
+    {
+        return Err(Error::corrupt(
+            &path,
+            (crate::format::header::HEADER_SIZE + i) as u64,
+            "header padding is not zero",
+        ));
     }
     let mut hasher = crc32fast::Hasher::new();
     let mut buf = vec![0u8; CHUNK];
@@ -88,9 +102,18 @@ impl Store {
         // even if it changed after opening.
         let reopened = Store::open(self.dir())?;
         if reopened.manifest() != self.manifest() {
-            return Err(Error::corrupt(self.dir().join("MANIFEST"), 0, "manifest changed since the store was opened"));
+            return Err(Error::corrupt(
+                self.dir().join("MANIFEST"),
+                0,
+                "manifest changed since the store was opened",
+            ));
         }
-        for kind in [FileKind::Manifest, FileKind::Indptr, FileKind::SegmentTable, FileKind::PageChecksums] {
+        for kind in [
+            FileKind::Manifest,
+            FileKind::Indptr,
+            FileKind::SegmentTable,
+            FileKind::PageChecksums,
+        ] {
             let path = self.dir().join(store_file_name(kind));
             let (h, _) = read_checked_file(&path, kind)?;
             report.files += 1;
@@ -147,14 +170,26 @@ impl Store {
         let wb = width.bytes() as u64;
         let n = self.num_nodes();
         let indptr = self.indptr();
-        let entry_len = self.manifest().file(FileKind::Indices).map(|f| f.len).unwrap_or(0);
+        let entry_len = self
+            .manifest()
+            .file(FileKind::Indices)
+            .map(|f| f.len)
+            .unwrap_or(0);
         let mut file = open(&path)?;
         let mut head = vec![0u8; PAGE_SIZE];
         crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
-        if let Some(i) = head[crate::format::header::HEADER_SIZE..].iter().position(|&b| b != 0) {
-            return Err(Error::corrupt(&path, (crate::format::header::HEADER_SIZE + i) as u64, "header padding is not zero"));
+        if let Some(i) = head[crate::format::header::HEADER_SIZE..]
+            .iter()
+            .position(|&b| b != 0)
+        {
+            return Err(Error::corrupt(
+                &path,
+                (crate::format::header::HEADER_SIZE + i) as u64,
+                "header padding is not zero",
+            ));
         }
-        file.seek(SeekFrom::Start(PAGE_SIZE as u64)).map_err(|e| Error::io("seek", &path, e))?;
+        file.seek(SeekFrom::Start(PAGE_SIZE as u64))
+            .map_err(|e| Error::io("seek", &path, e))?;
         let mut reader = BufReader::with_capacity(CHUNK, file);
         let mut whole = crc32fast::Hasher::new();
         let mut buf = Vec::new();
@@ -167,7 +202,13 @@ impl Store {
             whole.update(&buf);
             let got = crc32fast::hash(&buf);
             if got != seg.crc {
-                return Err(Error::ChecksumMismatch { path, region: format!("segment {si}"), offset, expected: seg.crc, got });
+                return Err(Error::ChecksumMismatch {
+                    path,
+                    region: format!("segment {si}"),
+                    offset,
+                    expected: seg.crc,
+                    got,
+                });
             }
             ids.clear();
             width.decode(&buf, &mut ids);
@@ -177,11 +218,19 @@ impl Store {
                 let list = &ids[lo..hi];
                 if let Some(j) = list.iter().position(|&u| u >= n) {
                     let at = PAGE_SIZE as u64 + (indptr[v as usize] + j as u64) * wb;
-                    return Err(Error::corrupt(&path, at, format!("in-neighbor {} of node {v} is not below {n}", list[j])));
+                    return Err(Error::corrupt(
+                        &path,
+                        at,
+                        format!("in-neighbor {} of node {v} is not below {n}", list[j]),
+                    ));
                 }
                 if let Some(j) = list.windows(2).position(|w| w[1] < w[0]) {
                     let at = PAGE_SIZE as u64 + (indptr[v as usize] + j as u64 + 1) * wb;
-                    return Err(Error::corrupt(&path, at, format!("in-neighbors of node {v} are not sorted")));
+                    return Err(Error::corrupt(
+                        &path,
+                        at,
+                        format!("in-neighbors of node {v} are not sorted"),
+                    ));
                 }
             }
             done += buf.len() as u64;
@@ -190,13 +239,31 @@ impl Store {
             }
         }
         let mut rest = [0u8; 1];
-        if reader.read(&mut rest).map_err(|e| Error::io("read", &path, e))? != 0 {
-            return Err(Error::corrupt(&path, entry_len, "bytes after the last segment"));
+        if reader
+            .read(&mut rest)
+            .map_err(|e| Error::io("read", &path, e))?
+            != 0
+        {
+            return Err(Error::corrupt(
+                &path,
+                entry_len,
+                "bytes after the last segment",
+            ));
         }
-        let header_crc = self.manifest().file(FileKind::Indices).map(|f| f.payload_crc).unwrap_or(0);
+        let header_crc = self
+            .manifest()
+            .file(FileKind::Indices)
+            .map(|f| f.payload_crc)
+            .unwrap_or(0);
         let got = whole.finalize();
         if got != header_crc {
-            return Err(Error::ChecksumMismatch { path, region: "payload".into(), offset: PAGE_SIZE as u64, expected: header_crc, got });
+            return Err(Error::ChecksumMismatch {
+                path,
+                region: "payload".into(),
+                offset: PAGE_SIZE as u64,
+                expected: header_crc,
+                got,
+            });
         }
         Ok(entry_len)
     }

@@ -1,0 +1,271 @@
+//! The command-line tools, driven through their library `run` functions
+//! (and once as real processes, for exit codes).
+
+use std::path::Path;
+use std::process::Command;
+
+use clap::Parser;
+use ginex::cli::dump::{run as dump, DumpArgs};
+use ginex::cli::ginex::{run as ginex_run, GinexCli};
+use ginex::Store;
+use serde_json::Value;
+
+fn gen(args: &[&str]) -> String {
+    let cli = GinexCli::try_parse_from(["ginex", "gen", "--quiet"].iter().chain(args)).unwrap();
+    let mut out = Vec::new();
+    ginex_run(cli, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn dump_text(args: &[&str]) -> ginex::Result<String> {
+    let parsed = DumpArgs::try_parse_from(["ginex-dump", "--quiet"].iter().chain(args)).unwrap();
+    let mut out = Vec::new();
+    dump(&parsed, &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+fn dump_json(path: &Path) -> Value {
+    serde_json::from_str(&dump_text(&["--json", path.to_str().unwrap()]).unwrap()).unwrap()
+}
+
+#[test]
+fn gen_then_dump_every_file_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g");
+    let report = gen(&[
+        "--nodes",
+        "3000",
+        "--avg-degree",
+        "6",
+        "--dim",
+        "12",
+        "--dtype",
+        "bf16",
+        "--classes",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        report.contains("peak RSS") && report.contains("kept"),
+        "{report}"
+    );
+    let store = Store::open(&out).unwrap();
+
+    let summary = dump_text(&[out.to_str().unwrap()]).unwrap();
+    assert!(
+        summary.contains("nodes           3000") && summary.contains("bf16"),
+        "{summary}"
+    );
+    let ok = dump_text(&["--verify", out.to_str().unwrap()]).unwrap();
+    assert!(ok.starts_with("ok:"), "{ok}");
+
+    let m = dump_json(&out.join("MANIFEST"));
+    assert_eq!(m["manifest"]["num_nodes"], 3000);
+    assert_eq!(m["manifest"]["dtype"], "bf16");
+    assert_eq!(m["header"]["kind"], "manifest");
+
+    let indices = dump_json(&out.join("indices"));
+    let lists = indices["lists"].as_array().unwrap();
+    assert_eq!(lists.len(), 3000);
+    for v in [0u64, 17, 2999] {
+        let got: Vec<u64> = lists[v as usize]["in_neighbors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        assert_eq!(got, store.in_neighbors(v).unwrap());
+    }
+
+    let pages = dump_json(&out.join("features.pages"));
+    let row = &pages["rows"][42];
+    let mut values = vec![0f32; 12];
+    store.read_feature_rows_f32(&[42], &mut values).unwrap();
+    let json_values: Vec<f32> = row["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect();
+    assert_eq!(json_values, values);
+    assert_eq!(row["page_crc_ok"], true);
+
+    let indptr = dump_json(&out.join("indptr"));
+    assert_eq!(indptr["indptr"].as_array().unwrap().len(), 3001);
+    let segs = dump_json(&out.join("indices.seg"));
+    assert_eq!(
+        segs["segments"].as_array().unwrap().len(),
+        store.segments().len()
+    );
+    let crcs = dump_json(&out.join("features.crc"));
+    assert_eq!(
+        crcs["page_crcs"].as_array().unwrap().len(),
+        store.page_crcs().len()
+    );
+    let labels = dump_json(&out.join("labels"));
+    assert_eq!(labels["labels"].as_array().unwrap().len(), 3000);
+    let splits = dump_json(&out.join("splits"));
+    assert_eq!(
+        splits["splits"]["train"].as_array().unwrap().len(),
+        store.splits().unwrap().unwrap().train.len()
+    );
+
+    let limited: Value = serde_json::from_str(
+        &dump_text(&[
+            "--json",
+            "--limit",
+            "5",
+            out.join("labels").to_str().unwrap(),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(limited["labels"].as_array().unwrap().len(), 5);
+    assert_eq!(limited["truncated"], true);
+}
+
+#[test]
+fn verify_names_file_and_offset_and_the_binary_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g");
+    gen(&[
+        "--nodes",
+        "2000",
+        "--dim",
+        "8",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let pages = out.join("features.pages");
+    let mut bytes = std::fs::read(&pages).unwrap();
+    bytes[4096 * 3 + 100] ^= 0x10; // payload page 2
+    std::fs::write(&pages, bytes).unwrap();
+
+    let err = dump_text(&["--verify", out.to_str().unwrap()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("features.pages") && err.contains("feature page 2") && err.contains("12288"),
+        "{err}"
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_ginex-dump"))
+        .arg("--verify")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("feature page 2"), "{stderr}");
+}
+
+#[test]
+fn gen_refuses_existing_target_and_bad_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g");
+    std::fs::create_dir(&out).unwrap();
+    let cli = GinexCli::try_parse_from([
+        "ginex",
+        "gen",
+        "--quiet",
+        "--nodes",
+        "10",
+        "--classes",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    let err = ginex_run(cli, &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("already exists"), "{err}");
+
+    let cli =
+        GinexCli::try_parse_from(["ginex", "gen", "--split", "0.5,0.6,0", "--out", "x"]).unwrap();
+    let err = ginex_run(cli, &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("--split"), "{err}");
+    let cli = GinexCli::try_parse_from(["ginex", "gen", "--memory", "lots", "--out", "x"]).unwrap();
+    assert!(ginex_run(cli, &mut Vec::new()).is_err());
+}
+
+#[test]
+fn gen_raw_writes_npy_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    gen(&[
+        "--nodes",
+        "500",
+        "--dim",
+        "4",
+        "--dtype",
+        "f16",
+        "--raw",
+        raw.to_str().unwrap(),
+    ]);
+    let store_dir = dir.path().join("store");
+    gen(&[
+        "--nodes",
+        "500",
+        "--dim",
+        "4",
+        "--dtype",
+        "f16",
+        "--out",
+        store_dir.to_str().unwrap(),
+    ]);
+    let store = Store::open(&store_dir).unwrap();
+
+    let header = |name: &str| {
+        let b = std::fs::read(raw.join(name)).unwrap();
+        assert_eq!(&b[..6], b"\x93NUMPY");
+        let len = u16::from_le_bytes([b[8], b[9]]) as usize;
+        (
+            String::from_utf8(b[10..10 + len].to_vec()).unwrap(),
+            b.len() - 10 - len,
+        )
+    };
+    let (h, data) = header("features.npy");
+    assert!(h.contains("'<f2'") && h.contains("(500, 4)"), "{h}");
+    assert_eq!(data, 500 * 4 * 2);
+    let (h, data) = header("edges.npy");
+    assert!(
+        h.contains("'<i4'") && h.contains(&format!("({}, 2)", store.num_edges())),
+        "{h}"
+    );
+    assert_eq!(data as u64, store.num_edges() * 8);
+    let (h, _) = header("labels.npy");
+    assert!(h.contains("'<i8'") && h.contains("(500,)"), "{h}");
+    for f in [
+        "train_ids.npy",
+        "valid_ids.npy",
+        "test_ids.npy",
+        "meta.json",
+    ] {
+        assert!(raw.join(f).exists(), "{f} missing");
+    }
+
+    let csv_dir = dir.path().join("csv");
+    gen(&[
+        "--nodes",
+        "500",
+        "--dim",
+        "4",
+        "--raw-edges",
+        "csv",
+        "--raw",
+        csv_dir.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(csv_dir.join("edges.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("src,dst"));
+    let edges: Vec<(u64, u64)> = lines
+        .map(|l| {
+            let (s, d) = l.split_once(',').unwrap();
+            (s.parse().unwrap(), d.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(edges.len() as u64, store.num_edges());
+    let dst = edges[edges.len() / 2].1;
+    let from_csv: Vec<u64> = edges.iter().filter(|e| e.1 == dst).map(|e| e.0).collect();
+    assert_eq!(from_csv, store.in_neighbors(dst).unwrap());
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every check: formatting, lints, the whole test suite, and a short
+# fuzz smoke run. The README's check command; .ci/run calls exactly this.
+# Installs what it needs itself (rustfmt/clippy components).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+if command -v rustup >/dev/null 2>&1; then
+  rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+  rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+fi
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy --all-targets -- -D warnings"
+cargo clippy --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --all-targets 2>&1 | tee /tmp/ginex-check-test.log
+# Doc tests as well (no-op when there are none).
+cargo test --doc
+
+if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then
+  step "fuzz smoke (${GINEX_FUZZ_SECONDS:-10} s per target)"
+  fuzz/smoke.sh "${GINEX_FUZZ_SECONDS:-10}"
+fi
+
+step "all checks passed"
