@@ -26,6 +26,7 @@ pub mod cli;
 pub mod error;
 pub mod format;
 pub mod import;
+pub mod inspect;
 #[allow(unsafe_code)]
 pub mod io;
 pub mod store;

@@ -1,0 +1,505 @@
+//! Exact batch-granular Belady changesets (Ginex §3.4, Fig. 12–13) and the
+//! k-hop approximation (Ginex++ §4.2).
+//!
+//! Given the ids each batch of a superbatch will gather and a cache of
+//! `capacity` rows, compute the cache's initial contents and, after each
+//! batch, which ids to insert (with their position in the gathered rows)
+//! and which to evict, so that the total number of misses is the minimum any
+//! policy can achieve.
+//!
+//! Algorithm, in O(total accesses · log₆₄ S) time (the log term is at most
+//! 4 for superbatches below 16.7M batches) and memory proportional to the
+//! superbatch's distinct ids:
+//!
+//! 1. Map global ids to dense local ids in order of first appearance; the
+//!    first `capacity` dense ids are the ones with the earliest first use,
+//!    so `C[0]` is simply dense ids `0..capacity`.
+//! 2. Two counting passes build the paper's `iters` (every node's access
+//!    iterations, sorted, in CSR form) and a cursor per node, so a node's
+//!    next use after the current iteration is one array read.
+//! 3. The cached nodes sit in a bucket queue indexed by next-use iteration
+//!    (intrusive linked lists, plus a bucket for "never again"), with a
+//!    64-ary occupancy bitmap to find the farthest next use in at most
+//!    log₆₄ S word scans. At iteration `i` the bucket `i` holds exactly the
+//!    cache hits; they are re-keyed to their next use. Each miss whose next
+//!    use is finite then replaces the cached node with the farthest next use
+//!    if that is strictly farther (streaming top-K, so the result is the
+//!    K nearest next uses of `C[i] ∪ ids[i]`). Never-again misses are not
+//!    inserted; never-again cached nodes are evicted first.
+//!
+//! With `every = k > 1`, batches are merged into windows of `k` (the union of
+//! their ids) and the same algorithm runs over windows: the cache changes
+//! only after the last batch of each window, and `in_positions` index the
+//! concatenation of the window's batches (see `format/runtime.md`).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The update applied after one batch: each `in_ids[j]` takes the slot of
+/// `out_ids[j]`, its row copied from position `in_positions[j]` of the
+/// rows gathered since the previous update.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Update {
+    /// Ids inserted into the cache.
+    pub in_ids: Vec<u64>,
+    /// Ids evicted (same length as `in_ids` once the cache is full).
+    pub out_ids: Vec<u64>,
+    /// Row of each inserted id in the gathered rows (see [`Update`]).
+    pub in_positions: Vec<u64>,
+}
+
+impl Update {
+    /// True when the cache does not change.
+    pub fn is_empty(&self) -> bool {
+        self.in_ids.is_empty() && self.out_ids.is_empty()
+    }
+}
+
+/// The changesets of one superbatch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changesets {
+    /// Ids loaded into the cache before the first batch.
+    pub init: Vec<u64>,
+    /// One update per batch, applied after that batch is gathered (empty
+    /// except at window ends when `every > 1`).
+    pub updates: Vec<Update>,
+    /// Misses of each batch under these changesets (the optimum for
+    /// `every = 1`).
+    pub misses: Vec<u64>,
+    /// Accesses (ids) of each batch.
+    pub accesses: Vec<u64>,
+}
+
+impl Changesets {
+    /// Total misses.
+    pub fn total_misses(&self) -> u64 {
+        self.misses.iter().sum()
+    }
+
+    /// Total accesses.
+    pub fn total_accesses(&self) -> u64 {
+        self.accesses.iter().sum()
+    }
+}
+
+/// FxHash: a fast multiplicative hash for integer keys.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+const NIL: u32 = u32::MAX;
+
+/// Occupancy bitmap over buckets with summary levels, for find-max.
+struct Occupancy {
+    levels: Vec<Vec<u64>>, // levels[0] = one bit per bucket
+}
+
+impl Occupancy {
+    fn new(buckets: usize) -> Self {
+        let mut levels = Vec::new();
+        let mut n = buckets.max(1);
+        loop {
+            let words = n.div_ceil(64);
+            levels.push(vec![0u64; words]);
+            if words == 1 {
+                break;
+            }
+            n = words;
+        }
+        Occupancy { levels }
+    }
+
+    fn set(&mut self, mut i: usize) {
+        for level in &mut self.levels {
+            let (w, b) = (i / 64, i % 64);
+            let was = level[w];
+            level[w] |= 1 << b;
+            if was != 0 {
+                break;
+            }
+            i = w;
+        }
+    }
+
+    fn clear(&mut self, mut i: usize) {
+        for level in &mut self.levels {
+            let (w, b) = (i / 64, i % 64);
+            level[w] &= !(1 << b);
+            if level[w] != 0 {
+                break;
+            }
+            i = w;
+        }
+    }
+
+    /// The highest set bucket, if any.
+    fn max(&self) -> Option<usize> {
+        let mut i = self.levels.last()?[0].checked_ilog2()? as usize;
+        for level in self.levels.iter().rev().skip(1) {
+            i = i * 64 + level[i].ilog2() as usize;
+        }
+        Some(i)
+    }
+}
+
+/// Nodes of the cache grouped by next-use iteration.
+struct BucketQueue {
+    head: Vec<u32>,
+    next: Vec<u32>,
+    occupancy: Occupancy,
+}
+
+impl BucketQueue {
+    fn new(buckets: usize, nodes: usize) -> Self {
+        BucketQueue { head: vec![NIL; buckets], next: vec![NIL; nodes], occupancy: Occupancy::new(buckets) }
+    }
+
+    fn push(&mut self, bucket: usize, node: u32) {
+        if self.head[bucket] == NIL {
+            self.occupancy.set(bucket);
+        }
+        self.next[node as usize] = self.head[bucket];
+        self.head[bucket] = node;
+    }
+
+    /// Removes and returns every node of `bucket`, as a linked list head.
+    fn take(&mut self, bucket: usize) -> u32 {
+        let h = std::mem::replace(&mut self.head[bucket], NIL);
+        if h != NIL {
+            self.occupancy.clear(bucket);
+        }
+        h
+    }
+
+    fn pop(&mut self, bucket: usize) -> u32 {
+        let h = self.head[bucket];
+        self.head[bucket] = self.next[h as usize];
+        if self.head[bucket] == NIL {
+            self.occupancy.clear(bucket);
+        }
+        h
+    }
+}
+
+/// Computes the changesets of a superbatch: `batches[i]` are the ids batch
+/// `i` gathers (each id at most once per batch), `capacity` the cache rows,
+/// `every` the k of the k-hop approximation (1 = exact).
+pub fn compute_changesets<B: AsRef<[u64]>>(batches: &[B], capacity: usize, every: usize) -> Changesets {
+    let every = every.max(1);
+    let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
+
+    // Dense ids in order of first appearance; windows as dense id lists
+    // with the position of each id's first occurrence in the window.
+    let mut dense: FxMap<u64, u32> = FxMap::default();
+    let mut global: Vec<u64> = Vec::new();
+    let mut windows: Vec<Vec<(u32, u64)>> = Vec::with_capacity(batches.len().div_ceil(every));
+    let mut seen_in_window: Vec<u32> = Vec::new(); // window index + 1 where last seen
+    for (w, group) in batches.chunks(every).enumerate() {
+        let mut list = Vec::new();
+        let mut offset = 0u64;
+        for batch in group {
+            for (pos, &id) in batch.as_ref().iter().enumerate() {
+                let d = *dense.entry(id).or_insert_with(|| {
+                    global.push(id);
+                    seen_in_window.push(0);
+                    (global.len() - 1) as u32
+                });
+                if seen_in_window[d as usize] != w as u32 + 1 {
+                    seen_in_window[d as usize] = w as u32 + 1;
+                    list.push((d, offset + pos as u64));
+                }
+            }
+            offset += batch.as_ref().len() as u64;
+        }
+        windows.push(list);
+    }
+    drop(seen_in_window);
+    let nodes = global.len();
+    let num_windows = windows.len();
+
+    // Two counting passes: iters in CSR form.
+    let mut start = vec![0u32; nodes + 1];
+    for list in &windows {
+        for &(d, _) in list {
+            start[d as usize + 1] += 1;
+        }
+    }
+    for i in 0..nodes {
+        start[i + 1] += start[i];
+    }
+    let mut cursor: Vec<u32> = start[..nodes].to_vec();
+    let mut iters = vec![0u32; start[nodes] as usize];
+    for (w, list) in windows.iter().enumerate() {
+        for &(d, _) in list {
+            iters[cursor[d as usize] as usize] = w as u32;
+            cursor[d as usize] += 1;
+        }
+    }
+    cursor.copy_from_slice(&start[..nodes]);
+    let never = num_windows; // the "never again" bucket
+    let next_use = |cursor: &[u32], d: u32| -> usize {
+        let c = cursor[d as usize];
+        if c < start[d as usize + 1] {
+            iters[c as usize] as usize
+        } else {
+            never
+        }
+    };
+
+    // C[0]: the `capacity` earliest first uses = the first dense ids.
+    let mut queue = BucketQueue::new(num_windows + 1, nodes);
+    let mut cached = vec![false; nodes];
+    let initial = capacity.min(nodes);
+    for d in 0..initial as u32 {
+        cached[d as usize] = true;
+        queue.push(next_use(&cursor, d), d);
+    }
+    let mut size = initial;
+    let init: Vec<u64> = global[..initial].to_vec();
+
+    let mut updates = vec![Update::default(); batches.len()];
+    let mut misses = vec![0u64; batches.len()];
+    let mut inserted_at: Vec<u32> = vec![NIL; nodes]; // index into this window's in_ids
+    let mut inserted_window: Vec<u32> = vec![NIL; nodes];
+    let mut miss_list: Vec<(u32, u64)> = Vec::new();
+    for (w, list) in windows.iter().enumerate() {
+        // Per-batch misses against the cache of this window.
+        let first = w * every;
+        let last = (first + every).min(batches.len());
+        for (b, batch) in batches[first..last].iter().enumerate() {
+            misses[first + b] = batch.as_ref().iter().filter(|id| dense.get(id).is_none_or(|&d| !cached[d as usize])).count() as u64;
+        }
+        miss_list.clear();
+        miss_list.extend(list.iter().copied().filter(|&(d, _)| !cached[d as usize]));
+        for &(d, _) in list {
+            cursor[d as usize] += 1;
+        }
+        // Hits: exactly the nodes in bucket w. Re-key them.
+        let mut h = queue.take(w);
+        while h != NIL {
+            let nxt = queue.next[h as usize];
+            queue.push(next_use(&cursor, h), h);
+            h = nxt;
+        }
+        let update = &mut updates[last - 1];
+        for &(d, pos) in &miss_list {
+            let key = next_use(&cursor, d);
+            if key == never || capacity == 0 {
+                continue;
+            }
+            if size < capacity {
+                size += 1;
+            } else {
+                let far = queue.occupancy.max().unwrap_or(never);
+                if far <= key {
+                    continue; // the cached node with the farthest use is at least as near
+                }
+                let e = queue.pop(far);
+                cached[e as usize] = false;
+                if inserted_window[e as usize] == w as u32 {
+                    // Inserted earlier in this window: give its slot to d.
+                    let j = inserted_at[e as usize] as usize;
+                    update.in_ids[j] = global[d as usize];
+                    update.in_positions[j] = pos;
+                    inserted_at[d as usize] = j as u32;
+                    inserted_window[d as usize] = w as u32;
+                    inserted_window[e as usize] = NIL;
+                    cached[d as usize] = true;
+                    queue.push(key, d);
+                    continue;
+                }
+                update.out_ids.push(global[e as usize]);
+            }
+            inserted_at[d as usize] = update.in_ids.len() as u32;
+            inserted_window[d as usize] = w as u32;
+            update.in_ids.push(global[d as usize]);
+            update.in_positions.push(pos);
+            cached[d as usize] = true;
+            queue.push(key, d);
+        }
+    }
+    Changesets { init, updates, misses, accesses }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    /// Independent reference: Belady by brute-force look-ahead. Cache state
+    /// as a set; next use found by scanning the future; keep the `capacity`
+    /// candidates with the nearest next use. Windows of `every` batches
+    /// (exact for `every = 1`).
+    fn reference_misses(batches: &[Vec<u64>], capacity: usize, every: usize) -> u64 {
+        let windows: Vec<BTreeSet<u64>> = batches.chunks(every).map(|g| g.iter().flatten().copied().collect()).collect();
+        let next_use = |id: u64, after: usize| windows.iter().enumerate().skip(after + 1).find(|(_, w)| w.contains(&id)).map_or(usize::MAX, |(i, _)| i);
+        // C0: capacity ids with the earliest first use (ties do not change
+        // the miss count).
+        let mut all: Vec<u64> = windows.iter().flatten().copied().collect::<BTreeSet<_>>().into_iter().collect();
+        let first_use = |id: u64| windows.iter().position(|w| w.contains(&id)).unwrap_or(usize::MAX);
+        all.sort_by_key(|&id| first_use(id));
+        let mut cache: BTreeSet<u64> = all.into_iter().take(capacity).collect();
+        let mut misses = 0;
+        for (w, group) in batches.chunks(every).enumerate() {
+            for batch in group {
+                misses += batch.iter().filter(|id| !cache.contains(id)).count() as u64;
+            }
+            let mut cand: Vec<u64> = cache.union(&windows[w]).copied().collect();
+            cand.sort_by_key(|&id| next_use(id, w));
+            cache = cand.into_iter().filter(|&id| next_use(id, w) != usize::MAX).take(capacity).collect();
+        }
+        misses
+    }
+
+    /// Exhaustive optimum over every feasible schedule (tiny cases only):
+    /// any initial set of at most `capacity` ids, then after each batch any
+    /// subset of (cache ∪ batch) of at most `capacity` ids.
+    fn exhaustive_misses(batches: &[Vec<u64>], capacity: usize, universe: u64) -> u64 {
+        let masks: Vec<u32> = (0u32..1 << universe).filter(|m| m.count_ones() as usize <= capacity).collect();
+        let batch_masks: Vec<u32> = batches.iter().map(|b| b.iter().fold(0, |m, &id| m | 1 << id)).collect();
+        let mut best: HashMap<u32, u64> = masks.iter().map(|&m| (m, 0)).collect();
+        for &bm in &batch_masks {
+            let mut next: HashMap<u32, u64> = HashMap::new();
+            for (&c, &cost) in &best {
+                let cost = cost + u64::from((bm & !c).count_ones());
+                let pool = c | bm;
+                for &n in &masks {
+                    if n & !pool == 0 {
+                        let e = next.entry(n).or_insert(u64::MAX);
+                        *e = (*e).min(cost);
+                    }
+                }
+            }
+            best = next;
+        }
+        best.values().copied().min().unwrap_or(0)
+    }
+
+    fn trace(max_batches: usize, max_nodes: u64) -> impl Strategy<Value = Vec<Vec<u64>>> {
+        proptest::collection::vec(proptest::collection::btree_set(0..max_nodes, 0..max_nodes as usize).prop_map(|s| s.into_iter().collect::<Vec<_>>()), 0..=max_batches)
+            .prop_map(|mut batches| {
+                // Shuffle within batches so positions matter.
+                for (i, b) in batches.iter_mut().enumerate() {
+                    let k = if b.is_empty() { 0 } else { i % b.len() };
+                    b.rotate_left(k);
+                }
+                batches
+            })
+    }
+
+    /// Replays the changesets on a simulated cache: every step legal, the
+    /// miss counts reproduced, positions pointing at the right ids.
+    fn replay(batches: &[Vec<u64>], capacity: usize, every: usize, cs: &Changesets) {
+        let mut cache: BTreeSet<u64> = cs.init.iter().copied().collect();
+        assert_eq!(cache.len(), cs.init.len(), "init has duplicates");
+        assert!(cache.len() <= capacity);
+        let mut window_rows: Vec<u64> = Vec::new();
+        for (i, batch) in batches.iter().enumerate() {
+            let misses = batch.iter().filter(|id| !cache.contains(id)).count() as u64;
+            assert_eq!(misses, cs.misses[i], "batch {i}");
+            window_rows.extend(batch);
+            let u = &cs.updates[i];
+            assert_eq!(u.in_ids.len(), u.in_positions.len());
+            for out in &u.out_ids {
+                assert!(cache.remove(out), "batch {i}: evicts {out}, which is not cached");
+            }
+            for (id, &pos) in u.in_ids.iter().zip(&u.in_positions) {
+                assert_eq!(window_rows[pos as usize], *id, "batch {i}: in_position of {id}");
+                assert!(cache.insert(*id), "batch {i}: inserts {id} twice");
+            }
+            assert!(cache.len() <= capacity);
+            if (i + 1) % every == 0 || i + 1 == batches.len() {
+                window_rows.clear();
+            } else {
+                assert!(u.is_empty(), "k-hop: cache changed inside a window");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn exact_matches_brute_force_belady(batches in trace(12, 30), capacity in 1usize..10) {
+            let cs = compute_changesets(&batches, capacity, 1);
+            prop_assert_eq!(cs.total_misses(), reference_misses(&batches, capacity, 1));
+            replay(&batches, capacity, 1, &cs);
+        }
+
+        /// k-hop: every update is legal and lands at a window end, the
+        /// per-batch misses are what the updates imply, and k = 1 is the
+        /// exact algorithm. (Ties inside a window change the k-hop miss
+        /// count, so there is no exact reference for k > 1.)
+        #[test]
+        fn k_hop_updates_are_legal_and_consistent(batches in trace(12, 30), capacity in 1usize..10, every in 1usize..5) {
+            let cs = compute_changesets(&batches, capacity, every);
+            replay(&batches, capacity, every, &cs);
+            if every == 1 {
+                prop_assert_eq!(cs.total_misses(), reference_misses(&batches, capacity, 1));
+            }
+        }
+
+        /// The reference itself is optimal: checked against every feasible
+        /// schedule on the tiniest traces.
+        #[test]
+        fn reference_is_optimal(batches in trace(5, 6), capacity in 1usize..4) {
+            let fast = compute_changesets(&batches, capacity, 1).total_misses();
+            prop_assert_eq!(reference_misses(&batches, capacity, 1), exhaustive_misses(&batches, capacity, 6));
+            prop_assert_eq!(fast, exhaustive_misses(&batches, capacity, 6));
+        }
+    }
+
+    #[test]
+    fn occupancy_finds_the_max_across_levels() {
+        let mut o = Occupancy::new(300_000);
+        assert_eq!(o.max(), None);
+        for i in [5, 64, 4095, 4096, 299_999, 70_000] {
+            o.set(i);
+        }
+        assert_eq!(o.max(), Some(299_999));
+        o.clear(299_999);
+        assert_eq!(o.max(), Some(70_000));
+        o.clear(70_000);
+        o.clear(4096);
+        assert_eq!(o.max(), Some(4095));
+        for i in [5, 64, 4095] {
+            o.clear(i);
+        }
+        assert_eq!(o.max(), None);
+    }
+
+    #[test]
+    fn large_superbatch_does_not_overflow_iterations() {
+        // 100k batches: iteration numbers far beyond 16 bits.
+        let batches: Vec<Vec<u64>> = (0..100_000u64).map(|i| vec![i % 1000, 5000 + i % 7]).collect();
+        let cs = compute_changesets(&batches, 10, 1);
+        assert_eq!(cs.updates.len(), 100_000);
+        assert_eq!(cs.total_accesses(), 200_000);
+        assert!(cs.total_misses() < 110_000);
+    }
+
+    #[test]
+    fn everything_fits_means_no_updates() {
+        let batches = vec![vec![3, 1], vec![1, 2], vec![2, 3]];
+        let cs = compute_changesets(&batches, 10, 1);
+        assert_eq!(cs.init, vec![3, 1, 2]);
+        assert!(cs.updates.iter().all(Update::is_empty));
+        assert_eq!(cs.total_misses(), 0);
+    }
+}
