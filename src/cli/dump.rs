@@ -16,6 +16,7 @@ use crate::format::header::{FileHeader, FileKind};
 use crate::format::manifest::{store_file_name, Manifest};
 use crate::format::pages::FeatureLayout;
 use crate::format::tables::{decode_labels, decode_original_ids, Splits};
+use crate::inspect::runfile::Record;
 use crate::format::PAGE_SIZE;
 use crate::store::Store;
 
@@ -24,6 +25,7 @@ use crate::store::Store;
 ///   ginex-dump STORE             summary: counts, dtype, sizes, degrees, files
 ///   ginex-dump --verify STORE    check every checksum; exit 1 naming the
 ///                                file and offset of the first damage
+///   ginex-dump --verify FILE     check a runtime file (every record)
 ///   ginex-dump --json PATH       print one file (or a store's summary) as JSON
 #[derive(Debug, Parser)]
 #[command(name = "ginex-dump", version, verbatim_doc_comment)]
@@ -56,6 +58,9 @@ pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         };
         serde_json::to_writer(&mut *out, &value).map_err(|e| write_err(e.into()))?;
         return writeln!(out).map_err(write_err);
+    }
+    if args.verify && args.path.is_file() {
+        return writeln!(out, "{}", verify_file(&args.path)?).map_err(write_err);
     }
     let store = Store::open(&args.path)?;
     if args.verify {
@@ -290,6 +295,10 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 t1 || t2 || t3,
             )
         }
+        FileKind::RunSamples | FileKind::RunChanges => {
+            let (records, t) = limited(crate::inspect::runfile::read_all(path, header.kind)?, limit);
+            ("records", json!(records.iter().map(record_json).collect::<Vec<_>>()), t)
+        }
         FileKind::OriginalIds => {
             let m = sibling_manifest(path)?;
             let (items, t) = limited(decode_original_ids(payload, m.num_nodes, path)?, limit);
@@ -299,6 +308,37 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     v[key] = content;
     v["truncated"] = json!(truncated);
     Ok(v)
+}
+
+fn record_json(r: &Record) -> Value {
+    match r {
+        Record::Ids { batch, ids } => json!({"kind": "ids", "batch": batch, "ids": ids}),
+        Record::Adj { batch, payload } => json!({"kind": "adj", "batch": batch, "payload_len": payload.len()}),
+        Record::Init { batch, init } => json!({"kind": "init", "batch": batch, "init": init}),
+        Record::Update { batch, update } => json!({
+            "kind": "update", "batch": batch,
+            "in_ids": update.in_ids, "out_ids": update.out_ids, "in_positions": update.in_positions,
+        }),
+    }
+}
+
+/// Verifies one file that is not a store directory (runtime files).
+fn verify_file(path: &Path) -> Result<String> {
+    let mut head = [0u8; crate::format::header::HEADER_SIZE];
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+    f.read_exact(&mut head).map_err(|e| Error::io("read", path, e))?;
+    let header = FileHeader::decode(&head, path)?;
+    match header.kind {
+        FileKind::RunSamples | FileKind::RunChanges => {
+            let records = crate::inspect::runfile::read_all(path, header.kind)?;
+            Ok(format!("ok: {} verified: {} file, {} records, {} bytes", path.display(), header.kind.name(), records.len(), header.file_len()))
+        }
+        kind => Err(Error::invalid_argument(format!(
+            "{} is a {} file of a store; verify the store directory that holds it",
+            path.display(),
+            kind.name()
+        ))),
+    }
 }
 
 fn segment_json(s: &Segment) -> Value {

@@ -66,11 +66,15 @@ pub enum FileKind {
     Splits = 8,
     /// Original (pre-remapping) id of every node.
     OriginalIds = 9,
+    /// Runtime file: per-batch sampled ids and hop adjacencies of one superbatch.
+    RunSamples = 11,
+    /// Runtime file: cache init and per-batch updates of one superbatch.
+    RunChanges = 12,
 }
 
 impl FileKind {
     /// Every kind, in numeric order.
-    pub const ALL: [FileKind; 9] = [
+    pub const ALL: [FileKind; 11] = [
         FileKind::Manifest,
         FileKind::FeaturePages,
         FileKind::PageChecksums,
@@ -80,6 +84,8 @@ impl FileKind {
         FileKind::Labels,
         FileKind::Splits,
         FileKind::OriginalIds,
+        FileKind::RunSamples,
+        FileKind::RunChanges,
     ];
 
     /// Decodes the numeric kind.
@@ -99,7 +105,15 @@ impl FileKind {
             FileKind::Labels => "labels",
             FileKind::Splits => "splits",
             FileKind::OriginalIds => "original-ids",
+            FileKind::RunSamples => "run-samples",
+            FileKind::RunChanges => "run-changes",
         }
+    }
+
+    /// Whether files of this kind are listed in a store's manifest (the
+    /// manifest itself, runtime and cache files are not).
+    pub fn listed_in_manifest(self) -> bool {
+        !matches!(self, FileKind::Manifest | FileKind::RunSamples | FileKind::RunChanges)
     }
 
     /// The header length files of this kind use.

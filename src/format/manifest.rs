@@ -50,7 +50,8 @@ impl FileEntry {
     }
 }
 
-/// The file name each kind has inside a store directory.
+/// The file name each kind has inside a store directory (runtime files,
+/// which live outside the manifest, get their kind name).
 pub fn store_file_name(kind: FileKind) -> &'static str {
     match kind {
         FileKind::Manifest => "MANIFEST",
@@ -62,6 +63,7 @@ pub fn store_file_name(kind: FileKind) -> &'static str {
         FileKind::Labels => "labels",
         FileKind::Splits => "splits",
         FileKind::OriginalIds => "orig_ids",
+        FileKind::RunSamples | FileKind::RunChanges => kind.name(),
     }
 }
 
@@ -172,7 +174,7 @@ impl Manifest {
             let name = &entry[..name_len];
             let kind_raw = le_u32(entry, name_len);
             let kind = FileKind::from_u32(kind_raw)
-                .filter(|k| *k != FileKind::Manifest)
+                .filter(|k| k.listed_in_manifest())
                 .ok_or_else(|| {
                     bad(
                         tail,

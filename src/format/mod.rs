@@ -9,6 +9,7 @@ pub mod csc;
 pub mod header;
 pub mod manifest;
 pub mod pages;
+pub mod runtime;
 pub mod tables;
 pub mod version;
 

@@ -2,3 +2,4 @@
 //! precomputation (Ginex §3.1, §3.4; Ginex++ §4.2).
 
 pub mod changeset;
+pub mod runfile;

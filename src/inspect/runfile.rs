@@ -1,0 +1,285 @@
+//! Writing and reading runtime files (`format/runtime.md`): a common-header
+//! file of framed, checksummed records.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
+use crate::format::runtime::{decode_counted_u64s, encode_counted_u64s, RecordHeader, RecordKind, RECORD_HEADER_SIZE};
+use crate::inspect::changeset::Update;
+use crate::io::writer::ChecksummedWriter;
+
+/// Appends records to a new runtime file; [`finish`](Self::finish) writes
+/// the header and fsyncs.
+pub struct RunWriter {
+    out: ChecksummedWriter,
+}
+
+impl RunWriter {
+    /// Creates `path` (must not exist) for runtime records of `kind`
+    /// ([`FileKind::RunSamples`] or [`FileKind::RunChanges`]).
+    pub fn create(path: &Path, kind: FileKind) -> Result<Self> {
+        Ok(RunWriter { out: ChecksummedWriter::create(path, kind)? })
+    }
+
+    /// Appends one framed record.
+    pub fn append(&mut self, kind: RecordKind, batch: u64, payload: &[u8]) -> Result<()> {
+        self.out.write_payload(&RecordHeader::for_payload(kind, batch, payload).encode())?;
+        self.out.write_payload(payload)
+    }
+
+    /// Appends the sampled ids of a batch.
+    pub fn append_ids(&mut self, batch: u64, ids: &[u64]) -> Result<()> {
+        let mut p = Vec::with_capacity(8 + ids.len() * 8);
+        encode_counted_u64s(ids, &mut p);
+        self.append(RecordKind::Ids, batch, &p)
+    }
+
+    /// Appends the cache init (ids to load before `first_batch`).
+    pub fn append_init(&mut self, first_batch: u64, init: &[u64]) -> Result<()> {
+        let mut p = Vec::with_capacity(8 + init.len() * 8);
+        encode_counted_u64s(init, &mut p);
+        self.append(RecordKind::Init, first_batch, &p)
+    }
+
+    /// Appends the update applied after `batch`.
+    pub fn append_update(&mut self, batch: u64, u: &Update) -> Result<()> {
+        let mut p = Vec::with_capacity(24 + (u.in_ids.len() * 2 + u.out_ids.len()) * 8);
+        encode_counted_u64s(&u.in_ids, &mut p);
+        encode_counted_u64s(&u.out_ids, &mut p);
+        encode_counted_u64s(&u.in_positions, &mut p);
+        self.append(RecordKind::Update, batch, &p)
+    }
+
+    /// Writes the header and fsyncs the file.
+    pub fn finish(self) -> Result<FileHeader> {
+        self.out.finish()
+    }
+}
+
+/// A decoded record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// Sampled ids of `batch`, seeds first.
+    Ids {
+        /// Batch index.
+        batch: u64,
+        /// The ids.
+        ids: Vec<u64>,
+    },
+    /// Hop adjacencies of `batch`, kept encoded (the sampler's codec).
+    Adj {
+        /// Batch index.
+        batch: u64,
+        /// The encoded payload.
+        payload: Vec<u8>,
+    },
+    /// Cache init before `batch`.
+    Init {
+        /// First batch of the superbatch.
+        batch: u64,
+        /// Ids to load.
+        init: Vec<u64>,
+    },
+    /// Update after `batch`.
+    Update {
+        /// Batch index.
+        batch: u64,
+        /// The changeset.
+        update: Update,
+    },
+}
+
+/// Streams the records of a runtime file, checking each record's header
+/// and payload CRC as it goes and the whole-payload CRC at the end.
+pub struct RunReader {
+    input: BufReader<File>,
+    path: PathBuf,
+    header: FileHeader,
+    offset: u64,
+    hasher: crc32fast::Hasher,
+    done: bool,
+}
+
+impl RunReader {
+    /// Opens a runtime file of `kind`.
+    pub fn open(path: &Path, kind: FileKind) -> Result<Self> {
+        let mut file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let len = file.metadata().map_err(|e| Error::io("stat", path, e))?.len();
+        let mut head = [0u8; HEADER_SIZE];
+        file.read_exact(&mut head).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::corrupt(path, 0, "runtime file is shorter than its header (torn write?)"),
+            _ => Error::io("read", path, e),
+        })?;
+        let header = FileHeader::decode(&head, path)?.expect_kind(kind, path)?;
+        if header.file_len() != len {
+            return Err(Error::corrupt(path, len.min(header.file_len()), format!("file is {len} bytes, its header says {}", header.file_len())));
+        }
+        Ok(RunReader {
+            input: BufReader::with_capacity(1 << 20, file),
+            path: path.to_path_buf(),
+            header,
+            offset: u64::from(header.header_len),
+            hasher: crc32fast::Hasher::new(),
+            done: false,
+        })
+    }
+
+    /// The file's header.
+    pub fn header(&self) -> FileHeader {
+        self.header
+    }
+
+    fn read(&mut self, buf: &mut [u8], batch: Option<u64>) -> Result<()> {
+        self.input.read_exact(buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::corrupt(
+                &self.path,
+                self.offset,
+                match batch {
+                    Some(b) => format!("record of batch {b} is torn (file ends inside it)"),
+                    None => "record header is torn (file ends inside it)".into(),
+                },
+            ),
+            _ => Error::io("read", &self.path, e),
+        })?;
+        self.hasher.update(buf);
+        Ok(())
+    }
+
+    /// The next record, or `None` after the last one (once the
+    /// whole-payload CRC has been checked).
+    pub fn next_record(&mut self) -> Result<Option<Record>> {
+        if self.done {
+            return Ok(None);
+        }
+        let end = self.header.file_len();
+        if self.offset == end {
+            self.done = true;
+            let got = std::mem::replace(&mut self.hasher, crc32fast::Hasher::new()).finalize();
+            if got != self.header.payload_crc {
+                return Err(Error::ChecksumMismatch {
+                    path: self.path.clone(),
+                    region: "payload".into(),
+                    offset: u64::from(self.header.header_len),
+                    expected: self.header.payload_crc,
+                    got,
+                });
+            }
+            return Ok(None);
+        }
+        let at = self.offset;
+        let mut head = [0u8; RECORD_HEADER_SIZE];
+        if end - at < RECORD_HEADER_SIZE as u64 {
+            return Err(Error::corrupt(&self.path, at, "record header is torn (file ends inside it)"));
+        }
+        self.read(&mut head, None)?;
+        let h = RecordHeader::decode(&head, &self.path, at)?;
+        if h.payload_len > end - at - RECORD_HEADER_SIZE as u64 {
+            return Err(Error::corrupt(&self.path, at, format!("{} record of batch {} runs past the end of the file", h.kind.name(), h.batch)));
+        }
+        let mut payload = vec![0u8; h.payload_len as usize];
+        self.read(&mut payload, Some(h.batch))?;
+        let payload_at = at + RECORD_HEADER_SIZE as u64;
+        self.offset = payload_at + h.payload_len;
+        let got = crc32fast::hash(&payload);
+        if got != h.payload_crc {
+            return Err(Error::ChecksumMismatch {
+                path: self.path.clone(),
+                region: format!("{} record of batch {}", h.kind.name(), h.batch),
+                offset: payload_at,
+                expected: h.payload_crc,
+                got,
+            });
+        }
+        decode_record(h, payload, &self.path, payload_at).map(Some)
+    }
+}
+
+fn decode_record(h: RecordHeader, p: Vec<u8>, path: &Path, base: u64) -> Result<Record> {
+    let batch = h.batch;
+    let ctx = |field: &str| format!("{} record of batch {batch}: {field}", h.kind.name());
+    let mut at = 0usize;
+    let record = match h.kind {
+        RecordKind::Adj => return Ok(Record::Adj { batch, payload: p }),
+        RecordKind::Ids => Record::Ids { batch, ids: decode_counted_u64s(&p, &mut at, &ctx("ids"), path, base)? },
+        RecordKind::Init => Record::Init { batch, init: decode_counted_u64s(&p, &mut at, &ctx("init"), path, base)? },
+        RecordKind::Update => {
+            let in_ids = decode_counted_u64s(&p, &mut at, &ctx("in_ids"), path, base)?;
+            let out_ids = decode_counted_u64s(&p, &mut at, &ctx("out_ids"), path, base)?;
+            let in_positions = decode_counted_u64s(&p, &mut at, &ctx("in_positions"), path, base)?;
+            if in_positions.len() != in_ids.len() || out_ids.len() > in_ids.len() {
+                return Err(Error::corrupt(path, base, ctx("in_ids, out_ids and in_positions lengths disagree")));
+            }
+            Record::Update { batch, update: Update { in_ids, out_ids, in_positions } }
+        }
+    };
+    if at != p.len() {
+        return Err(Error::corrupt(path, base + at as u64, ctx("unexpected bytes after the last field")));
+    }
+    Ok(record)
+}
+
+/// Reads every record of a runtime file (verifying all checksums).
+pub fn read_all(path: &Path, kind: FileKind) -> Result<Vec<Record>> {
+    let mut r = RunReader::open(path, kind)?;
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_file(dir: &Path) -> PathBuf {
+        let path = dir.join("sb-0.changes");
+        let mut w = RunWriter::create(&path, FileKind::RunChanges).unwrap();
+        w.append_init(0, &[5, 6, 7]).unwrap();
+        w.append_update(0, &Update { in_ids: vec![9], out_ids: vec![5], in_positions: vec![3] }).unwrap();
+        w.append_update(1, &Update::default()).unwrap();
+        w.finish().unwrap();
+        path
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let recs = read_all(&sample_file(dir.path()), FileKind::RunChanges).unwrap();
+        assert_eq!(recs.len(), 3);
+        assert_eq!(recs[0], Record::Init { batch: 0, init: vec![5, 6, 7] });
+        assert_eq!(recs[1], Record::Update { batch: 0, update: Update { in_ids: vec![9], out_ids: vec![5], in_positions: vec![3] } });
+    }
+
+    #[test]
+    fn every_flipped_byte_and_every_truncation_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample_file(dir.path());
+        let original = std::fs::read(&path).unwrap();
+        for pos in 0..original.len() {
+            let mut d = original.clone();
+            d[pos] ^= 0x21;
+            std::fs::write(&path, &d).unwrap();
+            assert!(read_all(&path, FileKind::RunChanges).is_err(), "flip at {pos} unnoticed");
+        }
+        for cut in 0..original.len() {
+            std::fs::write(&path, &original[..cut]).unwrap();
+            assert!(read_all(&path, FileKind::RunChanges).is_err(), "truncation to {cut} unnoticed");
+        }
+    }
+
+    #[test]
+    fn damaged_record_names_batch_and_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample_file(dir.path());
+        let mut d = std::fs::read(&path).unwrap();
+        let last = d.len() - 1; // inside the payload of batch 1's update
+        d[last] ^= 1;
+        std::fs::write(&path, &d).unwrap();
+        let err = read_all(&path, FileKind::RunChanges).unwrap_err().to_string();
+        assert!(err.contains("update record of batch 1") && err.contains("offset"), "{err}");
+    }
+}
