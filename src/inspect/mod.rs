@@ -3,3 +3,4 @@
 
 pub mod changeset;
 pub mod runfile;
+pub mod superbatch;
