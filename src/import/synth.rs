@@ -283,7 +283,7 @@ pub fn class_of(seed: u64, classes: u32, v: u64) -> u32 {
 
 // -------------------------------------------------------------------- edges
 
-const EDGE_CHUNK: u64 = 1 << 20;
+const EDGE_CHUNK: u64 = 1 << 18;
 // R-MAT quadrant thresholds in 1/65536: a = 0.57, a+b = 0.76, a+b+c = 0.95.
 const RMAT_A: u64 = 37_356;
 const RMAT_AB: u64 = 49_807;
@@ -342,8 +342,8 @@ fn build_topology(
     phases: &mut Vec<(&'static str, Duration)>,
 ) -> Result<CscStats> {
     let total = p.target_edges();
-    let fixed = p.nodes * if p.classes > SCAN_CLASSES { 12 } else { 4 } + (256 << 20);
-    let sort_budget = p.memory.saturating_sub(fixed).max(64 << 20);
+    let fixed = p.nodes * if p.classes > SCAN_CLASSES { 12 } else { 4 } + (p.memory / 4).min(256 << 20);
+    let sort_budget = p.memory.saturating_sub(fixed).max(16 << 20);
     let mut bucketer = EdgeBucketer::new(scratch, p.nodes, total, sort_budget)?;
     let started = Instant::now();
     progress.begin("edges", total);
