@@ -22,6 +22,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod cache;
 pub mod cli;
 pub mod error;
 pub mod format;

@@ -1,0 +1,343 @@
+//! The feature cache (Ginex §3.3, Fig. 11): direct addressing.
+//!
+//! An address table holds one `u32` per node — its slot, or [`EMPTY`] — and
+//! the slot array holds `capacity` rows in one allocation. Gather copies hits
+//! from slots and reads all misses of a batch in one call to the miss path
+//! (the page-deduplicated gather engine). An update moves each inserted id
+//! into an evicted id's slot, copying its row from the tensor just gathered.
+//! Every update is validated first, so an illegal record is an error, never
+//! a corrupted cache.
+
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::inspect::changeset::Update;
+
+/// Address-table value of a node that is not cached.
+pub const EMPTY: u32 = u32::MAX;
+
+/// Where cache misses are read from.
+pub trait RowSource {
+    /// Bytes per row.
+    fn row_bytes(&self) -> usize;
+    /// Reads the rows of `ids`, in order, into `out` (`ids.len() * row_bytes`).
+    fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()>;
+}
+
+impl RowSource for crate::store::Store {
+    fn row_bytes(&self) -> usize {
+        self.layout().row_bytes()
+    }
+    fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
+        self.read_feature_rows(ids, out)
+    }
+}
+
+/// Counters of a cache since it was created.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheCounters {
+    /// Rows served from slots.
+    pub hits: u64,
+    /// Rows read through the miss path.
+    pub misses: u64,
+    /// Bytes copied into and out of slots.
+    pub bytes_copied: u64,
+    /// Time in `init`.
+    pub init_time: Duration,
+    /// Time in `gather`.
+    pub gather_time: Duration,
+    /// Time in `apply`.
+    pub update_time: Duration,
+}
+
+/// The feature cache. See the module docs.
+pub struct FeatureCache {
+    table: Vec<u32>,
+    slot_ids: Vec<u64>,
+    free_slots: Vec<u32>,
+    slots: Vec<u8>,
+    row_bytes: usize,
+    counters: CacheCounters,
+    miss_ids: Vec<u64>,
+    miss_at: Vec<usize>,
+    miss_rows: Vec<u8>,
+}
+
+const FREE: u64 = u64::MAX;
+
+impl FeatureCache {
+    /// An empty cache of `capacity` rows of `row_bytes` for `num_nodes` nodes.
+    pub fn new(num_nodes: u64, capacity: usize, row_bytes: usize) -> Result<Self> {
+        if capacity as u64 >= u64::from(EMPTY) {
+            return Err(Error::invalid_argument(format!("feature cache capacity {capacity} rows must be below 2^32 - 1")));
+        }
+        let bytes = capacity.checked_mul(row_bytes).ok_or_else(|| Error::invalid_argument("feature cache size overflows"))?;
+        let nodes = usize::try_from(num_nodes).map_err(|_| Error::invalid_argument("node count does not fit in memory"))?;
+        Ok(FeatureCache {
+            table: vec![EMPTY; nodes],
+            slot_ids: vec![FREE; capacity],
+            free_slots: (0..capacity as u32).rev().collect(),
+            slots: vec![0u8; bytes],
+            row_bytes,
+            counters: CacheCounters::default(),
+            miss_ids: Vec::new(),
+            miss_at: Vec::new(),
+            miss_rows: Vec::new(),
+        })
+    }
+
+    /// Rows the cache holds at most.
+    pub fn capacity(&self) -> usize {
+        self.slot_ids.len()
+    }
+
+    /// Rows cached now.
+    pub fn len(&self) -> usize {
+        self.capacity() - self.free_slots.len()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `id` is cached.
+    pub fn contains(&self, id: u64) -> bool {
+        self.table.get(id as usize).is_some_and(|&s| s != EMPTY)
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> &CacheCounters {
+        &self.counters
+    }
+
+    fn check_id(&self, id: u64) -> Result<usize> {
+        usize::try_from(id)
+            .ok()
+            .filter(|&i| i < self.table.len())
+            .ok_or_else(|| Error::OutOfRange(format!("node {id} is not below the node count {}", self.table.len())))
+    }
+
+    /// Empties the cache and loads `ids` (distinct, at most `capacity`)
+    /// into slots `0..ids.len()` through `source`.
+    pub fn init(&mut self, ids: &[u64], source: &dyn RowSource) -> Result<()> {
+        let started = Instant::now();
+        if ids.len() > self.capacity() {
+            return Err(Error::invalid_argument(format!("init of {} rows exceeds the capacity of {}", ids.len(), self.capacity())));
+        }
+        for slot in 0..self.capacity() {
+            let id = std::mem::replace(&mut self.slot_ids[slot], FREE);
+            if id != FREE {
+                self.table[id as usize] = EMPTY;
+            }
+        }
+        for (slot, &id) in ids.iter().enumerate() {
+            let i = self.check_id(id)?;
+            if self.table[i] != EMPTY {
+                return Err(Error::invalid_argument(format!("init lists node {id} twice")));
+            }
+            self.table[i] = slot as u32;
+            self.slot_ids[slot] = id;
+        }
+        self.free_slots = (ids.len() as u32..self.capacity() as u32).rev().collect();
+        source.read_rows(ids, &mut self.slots[..ids.len() * self.row_bytes])?;
+        self.counters.init_time += started.elapsed();
+        Ok(())
+    }
+
+    /// Fills `out` (`ids.len() * row_bytes`) with the rows of `ids`: hits
+    /// from slots, misses through `source` in one call. Returns the number
+    /// of misses.
+    pub fn gather(&mut self, ids: &[u64], out: &mut [u8], source: &dyn RowSource) -> Result<u64> {
+        let started = Instant::now();
+        let rb = self.row_bytes;
+        if out.len() != ids.len() * rb {
+            return Err(Error::OutOfRange(format!("output holds {} bytes, {} rows need {}", out.len(), ids.len(), ids.len() * rb)));
+        }
+        self.miss_ids.clear();
+        self.miss_at.clear();
+        for (pos, &id) in ids.iter().enumerate() {
+            let i = self.check_id(id)?;
+            match self.table[i] {
+                EMPTY => {
+                    self.miss_ids.push(id);
+                    self.miss_at.push(pos);
+                }
+                slot => {
+                    let s = slot as usize * rb;
+                    out[pos * rb..(pos + 1) * rb].copy_from_slice(&self.slots[s..s + rb]);
+                }
+            }
+        }
+        let misses = self.miss_ids.len();
+        self.miss_rows.resize(misses * rb, 0);
+        source.read_rows(&self.miss_ids, &mut self.miss_rows)?;
+        for (k, &pos) in self.miss_at.iter().enumerate() {
+            out[pos * rb..(pos + 1) * rb].copy_from_slice(&self.miss_rows[k * rb..(k + 1) * rb]);
+        }
+        let hits = (ids.len() - misses) as u64;
+        self.counters.hits += hits;
+        self.counters.misses += misses as u64;
+        self.counters.bytes_copied += hits * rb as u64;
+        self.counters.gather_time += started.elapsed();
+        Ok(misses as u64)
+    }
+
+    /// Applies an update after a gather: validates every entry (evicted ids
+    /// cached, inserted ids not cached and distinct, positions inside
+    /// `gathered`, free slots available), then moves rows.
+    pub fn apply(&mut self, update: &Update, gathered: &[u8]) -> Result<()> {
+        let started = Instant::now();
+        let rb = self.row_bytes;
+        let rows = gathered.len() / rb.max(1);
+        if update.in_positions.len() != update.in_ids.len() || update.out_ids.len() > update.in_ids.len() {
+            return Err(Error::invalid_argument("update: in_ids, out_ids and in_positions lengths disagree"));
+        }
+        let free_needed = update.in_ids.len() - update.out_ids.len();
+        if self.free_slots.len() < free_needed {
+            return Err(Error::invalid_argument(format!(
+                "update inserts {free_needed} rows beyond its evictions but the cache has {} free slots",
+                self.free_slots.len()
+            )));
+        }
+        let mut seen = std::collections::HashSet::with_capacity(update.in_ids.len() + update.out_ids.len());
+        for &out in &update.out_ids {
+            let i = self.check_id(out)?;
+            if self.table[i] == EMPTY || !seen.insert(out) {
+                return Err(Error::invalid_argument(format!("update evicts node {out}, which is not cached (or twice)")));
+            }
+        }
+        for (&id, &pos) in update.in_ids.iter().zip(&update.in_positions) {
+            let i = self.check_id(id)?;
+            if self.table[i] != EMPTY || !seen.insert(id) {
+                return Err(Error::invalid_argument(format!("update inserts node {id}, which is cached already (or twice)")));
+            }
+            if pos >= rows as u64 {
+                return Err(Error::invalid_argument(format!("update position {pos} of node {id} is outside the {rows} gathered rows")));
+            }
+        }
+        let mut targets = Vec::with_capacity(update.in_ids.len());
+        for &out in &update.out_ids {
+            let slot = std::mem::replace(&mut self.table[out as usize], EMPTY);
+            self.slot_ids[slot as usize] = FREE;
+            targets.push(slot as usize);
+        }
+        let keep = self.free_slots.len() - free_needed;
+        targets.extend(self.free_slots.drain(keep..).rev().map(|s| s as usize));
+        for ((&id, &pos), slot) in update.in_ids.iter().zip(&update.in_positions).zip(targets) {
+            let src = pos as usize * rb;
+            self.slots[slot * rb..(slot + 1) * rb].copy_from_slice(&gathered[src..src + rb]);
+            self.table[id as usize] = slot as u32;
+            self.slot_ids[slot] = id;
+        }
+        self.counters.bytes_copied += (update.in_ids.len() * rb) as u64;
+        self.counters.update_time += started.elapsed();
+        Ok(())
+    }
+
+    /// Checks that the address table and the slots agree (tests, debugging).
+    pub fn check_consistency(&self) -> Result<()> {
+        for (slot, &id) in self.slot_ids.iter().enumerate() {
+            if id != FREE && self.table.get(id as usize) != Some(&(slot as u32)) {
+                return Err(Error::invalid_argument(format!("slot {slot} holds node {id} but the table disagrees")));
+            }
+        }
+        let mapped = self.table.iter().filter(|&&s| s != EMPTY).count();
+        let used = self.slot_ids.iter().filter(|&&id| id != FREE).count();
+        let free_ok = self.free_slots.iter().all(|&s| self.slot_ids.get(s as usize) == Some(&FREE));
+        if mapped != used || used != self.len() || !free_ok {
+            return Err(Error::invalid_argument(format!("{mapped} nodes mapped, {used} slots used, {} free slots listed", self.free_slots.len())));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::changeset::compute_changesets;
+    use proptest::prelude::*;
+
+    /// Row of node v: its id repeated as bytes.
+    struct Synthetic(usize);
+    impl RowSource for Synthetic {
+        fn row_bytes(&self) -> usize {
+            self.0
+        }
+        fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
+            for (id, row) in ids.iter().zip(out.chunks_exact_mut(self.0)) {
+                for (k, b) in row.iter_mut().enumerate() {
+                    *b = (id.wrapping_mul(31) as usize + k) as u8;
+                }
+            }
+            Ok(())
+        }
+    }
+
+    fn trace() -> impl Strategy<Value = Vec<Vec<u64>>> {
+        proptest::collection::vec(proptest::collection::btree_set(0u64..40, 0..15).prop_map(|s| s.into_iter().rev().collect()), 0..15)
+    }
+
+    proptest! {
+        /// Driving the cache with exact changesets: every gather equals the
+        /// uncached rows, misses equal the optimal counts, and the cache stays
+        /// consistent.
+        #[test]
+        fn changesets_drive_the_cache_exactly(batches in trace(), capacity in 0usize..12, every in 1usize..4) {
+            let src = Synthetic(6);
+            let cs = compute_changesets(&batches, capacity, every);
+            let mut cache = FeatureCache::new(40, capacity, 6).unwrap();
+            cache.init(&cs.init, &src).unwrap();
+            let mut window = Vec::new();
+            for (i, ids) in batches.iter().enumerate() {
+                let mut out = vec![0u8; ids.len() * 6];
+                let misses = cache.gather(ids, &mut out, &src).unwrap();
+                let mut want = vec![0u8; ids.len() * 6];
+                src.read_rows(ids, &mut want).unwrap();
+                prop_assert_eq!(&out, &want);
+                prop_assert_eq!(misses, cs.misses[i]);
+                window.extend_from_slice(&out);
+                if (i + 1) % every == 0 || i + 1 == batches.len() {
+                    cache.apply(&cs.updates[i], &window).unwrap();
+                    window.clear();
+                }
+                cache.check_consistency().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn illegal_updates_are_rejected_and_leave_the_cache_intact() {
+        let src = Synthetic(4);
+        let mut cache = FeatureCache::new(10, 2, 4).unwrap();
+        cache.init(&[1, 2], &src).unwrap();
+        let gathered = vec![0u8; 3 * 4];
+        let bad = [
+            Update { in_ids: vec![5], out_ids: vec![7], in_positions: vec![0] }, // 7 not cached
+            Update { in_ids: vec![2], out_ids: vec![1], in_positions: vec![0] }, // 2 already cached
+            Update { in_ids: vec![5], out_ids: vec![1], in_positions: vec![3] }, // position out of range
+            Update { in_ids: vec![5, 6], out_ids: vec![1], in_positions: vec![0, 1] }, // no free slot
+            Update { in_ids: vec![5], out_ids: vec![1], in_positions: vec![] },  // lengths
+            Update { in_ids: vec![50], out_ids: vec![1], in_positions: vec![0] }, // id out of range
+        ];
+        for u in &bad {
+            assert!(cache.apply(u, &gathered).is_err(), "{u:?} accepted");
+            cache.check_consistency().unwrap();
+            assert!(cache.contains(1) && cache.contains(2));
+        }
+        cache.apply(&Update { in_ids: vec![5], out_ids: vec![1], in_positions: vec![2] }, &gathered).unwrap();
+        assert!(cache.contains(5) && !cache.contains(1));
+        cache.check_consistency().unwrap();
+    }
+
+    #[test]
+    fn gather_counts_hits_and_misses() {
+        let src = Synthetic(3);
+        let mut cache = FeatureCache::new(100, 4, 3).unwrap();
+        cache.init(&[10, 20], &src).unwrap();
+        let mut out = vec![0u8; 9];
+        assert_eq!(cache.gather(&[20, 30, 10], &mut out, &src).unwrap(), 1);
+        assert_eq!((cache.counters().hits, cache.counters().misses), (2, 1));
+        assert!(cache.gather(&[100], &mut [0u8; 3], &src).is_err());
+    }
+}
