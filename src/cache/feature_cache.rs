@@ -69,10 +69,15 @@ impl FeatureCache {
     /// An empty cache of `capacity` rows of `row_bytes` for `num_nodes` nodes.
     pub fn new(num_nodes: u64, capacity: usize, row_bytes: usize) -> Result<Self> {
         if capacity as u64 >= u64::from(EMPTY) {
-            return Err(Error::invalid_argument(format!("feature cache capacity {capacity} rows must be below 2^32 - 1")));
+            return Err(Error::invalid_argument(format!(
+                "feature cache capacity {capacity} rows must be below 2^32 - 1"
+            )));
         }
-        let bytes = capacity.checked_mul(row_bytes).ok_or_else(|| Error::invalid_argument("feature cache size overflows"))?;
-        let nodes = usize::try_from(num_nodes).map_err(|_| Error::invalid_argument("node count does not fit in memory"))?;
+        let bytes = capacity
+            .checked_mul(row_bytes)
+            .ok_or_else(|| Error::invalid_argument("feature cache size overflows"))?;
+        let nodes = usize::try_from(num_nodes)
+            .map_err(|_| Error::invalid_argument("node count does not fit in memory"))?;
         Ok(FeatureCache {
             table: vec![EMPTY; nodes],
             slot_ids: vec![FREE; capacity],
@@ -115,7 +120,12 @@ impl FeatureCache {
         usize::try_from(id)
             .ok()
             .filter(|&i| i < self.table.len())
-            .ok_or_else(|| Error::OutOfRange(format!("node {id} is not below the node count {}", self.table.len())))
+            .ok_or_else(|| {
+                Error::OutOfRange(format!(
+                    "node {id} is not below the node count {}",
+                    self.table.len()
+                ))
+            })
     }
 
     /// Empties the cache and loads `ids` (distinct, at most `capacity`)
@@ -123,7 +133,11 @@ impl FeatureCache {
     pub fn init(&mut self, ids: &[u64], source: &dyn RowSource) -> Result<()> {
         let started = Instant::now();
         if ids.len() > self.capacity() {
-            return Err(Error::invalid_argument(format!("init of {} rows exceeds the capacity of {}", ids.len(), self.capacity())));
+            return Err(Error::invalid_argument(format!(
+                "init of {} rows exceeds the capacity of {}",
+                ids.len(),
+                self.capacity()
+            )));
         }
         for slot in 0..self.capacity() {
             let id = std::mem::replace(&mut self.slot_ids[slot], FREE);
@@ -134,7 +148,9 @@ impl FeatureCache {
         for (slot, &id) in ids.iter().enumerate() {
             let i = self.check_id(id)?;
             if self.table[i] != EMPTY {
-                return Err(Error::invalid_argument(format!("init lists node {id} twice")));
+                return Err(Error::invalid_argument(format!(
+                    "init lists node {id} twice"
+                )));
             }
             self.table[i] = slot as u32;
             self.slot_ids[slot] = id;
@@ -152,7 +168,12 @@ impl FeatureCache {
         let started = Instant::now();
         let rb = self.row_bytes;
         if out.len() != ids.len() * rb {
-            return Err(Error::OutOfRange(format!("output holds {} bytes, {} rows need {}", out.len(), ids.len(), ids.len() * rb)));
+            return Err(Error::OutOfRange(format!(
+                "output holds {} bytes, {} rows need {}",
+                out.len(),
+                ids.len(),
+                ids.len() * rb
+            )));
         }
         self.miss_ids.clear();
         self.miss_at.clear();
@@ -190,8 +211,12 @@ impl FeatureCache {
         let started = Instant::now();
         let rb = self.row_bytes;
         let rows = gathered.len() / rb.max(1);
-        if update.in_positions.len() != update.in_ids.len() || update.out_ids.len() > update.in_ids.len() {
-            return Err(Error::invalid_argument("update: in_ids, out_ids and in_positions lengths disagree"));
+        if update.in_positions.len() != update.in_ids.len()
+            || update.out_ids.len() > update.in_ids.len()
+        {
+            return Err(Error::invalid_argument(
+                "update: in_ids, out_ids and in_positions lengths disagree",
+            ));
         }
         let free_needed = update.in_ids.len() - update.out_ids.len();
         if self.free_slots.len() < free_needed {
@@ -200,20 +225,27 @@ impl FeatureCache {
                 self.free_slots.len()
             )));
         }
-        let mut seen = std::collections::HashSet::with_capacity(update.in_ids.len() + update.out_ids.len());
+        let mut seen =
+            std::collections::HashSet::with_capacity(update.in_ids.len() + update.out_ids.len());
         for &out in &update.out_ids {
             let i = self.check_id(out)?;
             if self.table[i] == EMPTY || !seen.insert(out) {
-                return Err(Error::invalid_argument(format!("update evicts node {out}, which is not cached (or twice)")));
+                return Err(Error::invalid_argument(format!(
+                    "update evicts node {out}, which is not cached (or twice)"
+                )));
             }
         }
         for (&id, &pos) in update.in_ids.iter().zip(&update.in_positions) {
             let i = self.check_id(id)?;
             if self.table[i] != EMPTY || !seen.insert(id) {
-                return Err(Error::invalid_argument(format!("update inserts node {id}, which is cached already (or twice)")));
+                return Err(Error::invalid_argument(format!(
+                    "update inserts node {id}, which is cached already (or twice)"
+                )));
             }
             if pos >= rows as u64 {
-                return Err(Error::invalid_argument(format!("update position {pos} of node {id} is outside the {rows} gathered rows")));
+                return Err(Error::invalid_argument(format!(
+                    "update position {pos} of node {id} is outside the {rows} gathered rows"
+                )));
             }
         }
         let mut targets = Vec::with_capacity(update.in_ids.len());
@@ -239,14 +271,22 @@ impl FeatureCache {
     pub fn check_consistency(&self) -> Result<()> {
         for (slot, &id) in self.slot_ids.iter().enumerate() {
             if id != FREE && self.table.get(id as usize) != Some(&(slot as u32)) {
-                return Err(Error::invalid_argument(format!("slot {slot} holds node {id} but the table disagrees")));
+                return Err(Error::invalid_argument(format!(
+                    "slot {slot} holds node {id} but the table disagrees"
+                )));
             }
         }
         let mapped = self.table.iter().filter(|&&s| s != EMPTY).count();
         let used = self.slot_ids.iter().filter(|&&id| id != FREE).count();
-        let free_ok = self.free_slots.iter().all(|&s| self.slot_ids.get(s as usize) == Some(&FREE));
+        let free_ok = self
+            .free_slots
+            .iter()
+            .all(|&s| self.slot_ids.get(s as usize) == Some(&FREE));
         if mapped != used || used != self.len() || !free_ok {
-            return Err(Error::invalid_argument(format!("{mapped} nodes mapped, {used} slots used, {} free slots listed", self.free_slots.len())));
+            return Err(Error::invalid_argument(format!(
+                "{mapped} nodes mapped, {used} slots used, {} free slots listed",
+                self.free_slots.len()
+            )));
         }
         Ok(())
     }
@@ -275,7 +315,11 @@ mod tests {
     }
 
     fn trace() -> impl Strategy<Value = Vec<Vec<u64>>> {
-        proptest::collection::vec(proptest::collection::btree_set(0u64..40, 0..15).prop_map(|s| s.into_iter().rev().collect()), 0..15)
+        proptest::collection::vec(
+            proptest::collection::btree_set(0u64..40, 0..15)
+                .prop_map(|s| s.into_iter().rev().collect()),
+            0..15,
+        )
     }
 
     proptest! {
@@ -313,19 +357,52 @@ mod tests {
         cache.init(&[1, 2], &src).unwrap();
         let gathered = vec![0u8; 3 * 4];
         let bad = [
-            Update { in_ids: vec![5], out_ids: vec![7], in_positions: vec![0] }, // 7 not cached
-            Update { in_ids: vec![2], out_ids: vec![1], in_positions: vec![0] }, // 2 already cached
-            Update { in_ids: vec![5], out_ids: vec![1], in_positions: vec![3] }, // position out of range
-            Update { in_ids: vec![5, 6], out_ids: vec![1], in_positions: vec![0, 1] }, // no free slot
-            Update { in_ids: vec![5], out_ids: vec![1], in_positions: vec![] },  // lengths
-            Update { in_ids: vec![50], out_ids: vec![1], in_positions: vec![0] }, // id out of range
+            Update {
+                in_ids: vec![5],
+                out_ids: vec![7],
+                in_positions: vec![0],
+            }, // 7 not cached
+            Update {
+                in_ids: vec![2],
+                out_ids: vec![1],
+                in_positions: vec![0],
+            }, // 2 already cached
+            Update {
+                in_ids: vec![5],
+                out_ids: vec![1],
+                in_positions: vec![3],
+            }, // position out of range
+            Update {
+                in_ids: vec![5, 6],
+                out_ids: vec![1],
+                in_positions: vec![0, 1],
+            }, // no free slot
+            Update {
+                in_ids: vec![5],
+                out_ids: vec![1],
+                in_positions: vec![],
+            }, // lengths
+            Update {
+                in_ids: vec![50],
+                out_ids: vec![1],
+                in_positions: vec![0],
+            }, // id out of range
         ];
         for u in &bad {
             assert!(cache.apply(u, &gathered).is_err(), "{u:?} accepted");
             cache.check_consistency().unwrap();
             assert!(cache.contains(1) && cache.contains(2));
         }
-        cache.apply(&Update { in_ids: vec![5], out_ids: vec![1], in_positions: vec![2] }, &gathered).unwrap();
+        cache
+            .apply(
+                &Update {
+                    in_ids: vec![5],
+                    out_ids: vec![1],
+                    in_positions: vec![2],
+                },
+                &gathered,
+            )
+            .unwrap();
         assert!(cache.contains(5) && !cache.contains(1));
         cache.check_consistency().unwrap();
     }

@@ -2,3 +2,4 @@
 //! the executor issue) the static baseline policies.
 
 pub mod feature_cache;
+pub mod lru;
