@@ -277,11 +277,27 @@ fn gen_stays_within_its_memory_budget() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("g");
     let output = Command::new(env!("CARGO_BIN_EXE_ginex"))
-        .args(["gen", "--quiet", "--nodes", "400000", "--avg-degree", "25", "--dim", "16", "--memory", "96MiB", "--out"])
+        .args([
+            "gen",
+            "--quiet",
+            "--nodes",
+            "400000",
+            "--avg-degree",
+            "25",
+            "--dim",
+            "16",
+            "--memory",
+            "96MiB",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let report = String::from_utf8(output.stdout).unwrap();
     let rss_mib: f64 = report
         .lines()
@@ -290,6 +306,9 @@ fn gen_stays_within_its_memory_budget() {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no peak RSS line in {report}"));
     // 10M edges would take 80 MB to sort in memory at once, plus buffers.
-    assert!(rss_mib < 96.0, "peak RSS {rss_mib} MiB over the 96 MiB budget\n{report}");
+    assert!(
+        rss_mib < 96.0,
+        "peak RSS {rss_mib} MiB over the 96 MiB budget\n{report}"
+    );
     Store::open(&out).unwrap().verify().unwrap();
 }

@@ -16,8 +16,8 @@ use crate::format::header::{FileHeader, FileKind};
 use crate::format::manifest::{store_file_name, Manifest};
 use crate::format::pages::FeatureLayout;
 use crate::format::tables::{decode_labels, decode_original_ids, Splits};
-use crate::inspect::runfile::Record;
 use crate::format::PAGE_SIZE;
+use crate::inspect::runfile::Record;
 use crate::store::Store;
 
 /// Inspect and verify ginex files.
@@ -296,8 +296,13 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             )
         }
         FileKind::RunSamples | FileKind::RunChanges => {
-            let (records, t) = limited(crate::inspect::runfile::read_all(path, header.kind)?, limit);
-            ("records", json!(records.iter().map(record_json).collect::<Vec<_>>()), t)
+            let (records, t) =
+                limited(crate::inspect::runfile::read_all(path, header.kind)?, limit);
+            (
+                "records",
+                json!(records.iter().map(record_json).collect::<Vec<_>>()),
+                t,
+            )
         }
         FileKind::OriginalIds => {
             let m = sibling_manifest(path)?;
@@ -313,7 +318,9 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
 fn record_json(r: &Record) -> Value {
     match r {
         Record::Ids { batch, ids } => json!({"kind": "ids", "batch": batch, "ids": ids}),
-        Record::Adj { batch, payload } => json!({"kind": "adj", "batch": batch, "payload_len": payload.len()}),
+        Record::Adj { batch, payload } => {
+            json!({"kind": "adj", "batch": batch, "payload_len": payload.len()})
+        }
         Record::Init { batch, init } => json!({"kind": "init", "batch": batch, "init": init}),
         Record::Update { batch, update } => json!({
             "kind": "update", "batch": batch,
@@ -326,12 +333,19 @@ fn record_json(r: &Record) -> Value {
 fn verify_file(path: &Path) -> Result<String> {
     let mut head = [0u8; crate::format::header::HEADER_SIZE];
     let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-    f.read_exact(&mut head).map_err(|e| Error::io("read", path, e))?;
+    f.read_exact(&mut head)
+        .map_err(|e| Error::io("read", path, e))?;
     let header = FileHeader::decode(&head, path)?;
     match header.kind {
         FileKind::RunSamples | FileKind::RunChanges => {
             let records = crate::inspect::runfile::read_all(path, header.kind)?;
-            Ok(format!("ok: {} verified: {} file, {} records, {} bytes", path.display(), header.kind.name(), records.len(), header.file_len()))
+            Ok(format!(
+                "ok: {} verified: {} file, {} records, {} bytes",
+                path.display(),
+                header.kind.name(),
+                records.len(),
+                header.file_len()
+            ))
         }
         kind => Err(Error::invalid_argument(format!(
             "{} is a {} file of a store; verify the store directory that holds it",

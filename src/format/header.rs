@@ -113,7 +113,10 @@ impl FileKind {
     /// Whether files of this kind are listed in a store's manifest (the
     /// manifest itself, runtime and cache files are not).
     pub fn listed_in_manifest(self) -> bool {
-        !matches!(self, FileKind::Manifest | FileKind::RunSamples | FileKind::RunChanges)
+        !matches!(
+            self,
+            FileKind::Manifest | FileKind::RunSamples | FileKind::RunChanges
+        )
     }
 
     /// The header length files of this kind use.

@@ -51,7 +51,14 @@ pub enum RecordKind {
 impl RecordKind {
     /// Decodes the numeric kind.
     pub fn from_u16(v: u16) -> Option<RecordKind> {
-        [RecordKind::Ids, RecordKind::Adj, RecordKind::Init, RecordKind::Update].into_iter().find(|k| *k as u16 == v)
+        [
+            RecordKind::Ids,
+            RecordKind::Adj,
+            RecordKind::Init,
+            RecordKind::Update,
+        ]
+        .into_iter()
+        .find(|k| *k as u16 == v)
     }
 
     /// Name used in messages and JSON.
@@ -82,7 +89,12 @@ pub struct RecordHeader {
 impl RecordHeader {
     /// Header for `payload`.
     pub fn for_payload(kind: RecordKind, batch: u64, payload: &[u8]) -> Self {
-        RecordHeader { kind, batch, payload_len: payload.len() as u64, payload_crc: crc32fast::hash(payload) }
+        RecordHeader {
+            kind,
+            batch,
+            payload_len: payload.len() as u64,
+            payload_crc: crc32fast::hash(payload),
+        }
     }
 
     /// Encodes the header.
@@ -92,7 +104,8 @@ impl RecordHeader {
         b[REC_KIND_OFFSET..REC_RESERVED_OFFSET].copy_from_slice(&(self.kind as u16).to_le_bytes());
         b[REC_BATCH_OFFSET..REC_LEN_OFFSET].copy_from_slice(&self.batch.to_le_bytes());
         b[REC_LEN_OFFSET..REC_PAYLOAD_CRC_OFFSET].copy_from_slice(&self.payload_len.to_le_bytes());
-        b[REC_PAYLOAD_CRC_OFFSET..REC_HEADER_CRC_OFFSET].copy_from_slice(&self.payload_crc.to_le_bytes());
+        b[REC_PAYLOAD_CRC_OFFSET..REC_HEADER_CRC_OFFSET]
+            .copy_from_slice(&self.payload_crc.to_le_bytes());
         let crc = crc32fast::hash(&b[..REC_HEADER_CRC_OFFSET]);
         b[REC_HEADER_CRC_OFFSET..].copy_from_slice(&crc.to_le_bytes());
         b
@@ -102,7 +115,10 @@ impl RecordHeader {
     pub fn decode(b: &[u8], path: &Path, offset: u64) -> Result<RecordHeader> {
         let bad = |what: String| Error::corrupt(path, offset, format!("runtime record: {what}"));
         if b.len() < RECORD_HEADER_SIZE {
-            return Err(bad(format!("torn record header ({} of {RECORD_HEADER_SIZE} bytes)", b.len())));
+            return Err(bad(format!(
+                "torn record header ({} of {RECORD_HEADER_SIZE} bytes)",
+                b.len()
+            )));
         }
         if b[..4] != RECORD_MAGIC {
             return Err(bad("bad record magic".into()));
@@ -119,7 +135,8 @@ impl RecordHeader {
             });
         }
         let kind_raw = le_u16(b, REC_KIND_OFFSET);
-        let kind = RecordKind::from_u16(kind_raw).ok_or_else(|| bad(format!("unknown record kind {kind_raw}")))?;
+        let kind = RecordKind::from_u16(kind_raw)
+            .ok_or_else(|| bad(format!("unknown record kind {kind_raw}")))?;
         if le_u16(b, REC_RESERVED_OFFSET) != 0 {
             return Err(bad("reserved bytes are not zero".into()));
         }
@@ -128,7 +145,12 @@ impl RecordHeader {
         if payload_len > MAX_RECORD_PAYLOAD {
             return Err(bad(format!("batch {batch}: payload length {payload_len} exceeds the {MAX_RECORD_PAYLOAD}-byte limit")));
         }
-        Ok(RecordHeader { kind, batch, payload_len, payload_crc: le_u32(b, REC_PAYLOAD_CRC_OFFSET) })
+        Ok(RecordHeader {
+            kind,
+            batch,
+            payload_len,
+            payload_crc: le_u32(b, REC_PAYLOAD_CRC_OFFSET),
+        })
     }
 }
 
@@ -142,14 +164,31 @@ pub fn encode_u64s(ids: &[u64], out: &mut Vec<u8>) {
 
 /// Reads a counted `u64` array at `*at` (count `u64` then the values),
 /// advancing `*at`; `what` names the field in errors.
-pub fn decode_counted_u64s(p: &[u8], at: &mut usize, what: &str, path: &Path, base: u64) -> Result<Vec<u64>> {
+pub fn decode_counted_u64s(
+    p: &[u8],
+    at: &mut usize,
+    what: &str,
+    path: &Path,
+    base: u64,
+) -> Result<Vec<u64>> {
     let count = le_u64(p, *at);
     let start = at.checked_add(8);
-    let end = count.checked_mul(8).and_then(|b| usize::try_from(b).ok()).zip(start).and_then(|(b, s)| s.checked_add(b));
+    let end = count
+        .checked_mul(8)
+        .and_then(|b| usize::try_from(b).ok())
+        .zip(start)
+        .and_then(|(b, s)| s.checked_add(b));
     let (Some(start), Some(end)) = (start, end.filter(|&e| e <= p.len())) else {
-        return Err(Error::corrupt(path, base + *at as u64, format!("{what}: count {count} runs past the record")));
+        return Err(Error::corrupt(
+            path,
+            base + *at as u64,
+            format!("{what}: count {count} runs past the record"),
+        ));
     };
-    let values = p[start..end].chunks_exact(8).map(|c| le_u64(c, 0)).collect();
+    let values = p[start..end]
+        .chunks_exact(8)
+        .map(|c| le_u64(c, 0))
+        .collect();
     *at = end;
     Ok(values)
 }
@@ -168,7 +207,15 @@ mod tests {
     #[test]
     fn offsets_match_the_spec_table() {
         assert_eq!(
-            [REC_MAGIC_OFFSET, REC_KIND_OFFSET, REC_RESERVED_OFFSET, REC_BATCH_OFFSET, REC_LEN_OFFSET, REC_PAYLOAD_CRC_OFFSET, REC_HEADER_CRC_OFFSET],
+            [
+                REC_MAGIC_OFFSET,
+                REC_KIND_OFFSET,
+                REC_RESERVED_OFFSET,
+                REC_BATCH_OFFSET,
+                REC_LEN_OFFSET,
+                REC_PAYLOAD_CRC_OFFSET,
+                REC_HEADER_CRC_OFFSET
+            ],
             [0, 4, 6, 8, 16, 24, 28]
         );
         assert_eq!(RECORD_HEADER_SIZE, 32);

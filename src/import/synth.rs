@@ -342,7 +342,8 @@ fn build_topology(
     phases: &mut Vec<(&'static str, Duration)>,
 ) -> Result<CscStats> {
     let total = p.target_edges();
-    let fixed = p.nodes * if p.classes > SCAN_CLASSES { 12 } else { 4 } + (p.memory / 4).min(256 << 20);
+    let fixed =
+        p.nodes * if p.classes > SCAN_CLASSES { 12 } else { 4 } + (p.memory / 4).min(256 << 20);
     let sort_budget = p.memory.saturating_sub(fixed).max(16 << 20);
     let mut bucketer = EdgeBucketer::new(scratch, p.nodes, total, sort_budget)?;
     let started = Instant::now();

@@ -166,7 +166,11 @@ struct BucketQueue {
 
 impl BucketQueue {
     fn new(buckets: usize, nodes: usize) -> Self {
-        BucketQueue { head: vec![NIL; buckets], next: vec![NIL; nodes], occupancy: Occupancy::new(buckets) }
+        BucketQueue {
+            head: vec![NIL; buckets],
+            next: vec![NIL; nodes],
+            occupancy: Occupancy::new(buckets),
+        }
     }
 
     fn push(&mut self, bucket: usize, node: u32) {
@@ -199,7 +203,11 @@ impl BucketQueue {
 /// Computes the changesets of a superbatch: `batches[i]` are the ids batch
 /// `i` gathers (each id at most once per batch), `capacity` the cache rows,
 /// `every` the k of the k-hop approximation (1 = exact).
-pub fn compute_changesets<B: AsRef<[u64]>>(batches: &[B], capacity: usize, every: usize) -> Changesets {
+pub fn compute_changesets<B: AsRef<[u64]>>(
+    batches: &[B],
+    capacity: usize,
+    every: usize,
+) -> Changesets {
     let every = every.max(1);
     let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
 
@@ -282,7 +290,11 @@ pub fn compute_changesets<B: AsRef<[u64]>>(batches: &[B], capacity: usize, every
         let first = w * every;
         let last = (first + every).min(batches.len());
         for (b, batch) in batches[first..last].iter().enumerate() {
-            misses[first + b] = batch.as_ref().iter().filter(|id| dense.get(id).is_none_or(|&d| !cached[d as usize])).count() as u64;
+            misses[first + b] = batch
+                .as_ref()
+                .iter()
+                .filter(|id| dense.get(id).is_none_or(|&d| !cached[d as usize]))
+                .count() as u64;
         }
         miss_list.clear();
         miss_list.extend(list.iter().copied().filter(|&(d, _)| !cached[d as usize]));
@@ -333,7 +345,12 @@ pub fn compute_changesets<B: AsRef<[u64]>>(batches: &[B], capacity: usize, every
             queue.push(key, d);
         }
     }
-    Changesets { init, updates, misses, accesses }
+    Changesets {
+        init,
+        updates,
+        misses,
+        accesses,
+    }
 }
 
 #[cfg(test)]
@@ -347,12 +364,33 @@ mod tests {
     /// candidates with the nearest next use. Windows of `every` batches
     /// (exact for `every = 1`).
     fn reference_misses(batches: &[Vec<u64>], capacity: usize, every: usize) -> u64 {
-        let windows: Vec<BTreeSet<u64>> = batches.chunks(every).map(|g| g.iter().flatten().copied().collect()).collect();
-        let next_use = |id: u64, after: usize| windows.iter().enumerate().skip(after + 1).find(|(_, w)| w.contains(&id)).map_or(usize::MAX, |(i, _)| i);
+        let windows: Vec<BTreeSet<u64>> = batches
+            .chunks(every)
+            .map(|g| g.iter().flatten().copied().collect())
+            .collect();
+        let next_use = |id: u64, after: usize| {
+            windows
+                .iter()
+                .enumerate()
+                .skip(after + 1)
+                .find(|(_, w)| w.contains(&id))
+                .map_or(usize::MAX, |(i, _)| i)
+        };
         // C0: capacity ids with the earliest first use (ties do not change
         // the miss count).
-        let mut all: Vec<u64> = windows.iter().flatten().copied().collect::<BTreeSet<_>>().into_iter().collect();
-        let first_use = |id: u64| windows.iter().position(|w| w.contains(&id)).unwrap_or(usize::MAX);
+        let mut all: Vec<u64> = windows
+            .iter()
+            .flatten()
+            .copied()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let first_use = |id: u64| {
+            windows
+                .iter()
+                .position(|w| w.contains(&id))
+                .unwrap_or(usize::MAX)
+        };
         all.sort_by_key(|&id| first_use(id));
         let mut cache: BTreeSet<u64> = all.into_iter().take(capacity).collect();
         let mut misses = 0;
@@ -362,7 +400,11 @@ mod tests {
             }
             let mut cand: Vec<u64> = cache.union(&windows[w]).copied().collect();
             cand.sort_by_key(|&id| next_use(id, w));
-            cache = cand.into_iter().filter(|&id| next_use(id, w) != usize::MAX).take(capacity).collect();
+            cache = cand
+                .into_iter()
+                .filter(|&id| next_use(id, w) != usize::MAX)
+                .take(capacity)
+                .collect();
         }
         misses
     }
@@ -371,8 +413,13 @@ mod tests {
     /// any initial set of at most `capacity` ids, then after each batch any
     /// subset of (cache ∪ batch) of at most `capacity` ids.
     fn exhaustive_misses(batches: &[Vec<u64>], capacity: usize, universe: u64) -> u64 {
-        let masks: Vec<u32> = (0u32..1 << universe).filter(|m| m.count_ones() as usize <= capacity).collect();
-        let batch_masks: Vec<u32> = batches.iter().map(|b| b.iter().fold(0, |m, &id| m | 1 << id)).collect();
+        let masks: Vec<u32> = (0u32..1 << universe)
+            .filter(|m| m.count_ones() as usize <= capacity)
+            .collect();
+        let batch_masks: Vec<u32> = batches
+            .iter()
+            .map(|b| b.iter().fold(0, |m, &id| m | 1 << id))
+            .collect();
         let mut best: HashMap<u32, u64> = masks.iter().map(|&m| (m, 0)).collect();
         for &bm in &batch_masks {
             let mut next: HashMap<u32, u64> = HashMap::new();
@@ -392,15 +439,19 @@ mod tests {
     }
 
     fn trace(max_batches: usize, max_nodes: u64) -> impl Strategy<Value = Vec<Vec<u64>>> {
-        proptest::collection::vec(proptest::collection::btree_set(0..max_nodes, 0..max_nodes as usize).prop_map(|s| s.into_iter().collect::<Vec<_>>()), 0..=max_batches)
-            .prop_map(|mut batches| {
-                // Shuffle within batches so positions matter.
-                for (i, b) in batches.iter_mut().enumerate() {
-                    let k = if b.is_empty() { 0 } else { i % b.len() };
-                    b.rotate_left(k);
-                }
-                batches
-            })
+        proptest::collection::vec(
+            proptest::collection::btree_set(0..max_nodes, 0..max_nodes as usize)
+                .prop_map(|s| s.into_iter().collect::<Vec<_>>()),
+            0..=max_batches,
+        )
+        .prop_map(|mut batches| {
+            // Shuffle within batches so positions matter.
+            for (i, b) in batches.iter_mut().enumerate() {
+                let k = if b.is_empty() { 0 } else { i % b.len() };
+                b.rotate_left(k);
+            }
+            batches
+        })
     }
 
     /// Replays the changesets on a simulated cache: every step legal, the
@@ -417,10 +468,16 @@ mod tests {
             let u = &cs.updates[i];
             assert_eq!(u.in_ids.len(), u.in_positions.len());
             for out in &u.out_ids {
-                assert!(cache.remove(out), "batch {i}: evicts {out}, which is not cached");
+                assert!(
+                    cache.remove(out),
+                    "batch {i}: evicts {out}, which is not cached"
+                );
             }
             for (id, &pos) in u.in_ids.iter().zip(&u.in_positions) {
-                assert_eq!(window_rows[pos as usize], *id, "batch {i}: in_position of {id}");
+                assert_eq!(
+                    window_rows[pos as usize], *id,
+                    "batch {i}: in_position of {id}"
+                );
                 assert!(cache.insert(*id), "batch {i}: inserts {id} twice");
             }
             assert!(cache.len() <= capacity);
@@ -487,7 +544,9 @@ mod tests {
     #[test]
     fn large_superbatch_does_not_overflow_iterations() {
         // 100k batches: iteration numbers far beyond 16 bits.
-        let batches: Vec<Vec<u64>> = (0..100_000u64).map(|i| vec![i % 1000, 5000 + i % 7]).collect();
+        let batches: Vec<Vec<u64>> = (0..100_000u64)
+            .map(|i| vec![i % 1000, 5000 + i % 7])
+            .collect();
         let cs = compute_changesets(&batches, 10, 1);
         assert_eq!(cs.updates.len(), 100_000);
         assert_eq!(cs.total_accesses(), 200_000);

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
-use crate::format::runtime::{decode_counted_u64s, encode_counted_u64s, RecordHeader, RecordKind, RECORD_HEADER_SIZE};
+use crate::format::runtime::{
+    decode_counted_u64s, encode_counted_u64s, RecordHeader, RecordKind, RECORD_HEADER_SIZE,
+};
 use crate::inspect::changeset::Update;
 use crate::io::writer::ChecksummedWriter;
 
@@ -21,12 +23,15 @@ impl RunWriter {
     /// Creates `path` (must not exist) for runtime records of `kind`
     /// ([`FileKind::RunSamples`] or [`FileKind::RunChanges`]).
     pub fn create(path: &Path, kind: FileKind) -> Result<Self> {
-        Ok(RunWriter { out: ChecksummedWriter::create(path, kind)? })
+        Ok(RunWriter {
+            out: ChecksummedWriter::create(path, kind)?,
+        })
     }
 
     /// Appends one framed record.
     pub fn append(&mut self, kind: RecordKind, batch: u64, payload: &[u8]) -> Result<()> {
-        self.out.write_payload(&RecordHeader::for_payload(kind, batch, payload).encode())?;
+        self.out
+            .write_payload(&RecordHeader::for_payload(kind, batch, payload).encode())?;
         self.out.write_payload(payload)
     }
 
@@ -107,15 +112,26 @@ impl RunReader {
     /// Opens a runtime file of `kind`.
     pub fn open(path: &Path, kind: FileKind) -> Result<Self> {
         let mut file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-        let len = file.metadata().map_err(|e| Error::io("stat", path, e))?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io("stat", path, e))?
+            .len();
         let mut head = [0u8; HEADER_SIZE];
         file.read_exact(&mut head).map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => Error::corrupt(path, 0, "runtime file is shorter than its header (torn write?)"),
+            std::io::ErrorKind::UnexpectedEof => Error::corrupt(
+                path,
+                0,
+                "runtime file is shorter than its header (torn write?)",
+            ),
             _ => Error::io("read", path, e),
         })?;
         let header = FileHeader::decode(&head, path)?.expect_kind(kind, path)?;
         if header.file_len() != len {
-            return Err(Error::corrupt(path, len.min(header.file_len()), format!("file is {len} bytes, its header says {}", header.file_len())));
+            return Err(Error::corrupt(
+                path,
+                len.min(header.file_len()),
+                format!("file is {len} bytes, its header says {}", header.file_len()),
+            ));
         }
         Ok(RunReader {
             input: BufReader::with_capacity(1 << 20, file),
@@ -172,12 +188,24 @@ impl RunReader {
         let at = self.offset;
         let mut head = [0u8; RECORD_HEADER_SIZE];
         if end - at < RECORD_HEADER_SIZE as u64 {
-            return Err(Error::corrupt(&self.path, at, "record header is torn (file ends inside it)"));
+            return Err(Error::corrupt(
+                &self.path,
+                at,
+                "record header is torn (file ends inside it)",
+            ));
         }
         self.read(&mut head, None)?;
         let h = RecordHeader::decode(&head, &self.path, at)?;
         if h.payload_len > end - at - RECORD_HEADER_SIZE as u64 {
-            return Err(Error::corrupt(&self.path, at, format!("{} record of batch {} runs past the end of the file", h.kind.name(), h.batch)));
+            return Err(Error::corrupt(
+                &self.path,
+                at,
+                format!(
+                    "{} record of batch {} runs past the end of the file",
+                    h.kind.name(),
+                    h.batch
+                ),
+            ));
         }
         let mut payload = vec![0u8; h.payload_len as usize];
         self.read(&mut payload, Some(h.batch))?;
@@ -203,20 +231,41 @@ fn decode_record(h: RecordHeader, p: Vec<u8>, path: &Path, base: u64) -> Result<
     let mut at = 0usize;
     let record = match h.kind {
         RecordKind::Adj => return Ok(Record::Adj { batch, payload: p }),
-        RecordKind::Ids => Record::Ids { batch, ids: decode_counted_u64s(&p, &mut at, &ctx("ids"), path, base)? },
-        RecordKind::Init => Record::Init { batch, init: decode_counted_u64s(&p, &mut at, &ctx("init"), path, base)? },
+        RecordKind::Ids => Record::Ids {
+            batch,
+            ids: decode_counted_u64s(&p, &mut at, &ctx("ids"), path, base)?,
+        },
+        RecordKind::Init => Record::Init {
+            batch,
+            init: decode_counted_u64s(&p, &mut at, &ctx("init"), path, base)?,
+        },
         RecordKind::Update => {
             let in_ids = decode_counted_u64s(&p, &mut at, &ctx("in_ids"), path, base)?;
             let out_ids = decode_counted_u64s(&p, &mut at, &ctx("out_ids"), path, base)?;
             let in_positions = decode_counted_u64s(&p, &mut at, &ctx("in_positions"), path, base)?;
             if in_positions.len() != in_ids.len() || out_ids.len() > in_ids.len() {
-                return Err(Error::corrupt(path, base, ctx("in_ids, out_ids and in_positions lengths disagree")));
+                return Err(Error::corrupt(
+                    path,
+                    base,
+                    ctx("in_ids, out_ids and in_positions lengths disagree"),
+                ));
             }
-            Record::Update { batch, update: Update { in_ids, out_ids, in_positions } }
+            Record::Update {
+                batch,
+                update: Update {
+                    in_ids,
+                    out_ids,
+                    in_positions,
+                },
+            }
         }
     };
     if at != p.len() {
-        return Err(Error::corrupt(path, base + at as u64, ctx("unexpected bytes after the last field")));
+        return Err(Error::corrupt(
+            path,
+            base + at as u64,
+            ctx("unexpected bytes after the last field"),
+        ));
     }
     Ok(record)
 }
@@ -239,7 +288,15 @@ mod tests {
         let path = dir.join("sb-0.changes");
         let mut w = RunWriter::create(&path, FileKind::RunChanges).unwrap();
         w.append_init(0, &[5, 6, 7]).unwrap();
-        w.append_update(0, &Update { in_ids: vec![9], out_ids: vec![5], in_positions: vec![3] }).unwrap();
+        w.append_update(
+            0,
+            &Update {
+                in_ids: vec![9],
+                out_ids: vec![5],
+                in_positions: vec![3],
+            },
+        )
+        .unwrap();
         w.append_update(1, &Update::default()).unwrap();
         w.finish().unwrap();
         path
@@ -250,8 +307,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let recs = read_all(&sample_file(dir.path()), FileKind::RunChanges).unwrap();
         assert_eq!(recs.len(), 3);
-        assert_eq!(recs[0], Record::Init { batch: 0, init: vec![5, 6, 7] });
-        assert_eq!(recs[1], Record::Update { batch: 0, update: Update { in_ids: vec![9], out_ids: vec![5], in_positions: vec![3] } });
+        assert_eq!(
+            recs[0],
+            Record::Init {
+                batch: 0,
+                init: vec![5, 6, 7]
+            }
+        );
+        assert_eq!(
+            recs[1],
+            Record::Update {
+                batch: 0,
+                update: Update {
+                    in_ids: vec![9],
+                    out_ids: vec![5],
+                    in_positions: vec![3]
+                }
+            }
+        );
     }
 
     #[test]
@@ -263,11 +336,17 @@ mod tests {
             let mut d = original.clone();
             d[pos] ^= 0x21;
             std::fs::write(&path, &d).unwrap();
-            assert!(read_all(&path, FileKind::RunChanges).is_err(), "flip at {pos} unnoticed");
+            assert!(
+                read_all(&path, FileKind::RunChanges).is_err(),
+                "flip at {pos} unnoticed"
+            );
         }
         for cut in 0..original.len() {
             std::fs::write(&path, &original[..cut]).unwrap();
-            assert!(read_all(&path, FileKind::RunChanges).is_err(), "truncation to {cut} unnoticed");
+            assert!(
+                read_all(&path, FileKind::RunChanges).is_err(),
+                "truncation to {cut} unnoticed"
+            );
         }
     }
 
@@ -279,7 +358,12 @@ mod tests {
         let last = d.len() - 1; // inside the payload of batch 1's update
         d[last] ^= 1;
         std::fs::write(&path, &d).unwrap();
-        let err = read_all(&path, FileKind::RunChanges).unwrap_err().to_string();
-        assert!(err.contains("update record of batch 1") && err.contains("offset"), "{err}");
+        let err = read_all(&path, FileKind::RunChanges)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("update record of batch 1") && err.contains("offset"),
+            "{err}"
+        );
     }
 }

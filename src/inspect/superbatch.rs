@@ -93,7 +93,11 @@ pub struct InspectReport {
 /// Samples a superbatch into `dir` and precomputes its changesets.
 /// On error both files are removed, so a half-written superbatch never
 /// lingers.
-pub fn inspect_superbatch(source: &dyn BatchSource, spec: &SuperbatchSpec, dir: &Path) -> Result<InspectReport> {
+pub fn inspect_superbatch(
+    source: &dyn BatchSource,
+    spec: &SuperbatchSpec,
+    dir: &Path,
+) -> Result<InspectReport> {
     let files = SuperbatchFiles::in_dir(dir, spec.index);
     let result = inspect_into(source, spec, files.clone());
     if result.is_err() {
@@ -102,7 +106,11 @@ pub fn inspect_superbatch(source: &dyn BatchSource, spec: &SuperbatchSpec, dir: 
     result
 }
 
-fn inspect_into(source: &dyn BatchSource, spec: &SuperbatchSpec, files: SuperbatchFiles) -> Result<InspectReport> {
+fn inspect_into(
+    source: &dyn BatchSource,
+    spec: &SuperbatchSpec,
+    files: SuperbatchFiles,
+) -> Result<InspectReport> {
     let started = Instant::now();
     let ids = sample_to_file(source, spec, &files.samples)?;
     let sample_time = started.elapsed();
@@ -111,16 +119,30 @@ fn inspect_into(source: &dyn BatchSource, spec: &SuperbatchSpec, files: Superbat
     let changesets = compute_changesets(&ids, spec.capacity, spec.every);
     let changeset_time = started.elapsed();
     write_changes(&changesets, spec.first_batch, &files.changes)?;
-    Ok(InspectReport { files, sample_time, changeset_time, changesets })
+    Ok(InspectReport {
+        files,
+        sample_time,
+        changeset_time,
+        changesets,
+    })
 }
 
 /// Samples the batches with `spec.workers` threads, appending records in
 /// batch order, and returns each batch's ids (the access trace).
-fn sample_to_file(source: &dyn BatchSource, spec: &SuperbatchSpec, path: &Path) -> Result<Vec<Vec<u64>>> {
+fn sample_to_file(
+    source: &dyn BatchSource,
+    spec: &SuperbatchSpec,
+    path: &Path,
+) -> Result<Vec<Vec<u64>>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(spec.workers.max(1))
         .build()
-        .map_err(|e| Error::invalid_argument(format!("cannot start {} sampling workers: {e}", spec.workers)))?;
+        .map_err(|e| {
+            Error::invalid_argument(format!(
+                "cannot start {} sampling workers: {e}",
+                spec.workers
+            ))
+        })?;
     let mut writer = RunWriter::create(path, FileKind::RunSamples)?;
     let mut trace = Vec::with_capacity(spec.num_batches as usize);
     // Rounds of a few batches per worker: bounded memory, records in order.
@@ -129,7 +151,12 @@ fn sample_to_file(source: &dyn BatchSource, spec: &SuperbatchSpec, path: &Path) 
     let mut next = spec.first_batch;
     while next < end {
         let upto = (next + round).min(end);
-        let sampled: Vec<Result<SampledRecord>> = pool.install(|| (next..upto).into_par_iter().map(|b| source.sample(b)).collect());
+        let sampled: Vec<Result<SampledRecord>> = pool.install(|| {
+            (next..upto)
+                .into_par_iter()
+                .map(|b| source.sample(b))
+                .collect()
+        });
         for (b, rec) in (next..upto).zip(sampled) {
             let rec = rec?;
             writer.append_ids(b, &rec.ids)?;
@@ -154,27 +181,51 @@ fn write_changes(cs: &Changesets, first_batch: u64, path: &Path) -> Result<()> {
 
 /// Reads a superbatch back: per batch (ids, adj payload), the init and the
 /// updates, checking that batches are consecutive and complete.
-pub fn read_superbatch(files: &SuperbatchFiles) -> Result<(Vec<SampledRecord>, Vec<u64>, Vec<crate::inspect::changeset::Update>)> {
+pub fn read_superbatch(
+    files: &SuperbatchFiles,
+) -> Result<(
+    Vec<SampledRecord>,
+    Vec<u64>,
+    Vec<crate::inspect::changeset::Update>,
+)> {
     let mut batches: Vec<SampledRecord> = Vec::new();
     let mut first: Option<u64> = None;
     let bad = |p: &Path, what: String| Error::corrupt(p, 0, what);
     for rec in read_all(&files.samples, FileKind::RunSamples)? {
         match rec {
             Record::Ids { batch, ids } => {
-                let expected = first.get_or_insert(batch).saturating_add(batches.len() as u64);
+                let expected = first
+                    .get_or_insert(batch)
+                    .saturating_add(batches.len() as u64);
                 if batch != expected {
-                    return Err(bad(&files.samples, format!("ids record of batch {batch} where batch {expected} was expected")));
+                    return Err(bad(
+                        &files.samples,
+                        format!("ids record of batch {batch} where batch {expected} was expected"),
+                    ));
                 }
-                batches.push(SampledRecord { ids, adj: Vec::new() });
+                batches.push(SampledRecord {
+                    ids,
+                    adj: Vec::new(),
+                });
             }
             Record::Adj { batch, payload } => {
                 let expected = first.unwrap_or(0) + batches.len() as u64 - 1;
                 match batches.last_mut() {
                     Some(last) if batch == expected && last.adj.is_empty() => last.adj = payload,
-                    _ => return Err(bad(&files.samples, format!("adj record of batch {batch} out of order"))),
+                    _ => {
+                        return Err(bad(
+                            &files.samples,
+                            format!("adj record of batch {batch} out of order"),
+                        ))
+                    }
                 }
             }
-            other => return Err(bad(&files.samples, format!("unexpected record {other:?} in a samples file"))),
+            other => {
+                return Err(bad(
+                    &files.samples,
+                    format!("unexpected record {other:?} in a samples file"),
+                ))
+            }
         }
     }
     let mut init = None;
@@ -185,15 +236,26 @@ pub fn read_superbatch(files: &SuperbatchFiles) -> Result<(Vec<SampledRecord>, V
             Record::Update { batch, update } => {
                 let expected = first.unwrap_or(0) + updates.len() as u64;
                 if batch != expected {
-                    return Err(bad(&files.changes, format!("update of batch {batch} where batch {expected} was expected")));
+                    return Err(bad(
+                        &files.changes,
+                        format!("update of batch {batch} where batch {expected} was expected"),
+                    ));
                 }
                 updates.push(update);
             }
-            other => return Err(bad(&files.changes, format!("unexpected record {other:?} in a changes file"))),
+            other => {
+                return Err(bad(
+                    &files.changes,
+                    format!("unexpected record {other:?} in a changes file"),
+                ))
+            }
         }
     }
     if updates.len() != batches.len() {
-        return Err(bad(&files.changes, format!("{} updates for {} batches", updates.len(), batches.len())));
+        return Err(bad(
+            &files.changes,
+            format!("{} updates for {} batches", updates.len(), batches.len()),
+        ));
     }
     Ok((batches, init.unwrap_or_default(), updates))
 }
@@ -210,7 +272,10 @@ mod tests {
             ids.sort_unstable();
             ids.dedup();
             ids.rotate_left((b % 5) as usize);
-            Ok(SampledRecord { adj: ids.iter().map(|&x| x as u8).collect(), ids })
+            Ok(SampledRecord {
+                adj: ids.iter().map(|&x| x as u8).collect(),
+                ids,
+            })
         }
     }
 
@@ -221,9 +286,19 @@ mod tests {
         for (i, workers) in [1usize, 2, 5].into_iter().enumerate() {
             let sub = dir.path().join(format!("w{i}"));
             std::fs::create_dir(&sub).unwrap();
-            let spec = SuperbatchSpec { index: 3, first_batch: 30, num_batches: 23, workers, capacity: 25, every: 1 };
+            let spec = SuperbatchSpec {
+                index: 3,
+                first_batch: 30,
+                num_batches: 23,
+                workers,
+                capacity: 25,
+                every: 1,
+            };
             let report = inspect_superbatch(&Toy, &spec, &sub).unwrap();
-            bytes.push((std::fs::read(&report.files.samples).unwrap(), std::fs::read(&report.files.changes).unwrap()));
+            bytes.push((
+                std::fs::read(&report.files.samples).unwrap(),
+                std::fs::read(&report.files.changes).unwrap(),
+            ));
             let (batches, init, updates) = read_superbatch(&report.files).unwrap();
             assert_eq!(batches.len(), 23);
             assert_eq!(batches[4], Toy.sample(34).unwrap());
@@ -232,7 +307,10 @@ mod tests {
             report.files.remove().unwrap();
             assert!(!report.files.samples.exists() && !report.files.changes.exists());
         }
-        assert!(bytes.windows(2).all(|w| w[0] == w[1]), "runtime files differ across worker counts");
+        assert!(
+            bytes.windows(2).all(|w| w[0] == w[1]),
+            "runtime files differ across worker counts"
+        );
     }
 
     struct Failing;
@@ -249,9 +327,22 @@ mod tests {
     #[test]
     fn a_failing_batch_fails_the_superbatch() {
         let dir = tempfile::tempdir().unwrap();
-        let spec = SuperbatchSpec { index: 0, first_batch: 0, num_batches: 10, workers: 2, capacity: 5, every: 1 };
-        let err = inspect_superbatch(&Failing, &spec, dir.path()).unwrap_err().to_string();
+        let spec = SuperbatchSpec {
+            index: 0,
+            first_batch: 0,
+            num_batches: 10,
+            workers: 2,
+            capacity: 5,
+            every: 1,
+        };
+        let err = inspect_superbatch(&Failing, &spec, dir.path())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("batch 5"), "{err}");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "partial runtime files left behind");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "partial runtime files left behind"
+        );
     }
 }
