@@ -31,6 +31,8 @@ pub mod inspect;
 #[allow(unsafe_code)]
 pub mod io;
 pub mod store;
+#[cfg(feature = "train")]
+pub mod train;
 
 pub use error::{Error, Result};
 pub use store::Store;

@@ -1,0 +1,5 @@
+//! The training layer (cargo feature `train`, tch/libtorch): models over
+//! sampled hops, and (with the executor) the trainer loop, evaluation and
+//! checkpoints. It never touches the disk directly.
+
+pub mod model;
