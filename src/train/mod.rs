@@ -3,3 +3,4 @@
 //! checkpoints. It never touches the disk directly.
 
 pub mod model;
+pub mod trainer;

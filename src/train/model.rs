@@ -40,20 +40,36 @@ impl HopTensors {
     /// Moves a hop to `device` and precomputes its normalisations.
     pub fn new(hop: &Hop, device: Device) -> Result<Self> {
         if hop.src.len() != hop.dst.len() || hop.num_dst > hop.num_src {
-            return Err(Error::invalid_argument("hop: src/dst lengths differ or targets exceed sources"));
+            return Err(Error::invalid_argument(
+                "hop: src/dst lengths differ or targets exceed sources",
+            ));
         }
-        if hop.src.iter().any(|&s| s < 0 || s as usize >= hop.num_src) || hop.dst.iter().any(|&d| d < 0 || d as usize >= hop.num_dst) {
-            return Err(Error::invalid_argument("hop: an edge index is out of range"));
+        if hop.src.iter().any(|&s| s < 0 || s as usize >= hop.num_src)
+            || hop.dst.iter().any(|&d| d < 0 || d as usize >= hop.num_dst)
+        {
+            return Err(Error::invalid_argument(
+                "hop: an edge index is out of range",
+            ));
         }
         let src = Tensor::from_slice(&hop.src).to_device(device);
         let dst = Tensor::from_slice(&hop.dst).to_device(device);
         let ones = Tensor::ones([hop.src.len() as i64], (Kind::Float, device));
-        let deg_dst = Tensor::zeros([hop.num_dst as i64], (Kind::Float, device)).index_add(0, &dst, &ones);
-        let deg_src = Tensor::zeros([hop.num_src as i64], (Kind::Float, device)).index_add(0, &src, &ones);
+        let deg_dst =
+            Tensor::zeros([hop.num_dst as i64], (Kind::Float, device)).index_add(0, &dst, &ones);
+        let deg_src =
+            Tensor::zeros([hop.num_src as i64], (Kind::Float, device)).index_add(0, &src, &ones);
         let inv_deg = deg_dst.clamp_min(1.0).reciprocal();
-        let gcn_norm = ((deg_dst.index_select(0, &dst) + 1.0) * (deg_src.index_select(0, &src) + 1.0)).rsqrt();
+        let gcn_norm =
+            ((deg_dst.index_select(0, &dst) + 1.0) * (deg_src.index_select(0, &src) + 1.0)).rsqrt();
         let gcn_self = (deg_dst + 1.0).reciprocal();
-        Ok(HopTensors { num_dst: hop.num_dst as i64, src, dst, inv_deg, gcn_norm, gcn_self })
+        Ok(HopTensors {
+            num_dst: hop.num_dst as i64,
+            src,
+            dst,
+            inv_deg,
+            gcn_norm,
+            gcn_self,
+        })
     }
 
     /// Sum over in-edges of `x[src] * weight[edge]` per target.
@@ -62,7 +78,8 @@ impl HopTensors {
         if let Some(w) = weight {
             msg = msg * w.unsqueeze(1);
         }
-        Tensor::zeros([self.num_dst, x.size()[1]], (x.kind(), x.device())).index_add(0, &self.dst, &msg)
+        Tensor::zeros([self.num_dst, x.size()[1]], (x.kind(), x.device()))
+            .index_add(0, &self.dst, &msg)
     }
 }
 
@@ -84,7 +101,9 @@ impl ModelKind {
             "sage" => Ok(ModelKind::Sage),
             "gcn" => Ok(ModelKind::Gcn),
             "mlp" => Ok(ModelKind::Mlp),
-            _ => Err(Error::invalid_argument(format!("unknown model {s:?}; use sage, gcn or mlp"))),
+            _ => Err(Error::invalid_argument(format!(
+                "unknown model {s:?}; use sage, gcn or mlp"
+            ))),
         }
     }
 
@@ -113,19 +132,44 @@ pub struct Gnn {
 impl Gnn {
     /// Builds a model in `vs`: `layers` layers from `in_dim` through
     /// `hidden` to `classes`.
-    pub fn new(vs: &nn::Path, kind: ModelKind, in_dim: i64, hidden: i64, classes: i64, layers: usize, dropout: f64) -> Self {
+    pub fn new(
+        vs: &nn::Path,
+        kind: ModelKind,
+        in_dim: i64,
+        hidden: i64,
+        classes: i64,
+        layers: usize,
+        dropout: f64,
+    ) -> Self {
         let layers = (0..layers.max(1))
             .map(|i| {
                 let input = if i == 0 { in_dim } else { hidden };
-                let output = if i + 1 == layers.max(1) { classes } else { hidden };
+                let output = if i + 1 == layers.max(1) {
+                    classes
+                } else {
+                    hidden
+                };
                 let p = vs / format!("layer{i}");
                 let root = nn::linear(&p / "root", input, output, Default::default());
-                let neigh = (kind == ModelKind::Sage)
-                    .then(|| nn::linear(&p / "neigh", input, output, nn::LinearConfig { bias: false, ..Default::default() }));
+                let neigh = (kind == ModelKind::Sage).then(|| {
+                    nn::linear(
+                        &p / "neigh",
+                        input,
+                        output,
+                        nn::LinearConfig {
+                            bias: false,
+                            ..Default::default()
+                        },
+                    )
+                });
                 Layer { root, neigh }
             })
             .collect();
-        Gnn { kind, layers, dropout }
+        Gnn {
+            kind,
+            layers,
+            dropout,
+        }
     }
 
     /// Number of layers (= hops consumed).
@@ -138,7 +182,11 @@ impl Gnn {
     /// (outermost hop) to the seeds (`hops.last().num_dst` seeds).
     pub fn forward(&self, x: &Tensor, hops: &[HopTensors], train: bool) -> Result<Tensor> {
         if hops.len() != self.layers.len() {
-            return Err(Error::invalid_argument(format!("model has {} layers but the batch has {} hops", self.layers.len(), hops.len())));
+            return Err(Error::invalid_argument(format!(
+                "model has {} layers but the batch has {} hops",
+                self.layers.len(),
+                hops.len()
+            )));
         }
         let mut h = x.shallow_clone();
         for (i, (layer, hop)) in self.layers.iter().zip(hops).enumerate() {
@@ -148,7 +196,8 @@ impl Gnn {
                 ModelKind::Sage => {
                     let mean = hop.aggregate(&h, None) * hop.inv_deg.unsqueeze(1);
                     let neigh = layer.neigh.as_ref().map(|n| n.forward(&mean));
-                    layer.root.forward(&targets) + neigh.unwrap_or_else(|| Tensor::zeros_like(&targets))
+                    layer.root.forward(&targets)
+                        + neigh.unwrap_or_else(|| Tensor::zeros_like(&targets))
                 }
                 ModelKind::Gcn => {
                     let hw = layer.root.ws.shallow_clone();
@@ -177,7 +226,12 @@ mod tests {
 
     fn star() -> Hop {
         // Targets 0, 1; sources 0..4; edges 2->0, 3->0, 1->1.
-        Hop { num_dst: 2, num_src: 4, src: vec![2, 3, 1], dst: vec![0, 0, 1] }
+        Hop {
+            num_dst: 2,
+            num_src: 4,
+            src: vec![2, 3, 1],
+            dst: vec![0, 0, 1],
+        }
     }
 
     #[test]
@@ -186,9 +240,17 @@ mod tests {
         let mut model = Gnn::new(&vs.root(), ModelKind::Sage, 1, 4, 1, 1, 0.0);
         // Root weight 1, neighbour weight 10, bias 0.
         tch::no_grad(|| {
-            model.layers[0].root.ws.copy_(&Tensor::from_slice(&[1f32]).view([1, 1]));
+            model.layers[0]
+                .root
+                .ws
+                .copy_(&Tensor::from_slice(&[1f32]).view([1, 1]));
             model.layers[0].root.bs.as_mut().unwrap().zero_();
-            model.layers[0].neigh.as_mut().unwrap().ws.copy_(&Tensor::from_slice(&[10f32]).view([1, 1]));
+            model.layers[0]
+                .neigh
+                .as_mut()
+                .unwrap()
+                .ws
+                .copy_(&Tensor::from_slice(&[10f32]).view([1, 1]));
         });
         let x = Tensor::from_slice(&[1f32, 2., 3., 5.]).view([4, 1]);
         let hop = HopTensors::new(&star(), Device::Cpu).unwrap();
@@ -203,7 +265,10 @@ mod tests {
         let vs = nn::VarStore::new(Device::Cpu);
         let mut model = Gnn::new(&vs.root(), ModelKind::Gcn, 1, 4, 1, 1, 0.0);
         tch::no_grad(|| {
-            model.layers[0].root.ws.copy_(&Tensor::from_slice(&[1f32]).view([1, 1]));
+            model.layers[0]
+                .root
+                .ws
+                .copy_(&Tensor::from_slice(&[1f32]).view([1, 1]));
             model.layers[0].root.bs.as_mut().unwrap().zero_();
         });
         let x = Tensor::from_slice(&[1f32, 2., 3., 5.]).view([4, 1]);
@@ -214,7 +279,10 @@ mod tests {
         let n0 = 3.0 / 6f32.sqrt() + 5.0 / 6f32.sqrt() + 1.0 / 3.0;
         // deg_dst(1) = 1, deg_src(1) = 1: 2/sqrt(2*2) + 2/2.
         let n1 = 2.0 / 2.0 + 2.0 / 2.0;
-        assert!((got[0] - n0).abs() < 1e-5 && (got[1] - n1).abs() < 1e-5, "{got:?}");
+        assert!(
+            (got[0] - n0).abs() < 1e-5 && (got[1] - n1).abs() < 1e-5,
+            "{got:?}"
+        );
     }
 
     #[test]
@@ -225,6 +293,8 @@ mod tests {
         let vs = nn::VarStore::new(Device::Cpu);
         let model = Gnn::new(&vs.root(), ModelKind::Sage, 1, 4, 2, 2, 0.5);
         let x = Tensor::zeros([4, 1], (Kind::Float, Device::Cpu));
-        assert!(model.forward(&x, &[HopTensors::new(&star(), Device::Cpu).unwrap()], false).is_err());
+        assert!(model
+            .forward(&x, &[HopTensors::new(&star(), Device::Cpu).unwrap()], false)
+            .is_err());
     }
 }
