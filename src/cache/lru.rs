@@ -139,7 +139,8 @@ impl LruCache {
                 self.table[self.slot_ids[victim as usize] as usize] = EMPTY;
                 victim
             };
-            self.slots[slot as usize * rb..(slot as usize + 1) * rb].copy_from_slice(&self.miss_rows[row]);
+            self.slots[slot as usize * rb..(slot as usize + 1) * rb]
+                .copy_from_slice(&self.miss_rows[row]);
             self.slot_ids[slot as usize] = id;
             self.table[id as usize] = slot;
             self.push_front(slot);
