@@ -25,6 +25,20 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A positional read failed (an I/O error from the device or kernel).
+    #[error("{path}: read of {len} bytes at offset {offset} failed: {source}")]
+    ReadFailed {
+        /// The file read.
+        path: PathBuf,
+        /// Byte offset of the read.
+        offset: u64,
+        /// Bytes asked for.
+        len: u64,
+        /// The error (`-errno` from io_uring or pread).
+        #[source]
+        source: std::io::Error,
+    },
+
     /// A file's bytes do not describe a valid structure.
     #[error("{path}: corrupt at byte offset {offset}: {what}")]
     Corrupt {

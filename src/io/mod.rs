@@ -5,3 +5,8 @@
 pub mod durable;
 pub mod read;
 pub mod writer;
+pub mod aligned;
+pub mod fault;
+pub mod page_reader;
+pub mod pread;
+pub mod uring;

@@ -7,6 +7,7 @@
 
 mod builder;
 pub mod edges;
+pub mod gather;
 mod verify;
 
 pub use builder::{FeatureWriter, ListSink, StoreBuilder, StoreSpec, TopologyWriter};

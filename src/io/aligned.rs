@@ -1,0 +1,139 @@
+//! Zeroed, aligned byte buffers for direct I/O, and a small pool so the hot
+//! path does not allocate.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::ptr::NonNull;
+
+use crate::error::{Error, Result};
+
+/// Alignment of every buffer: the page size, which satisfies `O_DIRECT` on
+/// the filesystems we target (their `STATX_DIOALIGN` memory alignment is at
+/// most 4096).
+pub const IO_ALIGN: usize = 4096;
+
+/// A zero-initialised heap buffer whose start is `IO_ALIGN`-aligned.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    layout: Layout,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively (like Vec<u8>); moving
+// it between threads moves that ownership.
+unsafe impl Send for AlignedBuf {}
+// SAFETY: shared references only allow reads of initialised (zeroed or
+// written) bytes, as with &[u8].
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// A zeroed buffer of `len` bytes (capacity rounded up to `IO_ALIGN`).
+    pub fn zeroed(len: usize) -> Result<Self> {
+        let cap = len.div_ceil(IO_ALIGN).max(1) * IO_ALIGN;
+        let layout = Layout::from_size_align(cap, IO_ALIGN).map_err(|_| Error::invalid_argument(format!("buffer of {len} bytes is too large")))?;
+        // SAFETY: the layout has a non-zero size (at least IO_ALIGN).
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or_else(|| Error::invalid_argument(format!("out of memory allocating {cap} bytes")))?;
+        Ok(AlignedBuf { ptr, len, layout })
+    }
+
+    /// Bytes usable.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the buffer holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes allocated (a multiple of `IO_ALIGN`).
+    pub fn capacity(&self) -> usize {
+        self.layout.size()
+    }
+
+    /// Grows (never shrinks) the usable length, reallocating zeroed memory
+    /// when the capacity is too small. Contents are not preserved.
+    pub fn ensure_len(&mut self, len: usize) -> Result<()> {
+        if len > self.capacity() {
+            *self = AlignedBuf::zeroed(len)?;
+        }
+        self.len = len;
+        Ok(())
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr points to `capacity >= len` initialised bytes owned by
+        // self; the shared borrow of self prevents concurrent mutation.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The bytes, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in as_slice, and the exclusive borrow of self makes this
+        // the only reference to the bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// Raw pointer to byte `offset` (for submitting reads). The caller must
+    /// keep `self` alive and unaliased until the read completes.
+    pub fn ptr_at(&mut self, offset: usize) -> *mut u8 {
+        debug_assert!(offset <= self.len);
+        // SAFETY: offset <= len <= capacity, so the result stays inside (or
+        // one past) the allocation.
+        unsafe { self.ptr.as_ptr().add(offset.min(self.len)) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated with exactly this layout and is freed once.
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Reusable buffers: `take` returns a buffer of at least the length asked
+/// for, `put` gives it back.
+#[derive(Default)]
+pub struct BufferPool {
+    free: Vec<AlignedBuf>,
+}
+
+impl BufferPool {
+    /// A buffer of `len` usable bytes, reusing a returned one if possible.
+    pub fn take(&mut self, len: usize) -> Result<AlignedBuf> {
+        match self.free.iter().position(|b| b.capacity() >= len) {
+            Some(i) => {
+                let mut b = self.free.swap_remove(i);
+                b.ensure_len(len)?;
+                Ok(b)
+            }
+            None => AlignedBuf::zeroed(len),
+        }
+    }
+
+    /// Returns a buffer for reuse.
+    pub fn put(&mut self, buf: AlignedBuf) {
+        self.free.push(buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_zeroed_and_growable() {
+        let mut b = AlignedBuf::zeroed(10).unwrap();
+        assert_eq!(b.as_slice().as_ptr() as usize % IO_ALIGN, 0);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+        b.as_mut_slice()[9] = 7;
+        b.ensure_len(3 * IO_ALIGN + 1).unwrap();
+        assert_eq!(b.len(), 3 * IO_ALIGN + 1);
+        assert_eq!(b.capacity(), 4 * IO_ALIGN);
+        let mut pool = BufferPool::default();
+        pool.put(b);
+        let again = pool.take(100).unwrap();
+        assert_eq!(again.capacity(), 4 * IO_ALIGN);
+    }
+}
