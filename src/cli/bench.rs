@@ -13,12 +13,16 @@ pub enum BenchCommand {
     /// `ginex-dump --verify` throughput against a plain sequential read of
     /// the same files.
     Verify(crate::cli::dump::VerifyBenchArgs),
+    /// Miss-path throughput: Ginex-style pread per row vs batched pread vs
+    /// io_uring at several queue depths, and fio on the same file.
+    Io(crate::cli::bench_io::IoBenchArgs),
 }
 
 /// Runs one benchmark, printing its report to `out`.
 pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
     match cmd {
         BenchCommand::Verify(args) => crate::cli::dump::run_verify_bench(&args, out),
+        BenchCommand::Io(args) => crate::cli::bench_io::run_io_bench(&args, out),
     }
 }
 

@@ -112,9 +112,9 @@ pub enum Backend {
 }
 
 /// Builds a reader: `queue_depth` in-flight reads (io_uring) or threads
-/// (pread, at most 16), files opened with `O_DIRECT` when `direct`.
+/// (pread, at most 64), files opened with `O_DIRECT` when `direct`.
 pub fn make_reader(backend: Backend, queue_depth: usize, direct: bool, faults: Arc<FaultPlan>) -> Result<Box<dyn PageReader>> {
-    let pread = || Box::new(crate::io::pread::PreadReader::new(queue_depth.clamp(1, 16), direct, faults.clone())) as Box<dyn PageReader>;
+    let pread = || Box::new(crate::io::pread::PreadReader::new(queue_depth.clamp(1, 64), direct, faults.clone())) as Box<dyn PageReader>;
     match backend {
         Backend::Pread => Ok(pread()),
         Backend::Uring => Ok(Box::new(crate::io::uring::UringReader::new(queue_depth, direct, faults.clone())?)),

@@ -29,3 +29,18 @@ pub fn read_exact_at(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> R
 pub fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io("open", path, e))
 }
+
+/// Asks the kernel to drop `path`'s pages from the page cache
+/// (`posix_fadvise(DONTNEED)`, no root needed), so a following buffered
+/// read measures the device.
+pub fn drop_from_page_cache(path: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let f = open(path)?;
+    // SAFETY: the fd is valid for the duration of the call (f is alive);
+    // posix_fadvise only reads its arguments.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(Error::io("posix_fadvise", path, std::io::Error::from_raw_os_error(rc)));
+    }
+    Ok(())
+}

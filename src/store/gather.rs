@@ -123,9 +123,10 @@ impl Gatherer {
                 let got = crc32fast::hash(&bytes[at..at + PAGE_SIZE]);
                 let expected = crcs.get(p as usize).copied().unwrap_or(!got);
                 if got != expected {
+                    let node = ids.iter().copied().find(|&id| layout.locate(id).page == page).unwrap_or(0);
                     return Err(Error::ChecksumMismatch {
                         path,
-                        region: format!("feature page {p}"),
+                        region: format!("feature page {p} (holding node {node})"),
                         offset: PAGE_SIZE as u64 * (p + 1),
                         expected,
                         got,

@@ -1,0 +1,202 @@
+//! `ginex bench io`: the miss path's throughput — Ginex-style one pread per
+//! row, the pread reader at several thread counts, the io_uring reader at
+//! several queue depths, and (when installed) fio's 4 KiB random-read IOPS
+//! on the same file, all in one invocation.
+
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use serde_json::json;
+
+use crate::cli::bench::machine_description;
+use crate::error::{Error, Result};
+use crate::format::header::FileKind;
+use crate::format::manifest::store_file_name;
+use crate::format::PAGE_SIZE;
+use crate::io::page_reader::{open_for_reads, Backend};
+use crate::io::read::drop_from_page_cache;
+use crate::store::gather::{GatherOptions, Gatherer};
+use crate::store::Store;
+
+/// Arguments of `ginex bench io`.
+#[derive(Debug, Args)]
+pub struct IoBenchArgs {
+    /// The store to read.
+    pub store: PathBuf,
+    /// Ids per batch (uniformly random over all nodes).
+    #[arg(long, default_value_t = 100_000)]
+    pub batch: usize,
+    /// Batches per configuration.
+    #[arg(long, default_value_t = 3)]
+    pub batches: usize,
+    /// io_uring queue depths to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,64,128")]
+    pub qd: Vec<usize>,
+    /// pread thread counts to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,8,32")]
+    pub threads: Vec<usize>,
+    /// Seconds of fio (0 = skip; skipped too when fio is not installed).
+    #[arg(long, default_value_t = 10)]
+    pub fio_seconds: u32,
+    /// Print one JSON object per configuration instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed of the random ids.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+struct Row {
+    reader: String,
+    param: String,
+    rows: u64,
+    pages: u64,
+    bytes: u64,
+    secs: f64,
+}
+
+fn random_batch(n: u64, len: usize, seed: u64) -> Vec<u64> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        })
+        .collect()
+}
+
+/// Ginex's miss path: one synchronous direct `pread` of a row's page(s) per
+/// requested row, on one thread, no deduplication (checksums still checked).
+fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
+    let path = store.dir().join(store_file_name(FileKind::FeaturePages));
+    let f = open_for_reads(&path, true)?;
+    let layout = store.layout();
+    let mut buf = crate::io::aligned::AlignedBuf::zeroed(layout.pages_per_row() as usize * PAGE_SIZE)?;
+    let started = Instant::now();
+    let (mut rows, mut bytes) = (0u64, 0u64);
+    for ids in batches {
+        for &id in ids {
+            let loc = layout.locate(id);
+            let len = loc.pages as usize * PAGE_SIZE;
+            buf.ensure_len(len)?;
+            let off = PAGE_SIZE as u64 * (loc.page + 1);
+            f.file.read_exact_at(buf.as_mut_slice(), off).map_err(|e| Error::ReadFailed { path: path.clone(), offset: off, len: len as u64, source: e })?;
+            let crc = crc32fast::hash(&buf.as_slice()[..PAGE_SIZE]);
+            if store.page_crcs().get(loc.page as usize) != Some(&crc) {
+                return Err(Error::corrupt(&path, off, "page checksum mismatch"));
+            }
+            rows += 1;
+            bytes += len as u64;
+        }
+    }
+    Ok(Row { reader: "ginex-pread-per-row".into(), param: "1 thread".into(), rows, pages: rows, bytes, secs: started.elapsed().as_secs_f64() })
+}
+
+fn batched(store: &Store, batches: &[Vec<u64>], backend: Backend, depth: usize) -> Result<Row> {
+    let mut g = Gatherer::new(store, &GatherOptions { backend, queue_depth: depth, ..GatherOptions::default() })?;
+    let rb = store.layout().row_bytes();
+    let mut out = vec![0u8; batches.first().map_or(0, Vec::len) * rb];
+    let started = Instant::now();
+    for ids in batches {
+        out.resize(ids.len() * rb, 0);
+        g.gather(store, ids, &mut out)?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let st = g.stats();
+    let (reader, param) = match backend {
+        Backend::Pread => ("pread".to_string(), format!("{depth} threads")),
+        _ => (g.backend_name().to_string(), format!("qd {depth}")),
+    };
+    Ok(Row { reader, param, rows: st.rows, pages: st.unique_pages, bytes: st.bytes_read, secs })
+}
+
+/// Runs fio's 4 KiB random direct reads at QD 64 on `file`; `None` when fio
+/// is not installed.
+fn fio_iops(file: &std::path::Path, seconds: u32) -> Option<f64> {
+    let out = std::process::Command::new("fio")
+        .args(["--name=ginex", "--rw=randread", "--bs=4k", "--direct=1", "--ioengine=io_uring", "--iodepth=64"])
+        .arg(format!("--filename={}", file.display()))
+        .args([format!("--runtime={seconds}"), "--time_based".into(), "--output-format=json".into(), "--readonly".into()])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v["jobs"][0]["read"]["iops"].as_f64()
+}
+
+/// `ginex bench io`.
+pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
+    let store = Store::open(&args.store)?;
+    let pages_path = store.dir().join(store_file_name(FileKind::FeaturePages));
+    let batches: Vec<Vec<u64>> = (0..args.batches).map(|b| random_batch(store.num_nodes(), args.batch, args.seed + b as u64)).collect();
+    let mut rows = Vec::new();
+    drop_from_page_cache(&pages_path)?;
+    rows.push(ginex_style(&store, &batches)?);
+    for &t in &args.threads {
+        drop_from_page_cache(&pages_path)?;
+        rows.push(batched(&store, &batches, Backend::Pread, t)?);
+    }
+    for &qd in &args.qd {
+        drop_from_page_cache(&pages_path)?;
+        rows.push(batched(&store, &batches, Backend::Uring, qd)?);
+    }
+    let fio = if args.fio_seconds > 0 { fio_iops(&pages_path, args.fio_seconds) } else { None };
+    let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
+    let uring64 = rows.iter().find(|r| r.reader == "io_uring" && r.param == "qd 64").map(|r| r.pages as f64 / r.secs);
+    let ginex = rows.first().map(|r| r.rows as f64 / r.secs).unwrap_or(0.0);
+    if args.json {
+        for r in &rows {
+            let v = json!({
+                "reader": r.reader, "param": r.param, "rows": r.rows, "page_reads": r.pages,
+                "page_reads_per_s": r.pages as f64 / r.secs, "rows_per_s": r.rows as f64 / r.secs,
+                "mb_per_s": r.bytes as f64 / 1e6 / r.secs, "seconds": r.secs,
+            });
+            writeln!(out, "{v}").map_err(w)?;
+        }
+        writeln!(out, "{}", json!({"reader": "fio", "qd": 64, "page_reads_per_s": fio})).map_err(w)?;
+        return Ok(());
+    }
+    writeln!(out, "bench io: {}", args.store.display()).map_err(w)?;
+    writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
+    writeln!(
+        out,
+        "  dataset: {} nodes, dim {} {} ({} bytes/row), features {:.1} MB; {} batches of {} uniform random ids, seed {}; direct I/O, page cache dropped before each configuration",
+        store.num_nodes(),
+        store.feature_dim(),
+        store.dtype().name(),
+        store.layout().row_bytes(),
+        store.manifest().file(FileKind::FeaturePages).map_or(0, |f| f.len) as f64 / 1e6,
+        args.batches,
+        args.batch,
+        args.seed
+    )
+    .map_err(w)?;
+    writeln!(out, "  {:<22} {:<11} {:>12} {:>12} {:>14} {:>9} {:>9}", "reader", "param", "rows/s", "page reads", "page reads/s", "MB/s", "vs ginex").map_err(w)?;
+    for r in &rows {
+        writeln!(
+            out,
+            "  {:<22} {:<11} {:>12.0} {:>12} {:>14.0} {:>9.1} {:>8.2}x",
+            r.reader,
+            r.param,
+            r.rows as f64 / r.secs,
+            r.pages,
+            r.pages as f64 / r.secs,
+            r.bytes as f64 / 1e6 / r.secs,
+            (r.rows as f64 / r.secs) / ginex.max(1e-9)
+        )
+        .map_err(w)?;
+    }
+    if let Some(r) = rows.get(1) {
+        writeln!(out, "  dedup: {} rows requested, {} pages read ({:.1}% saved)", r.rows, r.pages, 100.0 * (1.0 - r.pages as f64 / r.rows.max(1) as f64)).map_err(w)?;
+    }
+    match (fio, uring64) {
+        (Some(f), Some(u)) => writeln!(out, "  fio randread 4k qd64 io_uring direct: {f:.0} IOPS; io_uring reader at qd 64: {u:.0} page reads/s = {:.1}% of fio", 100.0 * u / f).map_err(w)?,
+        (Some(f), None) => writeln!(out, "  fio randread 4k qd64: {f:.0} IOPS (no qd 64 row to compare)").map_err(w)?,
+        (None, _) => writeln!(out, "  fio: not run (install fio, or --fio-seconds > 0)").map_err(w)?,
+    }
+    Ok(())
+}
