@@ -71,6 +71,11 @@ fn gather_equals_the_reference_reader() {
                 g.gather(&s, &ids, &mut out).unwrap();
                 assert_eq!(out, reference(&s, &ids), "{backend:?} direct={direct} dim={dim} salt={salt}");
             }
+            // An empty batch reads nothing and succeeds.
+            let before = g.stats();
+            g.gather(&s, &[], &mut []).unwrap();
+            assert_eq!(g.read_lists(&s, &[]).unwrap(), Vec::<Vec<u64>>::new());
+            assert_eq!(g.stats().bytes_read, before.bytes_read);
             let st = g.stats();
             assert!(st.unique_pages < st.rows, "pages were not deduplicated: {st:?}");
             let mut f = vec![0f32; 3 * dim as usize];
@@ -156,7 +161,7 @@ fn corrupted_page_and_segment_are_detected() {
         let mut g = Gatherer::new(&s, &options(backend, direct, qd, FaultPlan::default())).unwrap();
         let mut out = vec![0u8; s.layout().row_bytes()];
         let err = g.gather(&s, &[row_in_page_2], &mut out).unwrap_err().to_string();
-        assert!(err.contains("feature page 2"), "{err}");
+        assert!(err.contains("feature page 2") && err.contains(&format!("node {row_in_page_2}")), "{err}");
         let err = g.read_lists(&s, &[0]).unwrap_err().to_string();
         assert!(err.contains("segment 0"), "{err}");
         assert!(g.gather(&s, &[s.num_nodes()], &mut out).is_err());
