@@ -30,6 +30,8 @@ pub mod import;
 pub mod inspect;
 #[allow(unsafe_code)]
 pub mod io;
+pub mod rng;
+pub mod sample;
 pub mod store;
 #[cfg(feature = "train")]
 pub mod train;

@@ -76,7 +76,8 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
     let path = store.dir().join(store_file_name(FileKind::FeaturePages));
     let f = open_for_reads(&path, true)?;
     let layout = store.layout();
-    let mut buf = crate::io::aligned::AlignedBuf::zeroed(layout.pages_per_row() as usize * PAGE_SIZE)?;
+    let mut buf =
+        crate::io::aligned::AlignedBuf::zeroed(layout.pages_per_row() as usize * PAGE_SIZE)?;
     let started = Instant::now();
     let (mut rows, mut bytes) = (0u64, 0u64);
     for ids in batches {
@@ -85,7 +86,14 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
             let len = loc.pages as usize * PAGE_SIZE;
             buf.ensure_len(len)?;
             let off = PAGE_SIZE as u64 * (loc.page + 1);
-            f.file.read_exact_at(buf.as_mut_slice(), off).map_err(|e| Error::ReadFailed { path: path.clone(), offset: off, len: len as u64, source: e })?;
+            f.file
+                .read_exact_at(buf.as_mut_slice(), off)
+                .map_err(|e| Error::ReadFailed {
+                    path: path.clone(),
+                    offset: off,
+                    len: len as u64,
+                    source: e,
+                })?;
             let crc = crc32fast::hash(&buf.as_slice()[..PAGE_SIZE]);
             if store.page_crcs().get(loc.page as usize) != Some(&crc) {
                 return Err(Error::corrupt(&path, off, "page checksum mismatch"));
@@ -94,11 +102,25 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
             bytes += len as u64;
         }
     }
-    Ok(Row { reader: "ginex-pread-per-row".into(), param: "1 thread".into(), rows, pages: rows, bytes, secs: started.elapsed().as_secs_f64() })
+    Ok(Row {
+        reader: "ginex-pread-per-row".into(),
+        param: "1 thread".into(),
+        rows,
+        pages: rows,
+        bytes,
+        secs: started.elapsed().as_secs_f64(),
+    })
 }
 
 fn batched(store: &Store, batches: &[Vec<u64>], backend: Backend, depth: usize) -> Result<Row> {
-    let mut g = Gatherer::new(store, &GatherOptions { backend, queue_depth: depth, ..GatherOptions::default() })?;
+    let mut g = Gatherer::new(
+        store,
+        &GatherOptions {
+            backend,
+            queue_depth: depth,
+            ..GatherOptions::default()
+        },
+    )?;
     let rb = store.layout().row_bytes();
     let mut out = vec![0u8; batches.first().map_or(0, Vec::len) * rb];
     let started = Instant::now();
@@ -112,16 +134,35 @@ fn batched(store: &Store, batches: &[Vec<u64>], backend: Backend, depth: usize) 
         Backend::Pread => ("pread".to_string(), format!("{depth} threads")),
         _ => (g.backend_name().to_string(), format!("qd {depth}")),
     };
-    Ok(Row { reader, param, rows: st.rows, pages: st.unique_pages, bytes: st.bytes_read, secs })
+    Ok(Row {
+        reader,
+        param,
+        rows: st.rows,
+        pages: st.unique_pages,
+        bytes: st.bytes_read,
+        secs,
+    })
 }
 
 /// Runs fio's 4 KiB random direct reads at QD 64 on `file`; `None` when fio
 /// is not installed.
 fn fio_iops(file: &std::path::Path, seconds: u32) -> Option<f64> {
     let out = std::process::Command::new("fio")
-        .args(["--name=ginex", "--rw=randread", "--bs=4k", "--direct=1", "--ioengine=io_uring", "--iodepth=64"])
+        .args([
+            "--name=ginex",
+            "--rw=randread",
+            "--bs=4k",
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=64",
+        ])
         .arg(format!("--filename={}", file.display()))
-        .args([format!("--runtime={seconds}"), "--time_based".into(), "--output-format=json".into(), "--readonly".into()])
+        .args([
+            format!("--runtime={seconds}"),
+            "--time_based".into(),
+            "--output-format=json".into(),
+            "--readonly".into(),
+        ])
         .output()
         .ok()?;
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
@@ -132,7 +173,9 @@ fn fio_iops(file: &std::path::Path, seconds: u32) -> Option<f64> {
 pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
     let pages_path = store.dir().join(store_file_name(FileKind::FeaturePages));
-    let batches: Vec<Vec<u64>> = (0..args.batches).map(|b| random_batch(store.num_nodes(), args.batch, args.seed + b as u64)).collect();
+    let batches: Vec<Vec<u64>> = (0..args.batches)
+        .map(|b| random_batch(store.num_nodes(), args.batch, args.seed + b as u64))
+        .collect();
     let mut rows = Vec::new();
     drop_from_page_cache(&pages_path)?;
     rows.push(ginex_style(&store, &batches)?);
@@ -144,9 +187,16 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
         drop_from_page_cache(&pages_path)?;
         rows.push(batched(&store, &batches, Backend::Uring, qd)?);
     }
-    let fio = if args.fio_seconds > 0 { fio_iops(&pages_path, args.fio_seconds) } else { None };
+    let fio = if args.fio_seconds > 0 {
+        fio_iops(&pages_path, args.fio_seconds)
+    } else {
+        None
+    };
     let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
-    let uring64 = rows.iter().find(|r| r.reader == "io_uring" && r.param == "qd 64").map(|r| r.pages as f64 / r.secs);
+    let uring64 = rows
+        .iter()
+        .find(|r| r.reader == "io_uring" && r.param == "qd 64")
+        .map(|r| r.pages as f64 / r.secs);
     let ginex = rows.first().map(|r| r.rows as f64 / r.secs).unwrap_or(0.0);
     if args.json {
         for r in &rows {
@@ -157,7 +207,12 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
             });
             writeln!(out, "{v}").map_err(w)?;
         }
-        writeln!(out, "{}", json!({"reader": "fio", "qd": 64, "page_reads_per_s": fio})).map_err(w)?;
+        writeln!(
+            out,
+            "{}",
+            json!({"reader": "fio", "qd": 64, "page_reads_per_s": fio})
+        )
+        .map_err(w)?;
         return Ok(());
     }
     writeln!(out, "bench io: {}", args.store.display()).map_err(w)?;
@@ -175,7 +230,12 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
         args.seed
     )
     .map_err(w)?;
-    writeln!(out, "  {:<22} {:<11} {:>12} {:>12} {:>14} {:>9} {:>9}", "reader", "param", "rows/s", "page reads", "page reads/s", "MB/s", "vs ginex").map_err(w)?;
+    writeln!(
+        out,
+        "  {:<22} {:<11} {:>12} {:>12} {:>14} {:>9} {:>9}",
+        "reader", "param", "rows/s", "page reads", "page reads/s", "MB/s", "vs ginex"
+    )
+    .map_err(w)?;
     for r in &rows {
         writeln!(
             out,
@@ -191,7 +251,14 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
         .map_err(w)?;
     }
     if let Some(r) = rows.get(1) {
-        writeln!(out, "  dedup: {} rows requested, {} pages read ({:.1}% saved)", r.rows, r.pages, 100.0 * (1.0 - r.pages as f64 / r.rows.max(1) as f64)).map_err(w)?;
+        writeln!(
+            out,
+            "  dedup: {} rows requested, {} pages read ({:.1}% saved)",
+            r.rows,
+            r.pages,
+            100.0 * (1.0 - r.pages as f64 / r.rows.max(1) as f64)
+        )
+        .map_err(w)?;
     }
     match (fio, uring64) {
         (Some(f), Some(u)) => writeln!(out, "  fio randread 4k qd64 io_uring direct: {f:.0} IOPS; io_uring reader at qd 64: {u:.0} page reads/s = {:.1}% of fio", 100.0 * u / f).map_err(w)?,

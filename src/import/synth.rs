@@ -32,6 +32,7 @@ use crate::format::pages::{Dtype, FeatureLayout};
 use crate::format::tables::Splits;
 use crate::import::npy_write::{write_i64_array, NpyWriter};
 use crate::io::durable::StagingDir;
+use crate::rng::{stream_seed, Wyrand};
 use crate::store::edges::{CscOptions, CscStats, EdgeBucketer};
 use crate::store::{ListSink, StoreBuilder, StoreSpec};
 
@@ -178,45 +179,11 @@ impl Progress for NoProgress {
 
 // ---------------------------------------------------------------- randomness
 
-/// SplitMix64's finalizer: a bijective 64-bit mix.
-fn mix64(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// Independent streams: one per (seed, purpose, index).
-fn stream_seed(seed: u64, purpose: u64, index: u64) -> u64 {
-    mix64(mix64(seed ^ purpose.wrapping_mul(0x9e37_79b9_7f4a_7c15)) ^ index)
-}
-
 const PURPOSE_CLASS: u64 = 1;
 const PURPOSE_EDGES: u64 = 2;
 const PURPOSE_FEATURES: u64 = 3;
 const PURPOSE_CENTROIDS: u64 = 4;
 const PURPOSE_SPLIT: u64 = 5;
-
-/// wyrand: small, fast, good enough for synthetic data.
-struct Wyrand(u64);
-
-impl Wyrand {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
-        let t = u128::from(self.0) * u128::from(self.0 ^ 0xe703_7ed1_a0b4_28db);
-        ((t >> 64) ^ t) as u64
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Approximately N(0, 1): the sum of four 16-bit uniforms, rescaled.
-    fn gaussian(&mut self) -> f32 {
-        let r = self.next();
-        let sum = (r & 0xffff) + ((r >> 16) & 0xffff) + ((r >> 32) & 0xffff) + (r >> 48);
-        (sum as f32 / 65536.0 - 2.0) * 3f32.sqrt()
-    }
-}
 
 fn uniform_of(seed: u64, purpose: u64, v: u64) -> f64 {
     (stream_seed(seed, purpose, v) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
@@ -295,7 +262,7 @@ fn rmat_pair(rng: &mut Wyrand, scale: u32, n: u64) -> (u64, u64) {
         let mut r = 0u64;
         for level in 0..scale {
             if level % 4 == 0 {
-                r = rng.next();
+                r = rng.next_u64();
             }
             let x = r & 0xffff;
             r >>= 16;
@@ -430,7 +397,13 @@ fn centroids(p: &SynthParams) -> Vec<f32> {
     let scale = 1.0 / (p.dim as f32).sqrt();
     let mut rng = Wyrand(stream_seed(p.seed, PURPOSE_CENTROIDS, 0));
     (0..u64::from(p.classes) * u64::from(p.dim))
-        .map(|_| if rng.next() >> 63 == 0 { scale } else { -scale })
+        .map(|_| {
+            if rng.next_u64() >> 63 == 0 {
+                scale
+            } else {
+                -scale
+            }
+        })
         .collect()
 }
 

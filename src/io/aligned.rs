@@ -29,10 +29,13 @@ impl AlignedBuf {
     /// A zeroed buffer of `len` bytes (capacity rounded up to `IO_ALIGN`).
     pub fn zeroed(len: usize) -> Result<Self> {
         let cap = len.div_ceil(IO_ALIGN).max(1) * IO_ALIGN;
-        let layout = Layout::from_size_align(cap, IO_ALIGN).map_err(|_| Error::invalid_argument(format!("buffer of {len} bytes is too large")))?;
+        let layout = Layout::from_size_align(cap, IO_ALIGN)
+            .map_err(|_| Error::invalid_argument(format!("buffer of {len} bytes is too large")))?;
         // SAFETY: the layout has a non-zero size (at least IO_ALIGN).
         let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).ok_or_else(|| Error::invalid_argument(format!("out of memory allocating {cap} bytes")))?;
+        let ptr = NonNull::new(raw).ok_or_else(|| {
+            Error::invalid_argument(format!("out of memory allocating {cap} bytes"))
+        })?;
         Ok(AlignedBuf { ptr, len, layout })
     }
 

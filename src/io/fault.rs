@@ -20,17 +20,25 @@ pub struct FaultPlan {
 impl FaultPlan {
     /// A plan that fails reads covering `offset` with EIO.
     pub fn eio_at(offset: u64) -> Self {
-        FaultPlan { eio_at_offset: Some(offset), ..FaultPlan::default() }
+        FaultPlan {
+            eio_at_offset: Some(offset),
+            ..FaultPlan::default()
+        }
     }
 
     /// A plan that shortens every `n`-th read by `by` bytes.
     pub fn short_reads(every: u64, by: u64) -> Self {
-        FaultPlan { short_every: Some(every.max(1)), short_by: by, ..FaultPlan::default() }
+        FaultPlan {
+            short_every: Some(every.max(1)),
+            short_by: by,
+            ..FaultPlan::default()
+        }
     }
 
     /// Whether a read of `len` bytes at `offset` must fail with EIO.
     pub fn fails(&self, offset: u64, len: u64) -> bool {
-        self.eio_at_offset.is_some_and(|at| (offset..offset + len).contains(&at))
+        self.eio_at_offset
+            .is_some_and(|at| (offset..offset + len).contains(&at))
     }
 
     /// How many of the `got` bytes a read returned should count (the rest

@@ -2,11 +2,11 @@
 //! positional reads. The only module allowed `unsafe`; every block carries
 //! a `SAFETY:` argument.
 
-pub mod durable;
-pub mod read;
-pub mod writer;
 pub mod aligned;
+pub mod durable;
 pub mod fault;
 pub mod page_reader;
 pub mod pread;
+pub mod read;
 pub mod uring;
+pub mod writer;

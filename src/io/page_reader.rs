@@ -50,10 +50,17 @@ pub struct OpenFile {
 pub fn open_for_reads(path: &Path, direct: bool) -> Result<OpenFile> {
     let plain = || File::open(path).map_err(|e| Error::io("open", path, e));
     let (file, direct) = if direct {
-        match File::options().read(true).custom_flags(libc::O_DIRECT).open(path) {
+        match File::options()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+        {
             Ok(f) => (f, true),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                tracing::warn!("{}: the filesystem refuses O_DIRECT; reading through the page cache", path.display());
+                tracing::warn!(
+                    "{}: the filesystem refuses O_DIRECT; reading through the page cache",
+                    path.display()
+                );
                 (plain()?, false)
             }
             Err(e) => return Err(Error::io("open", path, e)),
@@ -61,8 +68,16 @@ pub fn open_for_reads(path: &Path, direct: bool) -> Result<OpenFile> {
     } else {
         (plain()?, false)
     };
-    let len = file.metadata().map_err(|e| Error::io("stat", path, e))?.len();
-    Ok(OpenFile { file, path: path.to_path_buf(), direct, len })
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    Ok(OpenFile {
+        file,
+        path: path.to_path_buf(),
+        direct,
+        len,
+    })
 }
 
 /// Batched reads into an aligned buffer.
@@ -83,19 +98,35 @@ pub trait PageReader: Send {
 pub fn validate_ops(ops: &[ReadOp], files: &[OpenFile], out_len: usize) -> Result<()> {
     let mut ranges: Vec<(usize, usize)> = Vec::with_capacity(ops.len());
     for op in ops {
-        let f = files.get(op.file).ok_or_else(|| Error::OutOfRange(format!("read names file {} of {}", op.file, files.len())))?;
+        let f = files.get(op.file).ok_or_else(|| {
+            Error::OutOfRange(format!("read names file {} of {}", op.file, files.len()))
+        })?;
         let end = op.dst.checked_add(op.len).filter(|&e| e <= out_len);
         if end.is_none() {
-            return Err(Error::OutOfRange(format!("read of {} bytes at buffer offset {} exceeds the {out_len}-byte buffer", op.len, op.dst)));
+            return Err(Error::OutOfRange(format!(
+                "read of {} bytes at buffer offset {} exceeds the {out_len}-byte buffer",
+                op.len, op.dst
+            )));
         }
-        if f.direct && (op.offset % DIRECT_ALIGN != 0 || op.len as u64 % DIRECT_ALIGN != 0 || op.dst as u64 % DIRECT_ALIGN != 0) {
-            return Err(Error::OutOfRange(format!("{}: direct read at {} of {} bytes is not {DIRECT_ALIGN}-aligned", f.path.display(), op.offset, op.len)));
+        if f.direct
+            && (op.offset % DIRECT_ALIGN != 0
+                || op.len as u64 % DIRECT_ALIGN != 0
+                || op.dst as u64 % DIRECT_ALIGN != 0)
+        {
+            return Err(Error::OutOfRange(format!(
+                "{}: direct read at {} of {} bytes is not {DIRECT_ALIGN}-aligned",
+                f.path.display(),
+                op.offset,
+                op.len
+            )));
         }
         ranges.push((op.dst, op.dst + op.len));
     }
     ranges.sort_unstable();
     if ranges.windows(2).any(|w| w[1].0 < w[0].1) {
-        return Err(Error::OutOfRange("reads overlap in the output buffer".into()));
+        return Err(Error::OutOfRange(
+            "reads overlap in the output buffer".into(),
+        ));
     }
     Ok(())
 }
@@ -113,17 +144,34 @@ pub enum Backend {
 
 /// Builds a reader: `queue_depth` in-flight reads (io_uring) or threads
 /// (pread, at most 64), files opened with `O_DIRECT` when `direct`.
-pub fn make_reader(backend: Backend, queue_depth: usize, direct: bool, faults: Arc<FaultPlan>) -> Result<Box<dyn PageReader>> {
-    let pread = || Box::new(crate::io::pread::PreadReader::new(queue_depth.clamp(1, 64), direct, faults.clone())) as Box<dyn PageReader>;
+pub fn make_reader(
+    backend: Backend,
+    queue_depth: usize,
+    direct: bool,
+    faults: Arc<FaultPlan>,
+) -> Result<Box<dyn PageReader>> {
+    let pread = || {
+        Box::new(crate::io::pread::PreadReader::new(
+            queue_depth.clamp(1, 64),
+            direct,
+            faults.clone(),
+        )) as Box<dyn PageReader>
+    };
     match backend {
         Backend::Pread => Ok(pread()),
-        Backend::Uring => Ok(Box::new(crate::io::uring::UringReader::new(queue_depth, direct, faults.clone())?)),
-        Backend::Auto => match crate::io::uring::UringReader::new(queue_depth, direct, faults.clone()) {
-            Ok(r) => Ok(Box::new(r)),
-            Err(e) => {
-                tracing::warn!("io_uring unavailable ({e}); using pread");
-                Ok(pread())
+        Backend::Uring => Ok(Box::new(crate::io::uring::UringReader::new(
+            queue_depth,
+            direct,
+            faults.clone(),
+        )?)),
+        Backend::Auto => {
+            match crate::io::uring::UringReader::new(queue_depth, direct, faults.clone()) {
+                Ok(r) => Ok(Box::new(r)),
+                Err(e) => {
+                    tracing::warn!("io_uring unavailable ({e}); using pread");
+                    Ok(pread())
+                }
             }
-        },
+        }
     }
 }

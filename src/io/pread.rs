@@ -8,7 +8,9 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
-use crate::io::page_reader::{open_for_reads, validate_ops, OpenFile, PageReader, ReadOp, DIRECT_ALIGN};
+use crate::io::page_reader::{
+    open_for_reads, validate_ops, OpenFile, PageReader, ReadOp, DIRECT_ALIGN,
+};
 
 /// Reads batches with `pread` on up to `threads` threads.
 pub struct PreadReader {
@@ -22,18 +24,33 @@ impl PreadReader {
     /// A reader using `threads` threads; files opened with `O_DIRECT` when
     /// `direct` (and allowed).
     pub fn new(threads: usize, direct: bool, faults: Arc<FaultPlan>) -> Self {
-        PreadReader { files: Vec::new(), threads: threads.max(1), direct, faults }
+        PreadReader {
+            files: Vec::new(),
+            threads: threads.max(1),
+            direct,
+            faults,
+        }
     }
 }
 
 /// Reads one op into `buf` (exactly `op.len` bytes), resubmitting after
 /// short reads.
-pub(crate) fn pread_one(f: &OpenFile, op: &ReadOp, buf: &mut [u8], faults: &FaultPlan) -> Result<()> {
+pub(crate) fn pread_one(
+    f: &OpenFile,
+    op: &ReadOp,
+    buf: &mut [u8],
+    faults: &FaultPlan,
+) -> Result<()> {
     let mut done = 0usize;
     while done < op.len {
         let offset = op.offset + done as u64;
         let left = (op.len - done) as u64;
-        let fail = |source: std::io::Error| Error::ReadFailed { path: f.path.clone(), offset, len: left, source };
+        let fail = |source: std::io::Error| Error::ReadFailed {
+            path: f.path.clone(),
+            offset,
+            len: left,
+            source,
+        };
         if faults.fails(offset, left) {
             return Err(fail(std::io::Error::from_raw_os_error(libc::EIO)));
         }
@@ -53,7 +70,10 @@ pub(crate) fn pread_one(f: &OpenFile, op: &ReadOp, buf: &mut [u8], faults: &Faul
                 buf[done..].fill(0);
                 return Ok(());
             }
-            return Err(fail(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file ends before the range read")));
+            return Err(fail(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "file ends before the range read",
+            )));
         }
     }
     Ok(())
@@ -112,7 +132,10 @@ impl PageReader for PreadReader {
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
         });
         errors.sort_by_key(|(i, _)| *i);
         match errors.into_iter().next() {

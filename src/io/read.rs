@@ -40,7 +40,11 @@ pub fn drop_from_page_cache(path: &Path) -> Result<()> {
     // posix_fadvise only reads its arguments.
     let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     if rc != 0 {
-        return Err(Error::io("posix_fadvise", path, std::io::Error::from_raw_os_error(rc)));
+        return Err(Error::io(
+            "posix_fadvise",
+            path,
+            std::io::Error::from_raw_os_error(rc),
+        ));
     }
     Ok(())
 }

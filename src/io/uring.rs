@@ -17,7 +17,9 @@ use io_uring::{opcode, types, IoUring};
 use crate::error::{Error, Result};
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
-use crate::io::page_reader::{open_for_reads, validate_ops, OpenFile, PageReader, ReadOp, DIRECT_ALIGN};
+use crate::io::page_reader::{
+    open_for_reads, validate_ops, OpenFile, PageReader, ReadOp, DIRECT_ALIGN,
+};
 
 /// Reads batches through io_uring.
 pub struct UringReader {
@@ -41,8 +43,15 @@ impl UringReader {
     /// io_uring (old kernel, seccomp), so callers can fall back to pread.
     pub fn new(depth: usize, direct: bool, faults: Arc<FaultPlan>) -> Result<Self> {
         let depth = depth.clamp(1, 4096);
-        let ring = IoUring::new(depth.next_power_of_two() as u32).map_err(|e| Error::io("io_uring_setup", "<kernel>", e))?;
-        Ok(UringReader { ring, files: Vec::new(), depth, direct, faults })
+        let ring = IoUring::new(depth.next_power_of_two() as u32)
+            .map_err(|e| Error::io("io_uring_setup", "<kernel>", e))?;
+        Ok(UringReader {
+            ring,
+            files: Vec::new(),
+            depth,
+            direct,
+            faults,
+        })
     }
 
     /// Waits for at least one completion, retrying interrupted waits.
@@ -50,7 +59,14 @@ impl UringReader {
         loop {
             match self.ring.submit_and_wait(1) {
                 Ok(_) => return Ok(()),
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)) => continue,
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)
+                    ) =>
+                {
+                    continue
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -83,13 +99,21 @@ impl PageReader for UringReader {
         let mut completions: Vec<(u64, i32)> = Vec::with_capacity(self.depth);
         loop {
             // Submit while there is work, a free slot, and no error yet.
-            while first_error.is_none() && !free.is_empty() && (!retry.is_empty() || next < ops.len()) {
+            while first_error.is_none()
+                && !free.is_empty()
+                && (!retry.is_empty() || next < ops.len())
+            {
                 let p = match retry.pop() {
                     Some(p) => p,
                     None => {
                         let op = &ops[next];
                         next += 1;
-                        InFlight { op: next - 1, offset: op.offset, dst: op.dst, len: op.len }
+                        InFlight {
+                            op: next - 1,
+                            offset: op.offset,
+                            dst: op.dst,
+                            len: op.len,
+                        }
                     }
                 };
                 let f = &self.files[ops[p.op].file];
@@ -107,7 +131,10 @@ impl PageReader for UringReader {
                 // p (an op or the unread tail of one) stays inside that range,
                 // so the pointer and length lie inside `out`.
                 let dst = unsafe { base.add(p.dst) };
-                let entry = opcode::Read::new(types::Fd(f.file.as_raw_fd()), dst, p.len as u32).offset(p.offset).build().user_data(slot as u64);
+                let entry = opcode::Read::new(types::Fd(f.file.as_raw_fd()), dst, p.len as u32)
+                    .offset(p.offset)
+                    .build()
+                    .user_data(slot as u64);
                 loop {
                     // SAFETY: the entry's buffer is a range of `out`, which
                     // this function borrows mutably until it returns, and it
@@ -121,7 +148,10 @@ impl PageReader for UringReader {
                     }
                     // Submission queue full: hand it to the kernel and retry.
                     if let Err(e) = self.ring.submit() {
-                        if !matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)) {
+                        if !matches!(
+                            e.raw_os_error(),
+                            Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)
+                        ) {
                             first_error.get_or_insert(Error::io("io_uring_enter", &f.path, e));
                             break;
                         }
@@ -148,7 +178,9 @@ impl PageReader for UringReader {
             completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result())));
             for &(key, res) in &completions {
                 let slot = key as usize;
-                let Some(p) = slots.get_mut(slot).and_then(Option::take) else { continue };
+                let Some(p) = slots.get_mut(slot).and_then(Option::take) else {
+                    continue;
+                };
                 free.push(slot);
                 in_flight -= 1;
                 let op = &ops[p.op];
@@ -166,7 +198,8 @@ impl PageReader for UringReader {
                 let got = self.faults.shorten(real as u64) as usize;
                 // A direct read ending off-alignment only happens at the end
                 // of the file (unless the fault plan shortened it).
-                let at_eof = got == real && (real == 0 || (f.direct && real as u64 % DIRECT_ALIGN != 0 && real < p.len));
+                let at_eof = got == real
+                    && (real == 0 || (f.direct && real as u64 % DIRECT_ALIGN != 0 && real < p.len));
                 if got >= p.len {
                     continue;
                 }
@@ -181,12 +214,20 @@ impl PageReader for UringReader {
                             path: f.path.clone(),
                             offset: p.offset + got as u64,
                             len: (p.len - got) as u64,
-                            source: std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file ends before the range read"),
+                            source: std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                "file ends before the range read",
+                            ),
                         });
                     }
                     continue;
                 }
-                retry.push(InFlight { op: p.op, offset: p.offset + got as u64, dst: p.dst + got, len: p.len - got });
+                retry.push(InFlight {
+                    op: p.op,
+                    offset: p.offset + got as u64,
+                    dst: p.dst + got,
+                    len: p.len - got,
+                });
             }
         }
         match first_error {

@@ -48,7 +48,12 @@ pub struct GatherOptions {
 
 impl Default for GatherOptions {
     fn default() -> Self {
-        GatherOptions { backend: Backend::Auto, queue_depth: 64, direct: true, faults: Arc::new(FaultPlan::default()) }
+        GatherOptions {
+            backend: Backend::Auto,
+            queue_depth: 64,
+            direct: true,
+            faults: Arc::new(FaultPlan::default()),
+        }
     }
 }
 
@@ -66,10 +71,24 @@ pub struct Gatherer {
 impl Gatherer {
     /// A gatherer over `store`'s feature and indices files.
     pub fn new(store: &Store, options: &GatherOptions) -> Result<Self> {
-        let mut reader = make_reader(options.backend, options.queue_depth, options.direct, options.faults.clone())?;
-        let features = reader.add_file(&store.dir().join(store_file_name(FileKind::FeaturePages)))?;
+        let mut reader = make_reader(
+            options.backend,
+            options.queue_depth,
+            options.direct,
+            options.faults.clone(),
+        )?;
+        let features =
+            reader.add_file(&store.dir().join(store_file_name(FileKind::FeaturePages)))?;
         let indices = reader.add_file(&store.dir().join(store_file_name(FileKind::Indices)))?;
-        Ok(Gatherer { reader, features, indices, buf: AlignedBuf::zeroed(PAGE_SIZE)?, stats: GatherStats::default(), pages: Vec::new(), ops: Vec::new() })
+        Ok(Gatherer {
+            reader,
+            features,
+            indices,
+            buf: AlignedBuf::zeroed(PAGE_SIZE)?,
+            stats: GatherStats::default(),
+            pages: Vec::new(),
+            ops: Vec::new(),
+        })
     }
 
     /// The reader's name (`io_uring` or `pread`).
@@ -88,14 +107,21 @@ impl Gatherer {
         let layout = store.layout();
         let rb = layout.row_bytes();
         if out.len() != ids.len() * rb {
-            return Err(Error::OutOfRange(format!("output holds {} bytes, {} rows need {}", out.len(), ids.len(), ids.len() * rb)));
+            return Err(Error::OutOfRange(format!(
+                "output holds {} bytes, {} rows need {}",
+                out.len(),
+                ids.len(),
+                ids.len() * rb
+            )));
         }
         let n = store.num_nodes();
         // Unique page runs, sorted: (first page, pages).
         self.pages.clear();
         for &id in ids {
             if id >= n {
-                return Err(Error::OutOfRange(format!("node {id} is not below the node count {n}")));
+                return Err(Error::OutOfRange(format!(
+                    "node {id} is not below the node count {n}"
+                )));
             }
             let loc = layout.locate(id);
             self.pages.push((loc.page, loc.pages));
@@ -105,13 +131,18 @@ impl Gatherer {
         let per_run = layout.pages_per_row() as usize * PAGE_SIZE;
         self.buf.ensure_len(self.pages.len() * per_run)?;
         self.ops.clear();
-        self.ops.extend(self.pages.iter().enumerate().map(|(k, &(page, pages))| ReadOp {
-            file: self.features,
-            offset: (PAGE_SIZE as u64) * (page + 1),
-            len: pages as usize * PAGE_SIZE,
-            dst: k * per_run,
-            allow_eof: false,
-        }));
+        self.ops.extend(
+            self.pages
+                .iter()
+                .enumerate()
+                .map(|(k, &(page, pages))| ReadOp {
+                    file: self.features,
+                    offset: (PAGE_SIZE as u64) * (page + 1),
+                    len: pages as usize * PAGE_SIZE,
+                    dst: k * per_run,
+                    allow_eof: false,
+                }),
+        );
         self.reader.read_batch(&self.ops, &mut self.buf)?;
         let crcs = store.page_crcs();
         let path = store.dir().join(store_file_name(FileKind::FeaturePages));
@@ -123,7 +154,11 @@ impl Gatherer {
                 let got = crc32fast::hash(&bytes[at..at + PAGE_SIZE]);
                 let expected = crcs.get(p as usize).copied().unwrap_or(!got);
                 if got != expected {
-                    let node = ids.iter().copied().find(|&id| layout.locate(id).page == page).unwrap_or(0);
+                    let node = ids
+                        .iter()
+                        .copied()
+                        .find(|&id| layout.locate(id).page == page)
+                        .unwrap_or(0);
                     return Err(Error::ChecksumMismatch {
                         path,
                         region: format!("feature page {p} (holding node {node})"),
@@ -136,7 +171,10 @@ impl Gatherer {
         }
         for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(rb)) {
             let loc = layout.locate(id);
-            let k = self.pages.binary_search(&(loc.page, loc.pages)).unwrap_or(0);
+            let k = self
+                .pages
+                .binary_search(&(loc.page, loc.pages))
+                .unwrap_or(0);
             let at = k * per_run + loc.offset_in_page;
             dst.copy_from_slice(&bytes[at..at + rb]);
         }
@@ -150,7 +188,12 @@ impl Gatherer {
     pub fn gather_f32(&mut self, store: &Store, ids: &[u64], out: &mut [f32]) -> Result<()> {
         let mut raw = vec![0u8; ids.len() * store.layout().row_bytes()];
         if out.len() != ids.len() * store.feature_dim() as usize {
-            return Err(Error::OutOfRange(format!("output holds {} values, {} rows need {}", out.len(), ids.len(), ids.len() * store.feature_dim() as usize)));
+            return Err(Error::OutOfRange(format!(
+                "output holds {} values, {} rows need {}",
+                out.len(),
+                ids.len(),
+                ids.len() * store.feature_dim() as usize
+            )));
         }
         self.gather(store, ids, &mut raw)?;
         store.dtype().decode_to_f32(&raw, out);
@@ -165,7 +208,9 @@ impl Gatherer {
         let mut wanted: Vec<usize> = Vec::with_capacity(nodes.len());
         for &v in nodes {
             if v >= n {
-                return Err(Error::OutOfRange(format!("node {v} is not below the node count {n}")));
+                return Err(Error::OutOfRange(format!(
+                    "node {v} is not below the node count {n}"
+                )));
             }
             wanted.push(segments.partition_point(|s| s.end_node() <= v));
         }
@@ -187,7 +232,13 @@ impl Gatherer {
         }
         self.buf.ensure_len(total.max(1))?;
         self.ops.clear();
-        self.ops.extend(spans.iter().map(|&(a, len, dst)| ReadOp { file: self.indices, offset: a, len, dst, allow_eof: true }));
+        self.ops.extend(spans.iter().map(|&(a, len, dst)| ReadOp {
+            file: self.indices,
+            offset: a,
+            len,
+            dst,
+            allow_eof: true,
+        }));
         self.reader.read_batch(&self.ops, &mut self.buf)?;
         let path = store.dir().join(store_file_name(FileKind::Indices));
         let bytes = self.buf.as_slice();
@@ -198,7 +249,13 @@ impl Gatherer {
             let at = dst + (start - a) as usize;
             let got = crc32fast::hash(&bytes[at..at + (seg.edge_count * width) as usize]);
             if got != seg.crc {
-                return Err(Error::ChecksumMismatch { path, region: format!("segment {s}"), offset: start, expected: seg.crc, got });
+                return Err(Error::ChecksumMismatch {
+                    path,
+                    region: format!("segment {s}"),
+                    offset: start,
+                    expected: seg.crc,
+                    got,
+                });
             }
         }
         let indptr = store.indptr();

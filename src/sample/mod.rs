@@ -1,0 +1,6 @@
+//! Sampling: the k-hop neighbor sampler and the neighbor sources it reads
+//! lists from (in memory, or the store through batched reads behind a
+//! neighbor cache). Knows nothing about features.
+
+pub mod sampler;
+pub mod source;

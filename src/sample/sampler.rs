@@ -1,0 +1,345 @@
+//! GraphSAGE-style uniform k-hop neighbor sampling without replacement
+//! (Ginex §2.1), reproducible from (run seed, epoch, batch index).
+//!
+//! A batch starts from its seeds. Hop `l` samples up to `fanouts[l]`
+//! in-neighbors (all of them for `-1`) of *every* node collected so far
+//! (as PyG's `NeighborSampler`), appending nodes not seen before to `ids`.
+//! So `ids` lists each sampled node once, seeds first, and each hop's
+//! targets are a prefix of `ids`.
+//!
+//! **Hop order in [`SampledBatch::hops`]: input layer first.** `hops[0]` is
+//! the last hop sampled (its sources are all of `ids`); `hops.last()` has
+//! the seeds as targets. A model applies its layers in that order.
+//!
+//! Each target's draw uses its own random stream, keyed by (batch seed, hop,
+//! target position), and draws are merged in target order, so the batch is
+//! the same whatever order a neighbor source delivers lists in (cache hits
+//! first, say) and on any thread count.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::error::{Error, Result};
+use crate::format::bytes::{le_u32, le_u64};
+use crate::rng::{stream_seed, Wyrand};
+use crate::sample::source::NeighborSource;
+
+/// One sampled hop: a bipartite graph in local indices (into `ids`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hop {
+    /// Targets: `ids[..num_dst]`.
+    pub num_dst: usize,
+    /// Sources: `ids[..num_src]`.
+    pub num_src: usize,
+    /// Source (neighbor) of each edge.
+    pub src: Vec<u32>,
+    /// Target of each edge.
+    pub dst: Vec<u32>,
+}
+
+/// A sampled batch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampledBatch {
+    /// Every sampled node once, seeds first: the gather order.
+    pub ids: Vec<u64>,
+    /// Number of seeds (`ids[..num_seeds]`).
+    pub num_seeds: usize,
+    /// Hops, input layer first (see the module docs).
+    pub hops: Vec<Hop>,
+}
+
+impl SampledBatch {
+    /// Edges over all hops.
+    pub fn num_edges(&self) -> usize {
+        self.hops.iter().map(|h| h.src.len()).sum()
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+const PURPOSE_SHUFFLE: u64 = 11;
+const PURPOSE_BATCH: u64 = 12;
+
+/// Parses `10,10,10` (`-1` = all neighbors).
+pub fn parse_fanouts(s: &str) -> Result<Vec<i64>> {
+    let f: Vec<i64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<i64>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| {
+            Error::invalid_argument(format!(
+                "--fanouts {s:?}: expected comma-separated integers such as 10,10,10 (-1 = all)"
+            ))
+        })?;
+    if f.is_empty() || f.iter().any(|&k| k == 0 || k < -1) {
+        return Err(Error::invalid_argument(format!(
+            "--fanouts {s:?}: each fanout must be positive or -1"
+        )));
+    }
+    Ok(f)
+}
+
+/// The training seeds of `epoch`, shuffled from the run seed.
+pub fn epoch_order(train: &[u64], seed: u64, epoch: u64) -> Vec<u64> {
+    let mut order = train.to_vec();
+    let mut rng = Wyrand(stream_seed(seed, PURPOSE_SHUFFLE, epoch));
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Draws `k` distinct positions out of `0..d` uniformly (Floyd's
+/// algorithm), returned sorted.
+fn draw_positions(rng: &mut Wyrand, d: usize, k: usize, out: &mut Vec<usize>) {
+    out.clear();
+    if k >= d {
+        out.extend(0..d);
+        return;
+    }
+    for j in d - k..d {
+        let t = rng.below(j as u64 + 1) as usize;
+        if out.contains(&t) {
+            out.push(j);
+        } else {
+            out.push(t);
+        }
+    }
+    out.sort_unstable();
+}
+
+/// Samples the batch of `seeds` with per-hop `fanouts`; `batch_seed` keys
+/// every random choice (use [`batch_seed`]).
+pub fn sample_batch(
+    source: &dyn NeighborSource,
+    seeds: &[u64],
+    fanouts: &[i64],
+    batch_seed: u64,
+) -> Result<SampledBatch> {
+    let n = source.num_nodes();
+    let mut local: HashMap<u64, u32, BuildHasherDefault<FxHasher>> = HashMap::default();
+    let mut ids: Vec<u64> = Vec::with_capacity(seeds.len() * 4);
+    for &s in seeds {
+        if s >= n {
+            return Err(Error::OutOfRange(format!(
+                "seed {s} is not below the node count {n}"
+            )));
+        }
+        if local.insert(s, ids.len() as u32).is_none() {
+            ids.push(s);
+        } else {
+            return Err(Error::invalid_argument(format!(
+                "seed {s} appears twice in the batch"
+            )));
+        }
+    }
+    let num_seeds = ids.len();
+    let mut hops = Vec::with_capacity(fanouts.len());
+    let mut positions = Vec::new();
+    for (h, &k) in fanouts.iter().enumerate() {
+        let num_dst = ids.len();
+        let targets: Vec<u64> = ids.clone();
+        // Draws per target, kept in target order (offsets into `drawn`).
+        let mut drawn: Vec<Vec<u64>> = vec![Vec::new(); num_dst];
+        source.with_lists(&targets, &mut |i, list| {
+            let mut rng = Wyrand(stream_seed(batch_seed, h as u64, i as u64));
+            let want = if k < 0 { list.len() } else { k as usize };
+            draw_positions(&mut rng, list.len(), want, &mut positions);
+            let out = &mut drawn[i];
+            out.clear();
+            for &p in &positions {
+                // Lists may hold duplicate ids (multi-edges): draw each id once.
+                if out.last() != Some(&list[p]) {
+                    out.push(list[p]);
+                }
+            }
+        })?;
+        let mut hop = Hop {
+            num_dst,
+            ..Hop::default()
+        };
+        for (i, list) in drawn.iter().enumerate() {
+            for &u in list {
+                let next = ids.len() as u32;
+                let l = *local.entry(u).or_insert(next);
+                if l == next {
+                    ids.push(u);
+                }
+                hop.src.push(l);
+                hop.dst.push(i as u32);
+            }
+        }
+        if ids.len() > u32::MAX as usize {
+            return Err(Error::invalid_argument(
+                "a batch sampled more than 2^32 nodes; lower the batch size or fanouts",
+            ));
+        }
+        hop.num_src = ids.len();
+        hops.push(hop);
+    }
+    hops.reverse();
+    Ok(SampledBatch {
+        ids,
+        num_seeds,
+        hops,
+    })
+}
+
+/// The random key of batch `batch` of `epoch` under the run seed.
+pub fn batch_seed(seed: u64, epoch: u64, batch: u64) -> u64 {
+    stream_seed(seed, PURPOSE_BATCH, stream_seed(seed, epoch, batch))
+}
+
+/// One epoch's batches: shuffled seeds cut into batches of `batch_size`.
+pub struct EpochSampler<'a> {
+    /// Where lists come from.
+    pub source: &'a dyn NeighborSource,
+    /// This epoch's seed order.
+    pub order: Vec<u64>,
+    /// Seeds per batch.
+    pub batch_size: usize,
+    /// Per-hop fanouts.
+    pub fanouts: Vec<i64>,
+    /// Run seed.
+    pub seed: u64,
+    /// Epoch number.
+    pub epoch: u64,
+}
+
+impl<'a> EpochSampler<'a> {
+    /// The sampler of `epoch` over the training nodes `train`.
+    pub fn new(
+        source: &'a dyn NeighborSource,
+        train: &[u64],
+        batch_size: usize,
+        fanouts: Vec<i64>,
+        seed: u64,
+        epoch: u64,
+    ) -> Result<Self> {
+        if batch_size == 0 {
+            return Err(Error::invalid_argument("--batch-size must be at least 1"));
+        }
+        Ok(EpochSampler {
+            source,
+            order: epoch_order(train, seed, epoch),
+            batch_size,
+            fanouts,
+            seed,
+            epoch,
+        })
+    }
+
+    /// Batches in the epoch.
+    pub fn num_batches(&self) -> u64 {
+        self.order.len().div_ceil(self.batch_size) as u64
+    }
+
+    /// The seeds of batch `b`.
+    pub fn seeds(&self, b: u64) -> &[u64] {
+        let lo = (b as usize * self.batch_size).min(self.order.len());
+        let hi = (lo + self.batch_size).min(self.order.len());
+        &self.order[lo..hi]
+    }
+
+    /// Samples batch `b`.
+    pub fn sample(&self, b: u64) -> Result<SampledBatch> {
+        sample_batch(
+            self.source,
+            self.seeds(b),
+            &self.fanouts,
+            batch_seed(self.seed, self.epoch, b),
+        )
+    }
+}
+
+/// Encodes the hops for a runtime `adj` record: u64 hop count, then per hop
+/// u64 `num_dst`, u64 `num_src`, u64 edge count E, E u32 sources, E u32
+/// targets.
+pub fn encode_hops(hops: &[Hop]) -> Vec<u8> {
+    let edges: usize = hops.iter().map(|h| h.src.len()).sum();
+    let mut out = Vec::with_capacity(8 + hops.len() * 24 + edges * 8);
+    out.extend_from_slice(&(hops.len() as u64).to_le_bytes());
+    for h in hops {
+        for v in [h.num_dst as u64, h.num_src as u64, h.src.len() as u64] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for &s in &h.src {
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+        for &d in &h.dst {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// Decodes [`encode_hops`] output, checking every length and index.
+pub fn decode_hops(p: &[u8]) -> Result<Vec<Hop>> {
+    let bad = |what: String| Error::invalid_argument(format!("adj record: {what}"));
+    let count = le_u64(p, 0);
+    if p.len() < 8 || count > 64 {
+        return Err(bad(format!("implausible hop count {count}")));
+    }
+    let mut at = 8usize;
+    let mut hops = Vec::with_capacity(count as usize);
+    for h in 0..count {
+        if p.len() < at + 24 {
+            return Err(bad(format!("hop {h} header is truncated")));
+        }
+        let (num_dst, num_src, e) = (le_u64(p, at), le_u64(p, at + 8), le_u64(p, at + 16));
+        at += 24;
+        let need = e
+            .checked_mul(8)
+            .and_then(|b| usize::try_from(b).ok())
+            .filter(|&b| at + b <= p.len());
+        let Some(bytes) = need else {
+            return Err(bad(format!("hop {h}: {e} edges run past the record")));
+        };
+        if num_dst > num_src || num_src > u64::from(u32::MAX) {
+            return Err(bad(format!(
+                "hop {h}: {num_dst} targets, {num_src} sources"
+            )));
+        }
+        let half = bytes / 2;
+        let src: Vec<u32> = p[at..at + half]
+            .chunks_exact(4)
+            .map(|c| le_u32(c, 0))
+            .collect();
+        let dst: Vec<u32> = p[at + half..at + bytes]
+            .chunks_exact(4)
+            .map(|c| le_u32(c, 0))
+            .collect();
+        if src.iter().any(|&s| u64::from(s) >= num_src)
+            || dst.iter().any(|&d| u64::from(d) >= num_dst)
+        {
+            return Err(bad(format!("hop {h}: an edge index is out of range")));
+        }
+        at += bytes;
+        hops.push(Hop {
+            num_dst: num_dst as usize,
+            num_src: num_src as usize,
+            src,
+            dst,
+        });
+    }
+    if at != p.len() {
+        return Err(bad("bytes after the last hop".into()));
+    }
+    Ok(hops)
+}

@@ -1,0 +1,223 @@
+//! The sampler: reproducibility, bounds, uniformity, and that the neighbor
+//! source (memory, disk, cached disk) never changes a batch.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::io::fault::FaultPlan;
+use ginex::io::page_reader::Backend;
+use ginex::sample::sampler::{
+    batch_seed, decode_hops, encode_hops, sample_batch, EpochSampler, SampledBatch,
+};
+use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
+use ginex::store::gather::GatherOptions;
+use ginex::Store;
+
+fn store(dir: &std::path::Path) -> Store {
+    let p = SynthParams {
+        nodes: 5000,
+        avg_degree: 15.0,
+        dim: 4,
+        classes: 4,
+        seed: 21,
+        split: [0.3, 0.1, 0.1],
+        ..SynthParams::default()
+    };
+    let out = dir.join("s");
+    generate_store(&p, &out, &NoProgress).unwrap();
+    Store::open(&out).unwrap()
+}
+
+fn check_structure(b: &SampledBatch, seeds: &[u64], fanouts: &[i64], topo: &InMemoryTopology) {
+    assert_eq!(&b.ids[..b.num_seeds], seeds, "seeds first");
+    let mut seen = std::collections::HashSet::new();
+    assert!(
+        b.ids.iter().all(|id| seen.insert(*id)),
+        "an id appears twice in ids"
+    );
+    assert_eq!(b.hops.len(), fanouts.len());
+    assert_eq!(b.hops.last().unwrap().num_dst, b.num_seeds);
+    assert_eq!(b.hops[0].num_src, b.ids.len());
+    for (h, hop) in b.hops.iter().enumerate() {
+        if h + 1 < b.hops.len() {
+            assert_eq!(
+                hop.num_dst,
+                b.hops[h + 1].num_src,
+                "targets of a hop are the sources of the next"
+            );
+        }
+        let k = fanouts[fanouts.len() - 1 - h];
+        let mut per_target: HashMap<u32, Vec<u64>> = HashMap::new();
+        for (&s, &d) in hop.src.iter().zip(&hop.dst) {
+            assert!((s as usize) < hop.num_src && (d as usize) < hop.num_dst);
+            per_target.entry(d).or_default().push(b.ids[s as usize]);
+        }
+        for t in 0..hop.num_dst as u32 {
+            let drawn = per_target.remove(&t).unwrap_or_default();
+            let list = topo.list(b.ids[t as usize]);
+            let mut distinct = list.to_vec();
+            distinct.dedup();
+            let want = if k < 0 {
+                distinct.len()
+            } else {
+                (k as usize).min(distinct.len())
+            };
+            assert!(drawn.len() <= want, "fanout bound");
+            let mut sorted = drawn.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(
+                sorted.len(),
+                drawn.len(),
+                "duplicate neighbor within one draw"
+            );
+            assert!(
+                drawn.iter().all(|u| list.binary_search(u).is_ok()),
+                "drew a non-neighbor"
+            );
+            if list.len() == distinct.len() {
+                assert_eq!(drawn.len(), want);
+            }
+        }
+    }
+}
+
+#[test]
+fn batches_are_well_formed_and_reproducible_across_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let topo = InMemoryTopology::load(&s).unwrap();
+    let train = s.splits().unwrap().unwrap().train;
+    let fanouts = vec![10, 5, -1];
+    let sampler = EpochSampler::new(&topo, &train, 64, fanouts.clone(), 7, 2).unwrap();
+    let run = |threads: usize| -> Vec<SampledBatch> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            use rayon::prelude::*;
+            (0..sampler.num_batches())
+                .into_par_iter()
+                .map(|b| sampler.sample(b).unwrap())
+                .collect()
+        })
+    };
+    let one = run(1);
+    assert_eq!(one, run(4));
+    for (b, batch) in one.iter().enumerate().take(5) {
+        check_structure(batch, sampler.seeds(b as u64), &fanouts, &topo);
+    }
+    // Another epoch shuffles differently; the same epoch again does not.
+    let again = EpochSampler::new(&topo, &train, 64, fanouts.clone(), 7, 2).unwrap();
+    assert_eq!(again.order, sampler.order);
+    let next = EpochSampler::new(&topo, &train, 64, fanouts, 7, 3).unwrap();
+    assert_ne!(next.order, sampler.order);
+    let mut a = next.order.clone();
+    a.sort_unstable();
+    assert_eq!(a, train);
+}
+
+/// Star graph: node 0 has in-neighbors 1..=20. Drawing 5 of them 40k times
+/// must hit each about equally. Seeds are fixed, so the statistic is a
+/// fixed number: the test cannot flake; the bound is the p = 1e-6 critical
+/// value of chi-square with 19 degrees of freedom (~ 57.0).
+#[test]
+fn draws_are_uniform_chi_square() {
+    let d = 20u64;
+    let mut indptr = vec![0u64, d];
+    indptr.extend(std::iter::repeat_n(d, d as usize));
+    let topo = InMemoryTopology::from_csc(indptr, (1..=d).collect());
+    let trials = 40_000u64;
+    let mut counts = vec![0u64; d as usize + 1];
+    for t in 0..trials {
+        let b = sample_batch(&topo, &[0], &[5], batch_seed(99, 0, t)).unwrap();
+        for &s in &b.hops[0].src {
+            counts[b.ids[s as usize] as usize] += 1;
+        }
+    }
+    let expected = (trials * 5) as f64 / d as f64;
+    let chi2: f64 = counts[1..]
+        .iter()
+        .map(|&c| (c as f64 - expected).powi(2) / expected)
+        .sum();
+    assert!(
+        chi2 < 57.0,
+        "chi-square {chi2} over 19 dof: draws are not uniform ({counts:?})"
+    );
+}
+
+/// A cache holding every third node's list.
+struct EveryThird(HashMap<u64, Vec<u64>>);
+impl ListCache for EveryThird {
+    fn lookup(&self, v: u64, out: &mut Vec<u64>) -> ginex::Result<bool> {
+        Ok(match self.0.get(&v) {
+            Some(l) => {
+                out.extend_from_slice(l);
+                true
+            }
+            None => false,
+        })
+    }
+}
+
+#[test]
+fn memory_disk_and_cached_sources_give_identical_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let topo = InMemoryTopology::load(&s).unwrap();
+    let cache = EveryThird(
+        (0..s.num_nodes())
+            .filter(|v| v % 3 == 0)
+            .map(|v| (v, topo.list(v).to_vec()))
+            .collect(),
+    );
+    let opts = GatherOptions {
+        backend: Backend::Auto,
+        queue_depth: 32,
+        direct: false,
+        faults: Arc::new(FaultPlan::default()),
+    };
+    let disk = StoreSource::new(&s, None, &opts).unwrap();
+    let cached = StoreSource::new(&s, Some(&cache), &opts).unwrap();
+    let train = s.splits().unwrap().unwrap().train;
+    let sources: [&dyn NeighborSource; 3] = [&topo, &disk, &cached];
+    let batches: Vec<Vec<SampledBatch>> = sources
+        .iter()
+        .map(|src| {
+            let sampler = EpochSampler::new(*src, &train, 100, vec![10, 10], 3, 0).unwrap();
+            (0..4).map(|b| sampler.sample(b).unwrap()).collect()
+        })
+        .collect();
+    assert_eq!(batches[0], batches[1]);
+    assert_eq!(batches[0], batches[2]);
+    let c = cached.counters();
+    assert!(c.cache_hits > 0 && c.cache_misses > 0, "{c:?}");
+    assert_eq!(disk.counters().cache_hits, 0);
+}
+
+#[test]
+fn hop_encoding_round_trips_and_rejects_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let topo = InMemoryTopology::load(&s).unwrap();
+    let b = sample_batch(&topo, &[1, 2, 3], &[4, 3], 5).unwrap();
+    let bytes = encode_hops(&b.hops);
+    assert_eq!(decode_hops(&bytes).unwrap(), b.hops);
+    for cut in [0, 7, 8, 20, bytes.len() - 1] {
+        assert!(decode_hops(&bytes[..cut]).is_err(), "truncated to {cut}");
+    }
+    let mut bad = bytes.clone();
+    let last = bad.len() - 4;
+    bad[last..].copy_from_slice(&u32::MAX.to_le_bytes()); // a target index out of range
+    assert!(decode_hops(&bad).is_err());
+    assert!(
+        sample_batch(&topo, &[1, 1], &[2], 0).is_err(),
+        "duplicate seeds"
+    );
+    assert!(
+        sample_batch(&topo, &[s.num_nodes()], &[2], 0).is_err(),
+        "seed out of range"
+    );
+}
