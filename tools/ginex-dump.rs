@@ -3,10 +3,8 @@
 
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     ginex::cli::init_tracing();
     let args = ginex::cli::dump::DumpArgs::parse();
-    let mut stdout = std::io::stdout().lock();
-    ginex::cli::dump::run(&args, &mut stdout)?;
-    Ok(())
+    ginex::cli::finish(ginex::cli::dump::run(&args, &mut std::io::stdout().lock()))
 }

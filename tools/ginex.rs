@@ -1,12 +1,10 @@
-//! `ginex`: generate synthetic data, benchmark. Thin wrapper over
-//! `ginex::cli::ginex`.
+//! `ginex`: generate synthetic data, sample, inspect, benchmark. Thin
+//! wrapper over `ginex::cli::ginex`.
 
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     ginex::cli::init_tracing();
     let cli = ginex::cli::ginex::GinexCli::parse();
-    let mut stdout = std::io::stdout().lock();
-    ginex::cli::ginex::run(cli, &mut stdout)?;
-    Ok(())
+    ginex::cli::finish(ginex::cli::ginex::run(cli, &mut std::io::stdout().lock()))
 }

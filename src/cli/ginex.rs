@@ -21,6 +21,11 @@ pub enum GinexCommand {
     /// Generate a synthetic power-law graph with planted classes, as a store
     /// (`--out`) or as raw .npy / edge-list files (`--raw`).
     Gen(crate::cli::gen::GenArgs),
+    /// Sample one batch and print it as JSON (a debugging aid).
+    Sample(crate::cli::sample::SampleArgs),
+    /// Sample one superbatch into runtime files and precompute its Belady
+    /// changesets; prints the optimal miss statistics as JSON.
+    Inspect(crate::cli::sample::InspectArgs),
     /// Run a benchmark and print its report.
     #[command(subcommand)]
     Bench(crate::cli::bench::BenchCommand),
@@ -30,6 +35,8 @@ pub enum GinexCommand {
 pub fn run(cli: GinexCli, out: &mut dyn Write) -> Result<()> {
     match cli.command {
         GinexCommand::Gen(args) => crate::cli::gen::run(&args, out),
+        GinexCommand::Sample(args) => crate::cli::sample::run_sample(&args, out),
+        GinexCommand::Inspect(args) => crate::cli::sample::run_inspect(&args, out),
         GinexCommand::Bench(cmd) => crate::cli::bench::run(cmd, out),
     }
 }

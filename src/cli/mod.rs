@@ -7,6 +7,7 @@ pub mod bench_io;
 pub mod dump;
 pub mod gen;
 pub mod ginex;
+pub mod sample;
 pub mod size;
 
 /// Sets up `tracing` logs on stderr, filtered by `RUST_LOG` (default: warn).
@@ -35,4 +36,27 @@ pub fn progress_bar(total: u64, what: &str, quiet: bool) -> indicatif::ProgressB
     );
     bar.set_message(what.to_string());
     bar
+}
+
+/// Turns a tool's result into its exit status: errors are printed as one
+/// line per cause on stderr (no backtrace) with status 1; a closed stdout
+/// (`ginex-dump --json … | head`) is not an error.
+pub fn finish(result: crate::error::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(crate::error::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                eprintln!("  caused by: {c}");
+                cause = c.source();
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,179 @@
+//! `ginex sample` (one batch as JSON) and `ginex inspect` (one superbatch's
+//! runtime files and its optimal-cache statistics as JSON).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use crate::error::{Error, Result};
+use crate::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
+use crate::sample::sampler::{parse_fanouts, EpochSampler};
+use crate::sample::source::{InMemoryTopology, NeighborSource, StoreSource};
+use crate::store::gather::GatherOptions;
+use crate::store::Store;
+
+/// Common sampling flags.
+#[derive(Debug, Args)]
+pub struct SamplingArgs {
+    /// The store.
+    pub store: PathBuf,
+    /// Neighbors per hop, seeds' hop first; -1 = all.
+    #[arg(long, default_value = "10,10,10")]
+    pub fanouts: String,
+    /// Seeds per batch.
+    #[arg(long, default_value_t = 1000)]
+    pub batch_size: usize,
+    /// Run seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Epoch (seeds are reshuffled per epoch from the run seed).
+    #[arg(long, default_value_t = 0)]
+    pub epoch: u64,
+    /// Read neighbor lists from disk (batched, checksummed) instead of
+    /// loading the topology into memory.
+    #[arg(long)]
+    pub from_disk: bool,
+}
+
+/// `ginex sample`: one batch as JSON.
+#[derive(Debug, Args)]
+pub struct SampleArgs {
+    #[command(flatten)]
+    /// Sampling flags.
+    pub sampling: SamplingArgs,
+    /// Which batch of the epoch.
+    #[arg(long, default_value_t = 0)]
+    pub batch: u64,
+}
+
+/// `ginex inspect`: write one superbatch's runtime files.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    /// Sampling flags.
+    pub sampling: SamplingArgs,
+    /// Batches per superbatch.
+    #[arg(long, default_value_t = 100)]
+    pub superbatch: u64,
+    /// Which superbatch of the epoch.
+    #[arg(long, default_value_t = 0)]
+    pub index: u64,
+    /// Feature cache capacity in rows.
+    #[arg(long)]
+    pub feature_cache_rows: usize,
+    /// Sampling worker threads (default: number of cores).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// k of the k-hop approximation: the cache changes every k batches.
+    #[arg(long, default_value_t = 1)]
+    pub changeset_every: usize,
+    /// Run directory (created if missing).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print per-batch miss counts too.
+    #[arg(long)]
+    pub per_batch: bool,
+}
+
+fn with_source<T>(
+    store: &Store,
+    from_disk: bool,
+    f: impl FnOnce(&dyn NeighborSource) -> Result<T>,
+) -> Result<T> {
+    if from_disk {
+        let src = StoreSource::new(store, None, &GatherOptions::default())?;
+        f(&src)
+    } else {
+        let topo = InMemoryTopology::load(store)?;
+        f(&topo)
+    }
+}
+
+fn train_nodes(store: &Store) -> Result<Vec<u64>> {
+    match store.splits()? {
+        Some(s) if !s.train.is_empty() => Ok(s.train),
+        _ => Err(Error::invalid_argument(format!(
+            "{} has no training nodes (no splits file or an empty train split)",
+            store.dir().display()
+        ))),
+    }
+}
+
+/// Runs `ginex sample`.
+pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
+    let a = &args.sampling;
+    let store = Store::open(&a.store)?;
+    let fanouts = parse_fanouts(&a.fanouts)?;
+    let train = train_nodes(&store)?;
+    let v = with_source(&store, a.from_disk, |src| {
+        let sampler =
+            EpochSampler::new(src, &train, a.batch_size, fanouts.clone(), a.seed, a.epoch)?;
+        if args.batch >= sampler.num_batches() {
+            return Err(Error::invalid_argument(format!(
+                "--batch {} but the epoch has {} batches",
+                args.batch,
+                sampler.num_batches()
+            )));
+        }
+        let b = sampler.sample(args.batch)?;
+        Ok(json!({
+            "epoch": a.epoch, "batch": args.batch, "seed": a.seed, "fanouts": fanouts,
+            "num_seeds": b.num_seeds, "ids": b.ids,
+            "hops": b.hops.iter().map(|h| json!({"num_dst": h.num_dst, "num_src": h.num_src, "src": h.src, "dst": h.dst})).collect::<Vec<_>>(),
+            "hop_order": "input layer first; the last hop's targets are the seeds",
+        }))
+    })?;
+    writeln!(out, "{v}").map_err(|e| Error::io("write", "<stdout>", e))
+}
+
+/// Runs `ginex inspect`.
+pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
+    let a = &args.sampling;
+    let store = Store::open(&a.store)?;
+    let fanouts = parse_fanouts(&a.fanouts)?;
+    let train = train_nodes(&store)?;
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::io("create directory", &args.out, e))?;
+    let workers = args.workers.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let v = with_source(&store, a.from_disk, |src| {
+        let sampler =
+            EpochSampler::new(src, &train, a.batch_size, fanouts.clone(), a.seed, a.epoch)?;
+        let first = args.index * args.superbatch;
+        if first >= sampler.num_batches() {
+            return Err(Error::invalid_argument(format!(
+                "superbatch {} starts at batch {first} but the epoch has {} batches",
+                args.index,
+                sampler.num_batches()
+            )));
+        }
+        let spec = SuperbatchSpec {
+            index: args.index,
+            first_batch: first,
+            num_batches: args.superbatch.min(sampler.num_batches() - first),
+            workers,
+            capacity: args.feature_cache_rows,
+            every: args.changeset_every.max(1),
+        };
+        let r = inspect_superbatch(&sampler, &spec, &args.out)?;
+        let cs = &r.changesets;
+        let mut v = json!({
+            "superbatch": args.index, "first_batch": first, "batches": spec.num_batches,
+            "feature_cache_rows": spec.capacity, "changeset_every": spec.every, "workers": workers,
+            "accesses": cs.total_accesses(), "misses": cs.total_misses(),
+            "miss_ratio": cs.total_misses() as f64 / cs.total_accesses().max(1) as f64,
+            "init": cs.init.len(),
+            "sample_seconds": r.sample_time.as_secs_f64(), "changeset_seconds": r.changeset_time.as_secs_f64(),
+            "samples_file": r.files.samples, "changes_file": r.files.changes,
+        });
+        if args.per_batch {
+            v["per_batch_misses"] = json!(cs.misses);
+        }
+        Ok(v)
+    })?;
+    writeln!(out, "{v}").map_err(|e| Error::io("write", "<stdout>", e))
+}
