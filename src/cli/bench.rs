@@ -16,6 +16,8 @@ pub enum BenchCommand {
     /// Miss-path throughput: Ginex-style pread per row vs batched pread vs
     /// io_uring at several queue depths, and fio on the same file.
     Io(crate::cli::bench_io::IoBenchArgs),
+    /// Exact Belady changeset cost vs sampling time, and k-hop miss ratios.
+    Changeset(crate::cli::bench_changeset::ChangesetBenchArgs),
 }
 
 /// Runs one benchmark, printing its report to `out`.
@@ -23,6 +25,9 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
     match cmd {
         BenchCommand::Verify(args) => crate::cli::dump::run_verify_bench(&args, out),
         BenchCommand::Io(args) => crate::cli::bench_io::run_io_bench(&args, out),
+        BenchCommand::Changeset(args) => {
+            crate::cli::bench_changeset::run_changeset_bench(&args, out)
+        }
     }
 }
 

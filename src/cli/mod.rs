@@ -3,6 +3,7 @@
 //! `io::Write`, so tests can drive the tools without spawning processes.
 
 pub mod bench;
+pub mod bench_changeset;
 pub mod bench_io;
 pub mod dump;
 pub mod gen;
