@@ -295,6 +295,23 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 t1 || t2 || t3,
             )
         }
+        FileKind::NeighborCache => {
+            let cache = crate::sample::ncache::NeighborCache::open_unbound(path)?;
+            let h = *cache.header();
+            let (nodes, t) = limited(cache.cached_nodes(), limit);
+            let mut lists = Vec::with_capacity(nodes.len());
+            let mut ids = Vec::new();
+            for v in nodes {
+                ids.clear();
+                crate::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
+                lists.push(json!({"node": v, "in_neighbors": ids}));
+            }
+            let v = json!({
+                "num_nodes": h.num_nodes, "store_manifest_crc": h.store_crc, "codec": h.codec.name(),
+                "index_width": h.width.bytes(), "lists": h.count, "blob_len": h.blob_len, "cached": lists,
+            });
+            ("neighbor_cache", v, t)
+        }
         FileKind::RunSamples | FileKind::RunChanges => {
             let (records, t) =
                 limited(crate::inspect::runfile::read_all(path, header.kind)?, limit);
@@ -344,6 +361,28 @@ fn verify_file(path: &Path) -> Result<String> {
                 path.display(),
                 header.kind.name(),
                 records.len(),
+                header.file_len()
+            ))
+        }
+        FileKind::NeighborCache => {
+            let cache = crate::sample::ncache::NeighborCache::open_unbound(path)?;
+            let mut ids = Vec::new();
+            for v in cache.cached_nodes() {
+                ids.clear();
+                crate::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
+                if ids.windows(2).any(|w| w[1] < w[0]) {
+                    return Err(Error::corrupt(
+                        path,
+                        64,
+                        format!("cached list of node {v} is not sorted"),
+                    ));
+                }
+            }
+            Ok(format!(
+                "ok: {} verified: neighbor cache, {} lists ({}), {} bytes; use `ginex cache verify CACHE --store STORE` to compare with its store",
+                path.display(),
+                cache.header().count,
+                cache.header().codec.name(),
                 header.file_len()
             ))
         }

@@ -26,6 +26,9 @@ pub enum GinexCommand {
     /// Sample one superbatch into runtime files and precompute its Belady
     /// changesets; prints the optimal miss statistics as JSON.
     Inspect(crate::cli::sample::InspectArgs),
+    /// Build or verify a neighbor cache.
+    #[command(subcommand)]
+    Cache(crate::cli::cache::CacheCommand),
     /// Run a benchmark and print its report.
     #[command(subcommand)]
     Bench(crate::cli::bench::BenchCommand),
@@ -37,6 +40,7 @@ pub fn run(cli: GinexCli, out: &mut dyn Write) -> Result<()> {
         GinexCommand::Gen(args) => crate::cli::gen::run(&args, out),
         GinexCommand::Sample(args) => crate::cli::sample::run_sample(&args, out),
         GinexCommand::Inspect(args) => crate::cli::sample::run_inspect(&args, out),
+        GinexCommand::Cache(cmd) => crate::cli::cache::run(&cmd, out),
         GinexCommand::Bench(cmd) => crate::cli::bench::run(cmd, out),
     }
 }

@@ -66,6 +66,8 @@ pub enum FileKind {
     Splits = 8,
     /// Original (pre-remapping) id of every node.
     OriginalIds = 9,
+    /// A neighbor cache built for one store.
+    NeighborCache = 10,
     /// Runtime file: per-batch sampled ids and hop adjacencies of one superbatch.
     RunSamples = 11,
     /// Runtime file: cache init and per-batch updates of one superbatch.
@@ -74,7 +76,7 @@ pub enum FileKind {
 
 impl FileKind {
     /// Every kind, in numeric order.
-    pub const ALL: [FileKind; 11] = [
+    pub const ALL: [FileKind; 12] = [
         FileKind::Manifest,
         FileKind::FeaturePages,
         FileKind::PageChecksums,
@@ -84,6 +86,7 @@ impl FileKind {
         FileKind::Labels,
         FileKind::Splits,
         FileKind::OriginalIds,
+        FileKind::NeighborCache,
         FileKind::RunSamples,
         FileKind::RunChanges,
     ];
@@ -105,6 +108,7 @@ impl FileKind {
             FileKind::Labels => "labels",
             FileKind::Splits => "splits",
             FileKind::OriginalIds => "original-ids",
+            FileKind::NeighborCache => "neighbor-cache",
             FileKind::RunSamples => "run-samples",
             FileKind::RunChanges => "run-changes",
         }

@@ -63,7 +63,7 @@ pub fn store_file_name(kind: FileKind) -> &'static str {
         FileKind::Labels => "labels",
         FileKind::Splits => "splits",
         FileKind::OriginalIds => "orig_ids",
-        FileKind::RunSamples | FileKind::RunChanges => kind.name(),
+        FileKind::NeighborCache | FileKind::RunSamples | FileKind::RunChanges => kind.name(),
     }
 }
 

@@ -8,6 +8,7 @@ pub mod bytes;
 pub mod csc;
 pub mod header;
 pub mod manifest;
+pub mod ncache;
 pub mod pages;
 pub mod runtime;
 pub mod tables;

@@ -2,5 +2,6 @@
 //! lists from (in memory, or the store through batched reads behind a
 //! neighbor cache). Knows nothing about features.
 
+pub mod ncache;
 pub mod sampler;
 pub mod source;

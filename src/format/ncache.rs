@@ -1,0 +1,436 @@
+//! The neighbor-cache file: a fixed header, a membership bitmap with a rank
+//! directory (O(1) location of a node's entry), list offsets, and the blob
+//! of encoded lists. Spec: `format/neighbor-cache.md`.
+//!
+//! Codecs for one sorted in-neighbor list; every encoded list starts with
+//! its length as a LEB128 varint (checked against the store's degree when
+//! decoding, which bounds every allocation), then:
+//! * `raw` — ids at the store's index width (Ginex's layout);
+//! * `zstd-list` — the raw bytes compressed with zstd, each list on its own
+//!   (Ginex++ §3.3);
+//! * `delta-bitpack` — first id as a LEB128 varint, then the `d - 1` gaps
+//!   between consecutive ids bit-packed at the width of the largest gap
+//!   (one byte gives the width).
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::format::bytes::{le_u32, le_u64};
+use crate::format::csc::IndexWidth;
+
+/// Offset of the store's node count (`u64`) in the payload.
+pub const NC_NUM_NODES_OFFSET: usize = 0;
+/// Offset of the CRC of the store's manifest payload (`u32`): ties the cache
+/// to one store.
+pub const NC_STORE_CRC_OFFSET: usize = NC_NUM_NODES_OFFSET + 8;
+/// Offset of the codec (`u8`).
+pub const NC_CODEC_OFFSET: usize = NC_STORE_CRC_OFFSET + 4;
+/// Offset of the index width in bytes (`u8`).
+pub const NC_WIDTH_OFFSET: usize = NC_CODEC_OFFSET + 1;
+/// Offset of the reserved `u16`.
+pub const NC_RESERVED_OFFSET: usize = NC_WIDTH_OFFSET + 1;
+/// Offset of the number of cached lists (`u64`).
+pub const NC_COUNT_OFFSET: usize = NC_RESERVED_OFFSET + 2;
+/// Offset of the blob length (`u64`).
+pub const NC_BLOB_LEN_OFFSET: usize = NC_COUNT_OFFSET + 8;
+/// Size of the fixed part; the bitmap follows.
+pub const NC_FIXED_SIZE: usize = NC_BLOB_LEN_OFFSET + 8;
+
+/// Nodes per rank-directory entry (one `u32` count per 512 bitmap bits).
+pub const RANK_BLOCK: u64 = 512;
+
+/// How lists are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Codec {
+    /// Plain ids.
+    Raw = 1,
+    /// zstd per list.
+    ZstdList = 2,
+    /// Delta + bit packing per list.
+    DeltaBitpack = 3,
+}
+
+impl Codec {
+    /// All codecs.
+    pub const ALL: [Codec; 3] = [Codec::Raw, Codec::ZstdList, Codec::DeltaBitpack];
+
+    /// Decodes the numeric code.
+    pub fn from_u8(v: u8) -> Option<Codec> {
+        Codec::ALL.into_iter().find(|c| *c as u8 == v)
+    }
+
+    /// Name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Raw => "raw",
+            Codec::ZstdList => "zstd-list",
+            Codec::DeltaBitpack => "delta-bitpack",
+        }
+    }
+
+    /// Parses a name.
+    pub fn parse(s: &str) -> Result<Codec> {
+        Codec::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "unknown codec {s:?}; use raw, zstd-list or delta-bitpack"
+                ))
+            })
+    }
+
+    /// Appends the encoding of the sorted `list` to `out`: its length as a
+    /// LEB128 varint, then the codec's bytes.
+    pub fn encode(self, list: &[u64], width: IndexWidth, out: &mut Vec<u8>) -> Result<()> {
+        push_varint(list.len() as u64, out);
+        match self {
+            Codec::Raw => {
+                for &id in list {
+                    width.push(id, out);
+                }
+            }
+            Codec::ZstdList => {
+                let mut raw = Vec::with_capacity(list.len() * width.bytes());
+                for &id in list {
+                    width.push(id, &mut raw);
+                }
+                let z = zstd::bulk::compress(&raw, 3)
+                    .map_err(|e| Error::invalid_argument(format!("zstd: {e}")))?;
+                out.extend_from_slice(&z);
+            }
+            Codec::DeltaBitpack => encode_delta_bitpack(list, out),
+        }
+        Ok(())
+    }
+
+    /// Decodes one encoded list (exactly `bytes`) into `out`. `max_degree`
+    /// bounds the length it may claim (the store's degree when known), so a
+    /// corrupt length never allocates more.
+    pub fn decode(
+        self,
+        bytes: &[u8],
+        max_degree: u64,
+        width: IndexWidth,
+        out: &mut Vec<u64>,
+        path: &Path,
+        at: u64,
+    ) -> Result<()> {
+        let bad = |what: &str| Error::corrupt(path, at, format!("neighbor-cache list: {what}"));
+        let mut pos = 0usize;
+        let degree = read_varint(bytes, &mut pos).ok_or_else(|| bad("truncated length"))?;
+        if degree > max_degree {
+            return Err(bad("length exceeds the node's degree"));
+        }
+        let bytes = &bytes[pos..];
+        let raw_len = degree
+            .checked_mul(width.bytes() as u64)
+            .ok_or_else(|| bad("degree overflows"))?;
+        match self {
+            Codec::Raw => {
+                if bytes.len() as u64 != raw_len {
+                    return Err(bad("length does not match the degree"));
+                }
+                width.decode(bytes, out);
+            }
+            Codec::ZstdList => {
+                let raw = zstd::bulk::decompress(bytes, raw_len as usize)
+                    .map_err(|_| bad("zstd data does not decompress within the degree's size"))?;
+                if raw.len() as u64 != raw_len {
+                    return Err(bad("decompressed length does not match the degree"));
+                }
+                width.decode(&raw, out);
+            }
+            Codec::DeltaBitpack => decode_delta_bitpack(bytes, degree, out)
+                .ok_or_else(|| bad("malformed delta-bitpack data"))?,
+        }
+        Ok(())
+    }
+}
+
+fn push_varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn encode_delta_bitpack(list: &[u64], out: &mut Vec<u8>) {
+    let Some((&first, _)) = list.split_first() else {
+        return;
+    };
+    let max_gap = list.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let bits = 64 - max_gap.leading_zeros();
+    out.push(bits as u8);
+    push_varint(first, out);
+    let mut acc: u128 = 0;
+    let mut filled = 0u32;
+    for w in list.windows(2) {
+        acc |= u128::from(w[1] - w[0]) << filled;
+        filled += bits;
+        while filled >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            filled -= 8;
+        }
+    }
+    if filled > 0 {
+        out.push(acc as u8);
+    }
+}
+
+fn decode_delta_bitpack(b: &[u8], degree: u64, out: &mut Vec<u64>) -> Option<()> {
+    if degree == 0 {
+        return b.is_empty().then_some(());
+    }
+    let bits = u32::from(*b.first()?);
+    if bits > 64 {
+        return None;
+    }
+    let mut at = 1;
+    let first = read_varint(b, &mut at)?;
+    let gaps = degree - 1;
+    let need = (gaps.checked_mul(u64::from(bits))?).div_ceil(8);
+    if (b.len() - at) as u64 != need {
+        return None;
+    }
+    out.reserve(degree as usize);
+    out.push(first);
+    let mask: u128 = if bits == 64 {
+        u128::from(u64::MAX)
+    } else {
+        (1u128 << bits) - 1
+    };
+    let (mut acc, mut filled, mut prev) = (0u128, 0u32, first);
+    let mut bytes = b[at..].iter();
+    for _ in 0..gaps {
+        while filled < bits {
+            acc |= u128::from(*bytes.next()?) << filled;
+            filled += 8;
+        }
+        let gap = (acc & mask) as u64;
+        acc >>= bits;
+        filled -= bits;
+        prev = prev.checked_add(gap)?;
+        out.push(prev);
+    }
+    Some(())
+}
+
+/// The fixed part of a neighbor-cache payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NcacheHeader {
+    /// Nodes of the store the cache was built for.
+    pub num_nodes: u64,
+    /// CRC of that store's manifest payload.
+    pub store_crc: u32,
+    /// List codec.
+    pub codec: Codec,
+    /// Id width of the store.
+    pub width: IndexWidth,
+    /// Cached lists.
+    pub count: u64,
+    /// Blob bytes.
+    pub blob_len: u64,
+}
+
+impl NcacheHeader {
+    /// Bytes of the membership bitmap.
+    pub fn bitmap_len(&self) -> u64 {
+        self.num_nodes.div_ceil(64) * 8
+    }
+
+    /// Bytes of the rank directory.
+    pub fn rank_len(&self) -> u64 {
+        self.num_nodes.div_ceil(RANK_BLOCK) * 4
+    }
+
+    /// Bytes of the offsets array (`count + 1` u64).
+    pub fn offsets_len(&self) -> u64 {
+        (self.count + 1) * 8
+    }
+
+    /// Total payload length implied.
+    pub fn payload_len(&self) -> u64 {
+        NC_FIXED_SIZE as u64
+            + self.bitmap_len()
+            + self.rank_len()
+            + self.offsets_len()
+            + self.blob_len
+    }
+
+    /// Encodes the fixed part.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.num_nodes.to_le_bytes());
+        out.extend_from_slice(&self.store_crc.to_le_bytes());
+        out.push(self.codec as u8);
+        out.push(self.width.bytes() as u8);
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.blob_len.to_le_bytes());
+    }
+
+    /// Decodes and checks the fixed part against the payload length.
+    pub fn decode(p: &[u8], path: &Path) -> Result<Self> {
+        let bad = |at: usize, what: String| {
+            Error::corrupt(path, at as u64, format!("neighbor cache: {what}"))
+        };
+        if p.len() < NC_FIXED_SIZE {
+            return Err(bad(0, "payload shorter than its fixed header".into()));
+        }
+        let codec = Codec::from_u8(p[NC_CODEC_OFFSET]).ok_or_else(|| {
+            bad(
+                NC_CODEC_OFFSET,
+                format!("unknown codec {}", p[NC_CODEC_OFFSET]),
+            )
+        })?;
+        let width = IndexWidth::from_bytes(p[NC_WIDTH_OFFSET])
+            .ok_or_else(|| bad(NC_WIDTH_OFFSET, "bad index width".into()))?;
+        if p[NC_RESERVED_OFFSET..NC_COUNT_OFFSET] != [0, 0] {
+            return Err(bad(
+                NC_RESERVED_OFFSET,
+                "reserved bytes are not zero".into(),
+            ));
+        }
+        let h = NcacheHeader {
+            num_nodes: le_u64(p, NC_NUM_NODES_OFFSET),
+            store_crc: le_u32(p, NC_STORE_CRC_OFFSET),
+            codec,
+            width,
+            count: le_u64(p, NC_COUNT_OFFSET),
+            blob_len: le_u64(p, NC_BLOB_LEN_OFFSET),
+        };
+        if h.count > h.num_nodes
+            || h.num_nodes > (1 << 40)
+            || h.blob_len > p.len() as u64
+            || h.payload_len() != p.len() as u64
+        {
+            return Err(bad(
+                NC_COUNT_OFFSET,
+                format!(
+                    "sizes ({} lists of {} nodes, {}-byte blob) do not match the {}-byte payload",
+                    h.count,
+                    h.num_nodes,
+                    h.blob_len,
+                    p.len()
+                ),
+            ));
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn offsets_match_the_spec_table() {
+        assert_eq!(
+            [
+                NC_NUM_NODES_OFFSET,
+                NC_STORE_CRC_OFFSET,
+                NC_CODEC_OFFSET,
+                NC_WIDTH_OFFSET,
+                NC_RESERVED_OFFSET,
+                NC_COUNT_OFFSET,
+                NC_BLOB_LEN_OFFSET,
+                NC_FIXED_SIZE
+            ],
+            [0, 8, 12, 13, 14, 16, 24, 32]
+        );
+    }
+
+    fn sorted_list(max: u64) -> impl Strategy<Value = Vec<u64>> {
+        proptest::collection::vec(0..max, 0..300).prop_map(|mut v| {
+            v.sort_unstable();
+            v
+        })
+    }
+
+    fn round_trip(codec: Codec, list: &[u64], width: IndexWidth) {
+        let mut enc = Vec::new();
+        codec.encode(list, width, &mut enc).unwrap();
+        let mut dec = Vec::new();
+        codec
+            .decode(&enc, list.len() as u64, width, &mut dec, Path::new("c"), 0)
+            .unwrap();
+        assert_eq!(dec, list, "{codec:?}");
+        // A wrong degree is never silently accepted.
+        let mut again = Vec::new();
+        if !list.is_empty() {
+            assert!(codec
+                .decode(
+                    &enc,
+                    list.len() as u64 - 1,
+                    width,
+                    &mut again,
+                    Path::new("c"),
+                    0
+                )
+                .is_err());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn codecs_round_trip_u32(list in sorted_list(u64::from(u32::MAX))) {
+            for c in Codec::ALL { round_trip(c, &list, IndexWidth::U32); }
+        }
+
+        #[test]
+        fn codecs_round_trip_near_u32_max(list in sorted_list(1000)) {
+            let shifted: Vec<u64> = list.iter().map(|x| u64::from(u32::MAX) - 1000 + x).collect();
+            for c in Codec::ALL { round_trip(c, &shifted, IndexWidth::U32); }
+        }
+
+        #[test]
+        fn codecs_round_trip_u64(list in sorted_list(u64::MAX)) {
+            for c in Codec::ALL { round_trip(c, &list, IndexWidth::U64); }
+        }
+
+        #[test]
+        fn corrupt_input_is_an_error_not_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64), degree in 0u64..1_000_000) {
+            for c in Codec::ALL {
+                let mut out = Vec::new();
+                let _ = c.decode(&bytes, degree, IndexWidth::U32, &mut out, Path::new("c"), 0);
+                prop_assert!(out.len() as u64 <= degree);
+            }
+        }
+    }
+
+    #[test]
+    fn huge_and_empty_lists() {
+        let big: Vec<u64> = (0..200_000).map(|i| i * 3).collect();
+        for c in Codec::ALL {
+            round_trip(c, &big, IndexWidth::U32);
+            round_trip(c, &[], IndexWidth::U32);
+            round_trip(c, &[u64::MAX], IndexWidth::U64);
+        }
+        let mut enc = Vec::new();
+        Codec::DeltaBitpack
+            .encode(&big, IndexWidth::U32, &mut enc)
+            .unwrap();
+        assert!(
+            enc.len() < big.len(),
+            "gaps of 3 need 2 bits: {} bytes",
+            enc.len()
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! The neighbor cache: every codec serves exactly the store's lists within
+//! its budget, is tied to its store, detects damage, and never changes a
+//! sampled batch.
+
+use std::sync::Arc;
+
+use ginex::format::ncache::Codec;
+use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::io::fault::FaultPlan;
+use ginex::io::page_reader::Backend;
+use ginex::sample::ncache::{build, NeighborCache};
+use ginex::sample::sampler::EpochSampler;
+use ginex::sample::source::{InMemoryTopology, ListCache, StoreSource};
+use ginex::store::gather::GatherOptions;
+use ginex::Store;
+
+fn store(dir: &std::path::Path, name: &str, seed: u64) -> Store {
+    let p = SynthParams {
+        nodes: 4000,
+        avg_degree: 20.0,
+        dim: 4,
+        classes: 4,
+        seed,
+        split: [0.3, 0.1, 0.1],
+        ..SynthParams::default()
+    };
+    generate_store(&p, &dir.join(name), &NoProgress).unwrap();
+    Store::open(dir.join(name)).unwrap()
+}
+
+#[test]
+fn every_codec_serves_the_stores_lists_within_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), "s", 1);
+    let topo = InMemoryTopology::load(&s).unwrap();
+    let budget = 120_000;
+    let mut lists_held = Vec::new();
+    for codec in Codec::ALL {
+        let path = dir.path().join(codec.name());
+        let r = build(&s, &topo, budget, codec, &path).unwrap();
+        assert!(
+            r.bytes <= budget,
+            "{codec:?}: {} bytes over the {budget} budget",
+            r.bytes
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), r.bytes);
+        let cache = NeighborCache::open(&path, &s).unwrap();
+        assert_eq!(cache.verify_lists(&s).unwrap(), r.lists);
+        let mut out = Vec::new();
+        let held = (0..s.num_nodes()).filter(|&v| {
+            out.clear();
+            cache.lookup(v, &mut out).unwrap()
+        });
+        assert_eq!(held.count() as u64, r.lists);
+        lists_held.push((codec, r.lists));
+    }
+    let get = |c: Codec| lists_held.iter().find(|(x, _)| *x == c).unwrap().1;
+    assert!(
+        get(Codec::DeltaBitpack) as f64 >= 1.5 * get(Codec::ZstdList) as f64,
+        "delta-bitpack should hold at least 1.5x the lists of zstd-list: {lists_held:?}"
+    );
+}
+
+#[test]
+fn a_cache_is_refused_for_another_store_and_damage_is_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = store(dir.path(), "a", 1);
+    let b = store(dir.path(), "b", 2);
+    let topo = InMemoryTopology::load(&a).unwrap();
+    let path = dir.path().join("cache");
+    build(&a, &topo, 60_000, Codec::DeltaBitpack, &path).unwrap();
+    let err = NeighborCache::open(&path, &b).err().unwrap().to_string();
+    assert!(err.contains("another store"), "{err}");
+    assert!(
+        build(&a, &topo, 60_000, Codec::Raw, &path).is_err(),
+        "overwrote an existing cache"
+    );
+    assert!(
+        build(&a, &topo, 10, Codec::Raw, &dir.path().join("tiny")).is_err(),
+        "budget below an empty cache"
+    );
+
+    let original = std::fs::read(&path).unwrap();
+    for pos in (0..original.len())
+        .step_by(97)
+        .chain([0, 63, 64, original.len() - 1])
+    {
+        let mut d = original.clone();
+        d[pos] ^= 0x40;
+        std::fs::write(&path, &d).unwrap();
+        assert!(
+            NeighborCache::open(&path, &a).is_err(),
+            "flip at {pos} unnoticed"
+        );
+    }
+    std::fs::write(&path, &original[..original.len() - 3]).unwrap();
+    assert!(NeighborCache::open(&path, &a).is_err());
+}
+
+#[test]
+fn batches_with_and_without_the_cache_are_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), "s", 3);
+    let topo = InMemoryTopology::load(&s).unwrap();
+    let path = dir.path().join("cache");
+    build(&s, &topo, 80_000, Codec::ZstdList, &path).unwrap();
+    let cache = NeighborCache::open(&path, &s).unwrap();
+    let opts = GatherOptions {
+        backend: Backend::Auto,
+        queue_depth: 16,
+        direct: false,
+        faults: Arc::new(FaultPlan::default()),
+    };
+    let cached = StoreSource::new(&s, Some(&cache), &opts).unwrap();
+    let train = s.splits().unwrap().unwrap().train;
+    let with = EpochSampler::new(&cached, &train, 50, vec![10, 10], 4, 1).unwrap();
+    let without = EpochSampler::new(&topo, &train, 50, vec![10, 10], 4, 1).unwrap();
+    for b in 0..5 {
+        assert_eq!(
+            with.sample(b).unwrap(),
+            without.sample(b).unwrap(),
+            "batch {b}"
+        );
+    }
+    let c = cached.counters();
+    assert!(c.cache_hits > 0 && c.cache_misses > 0, "{c:?}");
+}
