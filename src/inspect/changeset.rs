@@ -9,9 +9,12 @@
 //!
 //! Algorithm, in O(total accesses · log₆₄ S) time (the log term is at most
 //! 4 for superbatches below 16.7M batches) and memory proportional to the
-//! superbatch's distinct ids:
+//! accesses (4 bytes each for `iters` and the dense trace) plus the
+//! distinct ids:
 //!
-//! 1. Map global ids to dense local ids in order of first appearance; the
+//! 1. Map global ids to dense local ids in order of first appearance (a
+//!    direct table when the largest id is below 8x the accesses, else a
+//!    hash map); the
 //!    first `capacity` dense ids are the ones with the earliest first use,
 //!    so `C[0]` is simply dense ids `0..capacity`.
 //! 2. Two counting passes build the paper's `iters` (every node's access
@@ -101,6 +104,29 @@ impl Hasher for FxHasher {
 }
 
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// Global id to dense id.
+enum DenseMap {
+    /// A table indexed by global id (ids small relative to the trace).
+    Direct(Vec<u32>),
+    /// A hash map otherwise.
+    Hashed(FxMap<u64, u32>),
+}
+
+impl DenseMap {
+    fn get_or_insert(&mut self, id: u64, new: impl FnOnce() -> u32) -> u32 {
+        match self {
+            DenseMap::Direct(t) => {
+                let slot = &mut t[id as usize];
+                if *slot == NIL {
+                    *slot = new();
+                }
+                *slot
+            }
+            DenseMap::Hashed(m) => *m.entry(id).or_insert_with(new),
+        }
+    }
+}
 
 const NIL: u32 = u32::MAX;
 
@@ -211,49 +237,66 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
     let every = every.max(1);
     let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
 
-    // Dense ids in order of first appearance; windows as dense id lists
-    // with the position of each id's first occurrence in the window.
-    let mut dense: FxMap<u64, u32> = FxMap::default();
+    // Dense ids in order of first appearance (a direct table when ids are
+    // small relative to the trace, else a hash map); each window as a flat
+    // list of its distinct dense ids with the position of their first
+    // occurrence in the window; and the dense id of every access, for the
+    // per-batch miss counts.
+    let total: usize = batches.iter().map(|b| b.as_ref().len()).sum();
+    let max_id = batches
+        .iter()
+        .flat_map(|b| b.as_ref().iter().copied())
+        .max()
+        .unwrap_or(0);
+    let mut mapper = if max_id < (total as u64).saturating_mul(8).max(1 << 16) {
+        DenseMap::Direct(vec![NIL; max_id as usize + 1])
+    } else {
+        DenseMap::Hashed(FxMap::default())
+    };
     let mut global: Vec<u64> = Vec::new();
-    let mut windows: Vec<Vec<(u32, u64)>> = Vec::with_capacity(batches.len().div_ceil(every));
-    let mut seen_in_window: Vec<u32> = Vec::new(); // window index + 1 where last seen
+    let mut last_window: Vec<u32> = Vec::new(); // window index + 1 where last seen
+    let mut win_ids: Vec<u32> = Vec::new();
+    let mut win_pos: Vec<u64> = Vec::new();
+    let mut win_start: Vec<usize> = vec![0];
+    let mut trace: Vec<u32> = Vec::with_capacity(total);
     for (w, group) in batches.chunks(every).enumerate() {
-        let mut list = Vec::new();
         let mut offset = 0u64;
         for batch in group {
             for (pos, &id) in batch.as_ref().iter().enumerate() {
-                let d = *dense.entry(id).or_insert_with(|| {
+                let d = mapper.get_or_insert(id, || {
                     global.push(id);
-                    seen_in_window.push(0);
+                    last_window.push(0);
                     (global.len() - 1) as u32
                 });
-                if seen_in_window[d as usize] != w as u32 + 1 {
-                    seen_in_window[d as usize] = w as u32 + 1;
-                    list.push((d, offset + pos as u64));
+                trace.push(d);
+                if last_window[d as usize] != w as u32 + 1 {
+                    last_window[d as usize] = w as u32 + 1;
+                    win_ids.push(d);
+                    win_pos.push(offset + pos as u64);
                 }
             }
             offset += batch.as_ref().len() as u64;
         }
-        windows.push(list);
+        win_start.push(win_ids.len());
     }
-    drop(seen_in_window);
+    drop(last_window);
+    drop(mapper);
     let nodes = global.len();
-    let num_windows = windows.len();
+    let num_windows = win_start.len() - 1;
+    let window = |w: usize| win_start[w]..win_start[w + 1];
 
     // Two counting passes: iters in CSR form.
     let mut start = vec![0u32; nodes + 1];
-    for list in &windows {
-        for &(d, _) in list {
-            start[d as usize + 1] += 1;
-        }
+    for &d in &win_ids {
+        start[d as usize + 1] += 1;
     }
     for i in 0..nodes {
         start[i + 1] += start[i];
     }
     let mut cursor: Vec<u32> = start[..nodes].to_vec();
     let mut iters = vec![0u32; start[nodes] as usize];
-    for (w, list) in windows.iter().enumerate() {
-        for &(d, _) in list {
+    for w in 0..num_windows {
+        for &d in &win_ids[window(w)] {
             iters[cursor[d as usize] as usize] = w as u32;
             cursor[d as usize] += 1;
         }
@@ -285,20 +328,29 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
     let mut inserted_at: Vec<u32> = vec![NIL; nodes]; // index into this window's in_ids
     let mut inserted_window: Vec<u32> = vec![NIL; nodes];
     let mut miss_list: Vec<(u32, u64)> = Vec::new();
-    for (w, list) in windows.iter().enumerate() {
+    let mut trace_at = 0usize;
+    for w in 0..num_windows {
         // Per-batch misses against the cache of this window.
         let first = w * every;
         let last = (first + every).min(batches.len());
-        for (b, batch) in batches[first..last].iter().enumerate() {
-            misses[first + b] = batch
-                .as_ref()
+        for b in first..last {
+            let len = accesses[b] as usize;
+            misses[b] = trace[trace_at..trace_at + len]
                 .iter()
-                .filter(|id| dense.get(id).is_none_or(|&d| !cached[d as usize]))
+                .filter(|&&d| !cached[d as usize])
                 .count() as u64;
+            trace_at += len;
         }
+        let range = window(w);
         miss_list.clear();
-        miss_list.extend(list.iter().copied().filter(|&(d, _)| !cached[d as usize]));
-        for &(d, _) in list {
+        miss_list.extend(
+            win_ids[range.clone()]
+                .iter()
+                .zip(&win_pos[range.clone()])
+                .map(|(&d, &p)| (d, p))
+                .filter(|&(d, _)| !cached[d as usize]),
+        );
+        for &d in &win_ids[range] {
             cursor[d as usize] += 1;
         }
         // Hits: exactly the nodes in bucket w. Re-key them.
@@ -509,6 +561,21 @@ mod tests {
             replay(&batches, capacity, every, &cs);
             if every == 1 {
                 prop_assert_eq!(cs.total_misses(), reference_misses(&batches, capacity, 1));
+            }
+        }
+
+        /// Huge ids take the hash-map path: same changesets up to renaming.
+        #[test]
+        fn sparse_ids_give_the_same_changesets(batches in trace(12, 30), capacity in 1usize..10, every in 1usize..4) {
+            let big = |id: u64| (id + 1) << 40;
+            let sparse: Vec<Vec<u64>> = batches.iter().map(|b| b.iter().map(|&id| big(id)).collect()).collect();
+            let dense = compute_changesets(&batches, capacity, every);
+            let far = compute_changesets(&sparse, capacity, every);
+            prop_assert_eq!(&far.misses, &dense.misses);
+            prop_assert_eq!(far.init, dense.init.iter().map(|&id| big(id)).collect::<Vec<_>>());
+            for (a, b) in far.updates.iter().zip(&dense.updates) {
+                prop_assert_eq!(&a.in_ids, &b.in_ids.iter().map(|&id| big(id)).collect::<Vec<_>>());
+                prop_assert_eq!(&a.in_positions, &b.in_positions);
             }
         }
 

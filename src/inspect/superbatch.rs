@@ -260,6 +260,16 @@ pub fn read_superbatch(
     Ok((batches, init.unwrap_or_default(), updates))
 }
 
+impl BatchSource for crate::sample::sampler::EpochSampler<'_> {
+    fn sample(&self, batch: u64) -> Result<SampledRecord> {
+        let b = crate::sample::sampler::EpochSampler::sample(self, batch)?;
+        Ok(SampledRecord {
+            adj: crate::sample::sampler::encode_hops(&b.hops),
+            ids: b.ids,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,15 +354,5 @@ mod tests {
             0,
             "partial runtime files left behind"
         );
-    }
-}
-
-impl BatchSource for crate::sample::sampler::EpochSampler<'_> {
-    fn sample(&self, batch: u64) -> Result<SampledRecord> {
-        let b = crate::sample::sampler::EpochSampler::sample(self, batch)?;
-        Ok(SampledRecord {
-            adj: crate::sample::sampler::encode_hops(&b.hops),
-            ids: b.ids,
-        })
     }
 }
