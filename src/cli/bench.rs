@@ -18,6 +18,9 @@ pub enum BenchCommand {
     Io(crate::cli::bench_io::IoBenchArgs),
     /// Exact Belady changeset cost vs sampling time, and k-hop miss ratios.
     Changeset(crate::cli::bench_changeset::ChangesetBenchArgs),
+    /// Neighbor-cache codecs, hit ratios by budget, and sampling throughput
+    /// in memory vs from disk behind each cache.
+    Sample(crate::cli::bench_sample::SampleBenchArgs),
 }
 
 /// Runs one benchmark, printing its report to `out`.
@@ -28,6 +31,7 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         BenchCommand::Changeset(args) => {
             crate::cli::bench_changeset::run_changeset_bench(&args, out)
         }
+        BenchCommand::Sample(args) => crate::cli::bench_sample::run_sample_bench(&args, out),
     }
 }
 

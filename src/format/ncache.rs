@@ -149,6 +149,12 @@ impl Codec {
     }
 }
 
+thread_local! {
+    /// One zstd decompression context per thread (creating one per list
+    /// costs more than decoding the list).
+    static ZSTD_DECODER: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { std::cell::RefCell::new(None) };
+}
+
 fn push_varint(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
