@@ -42,11 +42,15 @@ impl FaultPlan {
     }
 
     /// How many of the `got` bytes a read returned should count (the rest
-    /// is "not read", as in a short read).
+    /// is "not read", as in a short read). Only whole-sector results are
+    /// shortened, so the resubmission stays aligned for direct I/O (a
+    /// result that is not a multiple of 512 bytes is an end of file).
     pub fn shorten(&self, got: u64) -> u64 {
         let n = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
         match self.short_every {
-            Some(every) if n % every == 0 && got > self.short_by => got - self.short_by,
+            Some(every) if n % every == 0 && got > self.short_by && got % 512 == 0 => {
+                got - self.short_by
+            }
             _ => got,
         }
     }
