@@ -25,6 +25,7 @@
 pub mod cache;
 pub mod cli;
 pub mod error;
+pub mod exec;
 pub mod format;
 pub mod import;
 pub mod inspect;

@@ -1,7 +1,7 @@
 //! The feature cache (Ginex §3.3, Fig. 11): direct addressing.
 //!
 //! An address table holds one `u32` per node — its slot, or [`EMPTY`] — and
-//! the slot array holds `capacity` rows in one allocation. Gather copies hits
+//! the slot array holds `capacity` rows in one aligned allocation. Gather copies hits
 //! from slots and reads all misses of a batch in one call to the miss path
 //! (the page-deduplicated gather engine). An update moves each inserted id
 //! into an evicted id's slot, copying its row from the tensor just gathered.
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::inspect::changeset::Update;
+use crate::io::aligned::AlignedBuf;
 
 /// Address-table value of a node that is not cached.
 pub const EMPTY: u32 = u32::MAX;
@@ -55,7 +56,7 @@ pub struct FeatureCache {
     table: Vec<u32>,
     slot_ids: Vec<u64>,
     free_slots: Vec<u32>,
-    slots: Vec<u8>,
+    slots: AlignedBuf,
     row_bytes: usize,
     counters: CacheCounters,
     miss_ids: Vec<u64>,
@@ -82,7 +83,7 @@ impl FeatureCache {
             table: vec![EMPTY; nodes],
             slot_ids: vec![FREE; capacity],
             free_slots: (0..capacity as u32).rev().collect(),
-            slots: vec![0u8; bytes],
+            slots: AlignedBuf::zeroed(bytes)?,
             row_bytes,
             counters: CacheCounters::default(),
             miss_ids: Vec::new(),
@@ -156,7 +157,10 @@ impl FeatureCache {
             self.slot_ids[slot] = id;
         }
         self.free_slots = (ids.len() as u32..self.capacity() as u32).rev().collect();
-        source.read_rows(ids, &mut self.slots[..ids.len() * self.row_bytes])?;
+        source.read_rows(
+            ids,
+            &mut self.slots.as_mut_slice()[..ids.len() * self.row_bytes],
+        )?;
         self.counters.init_time += started.elapsed();
         Ok(())
     }
@@ -186,7 +190,8 @@ impl FeatureCache {
                 }
                 slot => {
                     let s = slot as usize * rb;
-                    out[pos * rb..(pos + 1) * rb].copy_from_slice(&self.slots[s..s + rb]);
+                    out[pos * rb..(pos + 1) * rb]
+                        .copy_from_slice(&self.slots.as_slice()[s..s + rb]);
                 }
             }
         }
@@ -258,7 +263,8 @@ impl FeatureCache {
         targets.extend(self.free_slots.drain(keep..).rev().map(|s| s as usize));
         for ((&id, &pos), slot) in update.in_ids.iter().zip(&update.in_positions).zip(targets) {
             let src = pos as usize * rb;
-            self.slots[slot * rb..(slot + 1) * rb].copy_from_slice(&gathered[src..src + rb]);
+            self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb]
+                .copy_from_slice(&gathered[src..src + rb]);
             self.table[id as usize] = slot as u32;
             self.slot_ids[slot] = id;
         }

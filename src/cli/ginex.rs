@@ -26,6 +26,8 @@ pub enum GinexCommand {
     /// Sample one superbatch into runtime files and precompute its Belady
     /// changesets; prints the optimal miss statistics as JSON.
     Inspect(crate::cli::sample::InspectArgs),
+    /// Run one epoch of data preparation under a cache policy, measured.
+    Epoch(crate::cli::epoch::EpochArgs),
     /// Build or verify a neighbor cache.
     #[command(subcommand)]
     Cache(crate::cli::cache::CacheCommand),
@@ -41,6 +43,7 @@ pub fn run(cli: GinexCli, out: &mut dyn Write) -> Result<()> {
         GinexCommand::Sample(args) => crate::cli::sample::run_sample(&args, out),
         GinexCommand::Inspect(args) => crate::cli::sample::run_inspect(&args, out),
         GinexCommand::Cache(cmd) => crate::cli::cache::run(&cmd, out),
+        GinexCommand::Epoch(args) => crate::cli::epoch::run(&args, out),
         GinexCommand::Bench(cmd) => crate::cli::bench::run(cmd, out),
     }
 }

@@ -8,6 +8,7 @@ pub mod bench_io;
 pub mod bench_sample;
 pub mod cache;
 pub mod dump;
+pub mod epoch;
 pub mod gen;
 pub mod ginex;
 pub mod sample;

@@ -48,3 +48,11 @@ pub fn drop_from_page_cache(path: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// Maps `file` read-only.
+pub fn map_readonly(file: &File, path: &Path) -> Result<memmap2::Mmap> {
+    // SAFETY: the map is read-only and ginex never modifies a finished store
+    // file; another process truncating it could fault a later read (SIGBUS),
+    // which is the documented hazard of the mmap baseline this serves.
+    unsafe { memmap2::Mmap::map(file) }.map_err(|e| Error::io("mmap", path, e))
+}

@@ -1,0 +1,452 @@
+//! One epoch of data preparation, exactly as training runs it, for any
+//! policy: sample, (inspect and precompute changesets,) gather each batch's
+//! feature rows through the policy's cache, hand them to a consumer.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::cache::feature_cache::{FeatureCache, RowSource};
+use crate::cache::lru::LruCache;
+use crate::error::{Error, Result};
+use crate::exec::mmap::MmapStore;
+use crate::exec::policy::{top_out_degree, top_presampled, Policy};
+use crate::format::ncache::Codec;
+use crate::inspect::superbatch::{inspect_superbatch, read_superbatch, SuperbatchSpec};
+use crate::sample::ncache::{build as build_ncache, NeighborCache};
+use crate::sample::sampler::{decode_hops, EpochSampler, Hop};
+use crate::sample::source::{InMemoryTopology, ListCache, StoreSource};
+use crate::store::gather::{GatherOptions, Gatherer};
+use crate::store::Store;
+
+/// What an epoch runs.
+#[derive(Debug, Clone)]
+pub struct EpochConfig {
+    /// Feature-cache policy.
+    pub policy: Policy,
+    /// Feature-cache capacity in rows.
+    pub feature_cache_rows: usize,
+    /// Neighbor-cache budget in bytes (0 = none; unused by `mmap`).
+    pub neighbor_cache_bytes: u64,
+    /// Seeds per batch.
+    pub batch_size: usize,
+    /// Fanouts.
+    pub fanouts: Vec<i64>,
+    /// Batches per superbatch (`ginex`).
+    pub superbatch: u64,
+    /// k of the k-hop approximation (`ginex`).
+    pub changeset_every: usize,
+    /// Run seed.
+    pub seed: u64,
+    /// Epoch number.
+    pub epoch: u64,
+    /// Pre-sampling epochs (`presc`).
+    pub presc_rounds: u64,
+    /// Sampling workers (`ginex`'s superbatch sampling).
+    pub workers: usize,
+    /// Directory for runtime files and the neighbor cache.
+    pub run_dir: PathBuf,
+    /// Keep runtime files after each superbatch.
+    pub keep_runs: bool,
+    /// Stop after this many batches (None = the whole epoch).
+    pub max_batches: Option<u64>,
+}
+
+/// One gathered batch, as the consumer receives it.
+pub struct EpochBatch<'a> {
+    /// Batch index in the epoch.
+    pub batch: u64,
+    /// Sampled ids, seeds first.
+    pub ids: &'a [u64],
+    /// Seeds: `ids[..num_seeds]`.
+    pub num_seeds: usize,
+    /// Hops, input layer first.
+    pub hops: &'a [Hop],
+    /// `ids.len()` rows in the store dtype, in `ids` order.
+    pub rows: &'a [u8],
+}
+
+/// Per-batch counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchStat {
+    /// Batch index.
+    pub batch: u64,
+    /// Rows served from the cache.
+    pub hits: u64,
+    /// Rows read from disk (or the page cache, for `mmap`).
+    pub misses: u64,
+    /// CRC-32 of the gathered rows.
+    pub checksum: u32,
+}
+
+/// What an epoch did.
+#[derive(Debug, Clone, Default)]
+pub struct EpochReport {
+    /// Per-batch counters.
+    pub batches: Vec<BatchStat>,
+    /// Optimal misses per batch from the inspector (`ginex` only).
+    pub optimal_misses: Vec<u64>,
+    /// Stage times.
+    pub sample: Duration,
+    /// Changeset precomputation time (`ginex`).
+    pub changeset: Duration,
+    /// Reading runtime files back (`ginex`).
+    pub load_runs: Duration,
+    /// Cache initialisation (static selection included).
+    pub cache_init: Duration,
+    /// Gathering rows.
+    pub gather: Duration,
+    /// Applying updates (`ginex`).
+    pub cache_update: Duration,
+    /// Building the neighbor cache (offline, before the epoch).
+    pub neighbor_cache_build: Duration,
+    /// Pages read by the gather engine.
+    pub pages_read: u64,
+    /// Bytes read by the gather engine (rows and neighbor lists).
+    pub bytes_read: u64,
+    /// Neighbor-cache hit ratio of sampling, if a cache was used.
+    pub neighbor_hit_ratio: Option<f64>,
+}
+
+impl EpochReport {
+    /// Total hits.
+    pub fn hits(&self) -> u64 {
+        self.batches.iter().map(|b| b.hits).sum()
+    }
+
+    /// Total misses.
+    pub fn misses(&self) -> u64 {
+        self.batches.iter().map(|b| b.misses).sum()
+    }
+
+    /// Misses / accesses.
+    pub fn miss_ratio(&self) -> f64 {
+        self.misses() as f64 / (self.hits() + self.misses()).max(1) as f64
+    }
+
+    /// Data-preparation time (everything but the offline neighbor-cache build).
+    pub fn total(&self) -> Duration {
+        self.sample
+            + self.changeset
+            + self.load_runs
+            + self.cache_init
+            + self.gather
+            + self.cache_update
+    }
+
+    /// JSON form of the counters and stage times.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "hits": self.hits(), "misses": self.misses(), "miss_ratio": self.miss_ratio(),
+            "pages_read": self.pages_read, "bytes_read": self.bytes_read,
+            "neighbor_cache_hit_ratio": self.neighbor_hit_ratio,
+            "seconds": {
+                "sample": self.sample.as_secs_f64(), "changeset": self.changeset.as_secs_f64(),
+                "load_runs": self.load_runs.as_secs_f64(), "cache_init": self.cache_init.as_secs_f64(),
+                "gather": self.gather.as_secs_f64(), "cache_update": self.cache_update.as_secs_f64(),
+                "total": self.total().as_secs_f64(), "neighbor_cache_build": self.neighbor_cache_build.as_secs_f64(),
+            },
+            "per_batch": self.batches.iter().map(|b| json!({"batch": b.batch, "hits": b.hits, "misses": b.misses, "checksum": b.checksum})).collect::<Vec<_>>(),
+            "optimal_misses": self.optimal_misses,
+        })
+    }
+}
+
+/// The gather engine as a cache miss path.
+struct GatherRows<'a> {
+    store: &'a Store,
+    gatherer: RefCell<Gatherer>,
+}
+
+impl RowSource for GatherRows<'_> {
+    fn row_bytes(&self) -> usize {
+        self.store.layout().row_bytes()
+    }
+    fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
+        self.gatherer.borrow_mut().gather(self.store, ids, out)
+    }
+}
+
+/// Runs one epoch of `config` on `store`, calling `consume` for every batch.
+pub fn run_epoch(
+    store: &Store,
+    config: &EpochConfig,
+    consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
+) -> Result<EpochReport> {
+    let train = store
+        .splits()?
+        .map(|s| s.train)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{} has no training nodes (no splits file or an empty train split)",
+                store.dir().display()
+            ))
+        })?;
+    std::fs::create_dir_all(&config.run_dir)
+        .map_err(|e| Error::io("create directory", &config.run_dir, e))?;
+    let mut report = EpochReport::default();
+    if config.policy == Policy::Mmap {
+        let mapped = MmapStore::open(store)?;
+        let sampler = EpochSampler::new(
+            &mapped,
+            &train,
+            config.batch_size,
+            config.fanouts.clone(),
+            config.seed,
+            config.epoch,
+        )?;
+        run_per_batch(
+            store,
+            config,
+            &sampler,
+            Mode::Mmap(&mapped),
+            &mut report,
+            consume,
+        )?;
+        return Ok(report);
+    }
+
+    // Neighbor cache (offline step, timed separately).
+    let ncache_path = config
+        .run_dir
+        .join(format!("neighbor-cache-{}", std::process::id()));
+    let ncache = if config.neighbor_cache_bytes > 0 {
+        let started = Instant::now();
+        let _ = std::fs::remove_file(&ncache_path);
+        let topo = InMemoryTopology::load(store)?;
+        build_ncache(
+            store,
+            &topo,
+            config.neighbor_cache_bytes,
+            Codec::DeltaBitpack,
+            &ncache_path,
+        )?;
+        drop(topo);
+        let c = NeighborCache::open(&ncache_path, store)?;
+        report.neighbor_cache_build = started.elapsed();
+        Some(c)
+    } else {
+        None
+    };
+    let options = GatherOptions::default();
+    let source = StoreSource::new(
+        store,
+        ncache.as_ref().map(|c| c as &dyn ListCache),
+        &options,
+    )?;
+    let sampler = EpochSampler::new(
+        &source,
+        &train,
+        config.batch_size,
+        config.fanouts.clone(),
+        config.seed,
+        config.epoch,
+    )?;
+    let rows = GatherRows {
+        store,
+        gatherer: RefCell::new(Gatherer::new(store, &options)?),
+    };
+    let capacity = config.feature_cache_rows;
+    let result = match config.policy {
+        Policy::Ginex => run_ginex(store, config, &sampler, &rows, &mut report, consume),
+        Policy::Lru => {
+            let mut lru = LruCache::new(store.num_nodes(), capacity, store.layout().row_bytes())?;
+            run_per_batch(
+                store,
+                config,
+                &sampler,
+                Mode::Lru(&mut lru, &rows),
+                &mut report,
+                consume,
+            )
+        }
+        Policy::Degree | Policy::Presc | Policy::None => {
+            let started = Instant::now();
+            let selected = match config.policy {
+                Policy::Degree => top_out_degree(store, capacity)?,
+                Policy::Presc => top_presampled(
+                    &source,
+                    &train,
+                    config.batch_size,
+                    &config.fanouts,
+                    config.seed,
+                    config.presc_rounds,
+                    capacity,
+                )?,
+                _ => Vec::new(),
+            };
+            let mut cache = FeatureCache::new(
+                store.num_nodes(),
+                if config.policy == Policy::None {
+                    0
+                } else {
+                    capacity
+                },
+                store.layout().row_bytes(),
+            )?;
+            cache.init(&selected, &rows)?;
+            report.cache_init = started.elapsed();
+            run_per_batch(
+                store,
+                config,
+                &sampler,
+                Mode::Static(&mut cache, &rows),
+                &mut report,
+                consume,
+            )
+        }
+        Policy::Mmap => Err(Error::invalid_argument(
+            "internal: the mmap policy runs before the cache policies",
+        )),
+    };
+    let stats = rows.gatherer.borrow().stats();
+    report.pages_read = stats.unique_pages;
+    report.bytes_read = stats.bytes_read;
+    if ncache.is_some() {
+        let c = source.counters();
+        report.neighbor_hit_ratio =
+            Some(c.cache_hits as f64 / (c.cache_hits + c.cache_misses).max(1) as f64);
+    }
+    drop(ncache);
+    let _ = std::fs::remove_file(&ncache_path);
+    result.map(|()| report)
+}
+
+enum Mode<'a, 'b> {
+    Mmap(&'a MmapStore<'b>),
+    Lru(&'a mut LruCache, &'a GatherRows<'b>),
+    Static(&'a mut FeatureCache, &'a GatherRows<'b>),
+}
+
+/// Sample-then-gather per batch (every policy but `ginex`).
+fn run_per_batch(
+    store: &Store,
+    config: &EpochConfig,
+    sampler: &EpochSampler<'_>,
+    mut mode: Mode<'_, '_>,
+    report: &mut EpochReport,
+    consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
+) -> Result<()> {
+    let rb = store.layout().row_bytes();
+    let batches = config
+        .max_batches
+        .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
+    let mut out = Vec::new();
+    for b in 0..batches {
+        let started = Instant::now();
+        let batch = sampler.sample(b)?;
+        report.sample += started.elapsed();
+        out.resize(batch.ids.len() * rb, 0);
+        let started = Instant::now();
+        let misses = match &mut mode {
+            Mode::Mmap(m) => {
+                m.gather(&batch.ids, &mut out)?;
+                batch.ids.len() as u64
+            }
+            Mode::Lru(lru, rows) => lru.gather(&batch.ids, &mut out, *rows)?,
+            Mode::Static(cache, rows) => cache.gather(&batch.ids, &mut out, *rows)?,
+        };
+        report.gather += started.elapsed();
+        report.batches.push(BatchStat {
+            batch: b,
+            hits: batch.ids.len() as u64 - misses,
+            misses,
+            checksum: crc32fast::hash(&out),
+        });
+        consume(&EpochBatch {
+            batch: b,
+            ids: &batch.ids,
+            num_seeds: batch.num_seeds,
+            hops: &batch.hops,
+            rows: &out,
+        })?;
+    }
+    Ok(())
+}
+
+/// Superbatch inspect → changesets → cache init → gather + apply per batch.
+fn run_ginex(
+    store: &Store,
+    config: &EpochConfig,
+    sampler: &EpochSampler<'_>,
+    rows: &GatherRows<'_>,
+    report: &mut EpochReport,
+    consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
+) -> Result<()> {
+    let rb = store.layout().row_bytes();
+    let total = config
+        .max_batches
+        .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
+    let per_sb = config.superbatch.max(1);
+    let mut cache = FeatureCache::new(store.num_nodes(), config.feature_cache_rows, rb)?;
+    let mut out = Vec::new();
+    let mut window: Vec<u8> = Vec::new();
+    for sb in 0..total.div_ceil(per_sb) {
+        let first = sb * per_sb;
+        let spec = SuperbatchSpec {
+            index: sb,
+            first_batch: first,
+            num_batches: per_sb.min(total - first),
+            workers: config.workers.max(1),
+            capacity: config.feature_cache_rows,
+            every: config.changeset_every.max(1),
+        };
+        let inspected = inspect_superbatch(sampler, &spec, &config.run_dir)?;
+        report.sample += inspected.sample_time;
+        report.changeset += inspected.changeset_time;
+        report
+            .optimal_misses
+            .extend_from_slice(&inspected.changesets.misses);
+        drop(inspected.changesets);
+
+        let started = Instant::now();
+        let (batches, init, updates) = read_superbatch(&inspected.files)?;
+        report.load_runs += started.elapsed();
+
+        let started = Instant::now();
+        cache.init(&init, rows)?;
+        report.cache_init += started.elapsed();
+        window.clear();
+        for (i, (rec, update)) in batches.iter().zip(&updates).enumerate() {
+            let b = first + i as u64;
+            let hops = decode_hops(&rec.adj)?;
+            let num_seeds = hops.last().map_or(rec.ids.len(), |h| h.num_dst);
+            out.resize(rec.ids.len() * rb, 0);
+            let started = Instant::now();
+            let misses = cache.gather(&rec.ids, &mut out, rows)?;
+            report.gather += started.elapsed();
+            report.batches.push(BatchStat {
+                batch: b,
+                hits: rec.ids.len() as u64 - misses,
+                misses,
+                checksum: crc32fast::hash(&out),
+            });
+            consume(&EpochBatch {
+                batch: b,
+                ids: &rec.ids,
+                num_seeds,
+                hops: &hops,
+                rows: &out,
+            })?;
+            let started = Instant::now();
+            let window_end = (i + 1) % spec.every == 0 || i + 1 == batches.len();
+            if spec.every == 1 {
+                cache.apply(update, &out)?;
+            } else {
+                window.extend_from_slice(&out);
+                if window_end {
+                    cache.apply(update, &window)?;
+                    window.clear();
+                }
+            }
+            report.cache_update += started.elapsed();
+        }
+        if !config.keep_runs {
+            inspected.files.remove()?;
+        }
+    }
+    Ok(())
+}

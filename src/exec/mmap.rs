@@ -1,0 +1,90 @@
+//! The `mmap` baseline (the paper's PyG+): features and indices memory-mapped
+//! and read through the OS page cache, readahead disabled. No application
+//! cache and — like the systems it stands for — no per-read checksum.
+
+use memmap2::{Advice, Mmap};
+
+use crate::error::{Error, Result};
+use crate::format::header::FileKind;
+use crate::format::manifest::store_file_name;
+use crate::format::PAGE_SIZE;
+use crate::sample::source::NeighborSource;
+use crate::store::Store;
+
+/// Memory-mapped features and indices of a store.
+pub struct MmapStore<'a> {
+    store: &'a Store,
+    features: Mmap,
+    indices: Mmap,
+}
+
+fn map(store: &Store, kind: FileKind) -> Result<Mmap> {
+    let path = store.dir().join(store_file_name(kind));
+    let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
+    let map = crate::io::read::map_readonly(&file, &path)?;
+    map.advise(Advice::Random)
+        .map_err(|e| Error::io("madvise", &path, e))?;
+    Ok(map)
+}
+
+impl<'a> MmapStore<'a> {
+    /// Maps `store`'s feature and indices files.
+    pub fn open(store: &'a Store) -> Result<Self> {
+        Ok(MmapStore {
+            store,
+            features: map(store, FileKind::FeaturePages)?,
+            indices: map(store, FileKind::Indices)?,
+        })
+    }
+
+    /// Copies the rows of `ids` into `out` from the mapped pages.
+    pub fn gather(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
+        let layout = self.store.layout();
+        let rb = layout.row_bytes();
+        for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(rb)) {
+            if id >= self.store.num_nodes() {
+                return Err(Error::OutOfRange(format!(
+                    "node {id} is not below the node count {}",
+                    self.store.num_nodes()
+                )));
+            }
+            let loc = layout.locate(id);
+            let at = PAGE_SIZE * (loc.page as usize + 1) + loc.offset_in_page;
+            let src = self.features.get(at..at + rb).ok_or_else(|| {
+                Error::corrupt(self.store.dir(), at as u64, "row outside the mapped file")
+            })?;
+            dst.copy_from_slice(src);
+        }
+        Ok(())
+    }
+}
+
+impl NeighborSource for MmapStore<'_> {
+    fn num_nodes(&self) -> u64 {
+        self.store.num_nodes()
+    }
+
+    fn with_lists(&self, nodes: &[u64], visit: &mut dyn FnMut(usize, &[u64])) -> Result<()> {
+        let width = self.store.index_width();
+        let wb = width.bytes();
+        let indptr = self.store.indptr();
+        let mut list = Vec::new();
+        for (i, &v) in nodes.iter().enumerate() {
+            if v >= self.store.num_nodes() {
+                return Err(Error::OutOfRange(format!(
+                    "node {v} is not below the node count {}",
+                    self.store.num_nodes()
+                )));
+            }
+            let lo = PAGE_SIZE + indptr[v as usize] as usize * wb;
+            let hi = PAGE_SIZE + indptr[v as usize + 1] as usize * wb;
+            let bytes = self.indices.get(lo..hi).ok_or_else(|| {
+                Error::corrupt(self.store.dir(), lo as u64, "list outside the mapped file")
+            })?;
+            list.clear();
+            width.decode(bytes, &mut list);
+            visit(i, &list);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,108 @@
+//! Feature-cache policies and the static baselines' selections.
+
+use crate::error::{Error, Result};
+use crate::sample::sampler::EpochSampler;
+use crate::sample::source::{InMemoryTopology, NeighborSource};
+use crate::store::Store;
+
+/// Which feature-cache policy an epoch runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Belady changesets from the inspector's runtime files.
+    Ginex,
+    /// Static cache of the highest out-degree nodes (PaGraph).
+    Degree,
+    /// Static cache of the nodes most often sampled in pre-sampling epochs
+    /// (FGNN's PreSC).
+    Presc,
+    /// Dynamic LRU row cache.
+    Lru,
+    /// No application cache: memory-mapped files through the page cache.
+    Mmap,
+    /// No cache: every row read through the gather engine.
+    None,
+}
+
+impl Policy {
+    /// Every policy.
+    pub const ALL: [Policy; 6] = [
+        Policy::Ginex,
+        Policy::Degree,
+        Policy::Presc,
+        Policy::Lru,
+        Policy::Mmap,
+        Policy::None,
+    ];
+
+    /// Name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Ginex => "ginex",
+            Policy::Degree => "degree",
+            Policy::Presc => "presc",
+            Policy::Lru => "lru",
+            Policy::Mmap => "mmap",
+            Policy::None => "none",
+        }
+    }
+
+    /// Parses a name.
+    pub fn parse(s: &str) -> Result<Policy> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "unknown policy {s:?}; use ginex, degree, presc, lru, mmap or none"
+                ))
+            })
+    }
+}
+
+/// The `k` nodes with the highest out-degree (ties by id).
+pub fn top_out_degree(store: &Store, k: usize) -> Result<Vec<u64>> {
+    let topo = InMemoryTopology::load(store)?;
+    let deg = crate::sample::ncache::out_degrees(&topo, store.num_nodes());
+    Ok(top_k(
+        &deg.iter().map(|&d| u64::from(d)).collect::<Vec<_>>(),
+        k,
+    ))
+}
+
+/// The `k` nodes sampled most often over `rounds` pre-sampling epochs
+/// (epochs numbered from `u64::MAX` down, so they never coincide with a
+/// training epoch), counting from sampling alone.
+pub fn top_presampled(
+    source: &dyn NeighborSource,
+    train: &[u64],
+    batch_size: usize,
+    fanouts: &[i64],
+    seed: u64,
+    rounds: u64,
+    k: usize,
+) -> Result<Vec<u64>> {
+    let mut counts = vec![0u64; source.num_nodes() as usize];
+    for r in 0..rounds.max(1) {
+        let sampler = EpochSampler::new(
+            source,
+            train,
+            batch_size,
+            fanouts.to_vec(),
+            seed,
+            u64::MAX - r,
+        )?;
+        for b in 0..sampler.num_batches() {
+            for &id in &sampler.sample(b)?.ids {
+                counts[id as usize] += 1;
+            }
+        }
+    }
+    Ok(top_k(&counts, k))
+}
+
+fn top_k(score: &[u64], k: usize) -> Vec<u64> {
+    let mut nodes: Vec<u64> = (0..score.len() as u64).collect();
+    nodes.sort_by(|&a, &b| score[b as usize].cmp(&score[a as usize]).then(a.cmp(&b)));
+    nodes.truncate(k);
+    nodes
+}
