@@ -21,6 +21,8 @@ pub enum BenchCommand {
     /// Neighbor-cache codecs, hit ratios by budget, and sampling throughput
     /// in memory vs from disk behind each cache.
     Sample(crate::cli::bench_sample::SampleBenchArgs),
+    /// Miss ratio and epoch time of every feature-cache policy by cache size.
+    Policies(crate::cli::bench_policies::PoliciesBenchArgs),
 }
 
 /// Runs one benchmark, printing its report to `out`.
@@ -32,6 +34,7 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
             crate::cli::bench_changeset::run_changeset_bench(&args, out)
         }
         BenchCommand::Sample(args) => crate::cli::bench_sample::run_sample_bench(&args, out),
+        BenchCommand::Policies(args) => crate::cli::bench_policies::run_policies_bench(&args, out),
     }
 }
 

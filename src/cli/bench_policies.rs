@@ -1,0 +1,210 @@
+//! `ginex bench policies`: miss ratio and data-preparation time of every
+//! feature-cache policy at several cache sizes, on the same batches, in one
+//! invocation; a table, JSON lines, and an SVG plot of miss ratio vs size.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use crate::cli::bench::machine_description;
+use crate::error::{Error, Result};
+use crate::exec::epoch::{run_epoch, EpochConfig};
+use crate::exec::policy::Policy;
+use crate::format::header::FileKind;
+use crate::format::manifest::store_file_name;
+use crate::io::read::drop_from_page_cache;
+use crate::sample::sampler::parse_fanouts;
+use crate::store::Store;
+
+/// Arguments of `ginex bench policies`.
+#[derive(Debug, Args)]
+pub struct PoliciesBenchArgs {
+    /// The store.
+    pub store: PathBuf,
+    /// Cache sizes as fractions of the rows.
+    #[arg(long, value_delimiter = ',', default_value = "0.05,0.1,0.2,0.4")]
+    pub sizes: Vec<f64>,
+    /// Policies to compare.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "ginex,degree,presc,lru,mmap,none"
+    )]
+    pub policies: Vec<String>,
+    /// Seeds per batch.
+    #[arg(long, default_value_t = 1000)]
+    pub batch_size: usize,
+    /// Fanouts.
+    #[arg(long, default_value = "10,10,10")]
+    pub fanouts: String,
+    /// Batches per run (the first batches of epoch 0).
+    #[arg(long, default_value_t = 50)]
+    pub batches: u64,
+    /// Batches per superbatch (ginex).
+    #[arg(long, default_value_t = 50)]
+    pub superbatch: u64,
+    /// Where to write the SVG plot.
+    #[arg(long, default_value = "policies.svg")]
+    pub plot: PathBuf,
+    /// JSON lines instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ginex bench policies`.
+pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Result<()> {
+    let store = Store::open(&args.store)?;
+    let policies: Vec<Policy> = args
+        .policies
+        .iter()
+        .map(|p| Policy::parse(p))
+        .collect::<Result<_>>()?;
+    let fanouts = parse_fanouts(&args.fanouts)?;
+    let run_dir = args
+        .store
+        .with_extension(format!("bench-runs-{}", std::process::id()));
+    let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
+    if !args.json {
+        writeln!(out, "bench policies: {}", args.store.display()).map_err(w)?;
+        writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
+        writeln!(
+            out,
+            "  dataset: {} nodes, dim {} {}, features {:.1} MB; first {} batches of {} seeds, fanouts {:?}; superbatch {}; no neighbor cache; page cache dropped before each run",
+            store.num_nodes(),
+            store.feature_dim(),
+            store.dtype().name(),
+            store.num_nodes() as f64 * store.layout().row_bytes() as f64 / 1e6,
+            args.batches,
+            args.batch_size,
+            fanouts,
+            args.superbatch
+        )
+        .map_err(w)?;
+        writeln!(
+            out,
+            "  {:>6} {:<8} {:>11} {:>10} {:>10} {:>12}",
+            "cache", "policy", "miss ratio", "seconds", "MB read", "time/ginex"
+        )
+        .map_err(w)?;
+    }
+    let mut points: Vec<(Policy, f64, f64)> = Vec::new();
+    for &size in &args.sizes {
+        let rows = (store.num_nodes() as f64 * size) as usize;
+        let mut ginex_secs = None;
+        for &policy in &policies {
+            let config = EpochConfig {
+                policy,
+                feature_cache_rows: rows,
+                neighbor_cache_bytes: 0,
+                batch_size: args.batch_size,
+                fanouts: fanouts.clone(),
+                superbatch: args.superbatch,
+                changeset_every: 1,
+                seed: 0,
+                epoch: 0,
+                presc_rounds: 1,
+                workers: std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1),
+                run_dir: run_dir.clone(),
+                keep_runs: false,
+                max_batches: Some(args.batches),
+            };
+            // Every run starts from a cold page cache (mmap depends on it).
+            for kind in [FileKind::FeaturePages, FileKind::Indices] {
+                drop_from_page_cache(&store.dir().join(store_file_name(kind)))?;
+            }
+            let r = run_epoch(&store, &config, &mut |_| Ok(()))?;
+            let secs = r.total().as_secs_f64();
+            if policy == Policy::Ginex {
+                ginex_secs = Some(secs);
+            }
+            points.push((policy, size, r.miss_ratio()));
+            if args.json {
+                let v = json!({"cache_fraction": size, "cache_rows": rows, "policy": policy.name(), "miss_ratio": r.miss_ratio(), "seconds": secs, "bytes_read": r.bytes_read, "hits": r.hits(), "misses": r.misses()});
+                writeln!(out, "{v}").map_err(w)?;
+            } else {
+                let ratio =
+                    ginex_secs.map_or("-".to_string(), |g| format!("{:.2}x", secs / g.max(1e-9)));
+                writeln!(
+                    out,
+                    "  {:>5.0}% {:<8} {:>11.4} {:>10.2} {:>10.1} {:>12}",
+                    size * 100.0,
+                    policy.name(),
+                    r.miss_ratio(),
+                    secs,
+                    r.bytes_read as f64 / 1e6,
+                    ratio
+                )
+                .map_err(w)?;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&run_dir);
+    std::fs::write(&args.plot, svg_plot(&points, &policies))
+        .map_err(|e| Error::io("write", &args.plot, e))?;
+    if !args.json {
+        writeln!(out, "  plot: {}", args.plot.display()).map_err(w)?;
+    }
+    Ok(())
+}
+
+/// A small line chart: miss ratio (y, 0..1) against cache size (x).
+fn svg_plot(points: &[(Policy, f64, f64)], policies: &[Policy]) -> String {
+    let (w, h, m) = (640.0, 400.0, 60.0);
+    let max_x = points.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9);
+    let x = |v: f64| m + v / max_x * (w - 2.0 * m);
+    let y = |v: f64| h - m - v * (h - 2.0 * m);
+    let colors = [
+        "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#7f7f7f",
+    ];
+    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+    s += &format!("<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n", h - m, w - m, h - m, h - m);
+    for t in 0..=5 {
+        let v = f64::from(t) / 5.0;
+        s += &format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{v:.1}</text>\n",
+            m - 6.0,
+            y(v) + 4.0
+        );
+    }
+    let mut xs: Vec<f64> = points.iter().map(|p| p.1).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    for v in &xs {
+        s += &format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.0}%</text>\n",
+            x(*v),
+            h - m + 18.0,
+            v * 100.0
+        );
+    }
+    s += &format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">feature cache size (% of rows)</text>\n",
+        w / 2.0,
+        h - 15.0
+    );
+    s += &format!("<text x=\"15\" y=\"{}\" transform=\"rotate(-90 15 {})\" text-anchor=\"middle\">miss ratio</text>\n", h / 2.0, h / 2.0);
+    for (i, p) in policies.iter().enumerate() {
+        let c = colors[i % colors.len()];
+        let pts: Vec<String> = points
+            .iter()
+            .filter(|q| q.0 == *p)
+            .map(|q| format!("{:.1},{:.1}", x(q.1), y(q.2)))
+            .collect();
+        s += &format!(
+            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>\n",
+            pts.join(" ")
+        );
+        s += &format!(
+            "<text x=\"{}\" y=\"{}\" fill=\"{c}\">{}</text>\n",
+            w - m + 5.0,
+            m + 16.0 * i as f64,
+            p.name()
+        );
+    }
+    s += "</svg>\n";
+    s
+}
