@@ -22,6 +22,7 @@ fn config(policy: Policy, run_dir: &std::path::Path) -> EpochConfig {
         run_dir: run_dir.to_path_buf(),
         keep_runs: false,
         max_batches: None,
+        seed_nodes: None,
     }
 }
 

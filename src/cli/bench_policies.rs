@@ -111,6 +111,7 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
                 run_dir: run_dir.clone(),
                 keep_runs: false,
                 max_batches: Some(args.batches),
+                seed_nodes: None,
             };
             // Every run starts from a cold page cache (mmap depends on it).
             for kind in [FileKind::FeaturePages, FileKind::Indices] {

@@ -20,6 +20,20 @@ use crate::store::Store;
 /// Example: ginex epoch STORE --policy ginex --feature-cache-bytes 1GiB --neighbor-cache-bytes 256MiB
 #[derive(Debug, Args)]
 pub struct EpochArgs {
+    /// The data path.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Epoch.
+    #[arg(long, default_value_t = 0)]
+    pub epoch: u64,
+    /// Write the full report (per-batch counters included) as JSON here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+/// The data-path flags `ginex epoch` and `ginex train` share.
+#[derive(Debug, Args)]
+pub struct DataArgs {
     /// The store.
     pub store: PathBuf,
     /// Feature-cache policy: ginex, degree, presc, lru, mmap, none.
@@ -49,9 +63,6 @@ pub struct EpochArgs {
     /// Run seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Epoch.
-    #[arg(long, default_value_t = 0)]
-    pub epoch: u64,
     /// Sampling workers (default: cores).
     #[arg(long)]
     pub workers: Option<usize>,
@@ -61,16 +72,13 @@ pub struct EpochArgs {
     /// Keep runtime files after each superbatch.
     #[arg(long)]
     pub keep_runs: bool,
-    /// Stop after this many batches.
+    /// Stop each pass after this many batches.
     #[arg(long)]
     pub max_batches: Option<u64>,
-    /// Write the full report (per-batch counters included) as JSON here.
-    #[arg(long)]
-    pub report: Option<PathBuf>,
 }
 
-impl EpochArgs {
-    /// The epoch configuration for `store`.
+impl DataArgs {
+    /// The epoch configuration for `store` (epoch 0).
     pub fn config(&self, store: &Store) -> Result<EpochConfig> {
         let row_bytes = store.layout().row_bytes() as u64;
         Ok(EpochConfig {
@@ -83,7 +91,7 @@ impl EpochArgs {
             superbatch: self.superbatch,
             changeset_every: self.changeset_every,
             seed: self.seed,
-            epoch: self.epoch,
+            epoch: 0,
             presc_rounds: self.presc_rounds,
             workers: self.workers.unwrap_or_else(|| {
                 std::thread::available_parallelism()
@@ -96,6 +104,7 @@ impl EpochArgs {
                 .unwrap_or_else(|| self.store.with_extension("runs")),
             keep_runs: self.keep_runs,
             max_batches: self.max_batches,
+            seed_nodes: None,
         })
     }
 }
@@ -118,8 +127,9 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
 
 /// Runs `ginex epoch`: the human table goes to stderr, a summary line to `out`.
 pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
-    let store = Store::open(&args.store)?;
-    let config = args.config(&store)?;
+    let store = Store::open(&args.data.store)?;
+    let mut config = args.data.config(&store)?;
+    config.epoch = args.epoch;
     let r = run_epoch(&store, &config, &mut |_| Ok(()))?;
     let v = report_json(&store, &config, &r);
     if let Some(path) = &args.report {

@@ -28,6 +28,12 @@ pub enum GinexCommand {
     Inspect(crate::cli::sample::InspectArgs),
     /// Run one epoch of data preparation under a cache policy, measured.
     Epoch(crate::cli::epoch::EpochArgs),
+    /// Train a GNN (GraphSAGE, GCN or MLP) through the out-of-core data path.
+    #[cfg(feature = "train")]
+    Train(crate::cli::train::TrainArgs),
+    /// Write final-layer outputs of a trained model as .npy.
+    #[cfg(feature = "train")]
+    Predict(crate::cli::train::PredictArgs),
     /// Build or verify a neighbor cache.
     #[command(subcommand)]
     Cache(crate::cli::cache::CacheCommand),
@@ -44,6 +50,10 @@ pub fn run(cli: GinexCli, out: &mut dyn Write) -> Result<()> {
         GinexCommand::Inspect(args) => crate::cli::sample::run_inspect(&args, out),
         GinexCommand::Cache(cmd) => crate::cli::cache::run(&cmd, out),
         GinexCommand::Epoch(args) => crate::cli::epoch::run(&args, out),
+        #[cfg(feature = "train")]
+        GinexCommand::Train(args) => crate::cli::train::run_train(&args, out),
+        #[cfg(feature = "train")]
+        GinexCommand::Predict(args) => crate::cli::train::run_predict(&args, out),
         GinexCommand::Bench(cmd) => crate::cli::bench::run(cmd, out),
     }
 }

@@ -14,6 +14,8 @@ pub mod gen;
 pub mod ginex;
 pub mod sample;
 pub mod size;
+#[cfg(feature = "train")]
+pub mod train;
 
 /// Sets up `tracing` logs on stderr, filtered by `RUST_LOG` (default: warn).
 pub fn init_tracing() {

@@ -52,6 +52,9 @@ pub struct EpochConfig {
     pub keep_runs: bool,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
+    /// Seed nodes: the training split shuffled per epoch (None), or these
+    /// nodes in this order (evaluation, prediction).
+    pub seed_nodes: Option<Vec<u64>>,
 }
 
 /// One gathered batch, as the consumer receives it.
@@ -169,35 +172,50 @@ impl RowSource for GatherRows<'_> {
     }
 }
 
+fn make_sampler<'s>(
+    source: &'s dyn crate::sample::source::NeighborSource,
+    config: &EpochConfig,
+    train: &[u64],
+) -> Result<EpochSampler<'s>> {
+    match &config.seed_nodes {
+        Some(order) => EpochSampler::with_order(
+            source,
+            order.clone(),
+            config.batch_size,
+            config.fanouts.clone(),
+            config.seed,
+            config.epoch,
+        ),
+        None => EpochSampler::new(
+            source,
+            train,
+            config.batch_size,
+            config.fanouts.clone(),
+            config.seed,
+            config.epoch,
+        ),
+    }
+}
+
 /// Runs one epoch of `config` on `store`, calling `consume` for every batch.
 pub fn run_epoch(
     store: &Store,
     config: &EpochConfig,
     consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
 ) -> Result<EpochReport> {
-    let train = store
-        .splits()?
-        .map(|s| s.train)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "{} has no training nodes (no splits file or an empty train split)",
-                store.dir().display()
-            ))
-        })?;
+    let train = store.splits()?.map(|s| s.train).unwrap_or_default();
+    if config.seed_nodes.is_none() && train.is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "{} has no training nodes (no splits file or an empty train split)",
+            store.dir().display()
+        )));
+    }
     std::fs::create_dir_all(&config.run_dir)
         .map_err(|e| Error::io("create directory", &config.run_dir, e))?;
     let mut report = EpochReport::default();
     if config.policy == Policy::Mmap {
         let mapped = MmapStore::open(store)?;
-        let sampler = EpochSampler::new(
-            &mapped,
-            &train,
-            config.batch_size,
-            config.fanouts.clone(),
-            config.seed,
-            config.epoch,
-        )?;
+        let sampler = make_sampler(&mapped, config, &train)?;
         run_per_batch(
             store,
             config,
@@ -237,14 +255,7 @@ pub fn run_epoch(
         ncache.as_ref().map(|c| c as &dyn ListCache),
         &options,
     )?;
-    let sampler = EpochSampler::new(
-        &source,
-        &train,
-        config.batch_size,
-        config.fanouts.clone(),
-        config.seed,
-        config.epoch,
-    )?;
+    let sampler = make_sampler(&source, config, &train)?;
     let rows = GatherRows {
         store,
         gatherer: RefCell::new(Gatherer::new(store, &options)?),

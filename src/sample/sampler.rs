@@ -245,6 +245,29 @@ impl<'a> EpochSampler<'a> {
         })
     }
 
+    /// A sampler over `order` as given (no shuffle): for evaluation and
+    /// prediction.
+    pub fn with_order(
+        source: &'a dyn NeighborSource,
+        order: Vec<u64>,
+        batch_size: usize,
+        fanouts: Vec<i64>,
+        seed: u64,
+        epoch: u64,
+    ) -> Result<Self> {
+        if batch_size == 0 {
+            return Err(Error::invalid_argument("--batch-size must be at least 1"));
+        }
+        Ok(EpochSampler {
+            source,
+            order,
+            batch_size,
+            fanouts,
+            seed,
+            epoch,
+        })
+    }
+
     /// Batches in the epoch.
     pub fn num_batches(&self) -> u64 {
         self.order.len().div_ceil(self.batch_size) as u64

@@ -3,4 +3,5 @@
 //! checkpoints. It never touches the disk directly.
 
 pub mod model;
+pub mod run;
 pub mod trainer;

@@ -76,7 +76,7 @@ impl HopTensors {
     fn aggregate(&self, x: &Tensor, weight: Option<&Tensor>) -> Tensor {
         let mut msg = x.index_select(0, &self.src);
         if let Some(w) = weight {
-            msg = msg * w.unsqueeze(1);
+            msg *= w.unsqueeze(1);
         }
         Tensor::zeros([self.num_dst, x.size()[1]], (x.kind(), x.device()))
             .index_add(0, &self.dst, &msg)
@@ -244,7 +244,7 @@ mod tests {
                 .root
                 .ws
                 .copy_(&Tensor::from_slice(&[1f32]).view([1, 1]));
-            model.layers[0].root.bs.as_mut().unwrap().zero_();
+            let _ = model.layers[0].root.bs.as_mut().unwrap().zero_();
             model.layers[0]
                 .neigh
                 .as_mut()
@@ -269,7 +269,7 @@ mod tests {
                 .root
                 .ws
                 .copy_(&Tensor::from_slice(&[1f32]).view([1, 1]));
-            model.layers[0].root.bs.as_mut().unwrap().zero_();
+            let _ = model.layers[0].root.bs.as_mut().unwrap().zero_();
         });
         let x = Tensor::from_slice(&[1f32, 2., 3., 5.]).view([4, 1]);
         let hop = HopTensors::new(&star(), Device::Cpu).unwrap();

@@ -61,6 +61,10 @@ pub struct StepStats {
     pub correct: u64,
     /// Labelled seeds.
     pub labelled: u64,
+    /// Time to build tensors and move them to the device.
+    pub transfer: std::time::Duration,
+    /// Time of forward, backward and the optimizer step.
+    pub compute: std::time::Duration,
 }
 
 const BETA1: f64 = 0.9;
@@ -159,7 +163,10 @@ impl Trainer {
 
     /// Forward, cross-entropy on labelled seeds, backward, Adam update.
     pub fn train_step(&mut self, batch: &TrainBatch) -> Result<StepStats> {
+        let started = std::time::Instant::now();
         let (x, hops) = self.inputs(batch)?;
+        let transfer = started.elapsed();
+        let started = std::time::Instant::now();
         let logits = self.model.forward(&x, &hops, true)?;
         let (keep, targets) = self.labelled(batch);
         let labelled = targets.size()[0] as u64;
@@ -186,6 +193,8 @@ impl Trainer {
             loss_sum: loss.double_value(&[]) * labelled as f64,
             correct,
             labelled,
+            transfer,
+            compute: started.elapsed(),
         })
     }
 
@@ -231,6 +240,7 @@ impl Trainer {
                 loss_sum: loss * labelled as f64,
                 correct,
                 labelled,
+                ..StepStats::default()
             })
         })
     }
@@ -329,6 +339,10 @@ impl Trainer {
 mod tests {
     use super::*;
 
+    /// libtorch's generator is process-global: these tests create models
+    /// one at a time.
+    static TORCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// Two-class toy: the class is the sign of the neighbour mean.
     fn toy_batch(seed: u64) -> TrainBatch {
         let seeds = 32usize;
@@ -386,6 +400,7 @@ mod tests {
 
     #[test]
     fn sage_learns_from_neighbours_where_mlp_cannot() {
+        let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
         let mut sage = Trainer::new(config(ModelKind::Sage), 1, 2, Device::Cpu);
         let mut mlp = Trainer::new(config(ModelKind::Mlp), 1, 2, Device::Cpu);
         for step in 0..150 {
@@ -407,6 +422,7 @@ mod tests {
 
     #[test]
     fn checkpoint_resume_is_bit_exact_and_mismatches_are_refused() {
+        let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let ckpt = dir.path().join("state.ot");
         let mut straight = Trainer::new(config(ModelKind::Gcn), 1, 2, Device::Cpu);
