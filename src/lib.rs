@@ -27,6 +27,7 @@ pub mod cli;
 pub mod error;
 pub mod exec;
 pub mod format;
+pub mod hash;
 pub mod import;
 pub mod inspect;
 #[allow(unsafe_code)]

@@ -35,8 +35,7 @@
 //! only after the last batch of each window, and `in_positions` index the
 //! concatenation of the window's batches (see `format/runtime.md`).
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use crate::hash::FxMap;
 
 /// The update applied after one batch: each `in_ids[j]` takes the slot of
 /// `out_ids[j]`, its row copied from position `in_positions[j]` of the
@@ -86,24 +85,6 @@ impl Changesets {
 }
 
 /// FxHash: a fast multiplicative hash for integer keys.
-#[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// Global id to dense id.
 enum DenseMap {
@@ -409,7 +390,7 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeSet, HashMap};
 
     /// Independent reference: Belady by brute-force look-ahead. Cache state
     /// as a set; next use found by scanning the future; keep the `capacity`

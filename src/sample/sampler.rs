@@ -16,8 +16,7 @@
 //! the same whatever order a neighbor source delivers lists in (cache hits
 //! first, say) and on any thread count.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use crate::hash::FxMap;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u32, le_u64};
@@ -52,23 +51,6 @@ impl SampledBatch {
     /// Edges over all hops.
     pub fn num_edges(&self) -> usize {
         self.hops.iter().map(|h| h.src.len()).sum()
-    }
-}
-
-#[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -133,7 +115,7 @@ pub fn sample_batch(
     batch_seed: u64,
 ) -> Result<SampledBatch> {
     let n = source.num_nodes();
-    let mut local: HashMap<u64, u32, BuildHasherDefault<FxHasher>> = HashMap::default();
+    let mut local: FxMap<u64, u32> = FxMap::default();
     let mut ids: Vec<u64> = Vec::with_capacity(seeds.len() * 4);
     for &s in seeds {
         if s >= n {
@@ -232,17 +214,14 @@ impl<'a> EpochSampler<'a> {
         seed: u64,
         epoch: u64,
     ) -> Result<Self> {
-        if batch_size == 0 {
-            return Err(Error::invalid_argument("--batch-size must be at least 1"));
-        }
-        Ok(EpochSampler {
+        Self::with_order(
             source,
-            order: epoch_order(train, seed, epoch),
+            epoch_order(train, seed, epoch),
             batch_size,
             fanouts,
             seed,
             epoch,
-        })
+        )
     }
 
     /// A sampler over `order` as given (no shuffle): for evaluation and
