@@ -23,7 +23,7 @@ fn setup(dir: &std::path::Path) -> Store {
         classes: 4,
         seed: 5,
         split: [0.4, 0.1, 0.1],
-        feature_noise: 1.5,
+        feature_noise: 2.0,
         ..SynthParams::default()
     };
     generate_store(&p, &dir.join("s"), &NoProgress).unwrap();
@@ -71,33 +71,70 @@ fn options(
     }
 }
 
+/// The synthetic store's own features are weak (noise 2.0 around unit
+/// centroids) and its neighbors informative (homophily 0.8): after 6 epochs
+/// GraphSAGE must beat the MLP by at least 20 points of test accuracy.
+/// Seeds are fixed and CPU training is deterministic, so this cannot flake;
+/// measured when written: sage 0.6370, mlp 0.3921 (test accuracy, 4 classes).
 #[test]
-fn sage_learns_and_beats_mlp() {
+fn sage_learns_and_beats_mlp_by_20_points() {
     let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let store = setup(dir.path());
     let sage = train(
         &store,
-        &options(dir.path(), ModelKind::Sage, Policy::Ginex, 4, "a"),
+        &options(dir.path(), ModelKind::Sage, Policy::Ginex, 6, "a"),
         &mut std::io::sink(),
     )
     .unwrap();
     let mlp = train(
         &store,
-        &options(dir.path(), ModelKind::Mlp, Policy::Degree, 4, "b"),
+        &options(dir.path(), ModelKind::Mlp, Policy::Degree, 6, "b"),
         &mut std::io::sink(),
     )
     .unwrap();
     let (s, m) = (sage.last().unwrap(), mlp.last().unwrap());
+    eprintln!(
+        "test accuracy after 6 epochs: sage {:.4}, mlp {:.4}",
+        s.test_acc.unwrap(),
+        m.test_acc.unwrap()
+    );
     assert!(
         sage[0].loss > s.loss,
         "loss did not fall: {} -> {}",
         sage[0].loss,
         s.loss
     );
-    let (sv, mv) = (s.valid_acc.unwrap(), m.valid_acc.unwrap());
-    assert!(sv > 0.5 && sv > mv + 0.1, "sage valid {sv}, mlp valid {mv}");
-    assert!(s.test_acc.unwrap() > 0.5);
+    assert!(
+        s.test_acc.unwrap() >= m.test_acc.unwrap() + 0.20,
+        "sage {:?} vs mlp {:?}",
+        s.test_acc,
+        m.test_acc
+    );
+}
+
+/// Caching never changes training: the per-batch losses of the same run
+/// under `none`, `ginex` and `degree` are bit-identical.
+#[test]
+fn cache_policy_never_changes_training() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = setup(dir.path());
+    let losses: Vec<Vec<u64>> = [Policy::None, Policy::Ginex, Policy::Degree]
+        .into_iter()
+        .map(|p| {
+            let r = train(
+                &store,
+                &options(dir.path(), ModelKind::Sage, p, 1, p.name()),
+                &mut std::io::sink(),
+            )
+            .unwrap();
+            r[0].batch_losses.iter().map(|l| l.to_bits()).collect()
+        })
+        .collect();
+    assert!(losses[0].len() > 5);
+    assert_eq!(losses[0], losses[1], "ginex changed the losses");
+    assert_eq!(losses[0], losses[2], "degree changed the losses");
 }
 
 #[test]

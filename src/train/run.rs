@@ -66,6 +66,12 @@ pub struct EpochResult {
     pub test_acc: Option<f64>,
     /// Stage times.
     pub times: StageTimes,
+    /// Mean loss of each batch, in order.
+    pub batch_losses: Vec<f64>,
+    /// Wall time of the training pass.
+    pub wall: Duration,
+    /// Seeds trained on.
+    pub seeds: u64,
 }
 
 impl EpochResult {
@@ -74,6 +80,8 @@ impl EpochResult {
         let d = &self.times.data;
         json!({
             "epoch": self.epoch, "loss": self.loss, "train_acc": self.train_acc,
+            "seeds_per_s": self.seeds as f64 / self.wall.as_secs_f64().max(1e-9), "wall_seconds": self.wall.as_secs_f64(),
+            "neighbor_cache_hit_ratio": d.neighbor_hit_ratio,
             "valid_acc": self.valid_acc, "test_acc": self.test_acc,
             "seconds": {
                 "sample": d.sample.as_secs_f64(), "changeset": d.changeset.as_secs_f64(),
@@ -303,8 +311,13 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         data.seed_nodes = None;
         let mut total = StepStats::default();
         let (mut transfer, mut compute) = (Duration::ZERO, Duration::ZERO);
+        let mut batch_losses = Vec::new();
+        let mut seeds = 0u64;
+        let started = std::time::Instant::now();
         let report = pass(store, &data, &labels, &mut |b| {
+            seeds += b.labels.len() as u64;
             let s = trainer.train_step(&b)?;
+            batch_losses.push(s.loss_sum / s.labelled.max(1) as f64);
             transfer += s.transfer;
             compute += s.compute;
             total.loss_sum += s.loss_sum;
@@ -321,6 +334,9 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
                 transfer,
                 compute,
             },
+            batch_losses,
+            wall: started.elapsed(),
+            seeds,
             ..EpochResult::default()
         };
         if opts.eval_every > 0 && ((epoch + 1) % opts.eval_every == 0 || epoch + 1 == opts.epochs) {
@@ -333,19 +349,21 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         let fmt = |a: Option<f64>| a.map_or("-".to_string(), |x| format!("{:.4}", x));
         writeln!(
             log,
-            "epoch {epoch}: loss {:.4} train {:.4} valid {} test {} | sample {:.2}s changeset {:.2}s cache init {:.2}s gather {:.2}s update {:.2}s transfer {:.2}s compute {:.2}s | miss ratio {:.3}",
+            "epoch {epoch}: loss {:.4} train {:.4} valid {} test {} | {:.0} seeds/s, feature-cache miss ratio {:.3}{} | sample {:.2}s changeset {:.2}s cache init {:.2}s gather {:.2}s update {:.2}s transfer {:.2}s compute {:.2}s",
             r.loss,
             r.train_acc,
             fmt(r.valid_acc),
             fmt(r.test_acc),
+            r.seeds as f64 / r.wall.as_secs_f64().max(1e-9),
+            t.data.miss_ratio(),
+            t.data.neighbor_hit_ratio.map_or(String::new(), |h| format!(", neighbor-cache hit ratio {h:.3}")),
             t.data.sample.as_secs_f64(),
             t.data.changeset.as_secs_f64(),
             t.data.cache_init.as_secs_f64(),
             t.data.gather.as_secs_f64(),
             t.data.cache_update.as_secs_f64(),
             t.transfer.as_secs_f64(),
-            t.compute.as_secs_f64(),
-            t.data.miss_ratio()
+            t.compute.as_secs_f64()
         )
         .map_err(|e| Error::io("write", "<log>", e))?;
         if let Some(dir) = &opts.checkpoint {
