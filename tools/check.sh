@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every check: formatting, lints, the whole test suite, and a short
-# fuzz smoke run. The README's check command; .ci/run calls exactly this.
-# Installs what it needs itself (rustfmt/clippy components).
+# Runs every check: formatting, lints, the whole test suite (the training
+# layer too, with a project-local libtorch it installs on first use), and a
+# short fuzz smoke run. The README's check command; .ci/run calls exactly
+# this. Installs what it needs itself (rustfmt/clippy components, torch).
+# GINEX_SKIP_TRAIN=1 / GINEX_SKIP_FUZZ=1 skip those parts for quick local runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +24,14 @@ step "cargo test"
 cargo test --all-targets 2>&1 | tee /tmp/ginex-check-test.log
 # Doc tests as well (no-op when there are none).
 cargo test --doc
+
+if [ "${GINEX_SKIP_TRAIN:-0}" != "1" ]; then
+  step "training layer (feature train): libtorch venv, clippy, tests"
+  eval "$(bash tools/setup-libtorch.sh --env)"
+  cargo clippy --all-targets --features train -- -D warnings
+  cargo test --features train --lib train::
+  cargo test --features train --test train
+fi
 
 if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then
   step "fuzz smoke (${GINEX_FUZZ_SECONDS:-10} s per target)"

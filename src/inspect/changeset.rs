@@ -84,8 +84,6 @@ impl Changesets {
     }
 }
 
-/// FxHash: a fast multiplicative hash for integer keys.
-
 /// Global id to dense id.
 enum DenseMap {
     /// A table indexed by global id (ids small relative to the trace).
