@@ -222,13 +222,24 @@ fn sibling_payload(path: &Path, kind: FileKind) -> Result<Vec<u8>> {
 
 /// Decodes any single file as JSON.
 pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
+    let file = crate::io::read::open(path)?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    let mut head = vec![0u8; crate::format::header::HEADER_SIZE.min(file_len as usize)];
+    crate::io::read::read_exact_at(&file, path, 0, &mut head)?;
+    let header = FileHeader::decode(&head, path)?;
+    // The payload CRC is streamed; large files (feature pages, indices) are
+    // then read only as far as the rows or lists printed.
+    let (crc, streamed) = stream_crc(&file, path, u64::from(header.header_len), file_len)?;
+    let large = matches!(header.kind, FileKind::FeaturePages | FileKind::Indices);
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| Error::io("read", path, e))?;
-    let header = FileHeader::decode(&bytes, path)?;
-    let payload = bytes.get(header.header_len as usize..).unwrap_or_default();
-    let crc = crc32fast::hash(payload);
+    if !large {
+        bytes.resize(streamed as usize, 0);
+        crate::io::read::read_exact_at(&file, path, u64::from(header.header_len), &mut bytes)?;
+    }
+    let payload = &bytes[..];
     let mut v = json!({
         "path": path,
         "header": {
@@ -238,7 +249,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             "payload_len": header.payload_len,
             "payload_crc": header.payload_crc,
         },
-        "payload_crc_ok": crc == header.payload_crc && payload.len() as u64 == header.payload_len,
+        "payload_crc_ok": crc == header.payload_crc && streamed == header.payload_len,
     });
     let (key, content, truncated) = match header.kind {
         FileKind::Manifest => (
@@ -273,8 +284,8 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 t,
             )
         }
-        FileKind::Indices => indices_json(path, payload, limit)?,
-        FileKind::FeaturePages => pages_json(path, payload, limit)?,
+        FileKind::Indices => indices_json(path, &file, limit)?,
+        FileKind::FeaturePages => pages_json(path, &file, limit)?,
         FileKind::Labels => {
             let m = sibling_manifest(path)?;
             let (items, t) = limited(
@@ -330,6 +341,33 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     v[key] = content;
     v["truncated"] = json!(truncated);
     Ok(v)
+}
+
+/// CRC of `[start, file_len)` read in 8 MiB chunks, and its length.
+fn stream_crc(file: &std::fs::File, path: &Path, start: u64, file_len: u64) -> Result<(u32, u64)> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 8 << 20];
+    let mut at = start;
+    while at < file_len {
+        let n = ((file_len - at) as usize).min(buf.len());
+        crate::io::read::read_exact_at(file, path, at, &mut buf[..n])?;
+        hasher.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok((hasher.finalize(), file_len.saturating_sub(start)))
+}
+
+/// The first `len` payload bytes of a page-header file (fewer if the file
+/// is shorter: the decoders then report the damage).
+fn read_prefix(file: &std::fs::File, path: &Path, len: u64) -> Result<Vec<u8>> {
+    let file_len = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    let avail = file_len.saturating_sub(PAGE_SIZE as u64).min(len);
+    let mut out = vec![0u8; avail as usize];
+    crate::io::read::read_exact_at(file, path, PAGE_SIZE as u64, &mut out)?;
+    Ok(out)
 }
 
 fn record_json(r: &Record) -> Value {
@@ -403,7 +441,7 @@ fn segment_json(s: &Segment) -> Value {
 
 fn indices_json(
     path: &Path,
-    payload: &[u8],
+    file: &std::fs::File,
     limit: Option<usize>,
 ) -> Result<(&'static str, Value, bool)> {
     let m = sibling_manifest(path)?;
@@ -413,6 +451,9 @@ fn indices_json(
         .collect();
     let wb = m.index_width.bytes();
     let nodes = limit.map_or(m.num_nodes, |l| (l as u64).min(m.num_nodes));
+    let end = indptr.get(nodes as usize).copied().unwrap_or(0) * wb as u64;
+    let payload = read_prefix(file, path, end)?;
+    let payload = &payload[..];
     let mut lists = Vec::with_capacity(nodes as usize);
     let mut ids = Vec::new();
     for v in 0..nodes as usize {
@@ -436,7 +477,7 @@ fn indices_json(
 
 fn pages_json(
     path: &Path,
-    payload: &[u8],
+    file: &std::fs::File,
     limit: Option<usize>,
 ) -> Result<(&'static str, Value, bool)> {
     let m = sibling_manifest(path)?;
@@ -446,6 +487,13 @@ fn pages_json(
         .collect();
     let layout: FeatureLayout = m.layout;
     let rows = limit.map_or(m.num_nodes, |l| (l as u64).min(m.num_nodes));
+    let end = if rows == 0 {
+        0
+    } else {
+        (layout.locate(rows - 1).page + layout.pages_per_row()) * PAGE_SIZE as u64
+    };
+    let payload = read_prefix(file, path, end)?;
+    let payload = &payload[..];
     let mut out = Vec::with_capacity(rows as usize);
     let mut values = vec![0f32; layout.dim as usize];
     for r in 0..rows {
