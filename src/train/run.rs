@@ -138,12 +138,13 @@ fn pass(
         });
         let mut failure = None;
         for batch in rx.iter() {
-            if failure.is_none() {
-                if let Err(e) = step(batch) {
-                    failure = Some(e);
-                }
+            if let Err(e) = step(batch) {
+                failure = Some(e);
+                break;
             }
         }
+        // Dropping the receiver stops the producer at its next send.
+        drop(rx);
         let produced = producer
             .join()
             .map_err(|_| Error::invalid_argument("the data-preparation thread panicked"))?;
