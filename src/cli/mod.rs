@@ -12,6 +12,7 @@ pub mod dump;
 pub mod epoch;
 pub mod gen;
 pub mod ginex;
+pub mod import;
 pub mod sample;
 pub mod size;
 #[cfg(feature = "train")]

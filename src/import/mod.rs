@@ -2,5 +2,8 @@
 //! importer ends in a store built by [`crate::store::StoreBuilder`], so the
 //! atomicity and checksum guarantees are the builder's.
 
+pub mod files;
+pub mod npy;
 pub mod npy_write;
 pub mod synth;
+pub mod text;

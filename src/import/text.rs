@@ -1,0 +1,210 @@
+//! Edge lists as text: CSV, TSV or whitespace-separated, optionally gzip
+//! (multi-member) compressed, with `#`/`%` comment lines (SNAP, Matrix
+//! Market style), blank lines, CRLF line ends, a UTF-8 BOM and one optional
+//! header line. Every error names the file and the 1-based line.
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Field separator of a text edge list, detected on its first data line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delimiter {
+    Comma,
+    Tab,
+    Whitespace,
+}
+
+/// Streams `(src, dst)` pairs from a text edge list.
+pub struct TextEdges {
+    reader: Box<dyn BufRead>,
+    path: PathBuf,
+    line_no: u64,
+    line: String,
+    delimiter: Option<Delimiter>,
+    seen_data: bool,
+}
+
+impl TextEdges {
+    /// Opens `path` (`.gz` is decompressed).
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let raw: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
+            Box::new(flate2::read::MultiGzDecoder::new(file))
+        } else {
+            Box::new(file)
+        };
+        Ok(TextEdges {
+            reader: Box::new(BufReader::with_capacity(1 << 20, raw)),
+            path: path.to_path_buf(),
+            line_no: 0,
+            line: String::new(),
+            delimiter: None,
+            seen_data: false,
+        })
+    }
+
+    /// The 1-based number of the line last read.
+    pub fn line(&self) -> u64 {
+        self.line_no
+    }
+
+    fn bad(&self, reason: String) -> Error {
+        Error::InvalidInput {
+            source_file: self.path.clone(),
+            line: Some(self.line_no),
+            reason,
+        }
+    }
+
+    /// The next edge, or `None` at the end of the file.
+    pub fn next_edge(&mut self) -> Result<Option<(i128, i128)>> {
+        loop {
+            self.line.clear();
+            let n = self
+                .reader
+                .read_line(&mut self.line)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::InvalidData => {
+                        self.bad("the file is not valid UTF-8 text".into())
+                    }
+                    std::io::ErrorKind::UnexpectedEof => {
+                        self.bad("the compressed stream is truncated".into())
+                    }
+                    _ => Error::io("read", &self.path, e),
+                })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let mut text = self.line.as_str();
+            if self.line_no == 1 {
+                text = text.strip_prefix('\u{feff}').unwrap_or(text);
+            }
+            let text = text.trim_end_matches(['\n', '\r']).trim();
+            if text.is_empty() || text.starts_with('#') || text.starts_with('%') {
+                continue;
+            }
+            let delimiter = match self.delimiter {
+                Some(d) => d,
+                None => {
+                    let d = if text.contains(',') {
+                        Delimiter::Comma
+                    } else if text.contains('\t') {
+                        Delimiter::Tab
+                    } else {
+                        Delimiter::Whitespace
+                    };
+                    self.delimiter = Some(d);
+                    d
+                }
+            };
+            let mixed = match delimiter {
+                Delimiter::Comma => text.contains('\t'),
+                Delimiter::Tab | Delimiter::Whitespace => text.contains(','),
+            };
+            if mixed {
+                return Err(self.bad(format!(
+                    "{text:?} mixes delimiters; the file's first data line uses `{}`",
+                    sep(delimiter)
+                )));
+            }
+            let fields: Vec<&str> = match delimiter {
+                Delimiter::Comma => text.split(',').map(str::trim).collect(),
+                Delimiter::Tab => text.split('\t').map(str::trim).collect(),
+                Delimiter::Whitespace => text.split_whitespace().collect(),
+            };
+            let parsed: Vec<Option<i128>> = fields.iter().map(|f| f.parse::<i128>().ok()).collect();
+            match parsed.as_slice() {
+                [Some(s), Some(d)] | [Some(s), Some(d), _] => {
+                    self.seen_data = true;
+                    return Ok(Some((*s, *d)));
+                }
+                _ if !self.seen_data && parsed.iter().all(Option::is_none) => continue, // header line
+                [_] => {
+                    return Err(self.bad(format!(
+                        "{text:?} has one field; expected `src{}dst`",
+                        sep(delimiter)
+                    )))
+                }
+                _ if parsed.len() > 3 => {
+                    return Err(self.bad(format!(
+                        "{text:?} has {} fields; expected `src{}dst`",
+                        parsed.len(),
+                        sep(delimiter)
+                    )))
+                }
+                _ => return Err(self.bad(format!("{text:?}: node ids must be integers"))),
+            }
+        }
+    }
+}
+
+fn sep(d: Delimiter) -> &'static str {
+    match d {
+        Delimiter::Comma => ",",
+        Delimiter::Tab => "\\t",
+        Delimiter::Whitespace => " ",
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn all(path: &Path) -> Result<Vec<(i128, i128)>> {
+        let mut t = TextEdges::open(path)?;
+        let mut out = Vec::new();
+        while let Some(e) = t.next_edge()? {
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn formats_and_noise() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("e.csv");
+        std::fs::write(&p, "\u{feff}src,dst\r\n# comment\r\n\r\n0,1\r\n2, 3\r\n").unwrap();
+        assert_eq!(all(&p).unwrap(), vec![(0, 1), (2, 3)]);
+        let p = dir.path().join("e.txt");
+        std::fs::write(&p, "% mm\n0\t1\n5\t6\t0.5\n").unwrap();
+        assert_eq!(all(&p).unwrap(), vec![(0, 1), (5, 6)]);
+        let p = dir.path().join("e.gz");
+        let mut bytes = Vec::new();
+        for part in ["1 2\n", "3 4\n"] {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            enc.write_all(part.as_bytes()).unwrap();
+            bytes.extend(enc.finish().unwrap()); // two gzip members
+        }
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(all(&p).unwrap(), vec![(1, 2), (3, 4)]);
+        std::fs::write(&p, &bytes[..bytes.len() / 2 + 3]).unwrap();
+        assert!(all(&p).is_err(), "truncated gzip accepted");
+    }
+
+    #[test]
+    fn bad_lines_name_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, line, want) in [
+            ("0,1\n2,x\n", 2, "integers"),
+            ("0,1\n7\n", 2, "one field"),
+            ("0 1\n1,2\n", 2, "mixes delimiters"),
+            ("0,1\n1,2,3,4\n", 2, "fields"),
+            ("0,1\nsrc,dst\n", 2, "integers"),
+        ] {
+            let p = dir.path().join("bad.csv");
+            std::fs::write(&p, text).unwrap();
+            let err = all(&p).unwrap_err().to_string();
+            assert!(
+                err.contains("bad.csv") && err.contains(&format!(":{line}:")) && err.contains(want),
+                "{text:?}: {err}"
+            );
+        }
+    }
+}
