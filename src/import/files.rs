@@ -248,29 +248,49 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     builder.add_topology(topo)?;
     report.phases.push(("edges + csc", started.elapsed()));
 
-    // Features, converted block by block.
+    // Features: read block by block with positional reads (no mapping, so
+    // resident memory stays at one block), converted to the store dtype.
     let started = Instant::now();
     let mut fw = builder.feature_writer()?;
-    let block = 4096u64;
-    let mut values = Vec::new();
+    let esize = fh.dtype.size();
+    let block_rows = ((8usize << 20) / (dim as usize * esize).max(1)).max(1) as u64;
+    let file = crate::io::read::open(&opts.features)?;
+    let mut raw = Vec::new();
+    let mut values: Vec<f32> = Vec::new();
     let mut bytes = Vec::new();
-    for first in (0..n).step_by(block as usize) {
-        let rows = block.min(n - first);
+    for first in (0..n).step_by(block_rows as usize) {
+        let rows = block_rows.min(n - first);
+        let count = (rows * dim) as usize;
+        raw.resize(count * esize, 0);
+        let offset = fh.data_offset + first * dim * esize as u64;
+        crate::io::read::read_exact_at(&file, &opts.features, offset, &mut raw)?;
         values.clear();
-        for i in first * dim..(first + rows) * dim {
-            let x = feats.float_at(i as usize).unwrap_or(f64::NAN);
-            if !x.is_finite() && !opts.allow_nonfinite {
+        values.extend(raw.chunks_exact(esize).map(|c| {
+            let mut b = [0u8; 8];
+            b[..esize].copy_from_slice(c);
+            if fh.big_endian {
+                b[..esize].reverse();
+            }
+            match esize {
+                2 => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32(),
+                4 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                _ => f64::from_le_bytes(b) as f32,
+            }
+        }));
+        if !opts.allow_nonfinite {
+            if let Some(k) = values.iter().position(|x| !x.is_finite()) {
+                let i = first * dim + k as u64;
                 return Err(bad(
                     &opts.features,
                     Some(i / dim + 1),
                     format!(
-                        "row {} column {} is {x}; pass --allow-nonfinite to keep NaN/Inf",
+                        "row {} column {} is {}; pass --allow-nonfinite to keep NaN/Inf",
                         i / dim,
-                        i % dim
+                        i % dim,
+                        values[k]
                     ),
                 ));
             }
-            values.push(x as f32);
         }
         bytes.resize(values.len() * opts.dtype.size(), 0);
         opts.dtype.encode_f32(&values, &mut bytes);
