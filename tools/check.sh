@@ -20,17 +20,17 @@ cargo fmt --all -- --check
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 
+LOG="$(mktemp)"
+trap 'rm -f "$LOG"' EXIT
 step "cargo test"
-cargo test --all-targets 2>&1 | tee /tmp/ginex-check-test.log
-# Doc tests as well (no-op when there are none).
-cargo test --doc
+cargo test --all-targets 2>&1 | tee -a "$LOG"
 
 if [ "${GINEX_SKIP_TRAIN:-0}" != "1" ]; then
   step "training layer (feature train): libtorch venv, clippy, tests"
   eval "$(bash tools/setup-libtorch.sh --env)"
   cargo clippy --all-targets --features train -- -D warnings
-  cargo test --features train --lib train::
-  cargo test --features train --test train
+  cargo test --features train --lib train:: 2>&1 | tee -a "$LOG"
+  cargo test --features train --test train 2>&1 | tee -a "$LOG"
 fi
 
 if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then
@@ -38,4 +38,7 @@ if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then
   fuzz/smoke.sh "${GINEX_FUZZ_SECONDS:-10}"
 fi
 
+passed=$(grep -E '^test result:' "$LOG" | sed -E 's/.* ([0-9]+) passed.*/\1/' | awk '{s += $1} END {print s + 0}')
+failed=$(grep -E '^test result:' "$LOG" | sed -E 's/.* ([0-9]+) failed.*/\1/' | awk '{s += $1} END {print s + 0}')
 step "all checks passed"
+echo "tests: ${passed} passed, ${failed} failed"
