@@ -221,3 +221,122 @@ fn hop_encoding_round_trips_and_rejects_damage() {
         "seed out of range"
     );
 }
+
+fn run_ginex(args: &[&str]) -> ginex::Result<String> {
+    use clap::Parser;
+    let cli = ginex::cli::ginex::GinexCli::try_parse_from(
+        std::iter::once("ginex").chain(args.iter().copied()),
+    )
+    .map_err(|e| ginex::Error::invalid_argument(e.to_string()))?;
+    let mut out = Vec::new();
+    ginex::cli::ginex::run(cli, &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+fn run_dump(args: &[&str]) -> ginex::Result<String> {
+    use clap::Parser;
+    let a = ginex::cli::dump::DumpArgs::try_parse_from(
+        std::iter::once("ginex-dump").chain(args.iter().copied()),
+    )
+    .map_err(|e| ginex::Error::invalid_argument(e.to_string()))?;
+    let mut out = Vec::new();
+    ginex::cli::dump::run(&a, &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+/// `ginex sample` prints the same batch from memory, from disk and through
+/// every codec's neighbor cache; `ginex cache build/verify` and
+/// `ginex-dump --verify/--json` cover the cache file, and damage is named.
+#[test]
+fn cli_sample_cache_build_verify_and_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let st = s.dir().to_str().unwrap().to_string();
+    let base = [
+        "sample",
+        st.as_str(),
+        "--fanouts",
+        "5,-1",
+        "--batch-size",
+        "20",
+        "--batch",
+        "3",
+        "--seed",
+        "9",
+    ];
+    let mem = run_ginex(&base).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&mem).unwrap();
+    assert_eq!(v["num_seeds"], 20);
+    assert_eq!(v["hops"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        v["hops"][1]["num_dst"], 20,
+        "input layer first: the last hop targets the seeds"
+    );
+    let disk = run_ginex(&[&base[..], &["--from-disk"]].concat()).unwrap();
+    assert_eq!(mem, disk);
+    for codec in ["raw", "zstd-list", "delta-bitpack", "block-bitpack"] {
+        let cache = dir.path().join(format!("{codec}.ncache"));
+        let c = cache.to_str().unwrap();
+        let built = run_ginex(&[
+            "cache", "build", &st, "--budget", "64KiB", "--codec", codec, "--out", c,
+        ])
+        .unwrap();
+        assert!(built.contains(codec), "{built}");
+        assert!(std::fs::metadata(&cache).unwrap().len() <= 64 * 1024);
+        let verified = run_ginex(&["cache", "verify", c, "--store", &st]).unwrap();
+        assert!(verified.starts_with("ok:"), "{verified}");
+        assert!(run_dump(&["--verify", c]).unwrap().starts_with("ok:"));
+        let j: serde_json::Value =
+            serde_json::from_str(&run_dump(&["--json", "--limit", "3", c]).unwrap()).unwrap();
+        assert_eq!(j["neighbor_cache"]["codec"], codec, "{j}");
+        let cached = run_ginex(&[&base[..], &["--ncache", c]].concat()).unwrap();
+        assert_eq!(mem, cached, "{codec}: the cache changed the batch");
+
+        let mut bytes = std::fs::read(&cache).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x10;
+        std::fs::write(&cache, &bytes).unwrap();
+        let err = run_dump(&["--verify", c]).unwrap_err().to_string();
+        assert!(err.contains(c), "the error names the file: {err}");
+        assert!(run_ginex(&[&base[..], &["--ncache", c]].concat()).is_err());
+    }
+    // A cache is refused for another store, by name.
+    let other = dir.path().join("other");
+    ginex::import::synth::generate_store(
+        &SynthParams {
+            nodes: 300,
+            avg_degree: 4.0,
+            dim: 2,
+            classes: 2,
+            seed: 5,
+            split: [0.5, 0.1, 0.1],
+            ..SynthParams::default()
+        },
+        &other,
+        &NoProgress,
+    )
+    .unwrap();
+    let c = dir.path().join("raw2.ncache");
+    run_ginex(&[
+        "cache",
+        "build",
+        &st,
+        "--budget",
+        "64KiB",
+        "--codec",
+        "raw",
+        "--out",
+        c.to_str().unwrap(),
+    ])
+    .unwrap();
+    let err = run_ginex(&[
+        "cache",
+        "verify",
+        c.to_str().unwrap(),
+        "--store",
+        other.to_str().unwrap(),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("another store"), "{err}");
+}

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use clap::Args;
@@ -15,7 +16,7 @@ use crate::format::header::FileKind;
 use crate::format::manifest::store_file_name;
 use crate::format::ncache::Codec;
 use crate::io::read::drop_from_page_cache;
-use crate::sample::ncache::{build, NeighborCache};
+use crate::sample::ncache::{build, encoded_size, NeighborCache};
 use crate::sample::sampler::{parse_fanouts, EpochSampler};
 use crate::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
 use crate::store::gather::GatherOptions;
@@ -73,6 +74,31 @@ fn sample_run(
     })
 }
 
+/// In-memory lists, counting how many a neighbor cache would have served.
+struct Counting<'a> {
+    topo: &'a InMemoryTopology,
+    cache: &'a NeighborCache<'a>,
+    hits: AtomicU64,
+    lookups: AtomicU64,
+}
+
+impl NeighborSource for Counting<'_> {
+    fn num_nodes(&self) -> u64 {
+        self.topo.num_nodes()
+    }
+    fn with_lists(&self, nodes: &[u64], visit: &mut dyn FnMut(usize, &[u64])) -> Result<()> {
+        // Empty lists are known from indptr: neither hits nor lookups.
+        let nonempty = nodes
+            .iter()
+            .filter(|&&v| !self.topo.list(v).is_empty())
+            .count();
+        let hits = nodes.iter().filter(|&&v| self.cache.contains(v)).count();
+        self.hits.fetch_add(hits as u64, Ordering::Relaxed);
+        self.lookups.fetch_add(nonempty as u64, Ordering::Relaxed);
+        self.topo.with_lists(nodes, visit)
+    }
+}
+
 /// `ginex bench sample`.
 pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
@@ -102,29 +128,39 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
         .map_err(w)?;
     }
 
-    // 1. Codecs at the middle budget.
+    // 1. Codecs at the middle budget: what each holds when built for the
+    // budget, and what each needs for one common set of lists (the lists
+    // zstd-list holds at that budget), which gives bytes per list and lists
+    // per GiB on equal terms.
     let mid = args
         .budgets
         .get(args.budgets.len() / 2)
         .copied()
         .unwrap_or(0.25);
     let mid_budget = (indices_bytes as f64 * mid) as u64;
+    let zpath = scratch.join("codec-reference");
+    build(&store, &topo, mid_budget, Codec::ZstdList, &zpath)?;
+    let reference = NeighborCache::open(&zpath, &store)?.cached_nodes();
+    std::fs::remove_file(&zpath).map_err(|e| Error::io("remove", &zpath, e))?;
+    let ref_ids: u64 = reference.iter().map(|&v| topo.list(v).len() as u64).sum();
     if !args.json {
         writeln!(
             out,
-            "\n  codecs at a budget of {:.0}% of indices ({:.1} MiB):",
+            "\n  codecs at a budget of {:.0}% of indices ({:.1} MiB); common set = the {} lists ({} ids) zstd-list holds there:",
             mid * 100.0,
-            mib(mid_budget)
+            mib(mid_budget),
+            reference.len(),
+            ref_ids
         )
         .map_err(w)?;
         writeln!(
             out,
-            "  {:<14} {:>10} {:>12} {:>14} {:>14} {:>16}",
-            "codec", "lists", "ids", "bytes/list", "lists/GiB", "decode ids/s"
+            "  {:<14} {:>13} {:>12} {:>12} {:>12} {:>9} {:>14}",
+            "codec", "lists held", "ids held", "bytes/list", "lists/GiB", "vs zstd", "decode ids/s"
         )
         .map_err(w)?;
     }
-    let mut zstd_lists = 0;
+    let mut rows = Vec::new();
     for codec in Codec::ALL {
         let path = scratch.join(format!("codec-{}", codec.name()));
         let r = build(&store, &topo, mid_budget, codec, &path)?;
@@ -139,35 +175,91 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
             ids += buf.len() as u64;
         }
         let decode = ids as f64 / started.elapsed().as_secs_f64().max(1e-9);
-        let per_list = (r.blob_bytes + 8 * r.lists) as f64 / r.lists.max(1) as f64;
+        let common = encoded_size(
+            codec,
+            store.index_width(),
+            reference.iter().map(|&v| topo.list(v)),
+        )?;
+        let per_list = common as f64 / reference.len().max(1) as f64;
+        rows.push((codec, r.lists, r.ids, per_list, decode));
+        std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+    }
+    let zstd_per_list = rows
+        .iter()
+        .find(|r| r.0 == Codec::ZstdList)
+        .map_or(1.0, |r| r.3);
+    for (codec, lists, ids, per_list, decode) in rows {
         let per_gib = (1u64 << 30) as f64 / per_list;
-        if codec == Codec::ZstdList {
-            zstd_lists = r.lists;
-        }
+        let vs = zstd_per_list / per_list;
         if args.json {
-            writeln!(out, "{}", json!({"table": "codec", "codec": codec.name(), "lists": r.lists, "ids": r.ids, "bytes_per_list": per_list, "lists_per_gib": per_gib, "decode_ids_per_s": decode})).map_err(w)?;
+            writeln!(out, "{}", json!({"table": "codec", "codec": codec.name(), "budget_bytes": mid_budget, "lists_in_budget": lists, "ids_in_budget": ids, "common_lists": reference.len(), "bytes_per_list": per_list, "lists_per_gib": per_gib, "lists_vs_zstd_list": vs, "decode_ids_per_s": decode})).map_err(w)?;
         } else {
-            let vs = if zstd_lists > 0 && codec != Codec::ZstdList {
-                format!("  ({:.2}x zstd-list)", r.lists as f64 / zstd_lists as f64)
-            } else {
-                String::new()
-            };
             writeln!(
                 out,
-                "  {:<14} {:>10} {:>12} {:>14.1} {:>14.0} {:>16.0}{vs}",
+                "  {:<14} {:>13} {:>12} {:>12.1} {:>12.0} {:>8.2}x {:>14.0}",
                 codec.name(),
-                r.lists,
-                r.ids,
+                lists,
+                ids,
                 per_list,
                 per_gib,
+                vs,
                 decode
             )
             .map_err(w)?;
         }
-        std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
     }
 
-    // 2. + 3. Hit ratios and sampling throughput per fanout configuration.
+    // 2. Hit ratio by codec and budget (first fanout configuration, topology
+    // in memory, the cache only consulted for membership): what compression
+    // buys, as in Ginex++ Table 5.3.
+    let first = parse_fanouts(args.fanouts.split('/').next().unwrap_or("10,10,10"))?;
+    let hit_codecs = [Codec::Raw, Codec::ZstdList, Codec::BlockBitpack];
+    if !args.json {
+        writeln!(
+            out,
+            "\n  neighbor-cache hit ratio, fanouts {}:",
+            args.fanouts.split('/').next().unwrap_or("")
+        )
+        .map_err(w)?;
+        write!(out, "  {:<10}", "budget").map_err(w)?;
+        for c in hit_codecs {
+            write!(out, " {:>14}", c.name()).map_err(w)?;
+        }
+        writeln!(out).map_err(w)?;
+    }
+    for &frac in &args.budgets {
+        let budget = (indices_bytes as f64 * frac) as u64;
+        let mut ratios = Vec::new();
+        for codec in hit_codecs {
+            let path = scratch.join(format!("hit-{}-{frac}", codec.name()));
+            build(&store, &topo, budget, codec, &path)?;
+            let cache = NeighborCache::open(&path, &store)?;
+            let counting = Counting {
+                topo: &topo,
+                cache: &cache,
+                hits: AtomicU64::new(0),
+                lookups: AtomicU64::new(0),
+            };
+            sample_run(&counting, &train, &first, args.batch_size, args.batches)?;
+            let ratio = counting.hits.load(Ordering::Relaxed) as f64
+                / counting.lookups.load(Ordering::Relaxed).max(1) as f64;
+            if args.json {
+                writeln!(out, "{}", json!({"table": "hit_ratio", "codec": codec.name(), "budget_fraction": frac, "budget_bytes": budget, "hit_ratio": ratio})).map_err(w)?;
+            }
+            ratios.push(ratio);
+            std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+        }
+        if !args.json {
+            write!(out, "  {:<10}", format!("{:.0}%", frac * 100.0)).map_err(w)?;
+            for r in ratios {
+                write!(out, " {:>13.1}%", 100.0 * r).map_err(w)?;
+            }
+            writeln!(out).map_err(w)?;
+        }
+    }
+
+    // 3. Sampling throughput per fanout configuration, block-bitpack caches.
+
     let mut caches = Vec::new();
     for &frac in &args.budgets {
         let path = scratch.join(format!("budget-{frac}"));
@@ -175,7 +267,7 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
             &store,
             &topo,
             (indices_bytes as f64 * frac) as u64,
-            Codec::DeltaBitpack,
+            Codec::BlockBitpack,
             &path,
         )?;
         caches.push((frac, path));

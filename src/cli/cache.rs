@@ -30,8 +30,9 @@ pub struct CacheBuildArgs {
     /// Size limit of the cache file (e.g. 256MiB); everything counts.
     #[arg(long)]
     pub budget: String,
-    /// List codec: raw (Ginex), zstd-list (Ginex++), delta-bitpack.
-    #[arg(long, default_value = "delta-bitpack")]
+    /// List codec: raw (Ginex), zstd-list (Ginex++), delta-bitpack,
+    /// block-bitpack (delta-bitpack with a compact block location table).
+    #[arg(long, default_value = "block-bitpack")]
     pub codec: String,
     /// Output file (must not exist).
     #[arg(long)]

@@ -9,8 +9,9 @@ use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
+use crate::sample::ncache::NeighborCache;
 use crate::sample::sampler::{parse_fanouts, EpochSampler};
-use crate::sample::source::{InMemoryTopology, NeighborSource, StoreSource};
+use crate::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
 use crate::store::gather::GatherOptions;
 use crate::store::Store;
 
@@ -35,6 +36,10 @@ pub struct SamplingArgs {
     /// loading the topology into memory.
     #[arg(long)]
     pub from_disk: bool,
+    /// Serve lists from this neighbor cache (built by `ginex cache build`
+    /// for this store) before the disk; implies --from-disk.
+    #[arg(long)]
+    pub ncache: Option<PathBuf>,
 }
 
 /// `ginex sample`: one batch as JSON.
@@ -79,10 +84,18 @@ pub struct InspectArgs {
 
 fn with_source<T>(
     store: &Store,
-    from_disk: bool,
+    a: &SamplingArgs,
     f: impl FnOnce(&dyn NeighborSource) -> Result<T>,
 ) -> Result<T> {
-    if from_disk {
+    if let Some(path) = &a.ncache {
+        let cache = NeighborCache::open(path, store)?;
+        let src = StoreSource::new(
+            store,
+            Some(&cache as &dyn ListCache),
+            &GatherOptions::default(),
+        )?;
+        f(&src)
+    } else if a.from_disk {
         let src = StoreSource::new(store, None, &GatherOptions::default())?;
         f(&src)
     } else {
@@ -107,7 +120,7 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&a.store)?;
     let fanouts = parse_fanouts(&a.fanouts)?;
     let train = train_nodes(&store)?;
-    let v = with_source(&store, a.from_disk, |src| {
+    let v = with_source(&store, a, |src| {
         let sampler =
             EpochSampler::new(src, &train, a.batch_size, fanouts.clone(), a.seed, a.epoch)?;
         if args.batch >= sampler.num_batches() {
@@ -140,7 +153,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let v = with_source(&store, a.from_disk, |src| {
+    let v = with_source(&store, a, |src| {
         let sampler =
             EpochSampler::new(src, &train, a.batch_size, fanouts.clone(), a.seed, a.epoch)?;
         let first = args.index * args.superbatch;

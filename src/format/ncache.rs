@@ -10,7 +10,11 @@
 //!   (Ginex++ §3.3);
 //! * `delta-bitpack` — first id as a LEB128 varint, then the `d - 1` gaps
 //!   between consecutive ids bit-packed at the width of the largest gap
-//!   (one byte gives the width).
+//!   (one byte gives the width);
+//! * `block-bitpack` — the same idea with the first id packed among the
+//!   gaps when that is smaller, and a compact location table: one `u64`
+//!   per block of [`BLOCK_LISTS`] lists plus a `u16` (or `u32`) end offset
+//!   per list stored at the start of its block, instead of a `u64` per list.
 
 use std::path::Path;
 
@@ -39,6 +43,12 @@ pub const NC_FIXED_SIZE: usize = NC_BLOB_LEN_OFFSET + 8;
 /// Nodes per rank-directory entry (one `u32` count per 512 bitmap bits).
 pub const RANK_BLOCK: u64 = 512;
 
+/// Lists per block of the `block-bitpack` location table.
+pub const BLOCK_LISTS: u64 = 32;
+/// Bit of a `block-bitpack` directory entry that marks a block whose end
+/// offsets are `u32` (a block spanning more than `u16::MAX` bytes).
+pub const BLOCK_WIDE_BIT: u64 = 1 << 63;
+
 /// How lists are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -49,11 +59,18 @@ pub enum Codec {
     ZstdList = 2,
     /// Delta + bit packing per list.
     DeltaBitpack = 3,
+    /// Delta + bit packing with a block location table.
+    BlockBitpack = 4,
 }
 
 impl Codec {
     /// All codecs.
-    pub const ALL: [Codec; 3] = [Codec::Raw, Codec::ZstdList, Codec::DeltaBitpack];
+    pub const ALL: [Codec; 4] = [
+        Codec::Raw,
+        Codec::ZstdList,
+        Codec::DeltaBitpack,
+        Codec::BlockBitpack,
+    ];
 
     /// Decodes the numeric code.
     pub fn from_u8(v: u8) -> Option<Codec> {
@@ -66,6 +83,7 @@ impl Codec {
             Codec::Raw => "raw",
             Codec::ZstdList => "zstd-list",
             Codec::DeltaBitpack => "delta-bitpack",
+            Codec::BlockBitpack => "block-bitpack",
         }
     }
 
@@ -76,7 +94,7 @@ impl Codec {
             .find(|c| c.name() == s)
             .ok_or_else(|| {
                 Error::invalid_argument(format!(
-                    "unknown codec {s:?}; use raw, zstd-list or delta-bitpack"
+                    "unknown codec {s:?}; use raw, zstd-list, delta-bitpack or block-bitpack"
                 ))
             })
     }
@@ -101,6 +119,7 @@ impl Codec {
                 out.extend_from_slice(&z);
             }
             Codec::DeltaBitpack => encode_delta_bitpack(list, out),
+            Codec::BlockBitpack => encode_block_bitpack(list, out),
         }
         Ok(())
     }
@@ -135,8 +154,22 @@ impl Codec {
                 width.decode(bytes, out);
             }
             Codec::ZstdList => {
-                let raw = zstd::bulk::decompress(bytes, raw_len as usize)
-                    .map_err(|_| bad("zstd data does not decompress within the degree's size"))?;
+                // The frame must say its content size, and that size must be
+                // the degree's: checked before any buffer is sized by it.
+                match zstd::zstd_safe::get_frame_content_size(bytes) {
+                    Ok(Some(n)) if n == raw_len => {}
+                    _ => return Err(bad("zstd frame size does not match the degree")),
+                }
+                let raw = ZSTD_DECODER.with(|cell| {
+                    let mut slot = cell.borrow_mut();
+                    if slot.is_none() {
+                        *slot = zstd::bulk::Decompressor::new().ok();
+                    }
+                    let d = slot.as_mut()?;
+                    d.decompress(bytes, raw_len as usize).ok()
+                });
+                let raw = raw
+                    .ok_or_else(|| bad("zstd data does not decompress within the degree's size"))?;
                 if raw.len() as u64 != raw_len {
                     return Err(bad("decompressed length does not match the degree"));
                 }
@@ -144,6 +177,8 @@ impl Codec {
             }
             Codec::DeltaBitpack => decode_delta_bitpack(bytes, degree, out)
                 .ok_or_else(|| bad("malformed delta-bitpack data"))?,
+            Codec::BlockBitpack => decode_block_bitpack(bytes, degree, out)
+                .ok_or_else(|| bad("malformed block-bitpack data"))?,
         }
         Ok(())
     }
@@ -238,6 +273,123 @@ fn decode_delta_bitpack(b: &[u8], degree: u64, out: &mut Vec<u64>) -> Option<()>
     Some(())
 }
 
+/// Bits needed for `v` (0 for 0).
+fn bits_of(v: u64) -> u32 {
+    64 - v.leading_zeros()
+}
+
+/// Appends `values` packed at `bits` bits each, low bits first.
+fn pack_bits(values: impl Iterator<Item = u64>, bits: u32, out: &mut Vec<u8>) {
+    let mut acc: u128 = 0;
+    let mut filled = 0u32;
+    for v in values {
+        acc |= u128::from(v) << filled;
+        filled += bits;
+        while filled >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            filled -= 8;
+        }
+    }
+    if filled > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// Flag in the width byte of a `block-bitpack` list: the first id is packed
+/// with the gaps (else it precedes them as a varint).
+const FIRST_INLINE: u8 = 0x80;
+
+fn encode_block_bitpack(list: &[u64], out: &mut Vec<u8>) {
+    let Some((&first, _)) = list.split_first() else {
+        return;
+    };
+    let max_gap = list.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let gap_bits = bits_of(max_gap);
+    let inline_bits = gap_bits.max(bits_of(first));
+    let d = list.len() as u64;
+    let inline_len = (d * u64::from(inline_bits)).div_ceil(8);
+    let mut first_varint = Vec::with_capacity(10);
+    push_varint(first, &mut first_varint);
+    let apart_len = first_varint.len() as u64 + ((d - 1) * u64::from(gap_bits)).div_ceil(8);
+    let gaps = list.windows(2).map(|w| w[1] - w[0]);
+    if inline_len <= apart_len {
+        out.push(inline_bits as u8 | FIRST_INLINE);
+        pack_bits(std::iter::once(first).chain(gaps), inline_bits, out);
+    } else {
+        out.push(gap_bits as u8);
+        out.extend_from_slice(&first_varint);
+        pack_bits(gaps, gap_bits, out);
+    }
+}
+
+/// Reads the `bits`-bit value at bit `pos` of `b` (`bits <= 64`); None past
+/// the end.
+#[inline]
+fn bits_at(b: &[u8], pos: u64, bits: u32) -> Option<u64> {
+    let byte = (pos / 8) as usize;
+    let shift = (pos % 8) as u32;
+    if bits == 0 {
+        return Some(0);
+    }
+    if bits + shift <= 64 {
+        if let Some(w) = b.get(byte..byte + 8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            let v = u64::from_le_bytes(a) >> shift;
+            return Some(if bits == 64 {
+                v
+            } else {
+                v & ((1u64 << bits) - 1)
+            });
+        }
+    }
+    let need = (shift + bits).div_ceil(8) as usize;
+    let mut acc = 0u128;
+    for (k, x) in b.get(byte..byte + need)?.iter().enumerate() {
+        acc |= u128::from(*x) << (8 * k);
+    }
+    let v = (acc >> shift) as u64;
+    Some(if bits == 64 {
+        v
+    } else {
+        v & ((1u64 << bits) - 1)
+    })
+}
+
+fn decode_block_bitpack(b: &[u8], degree: u64, out: &mut Vec<u64>) -> Option<()> {
+    if degree == 0 {
+        return b.is_empty().then_some(());
+    }
+    let flag = *b.first()?;
+    let bits = u32::from(flag & !FIRST_INLINE);
+    if bits > 64 {
+        return None;
+    }
+    let mut at = 1;
+    let (mut prev, packed) = if flag & FIRST_INLINE != 0 {
+        (0u64, degree)
+    } else {
+        (read_varint(b, &mut at)?, degree - 1)
+    };
+    let need = packed.checked_mul(u64::from(bits))?.div_ceil(8);
+    let body = b.get(at..)?;
+    if body.len() as u64 != need {
+        return None;
+    }
+    out.reserve(degree as usize);
+    if flag & FIRST_INLINE == 0 {
+        out.push(prev);
+    }
+    let mut pos = 0u64;
+    for _ in 0..packed {
+        prev = prev.checked_add(bits_at(body, pos, bits)?)?;
+        pos += u64::from(bits);
+        out.push(prev);
+    }
+    Some(())
+}
+
 /// The fixed part of a neighbor-cache payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NcacheHeader {
@@ -266,9 +418,13 @@ impl NcacheHeader {
         self.num_nodes.div_ceil(RANK_BLOCK) * 4
     }
 
-    /// Bytes of the offsets array (`count + 1` u64).
+    /// Bytes of the location table: `count + 1` u64 offsets, or for
+    /// `block-bitpack` one u64 per block of [`BLOCK_LISTS`] lists.
     pub fn offsets_len(&self) -> u64 {
-        (self.count + 1) * 8
+        match self.codec {
+            Codec::BlockBitpack => self.count.div_ceil(BLOCK_LISTS) * 8,
+            _ => (self.count + 1) * 8,
+        }
     }
 
     /// Total payload length implied.

@@ -2,16 +2,20 @@
 //! a byte budget, loaded whole, consulted by the sampler before the disk.
 //!
 //! Nodes are ranked by out-degree / in-degree (Aligraph's metric: how often
-//! a list is sampled per byte it costs; empty lists first) and taken in rank
-//! order while the file — header, bitmap, rank directory, offsets and the
-//! encoded lists — fits the budget.
+//! a list is sampled per byte it costs) and taken in rank order while the
+//! file — header, bitmap, rank directory, location table and the encoded
+//! lists — fits the budget. Empty lists are never cached: the resident
+//! `indptr` already says they are empty.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::format::bytes::{le_u32, le_u64};
+use crate::format::bytes::{le_u16, le_u32, le_u64};
+use crate::format::csc::IndexWidth;
 use crate::format::header::FileKind;
-use crate::format::ncache::{Codec, NcacheHeader, NC_FIXED_SIZE, RANK_BLOCK};
+use crate::format::ncache::{
+    Codec, NcacheHeader, BLOCK_LISTS, BLOCK_WIDE_BIT, NC_FIXED_SIZE, RANK_BLOCK,
+};
 use crate::io::durable::{fsync_dir, rename_no_replace};
 use crate::io::writer::write_file;
 use crate::sample::source::{InMemoryTopology, ListCache};
@@ -50,19 +54,13 @@ pub fn out_degrees(topo: &InMemoryTopology, num_nodes: u64) -> Vec<u32> {
     out
 }
 
-/// Nodes in cache-priority order: out-degree / in-degree, descending (empty
-/// lists first), ties by node id.
+/// Nodes with in-neighbors in cache-priority order: out-degree / in-degree,
+/// descending, ties by node id.
 pub fn rank_nodes(store: &Store, out_deg: &[u32]) -> Vec<u64> {
     let indptr = store.indptr();
-    let mut nodes: Vec<u64> = (0..store.num_nodes()).collect();
-    let score = |v: u64| -> f64 {
-        let indeg = indptr[v as usize + 1] - indptr[v as usize];
-        if indeg == 0 {
-            f64::INFINITY
-        } else {
-            f64::from(out_deg[v as usize]) / indeg as f64
-        }
-    };
+    let indeg = |v: u64| indptr[v as usize + 1] - indptr[v as usize];
+    let mut nodes: Vec<u64> = (0..store.num_nodes()).filter(|&v| indeg(v) > 0).collect();
+    let score = |v: u64| -> f64 { f64::from(out_deg[v as usize]) / indeg(v) as f64 };
     nodes.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
     nodes
 }
@@ -98,21 +96,65 @@ pub fn build(
         )));
     }
     let ranked = rank_nodes(store, &out_degrees(topo, n));
+    // Greedy in rank order with each list's table cost; `block-bitpack`'s
+    // exact size depends on how lists fall into blocks, so it is computed
+    // after the fact and the lowest-ranked lists are dropped until it fits.
+    let blocked = codec == Codec::BlockBitpack;
+    let table_cost = |count: usize| -> u64 {
+        if blocked {
+            2 + if count as u64 % BLOCK_LISTS == 0 {
+                8
+            } else {
+                0
+            }
+        } else {
+            8
+        }
+    };
     let mut used = fixed;
     let mut chosen: Vec<(u64, Vec<u8>)> = Vec::new();
     for v in ranked {
         let mut enc = Vec::new();
         codec.encode(topo.list(v), width, &mut enc)?;
-        let cost = enc.len() as u64 + 8;
+        let cost = enc.len() as u64 + table_cost(chosen.len());
         if used + cost > budget {
             break;
         }
         used += cost;
         chosen.push((v, enc));
     }
-    chosen.sort_unstable_by_key(|(v, _)| *v);
+    let (table, blob) = loop {
+        let mut order: Vec<usize> = (0..chosen.len()).collect();
+        order.sort_unstable_by_key(|&i| chosen[i].0);
+        let (table, blob) = if blocked {
+            block_layout(order.iter().map(|&i| chosen[i].1.as_slice()))
+        } else {
+            offset_layout(order.iter().map(|&i| chosen[i].1.as_slice()))
+        };
+        let size = 64
+            + NC_FIXED_SIZE as u64
+            + header.bitmap_len()
+            + header.rank_len()
+            + 8 * table.len() as u64
+            + blob.len() as u64;
+        if size <= budget {
+            chosen = order
+                .into_iter()
+                .map(|i| std::mem::take(&mut chosen[i]))
+                .collect();
+            break (table, blob);
+        }
+        let mut excess = size - budget;
+        while let Some((_, e)) = chosen.pop() {
+            let freed = e.len() as u64 + 2;
+            if freed >= excess {
+                break;
+            }
+            excess -= freed;
+        }
+    };
     header.count = chosen.len() as u64;
-    header.blob_len = chosen.iter().map(|(_, e)| e.len() as u64).sum();
+    header.blob_len = blob.len() as u64;
 
     let mut payload = Vec::with_capacity(header.payload_len() as usize);
     header.encode(&mut payload);
@@ -130,15 +172,10 @@ pub fn build(
         }
         rank += w.count_ones();
     }
-    let mut offset = 0u64;
-    payload.extend_from_slice(&offset.to_le_bytes());
-    for (_, e) in &chosen {
-        offset += e.len() as u64;
-        payload.extend_from_slice(&offset.to_le_bytes());
+    for t in &table {
+        payload.extend_from_slice(&t.to_le_bytes());
     }
-    for (_, e) in &chosen {
-        payload.extend_from_slice(e);
-    }
+    payload.extend_from_slice(&blob);
     debug_assert_eq!(payload.len() as u64, header.payload_len());
 
     let name = out
@@ -177,6 +214,66 @@ pub fn build(
         blob_bytes: header.blob_len,
         codec,
     })
+}
+
+/// Bytes the location table and blob of `codec` take for exactly `lists`
+/// (in node order): what those lists cost in a cache, bitmap aside.
+pub fn encoded_size<'l>(
+    codec: Codec,
+    width: IndexWidth,
+    lists: impl Iterator<Item = &'l [u64]>,
+) -> Result<u64> {
+    let mut encs = Vec::new();
+    for l in lists {
+        let mut e = Vec::new();
+        codec.encode(l, width, &mut e)?;
+        encs.push(e);
+    }
+    let (table, blob) = if codec == Codec::BlockBitpack {
+        block_layout(encs.iter().map(|e| e.as_slice()))
+    } else {
+        offset_layout(encs.iter().map(|e| e.as_slice()))
+    };
+    Ok(8 * table.len() as u64 + blob.len() as u64)
+}
+
+/// The per-list location table (`count + 1` offsets) and the blob.
+fn offset_layout<'e>(lists: impl Iterator<Item = &'e [u8]>) -> (Vec<u64>, Vec<u8>) {
+    let mut offsets = vec![0u64];
+    let mut blob = Vec::new();
+    for e in lists {
+        blob.extend_from_slice(e);
+        offsets.push(blob.len() as u64);
+    }
+    (offsets, blob)
+}
+
+/// The `block-bitpack` directory (one entry per [`BLOCK_LISTS`] lists: the
+/// block's blob offset, [`BLOCK_WIDE_BIT`] when its end offsets are `u32`)
+/// and the blob (per block: each list's end offset relative to the block's
+/// first list, then the lists).
+fn block_layout<'e>(lists: impl Iterator<Item = &'e [u8]>) -> (Vec<u64>, Vec<u8>) {
+    let lists: Vec<&[u8]> = lists.collect();
+    let mut dir = Vec::with_capacity(lists.len().div_ceil(BLOCK_LISTS as usize));
+    let mut blob = Vec::new();
+    for block in lists.chunks(BLOCK_LISTS as usize) {
+        let span: usize = block.iter().map(|e| e.len()).sum();
+        let wide = span > usize::from(u16::MAX);
+        dir.push(blob.len() as u64 | if wide { BLOCK_WIDE_BIT } else { 0 });
+        let mut end = 0usize;
+        for e in block {
+            end += e.len();
+            if wide {
+                blob.extend_from_slice(&(end as u32).to_le_bytes());
+            } else {
+                blob.extend_from_slice(&(end as u16).to_le_bytes());
+            }
+        }
+        for e in block {
+            blob.extend_from_slice(e);
+        }
+    }
+    (dir, blob)
 }
 
 /// A loaded neighbor cache, tied to the store it was built for.
@@ -270,6 +367,16 @@ impl<'a> NeighborCache<'a> {
             }
             rank += w.count_ones();
         }
+        if self.header.codec == Codec::BlockBitpack {
+            for i in (0..self.header.count).step_by(BLOCK_LISTS as usize) {
+                if self.block_span(i as usize).is_none() {
+                    return Err(bad(&format!(
+                        "block of list {i}: offsets do not tile the blob"
+                    )));
+                }
+            }
+            return Ok(());
+        }
         if self.offsets.first() != Some(&0)
             || self.offsets.windows(2).any(|w| w[1] < w[0])
             || self.offsets.last() != Some(&self.header.blob_len)
@@ -279,6 +386,73 @@ impl<'a> NeighborCache<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// For the block holding entry `i` of a `block-bitpack` cache: the blob
+    /// offset of its end-offset array, that array's width, its entry count
+    /// and the blob offset of its first list; None unless the block's
+    /// directory entry and end offsets tile the blob exactly.
+    fn block_span(&self, i: usize) -> Option<(usize, usize, usize, usize)> {
+        let b = i / BLOCK_LISTS as usize;
+        let entry = *self.offsets.get(b)?;
+        let base = usize::try_from(entry & !BLOCK_WIDE_BIT).ok()?;
+        let w = if entry & BLOCK_WIDE_BIT != 0 { 4 } else { 2 };
+        let first = b * BLOCK_LISTS as usize;
+        let n = (self.header.count as usize - first).min(BLOCK_LISTS as usize);
+        let next = match self.offsets.get(b + 1) {
+            Some(e) => usize::try_from(e & !BLOCK_WIDE_BIT).ok()?,
+            None => self.blob.len(),
+        };
+        if b == 0 && base != 0 {
+            return None;
+        }
+        let lists = base.checked_add(n * w)?;
+        if lists > next || next > self.blob.len() {
+            return None;
+        }
+        let mut prev = 0usize;
+        for k in 0..n {
+            let end = self.rel_end(base, w, k)?;
+            if end < prev {
+                return None;
+            }
+            prev = end;
+        }
+        (lists + prev == next).then_some((base, w, n, lists))
+    }
+
+    fn rel_end(&self, base: usize, w: usize, k: usize) -> Option<usize> {
+        let at = base + k * w;
+        let b = self.blob.get(at..at + w)?;
+        Some(if w == 2 {
+            usize::from(le_u16(b, 0))
+        } else {
+            le_u32(b, 0) as usize
+        })
+    }
+
+    /// Blob range of entry `i`.
+    fn list_range(&self, i: usize) -> Option<(usize, usize)> {
+        if self.header.codec != Codec::BlockBitpack {
+            return Some((
+                *self.offsets.get(i)? as usize,
+                *self.offsets.get(i + 1)? as usize,
+            ));
+        }
+        let b = i / BLOCK_LISTS as usize;
+        let entry = *self.offsets.get(b)?;
+        let base = (entry & !BLOCK_WIDE_BIT) as usize;
+        let w = if entry & BLOCK_WIDE_BIT != 0 { 4 } else { 2 };
+        let n = (self.header.count as usize - b * BLOCK_LISTS as usize).min(BLOCK_LISTS as usize);
+        let k = i % BLOCK_LISTS as usize;
+        let lists = base + n * w;
+        let lo = if k == 0 {
+            0
+        } else {
+            self.rel_end(base, w, k - 1)?
+        };
+        let hi = self.rel_end(base, w, k)?;
+        Some((lists + lo, lists + hi))
     }
 
     /// Cached node ids, ascending.
@@ -303,6 +477,13 @@ impl<'a> NeighborCache<'a> {
     pub fn memory_bytes(&self) -> u64 {
         (self.bitmap.len() * 8 + self.rank.len() * 4 + self.offsets.len() * 8 + self.blob.len())
             as u64
+    }
+
+    /// Whether `v`'s list is cached.
+    pub fn contains(&self, v: u64) -> bool {
+        self.bitmap
+            .get((v / 64) as usize)
+            .is_some_and(|w| w >> (v % 64) & 1 == 1)
     }
 
     /// Entry index of `v` if cached: one bitmap test plus a rank lookup.
@@ -347,7 +528,12 @@ impl ListCache for NeighborCache<'_> {
         let Some(i) = self.entry(v) else {
             return Ok(false);
         };
-        let (lo, hi) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        let (lo, hi) = self
+            .list_range(i)
+            .filter(|&(lo, hi)| lo <= hi && hi <= self.blob.len())
+            .ok_or_else(|| {
+                Error::corrupt(&self.path, 64, format!("location of node {v}'s list"))
+            })?;
         let degree = self
             .indptr
             .map_or(u64::MAX, |ip| ip[v as usize + 1] - ip[v as usize]);
@@ -377,5 +563,104 @@ impl ListCache for NeighborCache<'_> {
             ));
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `block-bitpack` cache over `lists` (entry i = node i), unbound.
+    fn block_cache(lists: &[Vec<u64>]) -> NeighborCache<'static> {
+        let encs: Vec<Vec<u8>> = lists
+            .iter()
+            .map(|l| {
+                let mut e = Vec::new();
+                Codec::BlockBitpack
+                    .encode(l, IndexWidth::U64, &mut e)
+                    .unwrap();
+                e
+            })
+            .collect();
+        let (dir, blob) = block_layout(encs.iter().map(|e| e.as_slice()));
+        let n = lists.len() as u64;
+        let mut bitmap = vec![0u64; n.div_ceil(64) as usize];
+        for v in 0..n {
+            bitmap[(v / 64) as usize] |= 1 << (v % 64);
+        }
+        let mut rank = Vec::new();
+        let mut r = 0u32;
+        for (i, w) in bitmap.iter().enumerate() {
+            if i as u64 % (RANK_BLOCK / 64) == 0 {
+                rank.push(r);
+            }
+            r += w.count_ones();
+        }
+        NeighborCache {
+            path: PathBuf::from("test.ncache"),
+            header: NcacheHeader {
+                num_nodes: n,
+                store_crc: 0,
+                codec: Codec::BlockBitpack,
+                width: IndexWidth::U64,
+                count: n,
+                blob_len: blob.len() as u64,
+            },
+            bitmap,
+            rank,
+            offsets: dir,
+            blob,
+            indptr: None,
+        }
+    }
+
+    #[test]
+    fn block_location_finds_every_list_including_wide_blocks() {
+        // 70 lists (two full blocks and a partial one); list 40 is big
+        // enough (40k ids at up to 20 bits) to make its block wide.
+        let lists: Vec<Vec<u64>> = (0..70u64)
+            .map(|v| match v {
+                40 => (0..40_000u64).map(|i| i * 999_983 % (1 << 40)).collect(),
+                v if v % 7 == 0 => Vec::new(),
+                v => (0..v).map(|i| u64::MAX - 1000 + i * 3).collect(),
+            })
+            .map(|mut l: Vec<u64>| {
+                l.sort_unstable();
+                l
+            })
+            .collect();
+        let cache = block_cache(&lists);
+        assert_ne!(cache.offsets[1] & BLOCK_WIDE_BIT, 0, "block 1 is wide");
+        assert_eq!(cache.offsets[0] & BLOCK_WIDE_BIT, 0, "block 0 is narrow");
+        cache.check_tables().unwrap();
+        let mut out = Vec::new();
+        for (v, l) in lists.iter().enumerate() {
+            out.clear();
+            assert!(cache.lookup(v as u64, &mut out).unwrap());
+            assert_eq!(&out, l, "node {v}");
+        }
+    }
+
+    #[test]
+    fn a_block_table_that_does_not_tile_the_blob_is_refused() {
+        let lists: Vec<Vec<u64>> = (0..40u64).map(|v| (0..v % 5).collect()).collect();
+        let good = block_cache(&lists);
+        good.check_tables().unwrap();
+
+        let mut c = block_cache(&lists);
+        c.offsets[1] += 1; // directory entry off by one
+        assert!(c.check_tables().is_err());
+
+        let mut c = block_cache(&lists);
+        c.blob[0] = 0xff; // first end offset past its block
+        assert!(c.check_tables().is_err());
+
+        let mut c = block_cache(&lists);
+        c.offsets[0] = 4; // the first block must start the blob
+        assert!(c.check_tables().is_err());
+
+        let mut c = block_cache(&lists);
+        c.offsets.pop(); // a block missing from the directory
+        assert!(c.check_tables().is_err());
     }
 }

@@ -105,8 +105,9 @@ pub trait ListCache: Sync {
     fn lookup(&self, v: u64, out: &mut Vec<u64>) -> Result<bool>;
 }
 
-/// Lists read from the store: cache hits decoded, all misses of a call
-/// fetched in one batched read.
+/// Lists read from the store: empty lists answered from the resident
+/// `indptr`, cache hits decoded, all misses of a call fetched in one
+/// batched read.
 pub struct StoreSource<'a> {
     store: &'a Store,
     gatherer: Mutex<Gatherer>,
@@ -121,6 +122,9 @@ pub struct SourceCounters {
     pub cache_hits: u64,
     /// Lists read from disk.
     pub cache_misses: u64,
+    /// Empty lists, known from the resident `indptr` (neither cache nor
+    /// disk is asked).
+    pub empty: u64,
 }
 
 impl<'a> StoreSource<'a> {
@@ -158,7 +162,21 @@ impl NeighborSource for StoreSource<'_> {
         let mut missing = Vec::new();
         let mut missing_at = Vec::new();
         let mut buf = Vec::new();
+        let indptr = self.store.indptr();
+        let mut empty = 0u64;
         for (i, &v) in nodes.iter().enumerate() {
+            let at = usize::try_from(v).unwrap_or(usize::MAX);
+            let (Some(lo), Some(hi)) = (indptr.get(at), indptr.get(at.saturating_add(1))) else {
+                return Err(Error::OutOfRange(format!(
+                    "node {v} is not below the node count {}",
+                    self.store.num_nodes()
+                )));
+            };
+            if lo == hi {
+                empty += 1;
+                visit(i, &[]);
+                continue;
+            }
             buf.clear();
             match self.cache {
                 Some(c) if c.lookup(v, &mut buf)? => visit(i, &buf),
@@ -169,8 +187,9 @@ impl NeighborSource for StoreSource<'_> {
             }
         }
         if let Ok(mut c) = self.counters.lock() {
-            c.cache_hits += (nodes.len() - missing.len()) as u64;
+            c.cache_hits += nodes.len() as u64 - empty - missing.len() as u64;
             c.cache_misses += missing.len() as u64;
+            c.empty += empty;
         }
         if missing.is_empty() {
             return Ok(());
