@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 SECONDS_PER_TARGET="${1:-10}"
-TARGETS=(header manifest segment_table tables runtime_record)
+TARGETS=(header manifest segment_table tables runtime_record ncache_list)
 
 export RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares -Cdebug-assertions -Coverflow-checks"
 # An explicit --target keeps the instrumentation off build scripts and

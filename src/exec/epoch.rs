@@ -239,7 +239,7 @@ pub fn run_epoch(
             store,
             &topo,
             config.neighbor_cache_bytes,
-            Codec::DeltaBitpack,
+            Codec::BlockBitpack,
             &ncache_path,
         )?;
         drop(topo);
