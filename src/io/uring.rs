@@ -136,12 +136,13 @@ impl PageReader for UringReader {
                     .build()
                     .user_data(slot as u64);
                 loop {
-                    // SAFETY: the entry's buffer is a range of `out`, which
-                    // this function borrows mutably until it returns, and it
-                    // does not return before this read's completion has been
+                    // The entry's buffer is a range of `out`, which this
+                    // function borrows mutably until it returns, and it does
+                    // not return before this read's completion has been
                     // reaped (the loop below runs until in_flight == 0);
-                    // ranges of different ops are disjoint (validate_ops).
-                    // The fd stays open: self.files outlives the call.
+                    // ranges of different ops are disjoint (validate_ops);
+                    // the fd stays open (self.files outlives the call).
+                    // SAFETY: by the above, buffer and fd outlive the read.
                     let pushed = unsafe { self.ring.submission().push(&entry) };
                     if pushed.is_ok() {
                         break;
