@@ -14,7 +14,7 @@ use tch::Device;
 
 use crate::error::{Error, Result};
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochConfig, EpochReport};
-use crate::io::durable::{fsync_dir, rename_no_replace};
+use crate::io::durable::fsync_dir;
 use crate::sample::ncache::store_identity;
 use crate::store::Store;
 use crate::train::model::Hop;
@@ -213,9 +213,10 @@ fn write_atomic(dir: &Path, name: &str, write: impl FnOnce(&Path) -> Result<()>)
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
         .map_err(|e| Error::io("fsync", &tmp, e))?;
+    // rename(2) replaces the old file atomically: a crash leaves the old
+    // or the new version, never neither.
     let target = dir.join(name);
-    let _ = std::fs::remove_file(&target);
-    rename_no_replace(&tmp, &target)?;
+    std::fs::rename(&tmp, &target).map_err(|e| Error::io("rename", &target, e))?;
     fsync_dir(dir)
 }
 
