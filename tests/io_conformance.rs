@@ -1,17 +1,20 @@
 //! One conformance suite for both page readers (io_uring and pread, direct
-//! and buffered): batched gathers and neighbor-list reads must equal the
-//! sequential reference reader, and injected faults must surface as errors
-//! that name the file and offset (EIO) or be absorbed (short reads).
+//! and buffered, one round or several per batch): raw batched reads must
+//! equal plain reads of the file; batched gathers and neighbor-list reads
+//! must equal the sequential reference reader; injected faults must surface
+//! as errors that name the file and offset (EIO) or be absorbed (short
+//! reads, a filesystem refusing O_DIRECT); a flipped bit must be caught.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ginex::format::pages::Dtype;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::io::aligned::AlignedBuf;
 use ginex::io::fault::FaultPlan;
-use ginex::io::page_reader::Backend;
+use ginex::io::page_reader::{make_reader, Backend, ReadOp};
 use ginex::store::gather::{GatherOptions, Gatherer};
-use ginex::Store;
+use ginex::{Error, Store};
 
 /// Stores live under the target dir (ext4 here), so O_DIRECT is exercised;
 /// on filesystems that refuse it the readers fall back to buffered reads.
@@ -34,22 +37,42 @@ fn store(dir: &Path, name: &str, dim: u32, dtype: Dtype) -> PathBuf {
     out
 }
 
-fn configs() -> Vec<(Backend, bool, usize)> {
+/// A reader configuration under test.
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    backend: Backend,
+    direct: bool,
+    /// Queue depth (io_uring) or threads (pread).
+    qd: usize,
+    /// Cap of the gather buffer; small values force several rounds.
+    chunk: usize,
+}
+
+fn configs() -> Vec<Config> {
+    let c = |backend, direct, qd, chunk| Config {
+        backend,
+        direct,
+        qd,
+        chunk,
+    };
     vec![
-        (Backend::Uring, true, 64),
-        (Backend::Uring, false, 3),
-        (Backend::Pread, true, 4),
-        (Backend::Pread, false, 1),
+        c(Backend::Uring, true, 64, 16 << 20),
+        c(Backend::Uring, false, 3, 16 << 20),
+        c(Backend::Uring, true, 8, 5 * 4096),
+        c(Backend::Pread, true, 4, 16 << 20),
+        c(Backend::Pread, false, 1, 16 << 20),
+        c(Backend::Pread, true, 3, 3 * 4096),
     ]
 }
 
-fn options(backend: Backend, direct: bool, qd: usize, faults: FaultPlan) -> GatherOptions {
-    GatherOptions {
-        backend,
-        queue_depth: qd,
-        direct,
-        faults: Arc::new(faults),
-    }
+fn gatherer(s: &Store, c: Config, faults: Arc<FaultPlan>) -> Gatherer {
+    let opts = GatherOptions {
+        backend: c.backend,
+        queue_depth: c.qd,
+        direct: c.direct,
+        faults,
+    };
+    Gatherer::new(s, &opts).unwrap().with_chunk_bytes(c.chunk)
 }
 
 /// Deterministic pseudo-random ids, with duplicates and neighbours.
@@ -75,24 +98,78 @@ fn reference(store: &Store, ids: &[u64]) -> Vec<u8> {
     out
 }
 
+/// Raw reads through each `PageReader`: random page-aligned ranges (one
+/// and several pages, the last partial page of the file with `allow_eof`),
+/// in random destination order, equal the file's bytes.
+#[test]
+fn readers_equal_plain_reads() {
+    let dir = workdir();
+    let path = dir.path().join("raw");
+    let len = 97 * 4096 + 1234;
+    let bytes: Vec<u8> = (0..len).map(|i| (i ^ (i >> 9) ^ (i >> 17)) as u8).collect();
+    std::fs::write(&path, &bytes).unwrap();
+    for c in configs() {
+        let mut r = make_reader(c.backend, c.qd, c.direct, Arc::default()).unwrap();
+        let f = r.add_file(&path).unwrap();
+        let mut ops = Vec::new();
+        let mut dst = 0;
+        for k in 0..60u64 {
+            let page = (k * 37) % 98;
+            let pages = 1 + (k % 3) as usize;
+            ops.push(ReadOp {
+                file: f,
+                offset: page * 4096,
+                len: pages * 4096,
+                dst,
+                allow_eof: true,
+            });
+            dst += pages * 4096;
+        }
+        ops.reverse();
+        let mut out = AlignedBuf::zeroed(dst).unwrap();
+        out.as_mut_slice().fill(0xEE);
+        r.read_batch(&ops, &mut out).unwrap();
+        for op in &ops {
+            let start = op.offset as usize;
+            let end = (start + op.len).min(len);
+            let got = &out.as_slice()[op.dst..op.dst + op.len];
+            assert_eq!(&got[..end - start], &bytes[start..end], "{c:?} {op:?}");
+            assert!(got[end - start..].iter().all(|&b| b == 0), "{c:?} {op:?}");
+        }
+        // Past the end without allow_eof: an error naming file and offset.
+        let bad = [ReadOp {
+            file: f,
+            offset: 97 * 4096,
+            len: 4096,
+            dst: 0,
+            allow_eof: false,
+        }];
+        let err = r.read_batch(&bad, &mut out).unwrap_err().to_string();
+        assert!(
+            err.contains("raw") && err.contains(&format!("offset {len}")),
+            "{c:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn gather_equals_the_reference_reader() {
     let dir = workdir();
-    for (dim, dtype) in [(40u32, Dtype::F32), (1500, Dtype::F32), (33, Dtype::F16)] {
+    for (dim, dtype) in [
+        (40u32, Dtype::F32),
+        (1500, Dtype::F32), // 6000-byte rows: two pages each
+        (33, Dtype::F16),
+        (1024, Dtype::Bf16), // exactly two rows per page
+    ] {
         let path = store(dir.path(), &format!("s{dim}"), dim, dtype);
         let s = Store::open(&path).unwrap();
-        for (backend, direct, qd) in configs() {
-            let mut g =
-                Gatherer::new(&s, &options(backend, direct, qd, FaultPlan::default())).unwrap();
+        for c in configs() {
+            let mut g = gatherer(&s, c, Arc::default());
             for salt in 0..4 {
                 let ids = batch(s.num_nodes(), 50 + salt as usize * 100, salt);
                 let mut out = vec![0u8; ids.len() * s.layout().row_bytes()];
                 g.gather(&s, &ids, &mut out).unwrap();
-                assert_eq!(
-                    out,
-                    reference(&s, &ids),
-                    "{backend:?} direct={direct} dim={dim} salt={salt}"
-                );
+                assert_eq!(out, reference(&s, &ids), "{c:?} dim={dim} salt={salt}");
             }
             // An empty batch reads nothing and succeeds.
             let before = g.stats();
@@ -100,18 +177,50 @@ fn gather_equals_the_reference_reader() {
             assert_eq!(g.read_lists(&s, &[]).unwrap(), Vec::<Vec<u64>>::new());
             assert_eq!(g.stats().bytes_read, before.bytes_read);
             let st = g.stats();
-            assert!(
-                st.unique_pages < st.rows,
-                "pages were not deduplicated: {st:?}"
+            if s.layout().rows_per_page() > 1 {
+                assert!(
+                    st.unique_pages < st.rows,
+                    "pages were not deduplicated: {st:?}"
+                );
+            }
+            let ids = [0, 7, s.num_nodes() - 1, 7];
+            let mut f = vec![0f32; ids.len() * dim as usize];
+            g.gather_f32(&s, &ids, &mut f).unwrap();
+            let mut want = vec![0f32; ids.len() * dim as usize];
+            s.read_feature_rows_f32(&ids, &mut want).unwrap();
+            assert_eq!(
+                f.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
             );
-            let mut f = vec![0f32; 3 * dim as usize];
-            g.gather_f32(&s, &[0, 7, s.num_nodes() - 1], &mut f)
-                .unwrap();
-            let mut want = vec![0f32; 3 * dim as usize];
-            s.read_feature_rows_f32(&[0, 7, s.num_nodes() - 1], &mut want)
-                .unwrap();
-            assert_eq!(f, want);
+            // A wrong output size is an error, not a panic.
+            assert!(g.gather_f32(&s, &ids, &mut want[1..]).is_err());
         }
+    }
+}
+
+/// Rows sharing a page cost one page read; the counters say so exactly.
+#[test]
+fn gather_reads_each_page_once_and_counts() {
+    let dir = workdir();
+    let path = store(dir.path(), "s", 40, Dtype::F32); // 160-byte rows
+    let s = Store::open(&path).unwrap();
+    let rpp = s.layout().rows_per_page() as u64;
+    assert_eq!(rpp, 25);
+    // Every row of pages 0 and 3, each twice, plus the last row.
+    let mut ids: Vec<u64> = (0..rpp).chain(3 * rpp..4 * rpp).collect();
+    ids.extend(ids.clone());
+    ids.push(s.num_nodes() - 1);
+    for c in configs() {
+        let mut g = gatherer(&s, c, Arc::default());
+        let mut out = vec![0u8; ids.len() * s.layout().row_bytes()];
+        g.gather(&s, &ids, &mut out).unwrap();
+        assert_eq!(out, reference(&s, &ids), "{c:?}");
+        let st = g.stats();
+        assert_eq!(
+            (st.rows, st.unique_pages, st.bytes_read),
+            (ids.len() as u64, 3, 3 * 4096),
+            "{c:?}"
+        );
     }
 }
 
@@ -121,19 +230,20 @@ fn neighbor_lists_equal_the_reference_reader() {
     let path = store(dir.path(), "s", 8, Dtype::F32);
     let s = Store::open(&path).unwrap();
     let n = s.num_nodes();
-    for (backend, direct, qd) in configs() {
-        let mut g = Gatherer::new(&s, &options(backend, direct, qd, FaultPlan::default())).unwrap();
+    assert!(s.segments().len() > 2, "the test wants several segments");
+    for c in configs() {
+        let mut g = gatherer(&s, c, Arc::default());
         let mut nodes = batch(n, 300, 5);
-        nodes.extend([0, n - 1, n - 2]);
+        nodes.extend([0, n - 1, n - 2, 0]);
         let lists = g.read_lists(&s, &nodes).unwrap();
         for (&v, list) in nodes.iter().zip(&lists) {
-            assert_eq!(
-                list,
-                &s.in_neighbors(v).unwrap(),
-                "{backend:?} direct={direct} node {v}"
-            );
+            assert_eq!(list, &s.in_neighbors(v).unwrap(), "{c:?} node {v}");
         }
-        assert!(g.stats().segments < nodes.len() as u64);
+        let st = g.stats();
+        assert!(st.segments < nodes.len() as u64, "{st:?}");
+        // Neighbouring segments share boundary pages: read together.
+        assert!(st.list_reads < st.segments, "{st:?}");
+        assert!(st.bytes_read < 2 * std::fs::metadata(path.join("indices")).unwrap().len());
     }
 }
 
@@ -145,21 +255,36 @@ fn injected_eio_names_file_and_offset() {
     let layout = s.layout();
     let victim = 1000u64;
     let offset = 4096 * (layout.locate(victim).page + 1);
-    for (backend, direct, qd) in configs() {
-        let mut g =
-            Gatherer::new(&s, &options(backend, direct, qd, FaultPlan::eio_at(offset))).unwrap();
-        let ids = vec![3, victim, 2000, 5];
+    // Many reads around the victim, so others are in flight when it fails.
+    let mut ids: Vec<u64> = (0..s.num_nodes()).step_by(25).collect();
+    ids.insert(40, victim);
+    for c in configs() {
+        let mut g = gatherer(&s, c, Arc::new(FaultPlan::eio_at(offset)));
         let mut out = vec![0u8; ids.len() * layout.row_bytes()];
-        let err = g.gather(&s, &ids, &mut out).unwrap_err().to_string();
+        let err = g.gather(&s, &ids, &mut out).unwrap_err();
+        match &err {
+            Error::ReadFailed { source, .. } => {
+                assert_eq!(source.raw_os_error(), Some(libc::EIO), "{c:?}: {err}")
+            }
+            other => panic!("{c:?}: expected ReadFailed, got {other}"),
+        }
+        let msg = err.to_string();
         assert!(
-            err.contains("features.pages") && err.contains(&format!("offset {offset}")),
-            "{backend:?}: {err}"
+            msg.contains("features.pages") && msg.contains(&format!("offset {offset}")),
+            "{c:?}: {msg}"
         );
         // The reader is still usable after the failed batch.
-        let ok = vec![3, 2000];
+        let ok = vec![3, 2000, 5];
         let mut out = vec![0u8; ok.len() * layout.row_bytes()];
         g.gather(&s, &ok, &mut out).unwrap();
         assert_eq!(out, reference(&s, &ok));
+        // Neighbor-list reads report it too, naming the indices file.
+        let mut g = gatherer(&s, c, Arc::new(FaultPlan::eio_at(4096)));
+        let err = g.read_lists(&s, &[0, 1]).unwrap_err().to_string();
+        assert!(
+            err.contains("indices") && err.contains("offset 4096"),
+            "{c:?}: {err}"
+        );
     }
 }
 
@@ -168,18 +293,36 @@ fn injected_short_reads_are_resubmitted() {
     let dir = workdir();
     let path = store(dir.path(), "s", 1500, Dtype::F32); // 2-page rows: 8 KiB reads
     let s = Store::open(&path).unwrap();
-    for (backend, direct, qd) in configs() {
-        let mut g = Gatherer::new(
-            &s,
-            &options(backend, direct, qd, FaultPlan::short_reads(2, 2048)),
-        )
-        .unwrap();
+    for c in configs() {
+        let plan = Arc::new(FaultPlan::short_reads(2, 2048));
+        let mut g = gatherer(&s, c, plan.clone());
         let ids = batch(s.num_nodes(), 200, 3);
         let mut out = vec![0u8; ids.len() * s.layout().row_bytes()];
         g.gather(&s, &ids, &mut out).unwrap();
-        assert_eq!(out, reference(&s, &ids), "{backend:?} direct={direct}");
+        assert_eq!(out, reference(&s, &ids), "{c:?}");
         let lists = g.read_lists(&s, &[0, 1, s.num_nodes() - 1]).unwrap();
         assert_eq!(lists[2], s.in_neighbors(s.num_nodes() - 1).unwrap());
+        assert!(
+            plan.short_reads_injected() > 10,
+            "{c:?}: the fault never fired"
+        );
+    }
+}
+
+/// A filesystem that refuses O_DIRECT (EINVAL on open) means buffered
+/// reads, not a failure.
+#[test]
+fn refused_o_direct_falls_back_to_buffered() {
+    let dir = workdir();
+    let path = store(dir.path(), "s", 40, Dtype::F32);
+    let s = Store::open(&path).unwrap();
+    for c in configs() {
+        let mut g = gatherer(&s, c, Arc::new(FaultPlan::refusing_direct()));
+        assert!(!g.direct_io(), "{c:?}");
+        let ids = batch(s.num_nodes(), 100, 1);
+        let mut out = vec![0u8; ids.len() * s.layout().row_bytes()];
+        g.gather(&s, &ids, &mut out).unwrap();
+        assert_eq!(out, reference(&s, &ids), "{c:?}");
     }
 }
 
@@ -196,20 +339,40 @@ fn corrupted_page_and_segment_are_detected() {
     bytes[4096 + 8] ^= 4; // first segment
     std::fs::write(&indices, bytes).unwrap();
     let s = Store::open(&path).unwrap();
-    let row_in_page_2 = 2 * s.layout().rows_per_page() as u64;
-    for (backend, direct, qd) in configs() {
-        let mut g = Gatherer::new(&s, &options(backend, direct, qd, FaultPlan::default())).unwrap();
-        let mut out = vec![0u8; s.layout().row_bytes()];
-        let err = g
-            .gather(&s, &[row_in_page_2], &mut out)
-            .unwrap_err()
-            .to_string();
+    let row_in_page_2 = 2 * s.layout().rows_per_page() as u64 + 3;
+    for c in configs() {
+        let mut g = gatherer(&s, c, Arc::default());
+        // Healthy pages before and after, in another round when chunked.
+        let ids = [0, 200, 2999, row_in_page_2, 1];
+        let mut out = vec![0u8; ids.len() * s.layout().row_bytes()];
+        let err = g.gather(&s, &ids, &mut out).unwrap_err();
         assert!(
-            err.contains("feature page 2") && err.contains(&format!("node {row_in_page_2}")),
-            "{err}"
+            matches!(err, Error::ChecksumMismatch { .. }),
+            "{c:?}: {err}"
+        );
+        let err = err.to_string();
+        assert!(
+            err.contains("features.pages")
+                && err.contains("feature page 2")
+                && err.contains(&format!("node {row_in_page_2}"))
+                && err.contains(&format!("offset {}", 3 * 4096)),
+            "{c:?}: {err}"
         );
         let err = g.read_lists(&s, &[0]).unwrap_err().to_string();
         assert!(err.contains("segment 0"), "{err}");
-        assert!(g.gather(&s, &[s.num_nodes()], &mut out).is_err());
+        // Healthy data still reads.
+        let ok = [0, 2999];
+        let mut out = vec![0u8; ok.len() * s.layout().row_bytes()];
+        g.gather(&s, &ok, &mut out).unwrap();
+        assert_eq!(out, reference(&s, &ok));
+        let last = s.num_nodes() - 1;
+        assert_eq!(
+            g.read_lists(&s, &[last]).unwrap()[0],
+            s.in_neighbors(last).unwrap()
+        );
+        // An id past the end is an error.
+        let mut one = vec![0u8; s.layout().row_bytes()];
+        assert!(g.gather(&s, &[s.num_nodes()], &mut one).is_err());
+        assert!(g.read_lists(&s, &[s.num_nodes()]).is_err());
     }
 }

@@ -1,5 +1,17 @@
 //! The storage seam: a fault plan both page readers consult, so tests can
-//! inject read errors and short reads into the real I/O paths.
+//! inject read errors, short reads and filesystems that refuse `O_DIRECT`
+//! into the real I/O paths.
+//!
+//! Where each fault enters:
+//! * `eio_at_offset` — the io_uring reader replaces the *completion* result
+//!   of the read covering that offset with `-EIO` (so the `-errno` path and
+//!   the drain of the other in-flight reads run); the pread reader fails the
+//!   `pread` call covering it.
+//! * `short_every` / `short_by` — a completed read reports fewer bytes than
+//!   the kernel returned, and the reader must resubmit the rest.
+//! * `refuse_direct` — opening with `O_DIRECT` fails with `EINVAL`, as on
+//!   filesystems without direct I/O, and the reader must fall back to
+//!   buffered reads.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -11,10 +23,13 @@ pub struct FaultPlan {
     /// Make every n-th read return `short_by` bytes less than asked
     /// (the reader must resubmit the rest).
     pub short_every: Option<u64>,
-    /// Bytes to cut from an injected short read (a multiple of 512, so
-    /// direct-I/O resubmissions stay aligned).
+    /// Bytes to cut from an injected short read; rounded up to the file's
+    /// direct-I/O alignment so resubmissions stay aligned.
     pub short_by: u64,
+    /// Opening a file with `O_DIRECT` fails with `EINVAL`.
+    pub refuse_direct: bool,
     reads: AtomicU64,
+    short_reads: AtomicU64,
 }
 
 impl FaultPlan {
@@ -35,23 +50,81 @@ impl FaultPlan {
         }
     }
 
+    /// A plan under which `O_DIRECT` opens fail with `EINVAL`.
+    pub fn refusing_direct() -> Self {
+        FaultPlan {
+            refuse_direct: true,
+            ..FaultPlan::default()
+        }
+    }
+
     /// Whether a read of `len` bytes at `offset` must fail with EIO.
     pub fn fails(&self, offset: u64, len: u64) -> bool {
         self.eio_at_offset
-            .is_some_and(|at| (offset..offset + len).contains(&at))
+            .is_some_and(|at| (offset..offset.saturating_add(len)).contains(&at))
     }
 
     /// How many of the `got` bytes a read returned should count (the rest
-    /// is "not read", as in a short read). Only whole-sector results are
-    /// shortened, so the resubmission stays aligned for direct I/O (a
-    /// result that is not a multiple of 512 bytes is an end of file).
-    pub fn shorten(&self, got: u64) -> u64 {
+    /// is "not read", as in a short read). The cut is a multiple of `align`
+    /// (the file's direct-I/O alignment, 1 for buffered files) and only
+    /// results that are themselves multiples of `align` are shortened, so a
+    /// resubmission stays aligned and an unaligned result still means end
+    /// of file.
+    pub fn shorten(&self, got: u64, align: u64) -> u64 {
         let n = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
+        let align = align.max(1);
+        let cut = self.short_by.div_ceil(align) * align;
         match self.short_every {
-            Some(every) if n % every == 0 && got > self.short_by && got % 512 == 0 => {
-                got - self.short_by
+            Some(every) if n % every == 0 && cut > 0 && got > cut && got % align == 0 => {
+                self.short_reads.fetch_add(1, Ordering::Relaxed);
+                got - cut
             }
             _ => got,
         }
+    }
+
+    /// [`shorten`](Self::shorten) applied to the bytes a read just
+    /// returned: the bytes it declares unread are overwritten with a
+    /// poison pattern, so a reader that fails to resubmit them delivers
+    /// wrong data (and the tests notice).
+    pub fn shorten_returned(&self, returned: &mut [u8], align: u64) -> usize {
+        let counted = self.shorten(returned.len() as u64, align) as usize;
+        if let Some(tail) = returned.get_mut(counted..) {
+            tail.fill(0xA5);
+        }
+        counted
+    }
+
+    /// Reads completed through this plan so far.
+    pub fn reads_seen(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    /// Short reads injected so far (tests check the fault really fired).
+    pub fn short_reads_injected(&self) -> u64 {
+        self.short_reads.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shorten_keeps_alignment_and_counts() {
+        let p = FaultPlan::short_reads(2, 100);
+        assert_eq!(p.shorten(8192, 4096), 8192); // 1st read untouched
+        assert_eq!(p.shorten(8192, 4096), 4096); // cut rounded up to 4096
+        assert_eq!(p.shorten(4096, 4096), 4096); // 3rd untouched
+        assert_eq!(p.shorten(4096, 4096), 4096); // nothing would remain
+        assert_eq!(p.shorten(1000, 1), 1000);
+        assert_eq!(p.shorten(1000, 1), 900);
+        assert_eq!(p.shorten(5000, 512), 5000);
+        assert_eq!(p.shorten(5000, 512), 5000); // unaligned = end of file
+        assert_eq!(p.short_reads_injected(), 2);
+        assert_eq!(p.reads_seen(), 8);
+        assert!(FaultPlan::eio_at(10).fails(8, 4));
+        assert!(!FaultPlan::eio_at(12).fails(8, 4));
+        assert!(!FaultPlan::default().fails(0, u64::MAX));
     }
 }

@@ -1,15 +1,19 @@
-//! `pread` page reader: a batch split across a few scoped threads. The
-//! fallback where io_uring is unavailable, and the reference in tests.
+//! `pread` page reader: a batch spread over a small persistent thread pool
+//! (each thread issues synchronous `pread`s). The fallback where io_uring is
+//! unavailable, and the reference in tests.
 
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
 use crate::io::page_reader::{
-    open_for_reads, validate_ops, OpenFile, PageReader, ReadOp, DIRECT_ALIGN,
+    open_for_reads_with, validate_ops, Check, OpenFile, PageReader, ReadOp,
 };
 
 /// Reads batches with `pread` on up to `threads` threads.
@@ -18,6 +22,9 @@ pub struct PreadReader {
     threads: usize,
     direct: bool,
     faults: Arc<FaultPlan>,
+    /// Built on the first batch that has more than one read (none at all
+    /// with one thread: the caller's thread reads).
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl PreadReader {
@@ -29,7 +36,13 @@ impl PreadReader {
             threads: threads.max(1),
             direct,
             faults,
+            pool: None,
         }
+    }
+
+    /// Threads used.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 }
 
@@ -59,21 +72,25 @@ pub(crate) fn pread_one(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(fail(e)),
         };
-        let counted = faults.shorten(n as u64) as usize;
-        // A direct read ending off-alignment only happens at the end of the
-        // file (unless the fault plan shortened it, then it is just short).
-        let at_eof = counted == n && (n == 0 || (f.direct && n as u64 % DIRECT_ALIGN != 0));
-        let n = counted;
-        done += n;
+        let counted = faults.shorten_returned(&mut buf[done..done + n], f.align);
+        // Zero bytes, or a direct read ending off-alignment, is the end of
+        // the file (an injected short read is always aligned).
+        let at_eof = counted == n && (n == 0 || (f.direct && n as u64 % f.align != 0));
+        done += counted;
         if at_eof && done < op.len {
             if op.allow_eof {
                 buf[done..].fill(0);
                 return Ok(());
             }
-            return Err(fail(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "file ends before the range read",
-            )));
+            return Err(Error::ReadFailed {
+                path: f.path.clone(),
+                offset: op.offset + done as u64,
+                len: (op.len - done) as u64,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "file ends before the range read",
+                ),
+            });
         }
     }
     Ok(())
@@ -85,7 +102,8 @@ impl PageReader for PreadReader {
     }
 
     fn add_file(&mut self, path: &Path) -> Result<usize> {
-        self.files.push(open_for_reads(path, self.direct)?);
+        self.files
+            .push(open_for_reads_with(path, self.direct, &self.faults)?);
         Ok(self.files.len() - 1)
     }
 
@@ -93,7 +111,12 @@ impl PageReader for PreadReader {
         &self.files
     }
 
-    fn read_batch(&mut self, ops: &[ReadOp], out: &mut AlignedBuf) -> Result<()> {
+    fn read_batch_checked(
+        &mut self,
+        ops: &[ReadOp],
+        out: &mut AlignedBuf,
+        check: &Check<'_>,
+    ) -> Result<()> {
         validate_ops(ops, &self.files, out.len())?;
         // Disjoint output slices, one per op, in destination order.
         let mut order: Vec<usize> = (0..ops.len()).collect();
@@ -109,34 +132,38 @@ impl PageReader for PreadReader {
             rest = tail;
             base = op.dst + op.len;
         }
-        let threads = self.threads.min(slices.len()).max(1);
-        let mut groups: Vec<Vec<(usize, &mut [u8])>> = (0..threads).map(|_| Vec::new()).collect();
-        for (k, s) in slices.into_iter().enumerate() {
-            groups[k % threads].push(s);
-        }
         let files = &self.files;
         let faults = &*self.faults;
-        let mut errors: Vec<(usize, Error)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = groups
-                .into_iter()
-                .map(|group| {
-                    scope.spawn(move || {
-                        let mut errs = Vec::new();
-                        for (i, buf) in group {
-                            let op = &ops[i];
-                            if let Err(e) = pread_one(&files[op.file], op, buf, faults) {
-                                errs.push((i, e));
-                            }
-                        }
-                        errs
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
+        // After the first failure the remaining reads are skipped (the batch
+        // fails anyway); reads already running finish before this returns.
+        let failed = AtomicBool::new(false);
+        let read = |(i, buf): (usize, &mut [u8])| -> Option<(usize, Error)> {
+            if failed.load(Ordering::Relaxed) {
+                return None;
+            }
+            let op = &ops[i];
+            let r = pread_one(&files[op.file], op, buf, faults)
+                .and_then(|()| check(i, buf))
+                .err();
+            if r.is_some() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            r.map(|e| (i, e))
+        };
+        let mut errors: Vec<(usize, Error)> = if self.threads == 1 || slices.len() <= 1 {
+            slices.into_iter().filter_map(read).collect()
+        } else {
+            if self.pool.is_none() {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(self.threads)
+                    .thread_name(|i| format!("ginex-pread-{i}"))
+                    .build()
+                    .map_err(|e| Error::io("spawn", "<pread threads>", std::io::Error::other(e)))?;
+                self.pool = Some(pool);
+            }
+            let pool = self.pool.as_ref().expect("built above");
+            pool.install(|| slices.into_par_iter().filter_map(read).collect())
+        };
         errors.sort_by_key(|(i, _)| *i);
         match errors.into_iter().next() {
             Some((_, e)) => Err(e),

@@ -31,7 +31,12 @@ pub struct GatherStats {
     pub lists: u64,
     /// CSC segments read for them.
     pub segments: u64,
+    /// Reads issued for them (segments sharing a page are read together).
+    pub list_reads: u64,
 }
+
+/// Largest read that merging neighbouring segments may produce.
+const MAX_MERGED_READ: u64 = 1 << 20;
 
 /// How to read.
 #[derive(Debug, Clone)]
@@ -66,7 +71,17 @@ pub struct Gatherer {
     stats: GatherStats,
     pages: Vec<(u64, u64)>,
     ops: Vec<ReadOp>,
+    /// Raw rows of `gather_f32`, kept so the hot path does not allocate.
+    raw: Vec<u8>,
+    /// (page run, position in ids) of the current gather.
+    order: Vec<(usize, usize)>,
+    chunk_bytes: usize,
 }
+
+/// Default cap of a gatherer's read buffer: 32 MiB (8192 page reads per
+/// round), so a 100k-row batch does not pin hundreds of MiB while the queue
+/// stays full for all but the last few reads of each round.
+pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 
 impl Gatherer {
     /// A gatherer over `store`'s feature and indices files.
@@ -88,6 +103,9 @@ impl Gatherer {
             stats: GatherStats::default(),
             pages: Vec::new(),
             ops: Vec::new(),
+            raw: Vec::new(),
+            order: Vec::new(),
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
         })
     }
 
@@ -96,13 +114,36 @@ impl Gatherer {
         self.reader.name()
     }
 
+    /// Whether the feature file is read with `O_DIRECT` (false where the
+    /// filesystem refused it, or when not asked for).
+    pub fn direct_io(&self) -> bool {
+        self.reader
+            .files()
+            .get(self.features)
+            .is_some_and(|f| f.direct)
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> GatherStats {
         self.stats
     }
 
+    /// Caps the aligned read buffer at about `bytes` (at least one row's
+    /// pages): a batch whose unique pages need more is read in several
+    /// rounds, each a full batch at the reader's queue depth. The default
+    /// is [`DEFAULT_CHUNK_BYTES`].
+    pub fn with_chunk_bytes(mut self, bytes: usize) -> Self {
+        self.chunk_bytes = bytes;
+        self
+    }
+
     /// Fills `out` (`ids.len() * row_bytes`) with the rows of `ids`, in
     /// order, as little-endian bytes of the store dtype.
+    ///
+    /// Each distinct page (or run of pages, for rows larger than a page) is
+    /// read once however many of its rows are asked for, checked against
+    /// its CRC, and the rows copied out. Duplicate ids are fine. On error
+    /// `out` holds an unspecified mix of rows.
     pub fn gather(&mut self, store: &Store, ids: &[u64], out: &mut [u8]) -> Result<()> {
         let layout = store.layout();
         let rb = layout.row_bytes();
@@ -128,65 +169,81 @@ impl Gatherer {
         }
         self.pages.sort_unstable();
         self.pages.dedup();
+        // (run index, position in ids), sorted by run: the rows each run
+        // serves, in the order the runs are read.
+        self.order.clear();
+        for (i, &id) in ids.iter().enumerate() {
+            let loc = layout.locate(id);
+            let k = self
+                .pages
+                .binary_search(&(loc.page, loc.pages))
+                .unwrap_or_default();
+            self.order.push((k, i));
+        }
+        self.order.sort_unstable();
         let per_run = layout.pages_per_row() as usize * PAGE_SIZE;
-        self.buf.ensure_len(self.pages.len() * per_run)?;
-        self.ops.clear();
-        self.ops.extend(
-            self.pages
-                .iter()
-                .enumerate()
-                .map(|(k, &(page, pages))| ReadOp {
+        let runs_per_round = (self.chunk_bytes / per_run).max(1);
+        let crcs = store.page_crcs();
+        let mut served = 0usize; // entries of `order` copied out so far
+        for first in (0..self.pages.len()).step_by(runs_per_round) {
+            let runs = &self.pages[first..(first + runs_per_round).min(self.pages.len())];
+            self.buf.ensure_len(runs.len() * per_run)?;
+            self.ops.clear();
+            self.ops
+                .extend(runs.iter().enumerate().map(|(k, &(page, pages))| ReadOp {
                     file: self.features,
                     offset: (PAGE_SIZE as u64) * (page + 1),
                     len: pages as usize * PAGE_SIZE,
                     dst: k * per_run,
                     allow_eof: false,
-                }),
-        );
-        self.reader.read_batch(&self.ops, &mut self.buf)?;
-        let crcs = store.page_crcs();
-        let path = store.dir().join(store_file_name(FileKind::FeaturePages));
-        let bytes = self.buf.as_slice();
-        for (k, &(page, pages)) in self.pages.iter().enumerate() {
-            for i in 0..pages {
-                let p = page + i;
-                let at = k * per_run + i as usize * PAGE_SIZE;
-                let got = crc32fast::hash(&bytes[at..at + PAGE_SIZE]);
-                let expected = crcs.get(p as usize).copied().unwrap_or(!got);
-                if got != expected {
-                    let node = ids
-                        .iter()
-                        .copied()
-                        .find(|&id| layout.locate(id).page == page)
-                        .unwrap_or(0);
-                    return Err(Error::ChecksumMismatch {
-                        path,
-                        region: format!("feature page {p} (holding node {node})"),
-                        offset: PAGE_SIZE as u64 * (p + 1),
-                        expected,
-                        got,
-                    });
+                }));
+            // Each run's pages are checked as soon as its read completes,
+            // while the rest of the round is still in flight.
+            let order = &self.order[served..];
+            let check = |k: usize, bytes: &[u8]| -> Result<()> {
+                let (page, _) = runs[k];
+                for (i, chunk) in bytes.chunks_exact(PAGE_SIZE).enumerate() {
+                    let p = page + i as u64;
+                    let got = crc32fast::hash(chunk);
+                    let expected = crcs.get(p as usize).copied().unwrap_or(!got);
+                    if got != expected {
+                        let run = first + k;
+                        let pos = order
+                            .iter()
+                            .find(|&&(r, _)| r == run)
+                            .map_or(0, |&(_, pos)| pos);
+                        return Err(Error::ChecksumMismatch {
+                            path: store.dir().join(store_file_name(FileKind::FeaturePages)),
+                            region: format!("feature page {p} (holding node {})", ids[pos]),
+                            offset: PAGE_SIZE as u64 * (p + 1),
+                            expected,
+                            got,
+                        });
+                    }
                 }
+                Ok(())
+            };
+            self.reader
+                .read_batch_checked(&self.ops, &mut self.buf, &check)?;
+            let bytes = self.buf.as_slice();
+            let end = first + runs.len();
+            while let Some(&(k, pos)) = self.order.get(served) {
+                if k >= end {
+                    break;
+                }
+                let at = (k - first) * per_run + layout.locate(ids[pos]).offset_in_page;
+                out[pos * rb..(pos + 1) * rb].copy_from_slice(&bytes[at..at + rb]);
+                served += 1;
             }
-        }
-        for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(rb)) {
-            let loc = layout.locate(id);
-            let k = self
-                .pages
-                .binary_search(&(loc.page, loc.pages))
-                .unwrap_or(0);
-            let at = k * per_run + loc.offset_in_page;
-            dst.copy_from_slice(&bytes[at..at + rb]);
+            self.stats.bytes_read += runs.len() as u64 * per_run as u64;
         }
         self.stats.rows += ids.len() as u64;
         self.stats.unique_pages += self.pages.len() as u64;
-        self.stats.bytes_read += (self.ops.iter().map(|o| o.len).sum::<usize>()) as u64;
         Ok(())
     }
 
     /// Like [`gather`](Self::gather), converting to `f32`.
     pub fn gather_f32(&mut self, store: &Store, ids: &[u64], out: &mut [f32]) -> Result<()> {
-        let mut raw = vec![0u8; ids.len() * store.layout().row_bytes()];
         if out.len() != ids.len() * store.feature_dim() as usize {
             return Err(Error::OutOfRange(format!(
                 "output holds {} values, {} rows need {}",
@@ -195,9 +252,14 @@ impl Gatherer {
                 ids.len() * store.feature_dim() as usize
             )));
         }
-        self.gather(store, ids, &mut raw)?;
-        store.dtype().decode_to_f32(&raw, out);
-        Ok(())
+        let mut raw = std::mem::take(&mut self.raw);
+        raw.resize(ids.len() * store.layout().row_bytes(), 0);
+        let result = self.gather(store, ids, &mut raw);
+        if result.is_ok() {
+            store.dtype().decode_to_f32(&raw, out);
+        }
+        self.raw = raw;
+        result
     }
 
     /// The in-neighbor lists of `nodes` (in order), reading every CSC
@@ -218,16 +280,33 @@ impl Gatherer {
         unique.sort_unstable();
         unique.dedup();
         let width = store.index_width().bytes() as u64;
-        // Aligned byte range of each segment in the indices file.
-        let mut spans = Vec::with_capacity(unique.len());
+        let page = PAGE_SIZE as u64;
+        // Page-aligned reads covering the wanted segments; segments whose
+        // ranges share or touch a page are read together (up to
+        // MAX_MERGED_READ bytes), so a boundary page is read once.
+        // spans: (file offset, bytes, buffer offset); seg_at[k]: where
+        // segment unique[k]'s first byte lands in the buffer.
+        let mut spans: Vec<(u64, usize, usize)> = Vec::with_capacity(unique.len());
+        let mut seg_at = Vec::with_capacity(unique.len());
         let mut total = 0usize;
         for &s in &unique {
             let seg = &segments[s];
-            let start = PAGE_SIZE as u64 + seg.edge_start * width;
+            let start = page + seg.edge_start * width;
             let end = start + seg.edge_count * width;
-            let a = start / PAGE_SIZE as u64 * PAGE_SIZE as u64;
-            let b = end.div_ceil(PAGE_SIZE as u64) * PAGE_SIZE as u64;
+            let a = start / page * page;
+            let b = end.div_ceil(page) * page;
+            if let Some(last) = spans.last_mut() {
+                let last_end = last.0 + last.1 as u64;
+                if a <= last_end && b - last.0 <= MAX_MERGED_READ {
+                    let grow = b.saturating_sub(last_end) as usize;
+                    last.1 += grow;
+                    total += grow;
+                    seg_at.push(last.2 + (start - last.0) as usize);
+                    continue;
+                }
+            }
             spans.push((a, (b - a) as usize, total));
+            seg_at.push(total + (start - a) as usize);
             total += (b - a) as usize;
         }
         self.buf.ensure_len(total.max(1))?;
@@ -244,15 +323,13 @@ impl Gatherer {
         let bytes = self.buf.as_slice();
         for (k, &s) in unique.iter().enumerate() {
             let seg = &segments[s];
-            let start = PAGE_SIZE as u64 + seg.edge_start * width;
-            let (a, _, dst) = spans[k];
-            let at = dst + (start - a) as usize;
+            let at = seg_at[k];
             let got = crc32fast::hash(&bytes[at..at + (seg.edge_count * width) as usize]);
             if got != seg.crc {
                 return Err(Error::ChecksumMismatch {
                     path,
                     region: format!("segment {s}"),
-                    offset: start,
+                    offset: page + seg.edge_start * width,
                     expected: seg.crc,
                     got,
                 });
@@ -263,8 +340,7 @@ impl Gatherer {
         for (&v, &s) in nodes.iter().zip(&wanted) {
             let k = unique.binary_search(&s).unwrap_or(0);
             let seg = &segments[s];
-            let (a, _, dst) = spans[k];
-            let seg_at = dst + (PAGE_SIZE as u64 + seg.edge_start * width - a) as usize;
+            let seg_at = seg_at[k];
             let lo = seg_at + ((indptr[v as usize] - seg.edge_start) * width) as usize;
             let hi = seg_at + ((indptr[v as usize + 1] - seg.edge_start) * width) as usize;
             let mut list = Vec::with_capacity((hi - lo) / width as usize);
@@ -273,6 +349,7 @@ impl Gatherer {
         }
         self.stats.lists += nodes.len() as u64;
         self.stats.segments += unique.len() as u64;
+        self.stats.list_reads += spans.len() as u64;
         self.stats.bytes_read += total as u64;
         Ok(lists)
     }
