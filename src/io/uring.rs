@@ -294,10 +294,9 @@ impl PageReader for UringReader {
                     continue;
                 }
                 let real = (res as usize).min(p.len);
-                // SAFETY: the read of [dst, dst + len) has completed (its
-                // completion is being handled) and no other read targets
-                // that range, so nothing else accesses these `real` bytes
-                // while this slice lives.
+                // The read of [dst, dst + len) has completed (its completion
+                // is being handled) and no other read targets that range.
+                // SAFETY: so nothing else accesses these bytes while this slice lives.
                 let returned = unsafe { std::slice::from_raw_parts_mut(base.add(p.dst), real) };
                 let got = faults.shorten_returned(returned, f.align);
                 // The whole op is complete once its last piece is: pieces of
