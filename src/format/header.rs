@@ -119,7 +119,10 @@ impl FileKind {
     pub fn listed_in_manifest(self) -> bool {
         !matches!(
             self,
-            FileKind::Manifest | FileKind::RunSamples | FileKind::RunChanges
+            FileKind::Manifest
+                | FileKind::NeighborCache
+                | FileKind::RunSamples
+                | FileKind::RunChanges
         )
     }
 
@@ -253,7 +256,17 @@ impl FileHeader {
             kind,
             version,
             header_len,
-            payload_len: le_u64(b, PAYLOAD_LEN_OFFSET),
+            payload_len: {
+                let len = le_u64(b, PAYLOAD_LEN_OFFSET);
+                if len.checked_add(u64::from(header_len)).is_none() {
+                    return Err(Error::corrupt(
+                        path,
+                        PAYLOAD_LEN_OFFSET as u64,
+                        format!("payload length {len} overflows the file size"),
+                    ));
+                }
+                len
+            },
             payload_crc: le_u32(b, PAYLOAD_CRC_OFFSET),
         })
     }
@@ -312,7 +325,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn round_trip(kind in any_kind(), len in any::<u64>(), crc in any::<u32>()) {
+        fn round_trip(kind in any_kind(), len in 0u64..u64::MAX / 2, crc in any::<u32>()) {
             let h = FileHeader::new(kind, len, crc);
             let back = FileHeader::decode(&h.encode(), Path::new("x")).unwrap();
             prop_assert_eq!(h, back);
@@ -334,6 +347,16 @@ mod tests {
         let msg = err.to_string();
         assert!(matches!(err, Error::UnsupportedVersion { .. }), "{msg}");
         assert!(msg.contains("2.0") && msg.contains("1.0..=1.0"), "{msg}");
+    }
+
+    #[test]
+    fn payload_length_that_overflows_the_file_size_is_refused() {
+        let h = FileHeader::new(FileKind::Labels, u64::MAX - 10, 0);
+        let err = FileHeader::decode(&h.encode(), Path::new("labels"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("overflows"), "{err}");
+        assert!(!FileKind::NeighborCache.listed_in_manifest());
     }
 
     #[test]
