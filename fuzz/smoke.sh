@@ -1,44 +1,128 @@
 #!/usr/bin/env bash
-# Short fuzz smoke run on the stable toolchain: builds the targets with the
-# instrumentation cargo-fuzz uses (stable codegen flags only; no sanitizer,
-# which needs nightly) and runs each for a bounded time from a small seed
-# corpus. Exits non-zero if any target crashes.
-#   fuzz/smoke.sh [SECONDS_PER_TARGET]   (default 10)
+# Fuzz smoke run on the stable toolchain.
+#
+#   fuzz/smoke.sh [SECONDS_PER_TARGET] [TARGET...]
+#
+# Builds the fuzz targets (release) with the coverage instrumentation
+# cargo-fuzz uses, minus what needs nightly (-Zsanitizer=address), then runs
+# each target (default: all) for SECONDS_PER_TARGET seconds (default 10)
+# from a seed corpus made of the golden fixtures in tests/fixtures/.
+# Prints the coverage reached per target; exits non-zero if any target
+# crashes (panic, failed assertion, timeout, out-of-memory). Crashing inputs
+# are kept in fuzz/artifacts/<target>/.
+#
+# Environment:
+#   GINEX_FUZZ_CORPUS   keep the corpus in this directory (e.g. fuzz/corpus)
+#                       instead of a temporary one, so long runs build on it
+#   GINEX_FUZZ_TARGET_DIR  cargo target directory (default fuzz/target)
 set -euo pipefail
 cd "$(dirname "$0")"
-SECONDS_PER_TARGET="${1:-10}"
-TARGETS=(header manifest segment_table tables runtime_record ncache_list)
+fuzz_dir="$(pwd)"
 
-export RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares -Cdebug-assertions -Coverflow-checks"
-# An explicit --target keeps the instrumentation off build scripts and
-# proc macros (as cargo-fuzz does).
-HOST="$(rustc -vV | sed -n 's/^host: //p')"
-cargo build --release --quiet --target-dir target --target "$HOST" --bins
-BIN="target/$HOST/release"
+seconds="${1:-10}"
+shift || true
+all_targets=(header manifest segment_table tables runtime_record ncache_list)
+if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
+case "$seconds" in '' | *[!0-9]*)
+  echo "usage: fuzz/smoke.sh [SECONDS_PER_TARGET] [TARGET...]" >&2
+  exit 2
+  ;;
+esac
 
-corpus_root="$(mktemp -d)"
-trap 'rm -rf "$corpus_root"' EXIT
-# Seeds: valid files from the golden fixture store.
-fixture=../tests/fixtures/v1-small
-for t in "${TARGETS[@]}"; do
-  mkdir -p "$corpus_root/$t"
-done
-if [ -d "$fixture" ]; then
-  head -c 64 "$fixture/labels" > "$corpus_root/header/labels-header"
-  head -c 64 "$fixture/MANIFEST" > "$corpus_root/header/manifest-header"
-  tail -c +65 "$fixture/MANIFEST" > "$corpus_root/manifest/payload"
-  tail -c +65 "$fixture/splits" > "$corpus_root/tables/splits"
+# The instrumentation of `cargo fuzz build` (sancov with inline 8-bit
+# counters, PC table and comparison tracing; debug assertions and overflow
+# checks on). All of these are stable codegen options.
+export RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module \
+-Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters \
+-Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares \
+-Cdebug-assertions -Coverflow-checks"
+# An explicit --target keeps the instrumentation off build scripts and proc
+# macros (as cargo-fuzz does).
+host="$(rustc -vV | sed -n 's/^host: //p')"
+target_dir="${GINEX_FUZZ_TARGET_DIR:-$fuzz_dir/target}"
+start=$SECONDS
+cargo build --release --quiet --target-dir "$target_dir" --target "$host" \
+  $(printf -- '--bin %s ' "${targets[@]}")
+echo "fuzz smoke: built in $((SECONDS - start)) s"
+bin="$target_dir/$host/release"
+
+if [ -n "${GINEX_FUZZ_CORPUS:-}" ]; then
+  corpus_root="$GINEX_FUZZ_CORPUS"
+  mkdir -p "$corpus_root"
+  logs="$(mktemp -d)"
+  trap 'rm -rf "$logs"' EXIT
+else
+  corpus_root="$(mktemp -d)"
+  logs="$corpus_root/logs"
+  trap 'rm -rf "$corpus_root"' EXIT
 fi
-printf 'GXRC' > "$corpus_root/runtime_record/magic"
+mkdir -p "$logs"
+for t in "${all_targets[@]}"; do mkdir -p "$corpus_root/$t"; done
 
-for t in "${TARGETS[@]}"; do
-  echo "fuzz smoke: $t (${SECONDS_PER_TARGET}s)"
-  mkdir -p artifacts/"$t"
-  "$BIN/$t" "$corpus_root/$t" -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=0 \
-      -artifact_prefix="artifacts/$t/" 2>&1 | grep -E '^(#[0-9]+ +DONE|==|SUMMARY|Done)' || true
-  if ls artifacts/"$t"/crash-* >/dev/null 2>&1; then
-    echo "fuzz smoke: $t crashed; inputs in fuzz/artifacts/$t/" >&2
-    exit 1
+# ---- seeds: valid inputs in each target's input format, from the fixtures
+byte() { printf "\\$(printf '%03o' "$1")"; } # one raw byte, 0..=255
+payload() { tail -c +$(($2 + 1)) "$1"; }     # file bytes after a header of $2
+for fixture in ../tests/fixtures/v1-*; do
+  [ -f "$fixture/MANIFEST" ] || continue
+  name="$(basename "$fixture")"
+  for f in "$fixture"/*; do
+    head -c 64 "$f" >"$corpus_root/header/$name-$(basename "$f")"
+  done
+  payload "$fixture/MANIFEST" 64 >"$corpus_root/manifest/$name"
+  # manifest.md: payload offsets 0 (N) and 24 (num_classes).
+  read -r nodes < <(payload "$fixture/MANIFEST" 64 | od -An -tu8 -N8)
+  read -r classes < <(payload "$fixture/MANIFEST" 64 | od -An -tu4 -j24 -N4)
+  # segment_table: [n] [target 16] [n degrees] [indices.seg payload]
+  mapfile -t indptr < <(payload "$fixture/indptr" 64 | od -An -v -tu8 -w8)
+  small=1
+  [ "$nodes" -le 255 ] || small=0
+  for ((v = 0; small && v < nodes; v++)); do
+    [ $((${indptr[v + 1]} - ${indptr[v]})) -le 255 ] || small=0
+  done
+  if [ "$small" = 1 ]; then
+    {
+      byte "$nodes"
+      byte 16
+      for ((v = 0; v < nodes; v++)); do byte $((${indptr[v + 1]} - ${indptr[v]})); done
+      payload "$fixture/indices.seg" 64
+    } >"$corpus_root/segment_table/$name"
+  fi
+  # tables: [num_nodes] [num_classes] [payload]
+  for table in labels splits orig_ids; do
+    if [ -f "$fixture/$table" ] && [ "$nodes" -le 255 ] && [ "$classes" -le 255 ]; then
+      { byte "$nodes"; byte "$classes"; payload "$fixture/$table" 64; } \
+        >"$corpus_root/tables/$name-$table"
+    fi
+  done
+done
+printf 'GXRC' >"$corpus_root/runtime_record/magic"
+
+# ---- run
+failed=()
+for t in "${targets[@]}"; do
+  mkdir -p "artifacts/$t"
+  log="$logs/$t.log"
+  status=0
+  "$bin/$t" "$corpus_root/$t" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
+    >"$log" 2>&1 || status=$?
+  first="$(grep -m1 -oE 'INITED cov: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')"
+  last="$(grep -oE '(cov: [0-9]+)' "$log" | tail -n1 | grep -oE '[0-9]+$' || echo '?')"
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
+  corp="$(grep -oE 'corp: [0-9]+/[0-9]+[kKMGb]*' "$log" | tail -n1 | cut -d' ' -f2)"
+  if [ "$status" -ne 0 ]; then
+    echo "fuzz smoke: $t FAILED (exit $status); inputs in fuzz/artifacts/$t/" >&2
+    grep -E -A25 '^==[0-9]+== ERROR|panicked at|^SUMMARY' "$log" | head -n 60 >&2 || tail -n 40 "$log" >&2
+    failed+=("$t")
+  else
+    echo "fuzz smoke: $t ok: ${runs:-?} runs in ${seconds} s, cov $first -> $last, corpus ${corp:-?}"
   fi
 done
-echo "fuzz smoke: all targets ran without crashes"
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz smoke: crashed: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz smoke: all ${#targets[@]} targets ran without crashes"

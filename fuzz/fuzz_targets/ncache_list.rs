@@ -8,11 +8,20 @@ use ginex::format::ncache::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&bound, bytes)) = data.split_first() else { return };
+    let Some((&bound, bytes)) = data.split_first() else {
+        return;
+    };
     for codec in Codec::ALL {
         for width in [IndexWidth::U32, IndexWidth::U64] {
             let mut out = Vec::new();
-            let _ = codec.decode(bytes, u64::from(bound), width, &mut out, Path::new("fuzz"), 0);
+            let _ = codec.decode(
+                bytes,
+                u64::from(bound),
+                width,
+                &mut out,
+                Path::new("fuzz"),
+                0,
+            );
             assert!(out.len() as u64 <= u64::from(bound));
         }
     }
