@@ -1,5 +1,6 @@
-//! `ginex-import`: datasets in. This stop implements `files`; `ogb` and
-//! `dgl` come with the rest of the importer issue.
+//! `ginex-import`: datasets in — `files`, `ogb`, `dgl`. Each ends in a
+//! verified store written atomically (nothing or a complete store at
+//! `--out`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,7 +11,10 @@ use clap::{Args, Parser, Subcommand};
 use crate::cli::size::parse_bytes;
 use crate::error::{Error, Result};
 use crate::format::pages::Dtype;
+use crate::import::dgl::{import_dgl, DglImport};
 use crate::import::files::{import_files, FilesImport};
+use crate::import::ogb::{import_ogb, OgbImport};
+use crate::import::pipeline::{CommonOptions, ImportReport};
 use crate::store::edges::CscOptions;
 
 /// Import a dataset into a ginex store (written atomically, verified).
@@ -26,11 +30,68 @@ pub struct ImportCli {
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
     /// An edge list (CSV/TSV/space text, optionally .gz, or .npy (E,2)/(2,E))
-    /// plus a feature matrix (.npy), optional labels and splits.
+    /// plus optional features (.npy), labels and splits.
     ///
     /// Example: ginex-import files --edges edges.npy --features feat.npy --labels labels.npy
     ///          --train-ids train.npy --valid-ids valid.npy --test-ids test.npy --out STORE
     Files(FilesArgs),
+    /// An OGB node-property dataset directory as downloaded: raw/*.csv.gz
+    /// (arxiv/products style) or raw/data.npz + raw/node-label.npz
+    /// (papers100M style), with split/<name>/{train,valid,test}.csv.gz.
+    ///
+    /// Example: ginex-import ogb dataset/ogbn_arxiv --out STORE
+    Ogb(OgbArgs),
+    /// DGL's chunked graph format (metadata.json + edge and node-data
+    /// chunks), homogeneous graphs.
+    ///
+    /// Example: ginex-import dgl chunked/metadata.json --out STORE
+    Dgl(DglArgs),
+}
+
+/// Options of every subcommand.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Store dtype for the features: f32, f16 or bf16.
+    #[arg(long, default_value = "f32")]
+    pub dtype: String,
+    /// Add the reverse of every edge.
+    #[arg(long)]
+    pub undirected: bool,
+    /// Drop edges from a node to itself.
+    #[arg(long)]
+    pub remove_self_loops: bool,
+    /// Keep one copy of repeated edges.
+    #[arg(long)]
+    pub dedup: bool,
+    /// Keep NaN/Inf feature values instead of refusing them.
+    #[arg(long)]
+    pub allow_nonfinite: bool,
+    /// Memory budget (the CSC build spills to disk beyond it).
+    #[arg(long, default_value = "2GiB")]
+    pub memory: String,
+    /// No progress bars on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The store to create (must not exist).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+impl CommonArgs {
+    fn options(&self) -> Result<CommonOptions> {
+        Ok(CommonOptions {
+            dtype: Dtype::parse(&self.dtype)?,
+            undirected: self.undirected,
+            csc: CscOptions {
+                dedup: self.dedup,
+                remove_self_loops: self.remove_self_loops,
+            },
+            allow_nonfinite: self.allow_nonfinite,
+            memory: parse_bytes(&self.memory)?,
+            quiet: self.quiet,
+            out: self.out.clone(),
+        })
+    }
 }
 
 /// `ginex-import files`.
@@ -40,12 +101,13 @@ pub struct FilesArgs {
     /// CRLF, BOM and .gz handled) or .npy of integer ids.
     #[arg(long)]
     pub edges: PathBuf,
-    /// Feature matrix .npy (nodes x dim; float16/32/64, C order).
+    /// Feature matrix .npy (rows x dim; float16/32/64, C order). Without
+    /// it the store gets all-zero features of --feature-dim.
     #[arg(long)]
-    pub features: PathBuf,
-    /// Store dtype for the features: f32, f16 or bf16.
-    #[arg(long, default_value = "f32")]
-    pub dtype: String,
+    pub features: Option<PathBuf>,
+    /// Width of the all-zero features when --features is not given.
+    #[arg(long, default_value_t = 1, conflicts_with = "features")]
+    pub feature_dim: u64,
     /// Labels .npy, shape (N,) or (N,1): integers (-1 = missing) or floats (NaN = missing).
     #[arg(long)]
     pub labels: Option<PathBuf>,
@@ -67,101 +129,149 @@ pub struct FilesArgs {
     /// Seed of --split.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Add the reverse of every edge.
-    #[arg(long)]
-    pub undirected: bool,
-    /// Drop edges from a node to itself.
-    #[arg(long)]
-    pub remove_self_loops: bool,
-    /// Keep one copy of repeated edges.
-    #[arg(long)]
-    pub dedup: bool,
-    /// Require this many nodes (must equal the feature rows).
+    /// Node count (must equal the feature rows; without features, nodes
+    /// beyond the largest id are isolated).
     #[arg(long)]
     pub num_nodes: Option<u64>,
-    /// Keep NaN/Inf feature values instead of refusing them.
+    /// Renumber non-contiguous ids (SNAP) to 0..N in sorted order; the
+    /// original ids are kept in the store. Features, labels and split ids
+    /// are then indexed by original id.
+    #[arg(long, conflicts_with = "num_nodes")]
+    pub remap: bool,
+    /// Options of every format.
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `ginex-import ogb`.
+#[derive(Debug, Args)]
+pub struct OgbArgs {
+    /// The dataset directory (holding raw/ and split/).
+    pub dir: PathBuf,
+    /// Which split/<name> to import (default: the only one).
     #[arg(long)]
-    pub allow_nonfinite: bool,
-    /// Memory budget (the CSC build spills to disk beyond it).
-    #[arg(long, default_value = "2GiB")]
-    pub memory: String,
-    /// The store to create (must not exist).
-    #[arg(long)]
-    pub out: PathBuf,
+    pub split_name: Option<String>,
+    /// Add reverse edges: auto (ogbn-products and ogbn-proteins store each
+    /// undirected edge once), yes or no.
+    #[arg(long, default_value = "auto")]
+    pub add_inverse_edges: String,
+    /// Options of every format.
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `ginex-import dgl`.
+#[derive(Debug, Args)]
+pub struct DglArgs {
+    /// The metadata.json of the chunked graph.
+    pub metadata: PathBuf,
+    /// node_data key of the features.
+    #[arg(long, default_value = "feat")]
+    pub feat_key: String,
+    /// node_data key of the labels.
+    #[arg(long, default_value = "label")]
+    pub label_key: String,
+    /// node_data keys of the train/valid/test masks (or id lists).
+    #[arg(long, default_value = "train_mask,val_mask,test_mask")]
+    pub mask_keys: String,
+    /// Options of every format.
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+fn parse_split(s: &str) -> Result<[f64; 3]> {
+    let err = || Error::invalid_argument(format!("--split {s:?}: expected three fractions"));
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| err())?;
+    let arr: [f64; 3] = v.try_into().map_err(|_| err())?;
+    if arr.iter().any(|f| !(0.0..=1.0).contains(f)) || arr.iter().sum::<f64>() > 1.0 + 1e-9 {
+        return Err(Error::invalid_argument(format!(
+            "--split {s:?}: fractions must be in [0, 1] and sum to at most 1"
+        )));
+    }
+    Ok(arr)
+}
+
+fn print_report(out: &mut dyn Write, r: &ImportReport, secs: f64) -> Result<()> {
+    let w = |e| Error::io("write", "<stdout>", e);
+    writeln!(out, "imported {} (verified)", r.path.display()).map_err(w)?;
+    writeln!(
+        out,
+        "  {} nodes, {} edges read, {} kept ({} duplicates, {} self-loops dropped)",
+        r.nodes, r.edges_read, r.csc.edges_out, r.csc.duplicates_removed, r.csc.self_loops_removed
+    )
+    .map_err(w)?;
+    for (phase, d) in &r.phases {
+        writeln!(out, "  {phase:<26} {:>9.2} s", d.as_secs_f64()).map_err(w)?;
+    }
+    writeln!(
+        out,
+        "  total {secs:.2} s, {:.2}M edges/s",
+        r.edges_read as f64 / 1e6 / secs.max(1e-9)
+    )
+    .map_err(w)
 }
 
 /// Runs `ginex-import`.
 pub fn run(cli: &ImportCli, out: &mut dyn Write) -> Result<()> {
-    match &cli.command {
+    let started = Instant::now();
+    let report = match &cli.command {
         ImportCommand::Files(a) => {
-            let split = match &a.split {
-                None => None,
-                Some(s) => {
-                    let v: Vec<f64> = s
-                        .split(',')
-                        .map(|x| x.trim().parse::<f64>())
-                        .collect::<std::result::Result<_, _>>()
-                        .map_err(|_| {
-                            Error::invalid_argument(format!(
-                                "--split {s:?}: expected three fractions"
-                            ))
-                        })?;
-                    let arr: [f64; 3] = v.try_into().map_err(|_| {
-                        Error::invalid_argument(format!("--split {s:?}: expected three fractions"))
-                    })?;
-                    if arr.iter().any(|f| !(0.0..=1.0).contains(f))
-                        || arr.iter().sum::<f64>() > 1.0 + 1e-9
-                    {
-                        return Err(Error::invalid_argument(format!(
-                            "--split {s:?}: fractions must be in [0, 1] and sum to at most 1"
-                        )));
-                    }
-                    Some(arr)
-                }
-            };
             let opts = FilesImport {
                 edges: a.edges.clone(),
                 features: a.features.clone(),
-                dtype: Dtype::parse(&a.dtype)?,
+                feature_dim: a.feature_dim,
                 labels: a.labels.clone(),
                 num_classes: a.num_classes,
                 split_files: [a.train_ids.clone(), a.valid_ids.clone(), a.test_ids.clone()],
-                split,
+                split: a.split.as_deref().map(parse_split).transpose()?,
                 seed: a.seed,
-                undirected: a.undirected,
-                csc: CscOptions {
-                    dedup: a.dedup,
-                    remove_self_loops: a.remove_self_loops,
-                },
                 num_nodes: a.num_nodes,
-                allow_nonfinite: a.allow_nonfinite,
-                memory: parse_bytes(&a.memory)?,
-                out: a.out.clone(),
+                remap: a.remap,
+                common: a.common.options()?,
             };
-            let started = Instant::now();
-            let r = import_files(&opts)?;
-            let w = |e| Error::io("write", "<stdout>", e);
-            writeln!(out, "imported {} (verified)", a.out.display()).map_err(w)?;
-            writeln!(
-                out,
-                "  {} nodes, {} edges read, {} kept ({} duplicates, {} self-loops dropped)",
-                r.nodes,
-                r.edges_read,
-                r.csc.edges_out,
-                r.csc.duplicates_removed,
-                r.csc.self_loops_removed
-            )
-            .map_err(w)?;
-            for (phase, d) in &r.phases {
-                writeln!(out, "  {phase:<26} {:>9.2} s", d.as_secs_f64()).map_err(w)?;
-            }
-            let secs = started.elapsed().as_secs_f64();
-            writeln!(
-                out,
-                "  total {secs:.2} s, {:.2}M edges/s",
-                r.edges_read as f64 / 1e6 / secs.max(1e-9)
-            )
-            .map_err(w)
+            import_files(&opts)?
         }
-    }
+        ImportCommand::Ogb(a) => {
+            let inverse = match a.add_inverse_edges.as_str() {
+                "auto" => None,
+                "yes" | "true" => Some(true),
+                "no" | "false" => Some(false),
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "--add-inverse-edges {other:?}: expected auto, yes or no"
+                    )))
+                }
+            };
+            import_ogb(&OgbImport {
+                dir: a.dir.clone(),
+                split_name: a.split_name.clone(),
+                add_inverse_edges: inverse,
+                common: a.common.options()?,
+            })?
+        }
+        ImportCommand::Dgl(a) => import_dgl(&DglImport {
+            metadata: a.metadata.clone(),
+            feat_key: a.feat_key.clone(),
+            label_key: a.label_key.clone(),
+            mask_keys: a
+                .mask_keys
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .collect::<Vec<_>>()
+                .try_into()
+                .map_err(|keys: Vec<String>| {
+                    Error::invalid_argument(format!(
+                        "--mask-keys {:?}: expected three keys (train,valid,test), got {}",
+                        a.mask_keys,
+                        keys.len()
+                    ))
+                })?,
+            common: a.common.options()?,
+        })?,
+    };
+    print_report(out, &report, started.elapsed().as_secs_f64())
 }

@@ -69,6 +69,33 @@ pub const TEST_COUNT_OFFSET: usize = VALID_COUNT_OFFSET + 8;
 pub const SPLIT_IDS_OFFSET: usize = TEST_COUNT_OFFSET + 8;
 
 impl Splits {
+    /// The splits from `[train, valid, test]`.
+    pub fn from_lists([train, valid, test]: [Vec<u64>; 3]) -> Self {
+        Splits { train, valid, test }
+    }
+
+    /// A random split of `0..n`: node `v` goes to train when `uniform(v)`
+    /// (in [0, 1)) is below `train`, else to valid below `train + valid`,
+    /// else to test below `train + valid + test`, else to none.
+    pub fn by_fraction(
+        n: u64,
+        [train, valid, test]: [f64; 3],
+        uniform: impl Fn(u64) -> f64,
+    ) -> Self {
+        let mut s = Splits::default();
+        for v in 0..n {
+            let u = uniform(v);
+            if u < train {
+                s.train.push(v);
+            } else if u < train + valid {
+                s.valid.push(v);
+            } else if u < train + valid + test {
+                s.test.push(v);
+            }
+        }
+        s
+    }
+
     /// Encodes the payload.
     pub fn encode(&self, out: &mut Vec<u8>) {
         for list in [&self.train, &self.valid, &self.test] {

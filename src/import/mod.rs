@@ -2,8 +2,13 @@
 //! importer ends in a store built by [`crate::store::StoreBuilder`], so the
 //! atomicity and checksum guarantees are the builder's.
 
+pub mod dgl;
 pub mod files;
 pub mod npy;
 pub mod npy_write;
+pub mod npz;
+pub mod ogb;
+pub mod pipeline;
+pub mod remap;
 pub mod synth;
 pub mod text;

@@ -1,12 +1,14 @@
 //! A strict `.npy` reader: format versions 1.0, 2.0 and 3.0, a capped header
 //! length, a small literal parser for the header dictionary (exactly the keys
 //! `descr`, `fortran_order`, `shape`), overflow-checked shapes, and the data
-//! length checked against the file. Inputs are memory-mapped.
+//! length checked against the file. Data is read in blocks (see [`NpyFile`]).
 #![deny(clippy::unwrap_used, clippy::indexing_slicing)]
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::io::read::read_exact_at;
 
 /// Largest header accepted (numpy writes a few hundred bytes).
 pub const MAX_HEADER_LEN: usize = 64 * 1024;
@@ -327,86 +329,227 @@ impl Parser<'_> {
     }
 }
 
-/// A memory-mapped `.npy` array.
+/// A `.npy` array: a whole file or a region of one (a stored `.npz`
+/// member). Data is read in blocks with positional reads rather than
+/// through a memory map: a mapped input counts toward the process's
+/// resident memory as it is touched, which breaks the `--memory` budget on
+/// inputs larger than it, while a block read keeps one block resident.
+#[derive(Debug)]
 pub struct NpyFile {
-    /// The file.
+    /// The name used in messages (`data.npz:node_feat.npy` for members).
     pub path: PathBuf,
-    /// Its header.
+    /// Its header (`data_offset` relative to the start of the array).
     pub header: NpyHeader,
-    map: memmap2::Mmap,
+    file: File,
+    file_path: PathBuf,
+    base: u64,
+}
+
+/// Opens `path` for reading and returns it with its length.
+pub(crate) fn open_with_len(path: &Path) -> Result<(File, u64)> {
+    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    Ok((file, len))
 }
 
 impl NpyFile {
     /// Opens and checks `path`: header, and data length equal to the shape.
     pub fn open(path: &Path) -> Result<Self> {
-        let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-        let map = crate::io::read::map_readonly(&file, path)?;
-        let header = parse_header(&map, path)?;
+        let (file, len) = open_with_len(path)?;
+        Self::open_region(file, path, path.to_path_buf(), 0, len)
+    }
+
+    /// Opens the array stored in `len` bytes at `base` of `file` (read from
+    /// `file_path`), named `name` in messages.
+    pub fn open_region(
+        file: File,
+        file_path: &Path,
+        name: PathBuf,
+        base: u64,
+        len: u64,
+    ) -> Result<Self> {
+        let want_head = (len as usize).min(12 + MAX_HEADER_LEN);
+        let mut head = vec![0u8; want_head];
+        read_exact_at(&file, file_path, base, &mut head)?;
+        let header = parse_header(&head, &name)?;
         let want = header
             .len()
             .and_then(|n| n.checked_mul(header.dtype.size() as u64))
             .unwrap_or(u64::MAX);
-        let have = (map.len() as u64).saturating_sub(header.data_offset);
+        let have = len.saturating_sub(header.data_offset);
         if have != want {
             return Err(bad(
-                path,
+                &name,
                 header.data_offset,
-                format!("shape {:?} needs {want} data bytes but the file has {have} (truncated or corrupt)", header.shape),
+                format!(
+                    "shape {:?} needs {want} data bytes but the array has {have} (truncated or corrupt)",
+                    header.shape
+                ),
             ));
         }
         Ok(NpyFile {
-            path: path.to_path_buf(),
+            path: name,
             header,
-            map,
+            file,
+            file_path: file_path.to_path_buf(),
+            base,
         })
     }
 
-    /// The raw data bytes.
-    pub fn data(&self) -> &[u8] {
-        self.map
-            .get(self.header.data_offset as usize..)
-            .unwrap_or_default()
+    /// Number of elements.
+    pub fn len(&self) -> u64 {
+        self.header.len().unwrap_or(0)
     }
 
-    /// Element `i` as an `i128` (integers and bools; `None` for floats).
+    /// True when the array holds no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reads the raw bytes of elements `first..first + count` into `buf`.
+    pub fn read_raw(&self, first: u64, count: usize, buf: &mut Vec<u8>) -> Result<()> {
+        let size = self.header.dtype.size();
+        let end = first.saturating_add(count as u64);
+        if end > self.len() {
+            return Err(Error::OutOfRange(format!(
+                "{}: elements {first}..{end} of an array of {}",
+                self.path.display(),
+                self.len()
+            )));
+        }
+        buf.resize(count * size, 0);
+        let offset = self.base + self.header.data_offset + first * size as u64;
+        read_exact_at(&self.file, &self.file_path, offset, buf)
+    }
+
+    /// Elements `first..first + count` as integers (`None` for floats).
+    pub fn read_ints(
+        &self,
+        first: u64,
+        count: usize,
+        raw: &mut Vec<u8>,
+        out: &mut Vec<i128>,
+    ) -> Result<bool> {
+        if matches!(self.header.dtype, NpyType::Float(_)) {
+            return Ok(false);
+        }
+        self.read_raw(first, count, raw)?;
+        out.clear();
+        let size = self.header.dtype.size();
+        let signed = matches!(self.header.dtype, NpyType::Int(_));
+        let big = self.header.big_endian;
+        out.extend(raw.chunks_exact(size).map(|c| decode_int(c, signed, big)));
+        Ok(true)
+    }
+
+    /// Elements `first..first + count` converted to `f32` (any numeric type).
+    pub fn read_f32(
+        &self,
+        first: u64,
+        count: usize,
+        raw: &mut Vec<u8>,
+        out: &mut Vec<f32>,
+    ) -> Result<()> {
+        self.read_raw(first, count, raw)?;
+        out.clear();
+        let (t, big) = (self.header.dtype, self.header.big_endian);
+        let size = t.size();
+        match (t, big) {
+            (NpyType::Float(4), false) => out.extend(
+                raw.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(<[u8; 4]>::try_from(c).unwrap_or_default())),
+            ),
+            _ => out.extend(
+                raw.chunks_exact(size)
+                    .map(|c| decode_float(c, t, big) as f32),
+            ),
+        }
+        Ok(())
+    }
+
+    /// Elements `first..first + count` as `f64` (any numeric type).
+    pub fn read_f64(
+        &self,
+        first: u64,
+        count: usize,
+        raw: &mut Vec<u8>,
+        out: &mut Vec<f64>,
+    ) -> Result<()> {
+        self.read_raw(first, count, raw)?;
+        out.clear();
+        let (t, big) = (self.header.dtype, self.header.big_endian);
+        out.extend(raw.chunks_exact(t.size()).map(|c| decode_float(c, t, big)));
+        Ok(())
+    }
+
+    /// Element `i` as an `i128` (integers and bools; `None` for floats or
+    /// out of range). One read per call: for tests and small arrays.
     pub fn int_at(&self, i: usize) -> Option<i128> {
-        let n = self.header.dtype.size();
-        let b = self.data().get(i * n..(i + 1) * n)?;
-        let mut buf = [0u8; 8];
-        let dst = buf.get_mut(..n)?;
-        dst.copy_from_slice(b);
-        if self.header.big_endian {
-            dst.reverse();
+        let (mut raw, mut out) = (Vec::new(), Vec::new());
+        match self.read_ints(i as u64, 1, &mut raw, &mut out) {
+            Ok(true) => out.first().copied(),
+            _ => None,
         }
-        let raw = u64::from_le_bytes(buf);
-        Some(match self.header.dtype {
-            NpyType::Uint(_) | NpyType::Bool => i128::from(raw),
-            NpyType::Int(size) => {
-                let shift = 64 - 8 * size as u32;
-                i128::from(((raw << shift) as i64) >> shift)
-            }
-            NpyType::Float(_) => return None,
-        })
     }
 
-    /// Element `i` as an `f64` (any numeric type).
+    /// Element `i` as an `f64` (any numeric type). One read per call.
     pub fn float_at(&self, i: usize) -> Option<f64> {
-        let n = self.header.dtype.size();
-        let b = self.data().get(i * n..(i + 1) * n)?;
-        let mut buf = [0u8; 8];
-        let dst = buf.get_mut(..n)?;
-        dst.copy_from_slice(b);
-        if self.header.big_endian {
+        let (mut raw, mut out) = (Vec::new(), Vec::new());
+        self.read_f64(i as u64, 1, &mut raw, &mut out).ok()?;
+        out.first().copied()
+    }
+}
+
+/// Decodes the elements in `data` (the bytes after a header `h`) as
+/// integers; `None` for float arrays. For small arrays read whole.
+pub fn decode_ints(h: &NpyHeader, data: &[u8]) -> Option<Vec<i128>> {
+    let signed = match h.dtype {
+        NpyType::Float(_) => return None,
+        NpyType::Int(_) => true,
+        NpyType::Uint(_) | NpyType::Bool => false,
+    };
+    Some(
+        data.chunks_exact(h.dtype.size())
+            .map(|c| decode_int(c, signed, h.big_endian))
+            .collect(),
+    )
+}
+
+fn le_bytes8(c: &[u8], big: bool) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    let n = c.len().min(8);
+    if let (Some(dst), Some(src)) = (b.get_mut(..n), c.get(..n)) {
+        dst.copy_from_slice(src);
+        if big {
             dst.reverse();
         }
-        Some(match self.header.dtype {
-            NpyType::Float(2) => {
-                f64::from(half::f16::from_bits(u16::from_le_bytes([buf[0], buf[1]])).to_f32())
-            }
-            NpyType::Float(4) => f64::from(f32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]])),
-            NpyType::Float(_) => f64::from_le_bytes(buf),
-            _ => self.int_at(i)? as f64,
-        })
+    }
+    b
+}
+
+fn decode_int(c: &[u8], signed: bool, big: bool) -> i128 {
+    let raw = u64::from_le_bytes(le_bytes8(c, big));
+    if signed {
+        let shift = 64 - 8 * c.len().clamp(1, 8) as u32;
+        i128::from(((raw << shift) as i64) >> shift)
+    } else {
+        i128::from(raw)
+    }
+}
+
+fn decode_float(c: &[u8], t: NpyType, big: bool) -> f64 {
+    let b = le_bytes8(c, big);
+    match t {
+        NpyType::Float(2) => {
+            f64::from(half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
+        }
+        NpyType::Float(4) => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        NpyType::Float(_) => f64::from_le_bytes(b),
+        NpyType::Int(_) => decode_int(c, true, big) as f64,
+        NpyType::Uint(_) | NpyType::Bool => decode_int(c, false, big) as f64,
     }
 }
 

@@ -466,19 +466,7 @@ fn labels(p: &SynthParams, planted: &Planted) -> Vec<i32> {
 
 /// The split each node falls in, from a hash of (seed, node).
 pub fn splits(p: &SynthParams) -> Splits {
-    let mut s = Splits::default();
-    let [train, valid, test] = p.split;
-    for v in 0..p.nodes {
-        let u = uniform_of(p.seed, PURPOSE_SPLIT, v);
-        if u < train {
-            s.train.push(v);
-        } else if u < train + valid {
-            s.valid.push(v);
-        } else if u < train + valid + test {
-            s.test.push(v);
-        }
-    }
-    s
+    Splits::by_fraction(p.nodes, p.split, |v| uniform_of(p.seed, PURPOSE_SPLIT, v))
 }
 
 // ------------------------------------------------------------------- outputs

@@ -16,6 +16,7 @@ enum Delimiter {
     Comma,
     Tab,
     Whitespace,
+    Other(char),
 }
 
 /// Streams `(src, dst)` pairs from a text edge list.
@@ -50,6 +51,19 @@ impl TextEdges {
     /// The 1-based number of the line last read.
     pub fn line(&self) -> u64 {
         self.line_no
+    }
+
+    /// Fixes the delimiter instead of detecting it (DGL's `csv` format
+    /// names one): `,`, a tab, a space (any run of whitespace) or another
+    /// single character.
+    pub fn with_delimiter(mut self, d: u8) -> Self {
+        self.delimiter = Some(match d {
+            b',' => Delimiter::Comma,
+            b'\t' => Delimiter::Tab,
+            b' ' => Delimiter::Whitespace,
+            other => Delimiter::Other(char::from(other)),
+        });
+        self
     }
 
     fn bad(&self, reason: String) -> Error {
@@ -105,6 +119,7 @@ impl TextEdges {
             let mixed = match delimiter {
                 Delimiter::Comma => text.contains('\t'),
                 Delimiter::Tab | Delimiter::Whitespace => text.contains(','),
+                Delimiter::Other(c) => !text.contains(c) && text.contains([',', '\t', ' ']),
             };
             if mixed {
                 return Err(self.bad(format!(
@@ -116,6 +131,7 @@ impl TextEdges {
                 Delimiter::Comma => text.split(',').map(str::trim).collect(),
                 Delimiter::Tab => text.split('\t').map(str::trim).collect(),
                 Delimiter::Whitespace => text.split_whitespace().collect(),
+                Delimiter::Other(c) => text.split(c).map(str::trim).collect(),
             };
             let parsed: Vec<Option<i128>> = fields.iter().map(|f| f.parse::<i128>().ok()).collect();
             match parsed.as_slice() {
@@ -143,11 +159,204 @@ impl TextEdges {
     }
 }
 
-fn sep(d: Delimiter) -> &'static str {
+fn sep(d: Delimiter) -> String {
     match d {
-        Delimiter::Comma => ",",
-        Delimiter::Tab => "\\t",
-        Delimiter::Whitespace => " ",
+        Delimiter::Comma => ",".into(),
+        Delimiter::Tab => "\\t".into(),
+        Delimiter::Whitespace => " ".into(),
+        Delimiter::Other(c) => c.to_string(),
+    }
+}
+
+/// Opens `path` for line reading, decompressing `.gz` (multi-member).
+fn open_reader(path: &Path) -> Result<Box<dyn BufRead>> {
+    let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let raw: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 20, raw)))
+}
+
+/// Line-by-line reading with the noise of real files removed: BOM, CRLF,
+/// blank lines and `#`/`%` comments skipped; every error names the file
+/// and the 1-based line.
+pub struct Lines {
+    reader: Box<dyn BufRead>,
+    path: PathBuf,
+    line_no: u64,
+    buf: String,
+}
+
+impl Lines {
+    /// Opens `path` (`.gz` decompressed).
+    pub fn open(path: &Path) -> Result<Self> {
+        Ok(Lines {
+            reader: open_reader(path)?,
+            path: path.to_path_buf(),
+            line_no: 0,
+            buf: String::new(),
+        })
+    }
+
+    /// The 1-based number of the line last read.
+    pub fn line(&self) -> u64 {
+        self.line_no
+    }
+
+    /// An error at the current line.
+    pub fn bad(&self, reason: impl Into<String>) -> Error {
+        Error::InvalidInput {
+            source_file: self.path.clone(),
+            line: Some(self.line_no),
+            reason: reason.into(),
+        }
+    }
+
+    /// The next non-blank, non-comment line, trimmed.
+    pub fn next_line(&mut self) -> Result<Option<&str>> {
+        loop {
+            self.buf.clear();
+            let n = self.reader.read_line(&mut self.buf).map_err(|e| {
+                let line = self.line_no + 1;
+                let reason = match e.kind() {
+                    std::io::ErrorKind::InvalidData => {
+                        "the file is not valid UTF-8 text".to_string()
+                    }
+                    std::io::ErrorKind::UnexpectedEof => {
+                        "the compressed stream is truncated".to_string()
+                    }
+                    _ => return Error::io("read", &self.path, e),
+                };
+                Error::InvalidInput {
+                    source_file: self.path.clone(),
+                    line: Some(line),
+                    reason,
+                }
+            })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let mut text = self.buf.as_str();
+            if self.line_no == 1 {
+                text = text.strip_prefix('\u{feff}').unwrap_or(text);
+            }
+            let text = text.trim();
+            if text.is_empty() || text.starts_with('#') || text.starts_with('%') {
+                continue;
+            }
+            // Re-borrow the trimmed range of the buffer.
+            let start = text.as_ptr() as usize - self.buf.as_ptr() as usize;
+            return Ok(self.buf.get(start..start + text.len()));
+        }
+    }
+}
+
+/// One integer id per line (split files): one non-numeric header line
+/// before the first id is skipped.
+pub struct IdLines {
+    lines: Lines,
+    seen: bool,
+}
+
+impl IdLines {
+    /// Opens `path` (`.gz` decompressed).
+    pub fn open(path: &Path) -> Result<Self> {
+        Ok(IdLines {
+            lines: Lines::open(path)?,
+            seen: false,
+        })
+    }
+
+    /// The 1-based number of the line last read.
+    pub fn line(&self) -> u64 {
+        self.lines.line()
+    }
+
+    /// The next id.
+    pub fn next_id(&mut self) -> Result<Option<i128>> {
+        let mut header_skipped = false;
+        loop {
+            let Some(text) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            match text.parse::<i128>() {
+                Ok(v) => {
+                    self.seen = true;
+                    return Ok(Some(v));
+                }
+                Err(_) if !self.seen && !header_skipped && text.parse::<f64>().is_err() => {
+                    header_skipped = true;
+                }
+                Err(_) => {
+                    let msg = format!("{text:?} is not an integer id (one id per line)");
+                    return Err(self.lines.bad(msg));
+                }
+            }
+        }
+    }
+}
+
+/// Rows of comma-separated numbers (OGB's `node-feat.csv.gz`,
+/// `node-label.csv.gz`); empty fields and `nan` read as NaN. Every row must
+/// have the width of the first.
+pub struct FloatRows {
+    lines: Lines,
+    width: Option<usize>,
+}
+
+impl FloatRows {
+    /// Opens `path` (`.gz` decompressed).
+    pub fn open(path: &Path) -> Result<Self> {
+        Ok(FloatRows {
+            lines: Lines::open(path)?,
+            width: None,
+        })
+    }
+
+    /// The 1-based number of the line last read.
+    pub fn line(&self) -> u64 {
+        self.lines.line()
+    }
+
+    /// Appends the next row to `out`; false at the end of the file.
+    pub fn next_row(&mut self, out: &mut Vec<f64>) -> Result<bool> {
+        let Some(text) = self.lines.next_line()? else {
+            return Ok(false);
+        };
+        let before = out.len();
+        let mut bad_field = None;
+        for field in text.split(',') {
+            let f = field.trim();
+            let v = if f.is_empty() || f.eq_ignore_ascii_case("nan") {
+                f64::NAN
+            } else {
+                match f.parse::<f64>() {
+                    Ok(v) => v,
+                    Err(_) => {
+                        bad_field = Some(f.to_string());
+                        break;
+                    }
+                }
+            };
+            out.push(v);
+        }
+        if let Some(f) = bad_field {
+            return Err(self.lines.bad(format!("{f:?} is not a number")));
+        }
+        let width = out.len() - before;
+        match self.width {
+            None => self.width = Some(width),
+            Some(w) if w != width => {
+                return Err(self
+                    .lines
+                    .bad(format!("row has {width} values but the first row has {w}")))
+            }
+            Some(_) => {}
+        }
+        Ok(true)
     }
 }
 

@@ -8,5 +8,6 @@ pub mod fault;
 pub mod page_reader;
 pub mod pread;
 pub mod read;
+pub mod space;
 pub mod uring;
 pub mod writer;

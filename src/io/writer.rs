@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind};
+use crate::io::space::Metered;
 
 /// Buffer size of the payload writer.
 const WRITE_BUFFER: usize = 1 << 20;
 
 /// A file being written: header placeholder, then the payload.
 pub struct ChecksummedWriter {
-    out: BufWriter<File>,
+    out: BufWriter<Metered<File>>,
     path: PathBuf,
     kind: FileKind,
     hasher: crc32fast::Hasher,
@@ -32,7 +33,7 @@ impl ChecksummedWriter {
             .create_new(true)
             .open(path)
             .map_err(|e| Error::io("create", path, e))?;
-        let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);
+        let mut out = BufWriter::with_capacity(WRITE_BUFFER, Metered::new(file));
         out.write_all(&vec![0u8; kind.header_len() as usize])
             .map_err(|e| Error::io("write", path, e))?;
         Ok(ChecksummedWriter {
@@ -75,7 +76,9 @@ impl ChecksummedWriter {
         let header = FileHeader::new(kind, payload_len, hasher.finalize());
         let mut file = out
             .into_inner()
-            .map_err(|e| Error::io("write", &path, e.into_error()))?;
+            .map_err(|e| Error::io("write", &path, e.into_error()))?
+            // The header overwrites the placeholder, so it takes no new space.
+            .into_inner();
         file.seek(SeekFrom::Start(0))
             .map_err(|e| Error::io("seek", &path, e))?;
         file.write_all(&header.encode())

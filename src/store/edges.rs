@@ -15,6 +15,7 @@ use rayon::slice::ParallelSliceMut;
 
 use crate::error::{Error, Result};
 use crate::format::csc::IndexWidth;
+use crate::io::space::Metered;
 use crate::store::ListSink;
 
 /// What to do with duplicate edges and self-loops while building.
@@ -50,7 +51,7 @@ pub struct EdgeBucketer {
     num_nodes: u64,
     width: IndexWidth,
     bucket_nodes: u64,
-    writers: Vec<BufWriter<File>>,
+    writers: Vec<BufWriter<Metered<File>>>,
     counts: Vec<u64>,
     memory_budget: u64,
     edges_in: u64,
@@ -87,7 +88,7 @@ impl EdgeBucketer {
         for i in 0..count {
             let path = scratch.join(format!("bucket-{i}"));
             let f = File::create(&path).map_err(|e| Error::io("create", &path, e))?;
-            writers.push(BufWriter::with_capacity(SPILL_BUFFER, f));
+            writers.push(BufWriter::with_capacity(SPILL_BUFFER, Metered::new(f)));
         }
         Ok(EdgeBucketer {
             scratch: scratch.to_path_buf(),
@@ -215,7 +216,7 @@ impl SortJob<'_> {
         for p in &sub_paths {
             writers.push(BufWriter::with_capacity(
                 SPILL_BUFFER,
-                File::create(p).map_err(|e| Error::io("create", p, e))?,
+                Metered::new(File::create(p).map_err(|e| Error::io("create", p, e))?),
             ));
         }
         let mut counts = vec![0u64; parts];

@@ -1,0 +1,360 @@
+//! `ginex-import dgl METADATA.json`: DGL's chunked graph format (DGL user
+//! guide §7.1, "Chunked Graph Format"). `graph_name`, `node_type`,
+//! `num_nodes_per_chunk`, `edge_type` (`src:rel:dst`),
+//! `num_edges_per_chunk`, `edges` (per edge type: `format` `csv` with a
+//! `delimiter`, or `numpy` arrays of shape (E, 2)) and `node_data` (per node
+//! type and key: `numpy` chunks, concatenated in order).
+//!
+//! Homogeneous graphs (one node type; any number of edge types, merged)
+//! are imported fully; graphs with several node types are refused with a
+//! message (ginex stores homogeneous graphs; `dgl.to_homogeneous` converts).
+//! Paths are relative to the metadata file unless absolute; empty chunk
+//! files are allowed. Every edge chunk's count is checked against
+//! `num_edges_per_chunk`, and the node-data chunks against the node count.
+//! `parquet` chunks are refused with a message (no parquet reader in this
+//! build); `edge_data` is ignored.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::format::tables::Splits;
+use crate::import::npy::NpyFile;
+use crate::import::pipeline::{
+    bad, feature_shape, features_from_npy, labels_from_npy, Build, CommonOptions, EdgeInput,
+    FeatureSink, ImportReport,
+};
+
+/// What to import.
+#[derive(Debug, Clone)]
+pub struct DglImport {
+    /// The metadata file.
+    pub metadata: PathBuf,
+    /// `node_data` key of the features.
+    pub feat_key: String,
+    /// `node_data` key of the labels.
+    pub label_key: String,
+    /// `node_data` keys of the train/valid/test masks.
+    pub mask_keys: [String; 3],
+    /// Options shared by every importer.
+    pub common: CommonOptions,
+}
+
+struct Meta<'a> {
+    path: &'a Path,
+    dir: PathBuf,
+}
+
+impl Meta<'_> {
+    fn err(&self, key: &str, reason: impl Into<String>) -> Error {
+        bad(self.path, None, format!("{key}: {}", reason.into()))
+    }
+
+    fn u64_list(&self, v: &Value, key: &str) -> Result<Vec<u64>> {
+        v.as_array()
+            .ok_or_else(|| self.err(key, "expected a list of integers"))?
+            .iter()
+            .map(|x| {
+                x.as_u64()
+                    .ok_or_else(|| self.err(key, format!("{x} is not a non-negative integer")))
+            })
+            .collect()
+    }
+
+    /// The chunk files of a ChunkFileSpec: (format name, delimiter, paths),
+    /// each checked to exist.
+    fn chunks(&self, spec: &Value, key: &str) -> Result<(String, Option<u8>, Vec<PathBuf>)> {
+        let format = spec
+            .get("format")
+            .ok_or_else(|| self.err(key, "no \"format\""))?;
+        let name = format
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.err(key, "format has no \"name\""))?
+            .to_string();
+        let delimiter = match format.get("delimiter").and_then(Value::as_str) {
+            None => None,
+            Some(d) => match d.as_bytes() {
+                [b] => Some(*b),
+                _ => return Err(self.err(key, format!("delimiter {d:?} must be one character"))),
+            },
+        };
+        match name.as_str() {
+            "csv" | "numpy" => {}
+            "parquet" => {
+                return Err(self.err(key, "parquet chunks are not supported by this build; convert them to numpy (.npy) or csv"))
+            }
+            other => return Err(self.err(key, format!("unknown format {other:?} (csv, numpy or parquet)"))),
+        }
+        let data = spec
+            .get("data")
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.err(key, "no \"data\" list of files"))?;
+        let mut files = Vec::new();
+        for (i, d) in data.iter().enumerate() {
+            let rel = d
+                .as_str()
+                .ok_or_else(|| self.err(key, format!("data[{i}] is not a path")))?;
+            let p = if Path::new(rel).is_absolute() {
+                PathBuf::from(rel)
+            } else {
+                self.dir.join(rel)
+            };
+            if !p.is_file() {
+                return Err(bad(
+                    &p,
+                    None,
+                    format!(
+                        "missing: listed in {} as {key}.data[{i}]",
+                        self.path.display()
+                    ),
+                ));
+            }
+            files.push(p);
+        }
+        Ok((name, delimiter, files))
+    }
+}
+
+fn is_empty_file(p: &Path) -> bool {
+    std::fs::metadata(p).map(|m| m.len() == 0).unwrap_or(false)
+}
+
+/// Opens numpy chunks, skipping empty files.
+fn open_arrays(files: &[PathBuf]) -> Result<Vec<NpyFile>> {
+    files
+        .iter()
+        .filter(|p| !is_empty_file(p))
+        .map(|p| NpyFile::open(p))
+        .collect()
+}
+
+fn rows_of(f: &NpyFile) -> u64 {
+    f.header.shape.first().copied().unwrap_or(1)
+}
+
+fn check_rows(meta: &Meta, key: &str, arrays: &[NpyFile], n: u64) -> Result<()> {
+    let total: u64 = arrays.iter().map(rows_of).sum();
+    if total != n {
+        return Err(meta.err(
+            key,
+            format!("chunks hold {total} rows in all but num_nodes_per_chunk sums to {n} nodes"),
+        ));
+    }
+    Ok(())
+}
+
+/// Imports a DGL chunked graph; see the module docs.
+pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
+    let path = opts.metadata.as_path();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    let root: Value = serde_json::from_str(&text)
+        .map_err(|e| bad(path, Some(e.line() as u64), format!("not valid JSON: {e}")))?;
+    let meta = Meta {
+        path,
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let get = |k: &str| root.get(k).ok_or_else(|| meta.err(k, "missing key"));
+
+    let node_types: Vec<&str> = get("node_type")?
+        .as_array()
+        .ok_or_else(|| meta.err("node_type", "expected a list of names"))?
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .ok_or_else(|| meta.err("node_type", "names must be strings"))
+        })
+        .collect::<Result<_>>()?;
+    let [ntype] = node_types.as_slice() else {
+        return Err(meta.err("node_type", format!(
+            "{} node types {node_types:?}: heterogeneous graphs are not supported; ginex stores homogeneous graphs (convert with dgl.to_homogeneous, one node type)",
+            node_types.len()
+        )));
+    };
+    let per_chunk = get("num_nodes_per_chunk")?
+        .as_array()
+        .and_then(|a| a.first())
+        .ok_or_else(|| meta.err("num_nodes_per_chunk", "expected one list per node type"))?;
+    let n: u64 = meta
+        .u64_list(per_chunk, "num_nodes_per_chunk")?
+        .iter()
+        .sum();
+
+    let edge_types: Vec<&str> = get("edge_type")?
+        .as_array()
+        .ok_or_else(|| meta.err("edge_type", "expected a list"))?
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .ok_or_else(|| meta.err("edge_type", "names must be strings"))
+        })
+        .collect::<Result<_>>()?;
+    let edge_counts = get("num_edges_per_chunk")?
+        .as_array()
+        .ok_or_else(|| meta.err("num_edges_per_chunk", "expected one list per edge type"))?;
+    if edge_counts.len() != edge_types.len() {
+        return Err(meta.err(
+            "num_edges_per_chunk",
+            format!(
+                "{} lists for {} edge types",
+                edge_counts.len(),
+                edge_types.len()
+            ),
+        ));
+    }
+    let edges = get("edges")?;
+    let mut inputs = Vec::new();
+    let mut expected_counts = Vec::new();
+    for (et, counts) in edge_types.iter().zip(edge_counts) {
+        let parts: Vec<&str> = et.split(':').collect();
+        if parts.len() != 3 || parts.first() != Some(ntype) || parts.get(2) != Some(ntype) {
+            return Err(meta.err(
+                "edge_type",
+                format!("{et:?} is not `{ntype}:<relation>:{ntype}`"),
+            ));
+        }
+        let key = format!("edges[{et:?}]");
+        let spec = edges
+            .get(*et)
+            .ok_or_else(|| meta.err("edges", format!("no entry for edge type {et:?}")))?;
+        let (format, delimiter, files) = meta.chunks(spec, &key)?;
+        let counts = meta.u64_list(counts, "num_edges_per_chunk")?;
+        if counts.len() != files.len() {
+            return Err(meta.err(
+                &key,
+                format!(
+                    "{} chunk files but num_edges_per_chunk lists {} chunks",
+                    files.len(),
+                    counts.len()
+                ),
+            ));
+        }
+        for (f, c) in files.into_iter().zip(counts) {
+            let input = if format == "numpy" && !is_empty_file(&f) {
+                EdgeInput::Array(NpyFile::open(&f)?)
+            } else {
+                EdgeInput::Text {
+                    path: f,
+                    delimiter: delimiter.or(Some(b' ')),
+                }
+            };
+            inputs.push(input);
+            expected_counts.push((et.to_string(), c));
+        }
+    }
+
+    // Node data.
+    let node_data = root.get("node_data").and_then(|v| v.get(*ntype));
+    let arrays_of = |key: &str| -> Result<Option<Vec<NpyFile>>> {
+        let Some(spec) = node_data.and_then(|d| d.get(key)) else {
+            return Ok(None);
+        };
+        let k = format!("node_data[{ntype:?}][{key:?}]");
+        let (format, _, files) = meta.chunks(spec, &k)?;
+        if format != "numpy" {
+            return Err(meta.err(&k, "node data must be numpy chunks"));
+        }
+        let arrays = open_arrays(&files)?;
+        check_rows(&meta, &k, &arrays, n)?;
+        Ok(Some(arrays))
+    };
+    let feats = arrays_of(&opts.feat_key)?;
+    let dim = match feats.as_ref().and_then(|a| a.first()) {
+        Some(f) => feature_shape(f)?.1,
+        None => 1,
+    };
+    let mut build = Build::create(&opts.common, n, dim, path)?;
+    let expected: u64 = expected_counts.iter().map(|(_, c)| c).sum();
+    // The edges, each chunk's count checked against the metadata.
+    let topology = |b: &mut Build| -> Result<()> {
+        let got = b.topology(&inputs, None, expected)?;
+        for ((input, (et, want)), have) in inputs.iter().zip(&expected_counts).zip(&got) {
+            if want != have {
+                return Err(bad(
+                    input.path(),
+                    None,
+                    format!(
+                        "chunk holds {have} edges but num_edges_per_chunk in {} says {want} for {et:?}",
+                        path.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    };
+    match &feats {
+        Some(arrays) => {
+            let source = arrays.first().map(|f| f.path.clone()).unwrap_or_default();
+            let feed = |sink: &mut FeatureSink| {
+                for f in arrays {
+                    features_from_npy(f, None, sink)?;
+                }
+                Ok(())
+            };
+            build.overlapped(&source, feed, topology)?;
+        }
+        None => {
+            topology(&mut build)?;
+            build.zero_features()?;
+        }
+    }
+    if let Some(arrays) = arrays_of(&opts.label_key)? {
+        let mut labels = Vec::with_capacity(n as usize);
+        for f in &arrays {
+            labels_from_npy(f, &mut labels)?;
+        }
+        let source = arrays
+            .first()
+            .map(|f| f.path.clone())
+            .unwrap_or_else(|| path.to_path_buf());
+        build.labels(&labels, None, &source)?;
+    }
+    let mut lists: [Vec<u64>; 3] = Default::default();
+    let mut any = false;
+    for (ids, key) in lists.iter_mut().zip(&opts.mask_keys) {
+        if let Some(arrays) = arrays_of(key)? {
+            any = true;
+            let mut base = 0u64;
+            let (mut raw, mut vals) = (Vec::new(), Vec::new());
+            for f in &arrays {
+                let k = f.len();
+                for first in (0..k).step_by(1 << 20) {
+                    let c = (1u64 << 20).min(k - first) as usize;
+                    f.read_f64(first, c, &mut raw, &mut vals)?;
+                    ids.extend(
+                        vals.iter()
+                            .enumerate()
+                            .filter(|(_, v)| **v != 0.0)
+                            .map(|(i, _)| base + first + i as u64),
+                    );
+                }
+                base += rows_of(f);
+            }
+        }
+    }
+    if any {
+        let s = Splits::from_lists(lists);
+        if let Some(id) = s.first_overlap() {
+            return Err(meta.err(
+                "node_data",
+                format!(
+                    "node {id} is set in more than one of the masks {:?}",
+                    opts.mask_keys
+                ),
+            ));
+        }
+        build.splits(&s)?;
+    }
+    if root
+        .get("edge_data")
+        .and_then(Value::as_object)
+        .is_some_and(|o| !o.is_empty())
+    {
+        tracing::warn!(
+            "{}: edge_data is ignored (ginex stores node features only)",
+            path.display()
+        );
+    }
+    build.finish()
+}

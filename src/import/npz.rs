@@ -1,0 +1,750 @@
+//! `.npz` archives (what `numpy.savez` / `savez_compressed` write): a zip
+//! file of `.npy` members. A minimal, strict zip reader of our own — the end
+//! of central directory record (with its ZIP64 locator and record), the
+//! central directory (with ZIP64 extra fields), local headers — for stored
+//! and deflated members. A stored member is read in place (no copy); a
+//! deflated one is inflated into a scratch file first, with its CRC-32 and
+//! size checked. Multi-disk archives, encryption and other compression
+//! methods are refused with a message.
+//!
+//! [`NpzWriter`] writes such archives (stored or deflated, optionally with
+//! ZIP64 records forced); it exists for test fixtures.
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::import::npy::NpyFile;
+use crate::io::read::read_exact_at;
+
+const EOCD_SIG: u32 = 0x0605_4b50;
+const ZIP64_LOCATOR_SIG: u32 = 0x0706_4b50;
+const ZIP64_EOCD_SIG: u32 = 0x0606_4b50;
+const CENTRAL_SIG: u32 = 0x0201_4b50;
+const LOCAL_SIG: u32 = 0x0403_4b50;
+const EOCD_LEN: usize = 22;
+const MAX_COMMENT: usize = 0xffff;
+/// Central directories larger than this are refused (an npz has a handful
+/// of members; this bounds what a hostile file can make us allocate).
+const MAX_CENTRAL_DIR: u64 = 64 << 20;
+
+/// How a member's bytes are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Uncompressed.
+    Stored,
+    /// Raw deflate.
+    Deflate,
+}
+
+/// One member of the archive.
+#[derive(Debug, Clone)]
+pub struct Member {
+    /// Name inside the archive (`edge_index.npy`).
+    pub name: String,
+    /// Storage method.
+    pub method: Method,
+    /// CRC-32 of the uncompressed bytes.
+    pub crc: u32,
+    /// Compressed size.
+    pub compressed: u64,
+    /// Uncompressed size.
+    pub size: u64,
+    /// Offset of the member's local header.
+    pub local_offset: u64,
+}
+
+/// An open `.npz` (or any zip) archive.
+pub struct NpzArchive {
+    path: PathBuf,
+    file: File,
+    len: u64,
+    members: Vec<Member>,
+}
+
+fn bad(path: &Path, at: u64, reason: impl Into<String>) -> Error {
+    Error::InvalidInput {
+        source_file: path.to_path_buf(),
+        line: None,
+        reason: format!("byte {at}: {}", reason.into()),
+    }
+}
+
+fn u16_at(b: &[u8], i: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], i: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], i: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
+}
+
+impl NpzArchive {
+    /// Opens `path` and reads its central directory.
+    pub fn open(path: &Path) -> Result<Self> {
+        let (file, len) = crate::import::npy::open_with_len(path)?;
+        let mut archive = NpzArchive {
+            path: path.to_path_buf(),
+            file,
+            len,
+            members: Vec::new(),
+        };
+        archive.members = archive.read_directory()?;
+        Ok(archive)
+    }
+
+    /// The members in directory order.
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let end = offset.checked_add(len as u64);
+        if end.is_none_or(|e| e > self.len) {
+            return Err(bad(
+                &self.path,
+                offset,
+                format!(
+                    "a {len}-byte structure here runs past the end of the {}-byte file (truncated?)",
+                    self.len
+                ),
+            ));
+        }
+        let mut buf = vec![0u8; len];
+        read_exact_at(&self.file, &self.path, offset, &mut buf)?;
+        Ok(buf)
+    }
+
+    fn read_directory(&self) -> Result<Vec<Member>> {
+        let p = &self.path;
+        let tail_len = (self.len as usize).min(EOCD_LEN + MAX_COMMENT);
+        let tail_start = self.len - tail_len as u64;
+        let tail = self.read_at(tail_start, tail_len)?;
+        // The last EOCD signature whose comment length reaches the end.
+        let eocd_rel = (0..=tail_len.saturating_sub(EOCD_LEN))
+            .rev()
+            .find(|&i| {
+                u32_at(&tail, i) == Some(EOCD_SIG)
+                    && u16_at(&tail, i + 20)
+                        .is_some_and(|c| i + EOCD_LEN + usize::from(c) == tail_len)
+            })
+            .ok_or_else(|| {
+                bad(
+                    p,
+                    self.len,
+                    "no zip end-of-central-directory record (not a .npz/zip file, or truncated)",
+                )
+            })?;
+        let eocd_at = tail_start + eocd_rel as u64;
+        let e = tail.get(eocd_rel..).unwrap_or_default();
+        let field = |i| u16_at(e, i).unwrap_or(0);
+        let (disk, cd_disk) = (field(4), field(6));
+        let mut entries = u64::from(field(10));
+        let mut cd_size = u64::from(u32_at(e, 12).unwrap_or(0));
+        let mut cd_offset = u64::from(u32_at(e, 16).unwrap_or(0));
+        if ![0, 0xffff].contains(&disk) || ![0, 0xffff].contains(&cd_disk) {
+            return Err(bad(
+                p,
+                eocd_at,
+                "multi-disk (split) zip archives are not supported",
+            ));
+        }
+        let needs64 = entries == 0xffff || cd_size == 0xffff_ffff || cd_offset == 0xffff_ffff;
+        if needs64 || eocd_at >= 20 {
+            let loc_at = eocd_at.checked_sub(20);
+            let locator = match loc_at {
+                Some(at) => Some((at, self.read_at(at, 20)?)),
+                None => None,
+            };
+            match locator {
+                Some((at, loc)) if u32_at(&loc, 0) == Some(ZIP64_LOCATOR_SIG) => {
+                    let rec_at = u64_at(&loc, 8).unwrap_or(u64::MAX);
+                    let rec = self.read_at(rec_at, 56).map_err(|_| {
+                        bad(
+                            p,
+                            at,
+                            format!("ZIP64 locator points at byte {rec_at}, outside the file"),
+                        )
+                    })?;
+                    if u32_at(&rec, 0) != Some(ZIP64_EOCD_SIG) {
+                        return Err(bad(
+                            p,
+                            rec_at,
+                            "ZIP64 end-of-central-directory record has a bad signature",
+                        ));
+                    }
+                    if u32_at(&rec, 16) != Some(0) || u32_at(&rec, 20) != Some(0) {
+                        return Err(bad(
+                            p,
+                            rec_at,
+                            "multi-disk (split) zip archives are not supported",
+                        ));
+                    }
+                    entries = u64_at(&rec, 32).unwrap_or(0);
+                    cd_size = u64_at(&rec, 40).unwrap_or(0);
+                    cd_offset = u64_at(&rec, 48).unwrap_or(0);
+                }
+                _ if needs64 => {
+                    return Err(bad(
+                        p,
+                        eocd_at,
+                        "the end record says ZIP64 but there is no ZIP64 locator before it",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if cd_size > MAX_CENTRAL_DIR {
+            return Err(bad(
+                p,
+                eocd_at,
+                format!(
+                    "central directory of {cd_size} bytes exceeds the {MAX_CENTRAL_DIR}-byte limit"
+                ),
+            ));
+        }
+        let cd = self.read_at(cd_offset, cd_size as usize)?;
+        let mut members = Vec::new();
+        let mut i = 0usize;
+        for k in 0..entries {
+            let at = cd_offset + i as u64;
+            let h = cd.get(i..i + 46).ok_or_else(|| {
+                bad(
+                    p,
+                    at,
+                    format!("central directory ends before entry {k} of {entries}"),
+                )
+            })?;
+            if u32_at(h, 0) != Some(CENTRAL_SIG) {
+                return Err(bad(
+                    p,
+                    at,
+                    format!("central directory entry {k} has a bad signature"),
+                ));
+            }
+            let g16 = |o| usize::from(u16_at(h, o).unwrap_or(0));
+            let g32 = |o| u32_at(h, o).unwrap_or(0);
+            let flags = g16(8);
+            let method = match g16(10) {
+                0 => Method::Stored,
+                8 => Method::Deflate,
+                m => return Err(bad(p, at, format!("entry {k} uses compression method {m}; only stored (0) and deflate (8) are supported"))),
+            };
+            if flags & 1 != 0 {
+                return Err(bad(p, at, format!("entry {k} is encrypted")));
+            }
+            let crc = g32(16);
+            let mut compressed = u64::from(g32(20));
+            let mut size = u64::from(g32(24));
+            let (name_len, extra_len, comment_len) = (g16(28), g16(30), g16(32));
+            let mut local_offset = u64::from(g32(42));
+            let name_bytes = cd
+                .get(i + 46..i + 46 + name_len)
+                .ok_or_else(|| bad(p, at, "entry name runs past the central directory"))?;
+            let name = String::from_utf8_lossy(name_bytes).into_owned();
+            let extra = cd
+                .get(i + 46 + name_len..i + 46 + name_len + extra_len)
+                .ok_or_else(|| bad(p, at, "entry extra field runs past the central directory"))?;
+            // ZIP64 extended information: the 8-byte values present are
+            // exactly those whose 4-byte field is 0xffffffff, in this order.
+            let mut j = 0usize;
+            while let (Some(id), Some(len)) = (u16_at(extra, j), u16_at(extra, j + 2)) {
+                let body = extra.get(j + 4..j + 4 + usize::from(len)).ok_or_else(|| {
+                    bad(
+                        p,
+                        at,
+                        format!("entry {name:?}: extra field runs past its end"),
+                    )
+                })?;
+                if id == 1 {
+                    let mut o = 0usize;
+                    for v in [&mut size, &mut compressed, &mut local_offset] {
+                        if *v == 0xffff_ffff {
+                            *v = u64_at(body, o).ok_or_else(|| {
+                                bad(
+                                    p,
+                                    at,
+                                    format!("entry {name:?}: ZIP64 extra field too short"),
+                                )
+                            })?;
+                            o += 8;
+                        }
+                    }
+                }
+                j += 4 + usize::from(len);
+            }
+            if method == Method::Stored && compressed != size {
+                return Err(bad(
+                    p,
+                    at,
+                    format!(
+                        "stored entry {name:?} has compressed size {compressed} but size {size}"
+                    ),
+                ));
+            }
+            members.push(Member {
+                name,
+                method,
+                crc,
+                compressed,
+                size,
+                local_offset,
+            });
+            i += 46 + name_len + extra_len + comment_len;
+        }
+        Ok(members)
+    }
+
+    /// The member named `name` or `name.npy`.
+    pub fn member(&self, name: &str) -> Option<&Member> {
+        self.members
+            .iter()
+            .find(|m| m.name == name || m.name.strip_suffix(".npy") == Some(name))
+    }
+
+    /// Offset of a member's data (after its local header).
+    fn data_offset(&self, m: &Member) -> Result<u64> {
+        let h = self.read_at(m.local_offset, 30)?;
+        if u32_at(&h, 0) != Some(LOCAL_SIG) {
+            return Err(bad(
+                &self.path,
+                m.local_offset,
+                format!("local header of {:?} has a bad signature", m.name),
+            ));
+        }
+        let skip =
+            30 + u64::from(u16_at(&h, 26).unwrap_or(0)) + u64::from(u16_at(&h, 28).unwrap_or(0));
+        let start = m.local_offset + skip;
+        if start.checked_add(m.compressed).is_none_or(|e| e > self.len) {
+            return Err(bad(
+                &self.path,
+                start,
+                format!(
+                    "member {:?} ({} bytes) runs past the end of the file (truncated?)",
+                    m.name, m.compressed
+                ),
+            ));
+        }
+        Ok(start)
+    }
+
+    fn find(&self, name: &str) -> Result<&Member> {
+        self.member(name).ok_or_else(|| {
+            let names: Vec<&str> = self.members.iter().map(|m| m.name.as_str()).collect();
+            Error::InvalidInput {
+                source_file: self.path.clone(),
+                line: None,
+                reason: format!("no member {name:?} (the archive holds {names:?})"),
+            }
+        })
+    }
+
+    fn dup(&self) -> Result<File> {
+        self.file
+            .try_clone()
+            .map_err(|e| Error::io("dup", &self.path, e))
+    }
+
+    /// The inflated bytes of deflated member `m`, whose data starts at `start`.
+    fn inflater(&self, m: &Member, start: u64) -> Result<impl Read> {
+        let mut src = self.dup()?;
+        src.seek(SeekFrom::Start(start))
+            .map_err(|e| Error::io("seek", &self.path, e))?;
+        Ok(flate2::read::DeflateDecoder::new(std::io::BufReader::new(
+            src.take(m.compressed),
+        )))
+    }
+
+    fn corrupt_stream(&self, m: &Member, start: u64, e: std::io::Error) -> Error {
+        bad(
+            &self.path,
+            start,
+            format!(
+                "member {:?}: deflate stream is corrupt or truncated ({e})",
+                m.name
+            ),
+        )
+    }
+
+    /// The first `limit` bytes of member `name` (all of it if shorter),
+    /// inflated when deflated: enough for a header or a small array.
+    pub fn member_prefix(&self, name: &str, limit: usize) -> Result<Vec<u8>> {
+        let m = self.find(name)?;
+        let start = self.data_offset(m)?;
+        let want = (m.size as usize).min(limit);
+        match m.method {
+            Method::Stored => self.read_at(start, want),
+            Method::Deflate => {
+                let mut out = Vec::with_capacity(want);
+                self.inflater(m, start)?
+                    .take(want as u64)
+                    .read_to_end(&mut out)
+                    .map_err(|e| self.corrupt_stream(m, start, e))?;
+                if out.len() != want {
+                    return Err(bad(
+                        &self.path,
+                        start,
+                        format!(
+                            "member {:?} inflates to fewer than {want} bytes (truncated?)",
+                            m.name
+                        ),
+                    ));
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// The header of member `name` (reads only its start).
+    pub fn header(&self, name: &str) -> Result<crate::import::npy::NpyHeader> {
+        let bytes = self.member_prefix(name, 12 + crate::import::npy::MAX_HEADER_LEN)?;
+        let label = PathBuf::from(format!("{}:{name}", self.path.display()));
+        crate::import::npy::parse_header(&bytes, &label)
+    }
+
+    /// Opens member `name` (`.npy` suffix optional) as an array. Deflated
+    /// members are inflated into a file under `scratch` first.
+    pub fn array(&self, name: &str, scratch: &Path) -> Result<NpyFile> {
+        let m = self.find(name)?;
+        let label = PathBuf::from(format!("{}:{}", self.path.display(), m.name));
+        let start = self.data_offset(m)?;
+        match m.method {
+            Method::Stored => NpyFile::open_region(self.dup()?, &self.path, label, start, m.size),
+            Method::Deflate => {
+                std::fs::create_dir_all(scratch)
+                    .map_err(|e| Error::io("create directory", scratch, e))?;
+                let out_path = scratch.join(format!("npz-{}", sanitize(&m.name)));
+                let mut dec = self.inflater(m, start)?;
+                let out = File::create(&out_path).map_err(|e| Error::io("create", &out_path, e))?;
+                let mut w = BufWriter::with_capacity(1 << 20, crate::io::space::Metered::new(out));
+                let mut hasher = crc32fast::Hasher::new();
+                let mut buf = vec![0u8; 1 << 20];
+                let mut total = 0u64;
+                loop {
+                    let n = dec
+                        .read(&mut buf)
+                        .map_err(|e| self.corrupt_stream(m, start, e))?;
+                    if n == 0 {
+                        break;
+                    }
+                    let chunk = buf.get(..n).unwrap_or_default();
+                    hasher.update(chunk);
+                    total += n as u64;
+                    if total > m.size {
+                        return Err(bad(
+                            &self.path,
+                            start,
+                            format!(
+                                "member {:?} inflates past its recorded size {}",
+                                m.name, m.size
+                            ),
+                        ));
+                    }
+                    w.write_all(chunk)
+                        .map_err(|e| Error::io("write", &out_path, e))?;
+                }
+                w.flush().map_err(|e| Error::io("write", &out_path, e))?;
+                if total != m.size {
+                    return Err(bad(&self.path, start, format!("member {:?} inflates to {total} bytes but the directory says {} (truncated?)", m.name, m.size)));
+                }
+                let crc = hasher.finalize();
+                if crc != m.crc {
+                    return Err(bad(&self.path, start, format!("member {:?}: CRC-32 {crc:#010x} does not match the stored {:#010x} (corrupt)", m.name, m.crc)));
+                }
+                let f = File::open(&out_path).map_err(|e| Error::io("open", &out_path, e))?;
+                NpyFile::open_region(f, &out_path, label, 0, total)
+            }
+        }
+    }
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Writes a zip archive of whole members (fixtures for tests).
+pub struct NpzWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    offset: u64,
+    central: Vec<u8>,
+    count: u64,
+    zip64: bool,
+}
+
+impl NpzWriter {
+    /// Creates `path`; with `force_zip64` every record carries ZIP64 fields
+    /// (as numpy does for large members).
+    pub fn create(path: &Path, force_zip64: bool) -> Result<Self> {
+        let f = File::create(path).map_err(|e| Error::io("create", path, e))?;
+        Ok(NpzWriter {
+            out: BufWriter::new(f),
+            path: path.to_path_buf(),
+            offset: 0,
+            central: Vec::new(),
+            count: 0,
+            zip64: force_zip64,
+        })
+    }
+
+    fn put(&mut self, b: &[u8]) -> Result<()> {
+        self.out
+            .write_all(b)
+            .map_err(|e| Error::io("write", &self.path, e))?;
+        self.offset += b.len() as u64;
+        Ok(())
+    }
+
+    /// Adds a member holding `data`.
+    pub fn add(&mut self, name: &str, data: &[u8], method: Method) -> Result<()> {
+        let crc = crc32fast::hash(data);
+        let body = match method {
+            Method::Stored => data.to_vec(),
+            Method::Deflate => {
+                let mut enc =
+                    flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+                enc.write_all(data)
+                    .map_err(|e| Error::io("deflate", &self.path, e))?;
+                enc.finish()
+                    .map_err(|e| Error::io("deflate", &self.path, e))?
+            }
+        };
+        let m: u16 = if method == Method::Stored { 0 } else { 8 };
+        let z = self.zip64;
+        let (c32, s32) = if z {
+            (u32::MAX, u32::MAX)
+        } else {
+            (body.len() as u32, data.len() as u32)
+        };
+        let local_offset = self.offset;
+        let mut local = Vec::new();
+        local.extend(LOCAL_SIG.to_le_bytes());
+        local.extend([45u16, 0, m, 0, 0x21].iter().flat_map(|v| v.to_le_bytes()));
+        local.extend(crc.to_le_bytes());
+        local.extend(c32.to_le_bytes());
+        local.extend(s32.to_le_bytes());
+        local.extend((name.len() as u16).to_le_bytes());
+        local.extend((if z { 20u16 } else { 0 }).to_le_bytes());
+        local.extend(name.as_bytes());
+        if z {
+            local.extend(1u16.to_le_bytes());
+            local.extend(16u16.to_le_bytes());
+            local.extend((data.len() as u64).to_le_bytes());
+            local.extend((body.len() as u64).to_le_bytes());
+        }
+        self.put(&local)?;
+        self.put(&body)?;
+        let c = &mut self.central;
+        c.extend(CENTRAL_SIG.to_le_bytes());
+        c.extend(
+            [45u16, 45, 0, m, 0, 0x21]
+                .iter()
+                .flat_map(|v| v.to_le_bytes()),
+        );
+        c.extend(crc.to_le_bytes());
+        c.extend(c32.to_le_bytes());
+        c.extend(s32.to_le_bytes());
+        c.extend((name.len() as u16).to_le_bytes());
+        c.extend((if z { 28u16 } else { 0 }).to_le_bytes());
+        c.extend([0u16, 0, 0].iter().flat_map(|v| v.to_le_bytes()));
+        c.extend(0u32.to_le_bytes());
+        c.extend((if z { u32::MAX } else { local_offset as u32 }).to_le_bytes());
+        c.extend(name.as_bytes());
+        if z {
+            c.extend(1u16.to_le_bytes());
+            c.extend(24u16.to_le_bytes());
+            c.extend((data.len() as u64).to_le_bytes());
+            c.extend((body.len() as u64).to_le_bytes());
+            c.extend(local_offset.to_le_bytes());
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Writes the central directory and end records.
+    pub fn finish(mut self) -> Result<()> {
+        let cd_offset = self.offset;
+        let central = std::mem::take(&mut self.central);
+        self.put(&central)?;
+        let cd_size = central.len() as u64;
+        let z = self.zip64;
+        if z {
+            let rec_at = self.offset;
+            let mut r = Vec::new();
+            r.extend(ZIP64_EOCD_SIG.to_le_bytes());
+            r.extend(44u64.to_le_bytes());
+            r.extend([45u16, 45].iter().flat_map(|v| v.to_le_bytes()));
+            r.extend([0u32, 0].iter().flat_map(|v| v.to_le_bytes()));
+            r.extend(
+                [self.count, self.count, cd_size, cd_offset]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes()),
+            );
+            r.extend(ZIP64_LOCATOR_SIG.to_le_bytes());
+            r.extend(0u32.to_le_bytes());
+            r.extend(rec_at.to_le_bytes());
+            r.extend(1u32.to_le_bytes());
+            self.put(&r)?;
+        }
+        let mut e = Vec::new();
+        e.extend(EOCD_SIG.to_le_bytes());
+        e.extend([0u16, 0].iter().flat_map(|v| v.to_le_bytes()));
+        let n16 = if z { 0xffff } else { self.count as u16 };
+        e.extend([n16, n16].iter().flat_map(|v| v.to_le_bytes()));
+        e.extend((if z { u32::MAX } else { cd_size as u32 }).to_le_bytes());
+        e.extend((if z { u32::MAX } else { cd_offset as u32 }).to_le_bytes());
+        e.extend(0u16.to_le_bytes());
+        self.put(&e)?;
+        let f = self
+            .out
+            .into_inner()
+            .map_err(|e| Error::io("write", &self.path, e.into_error()))?;
+        f.sync_all().map_err(|e| Error::io("fsync", &self.path, e))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn npy_i64(values: &[i64]) -> Vec<u8> {
+        let dict = format!(
+            "{{'descr': '<i8', 'fortran_order': False, 'shape': ({},), }}",
+            values.len()
+        );
+        let mut h = format!("{dict:<117}\n").into_bytes();
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((h.len() as u16).to_le_bytes());
+        b.append(&mut h);
+        b.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        b
+    }
+
+    #[test]
+    fn stored_deflated_and_zip64_members_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        for zip64 in [false, true] {
+            let p = dir.path().join(format!("a{zip64}.npz"));
+            let mut w = NpzWriter::create(&p, zip64).unwrap();
+            w.add("x.npy", &npy_i64(&[1, 2, 3]), Method::Stored)
+                .unwrap();
+            w.add("y.npy", &npy_i64(&[-7; 1000]), Method::Deflate)
+                .unwrap();
+            w.finish().unwrap();
+            let a = NpzArchive::open(&p).unwrap();
+            assert_eq!(a.members().len(), 2);
+            let x = a.array("x", dir.path()).unwrap();
+            assert_eq!((x.int_at(0), x.int_at(2), x.len()), (Some(1), Some(3), 3));
+            let y = a.array("y.npy", &dir.path().join("s")).unwrap();
+            assert_eq!((y.int_at(999), y.len()), (Some(-7), 1000));
+            assert!(a
+                .array("z", dir.path())
+                .unwrap_err()
+                .to_string()
+                .contains("no member"));
+        }
+    }
+
+    #[test]
+    fn damaged_archives_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.npz");
+        let mut w = NpzWriter::create(&p, true).unwrap();
+        w.add("y.npy", &npy_i64(&[5; 1000]), Method::Deflate)
+            .unwrap();
+        w.finish().unwrap();
+        let good = std::fs::read(&p).unwrap();
+        // Truncated: the end record is gone.
+        std::fs::write(&p, &good[..good.len() / 2]).unwrap();
+        let e = NpzArchive::open(&p).err().unwrap().to_string();
+        assert!(
+            e.contains("a.npz") && e.contains("end-of-central-directory"),
+            "{e}"
+        );
+        // A flipped byte in the deflate stream.
+        let mut bad = good.clone();
+        bad[120] ^= 0x55;
+        std::fs::write(&p, &bad).unwrap();
+        let e = NpzArchive::open(&p)
+            .and_then(|a| a.array("y", dir.path()).map(|_| ()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a.npz")
+                && (e.contains("CRC") || e.contains("deflate") || e.contains("inflates")),
+            "{e}"
+        );
+    }
+
+    /// An independent writer: Python's zipfile (standard library, no
+    /// numpy), with ZIP64 forced and both methods. Skipped without python3.
+    #[test]
+    fn reads_archives_written_by_python_zipfile() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("py.npz");
+        std::fs::write(dir.path().join("x.npy"), npy_i64(&[4, 5, 6])).unwrap();
+        let script = format!(
+            "import zipfile\nz = zipfile.ZipFile({p:?}, 'w')\nd = open({x:?}, 'rb').read()\n\
+             for name, m in [('a.npy', zipfile.ZIP_STORED), ('b.npy', zipfile.ZIP_DEFLATED)]:\n\
+             \tzi = zipfile.ZipInfo(name); zi.compress_type = m\n\
+             \twith z.open(zi, 'w', force_zip64=True) as f: f.write(d)\n\
+             z.writestr('c.npy', d, compress_type=zipfile.ZIP_DEFLATED)\nz.close()\n",
+            p = p.to_str().unwrap(),
+            x = dir.path().join("x.npy").to_str().unwrap()
+        );
+        let Ok(status) = std::process::Command::new("python3")
+            .args(["-c", &script])
+            .status()
+        else {
+            return;
+        };
+        assert!(status.success());
+        let a = NpzArchive::open(&p).unwrap();
+        for name in ["a", "b", "c"] {
+            let x = a.array(name, dir.path()).unwrap();
+            assert_eq!(
+                (x.int_at(0), x.int_at(2), x.len()),
+                (Some(4), Some(6), 3),
+                "{name}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400), cut in 0usize..400) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("f.npz");
+            std::fs::write(&p, &bytes).unwrap();
+            let _ = NpzArchive::open(&p);
+            // A valid archive with a random region overwritten.
+            let mut w = NpzWriter::create(&p, cut % 2 == 0).unwrap();
+            w.add("x.npy", &npy_i64(&[1, 2]), Method::Stored).unwrap();
+            w.finish().unwrap();
+            let mut good = std::fs::read(&p).unwrap();
+            let at = cut % good.len();
+            for (i, b) in bytes.iter().take(8).enumerate() {
+                if let Some(g) = good.get_mut(at + i) { *g = *b; }
+            }
+            std::fs::write(&p, &good).unwrap();
+            if let Ok(a) = NpzArchive::open(&p) {
+                let _ = a.array("x", dir.path());
+            }
+        }
+    }
+}

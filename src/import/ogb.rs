@@ -1,0 +1,309 @@
+//! `ginex-import ogb DIR`: an OGB node-property dataset directory as
+//! downloaded and unpacked, in either layout:
+//!
+//! * CSV (ogbn-arxiv, ogbn-products): `raw/edge.csv.gz` (`src,dst` per
+//!   line), `raw/num-node-list.csv.gz` (the node count), optional
+//!   `raw/node-feat.csv.gz` (one comma-separated row per node) and
+//!   `raw/node-label.csv.gz` (one label per node; empty or `nan` = missing);
+//! * binary (ogbn-papers100M): `raw/data.npz` (`edge_index` (2, E),
+//!   `num_nodes_list`, optional `node_feat` (N, dim)) and optional
+//!   `raw/node-label.npz` (`node_label`, float with NaN = missing);
+//!
+//! plus `split/<name>/{train,valid,test}.csv.gz` (one node id per line).
+//! OGB stores the edges of some undirected graphs once (its `master.csv`
+//! `add_inverse_edge`): ogbn-products and ogbn-proteins get reverse edges
+//! unless told otherwise. Heterogeneous (ogbn-mag) and multi-label
+//! (ogbn-proteins labels) datasets are refused with a message.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::tables::Splits;
+use crate::import::npy::{decode_ints, parse_header};
+use crate::import::npz::NpzArchive;
+use crate::import::pipeline::{
+    bad, features_from_npy, label_value, labels_from_npy, read_ids, Build, CommonOptions,
+    EdgeInput, ImportReport,
+};
+use crate::import::text::{FloatRows, IdLines};
+
+/// What to import.
+#[derive(Debug, Clone)]
+pub struct OgbImport {
+    /// The dataset directory.
+    pub dir: PathBuf,
+    /// `split/<name>` to use (default: the only one).
+    pub split_name: Option<String>,
+    /// Add reverse edges (`None`: by dataset name, as OGB does).
+    pub add_inverse_edges: Option<bool>,
+    /// Options shared by every importer.
+    pub common: CommonOptions,
+}
+
+/// Datasets whose edges OGB stores once and mirrors on load.
+const INVERSE_EDGE_DATASETS: [&str; 2] = ["products", "proteins"];
+
+fn missing(path: &Path, what: &str) -> Error {
+    bad(
+        path,
+        None,
+        format!("missing: {what} (is this an unpacked OGB node-property dataset directory?)"),
+    )
+}
+
+/// The node count from `raw/num-node-list.csv.gz`.
+fn csv_node_count(path: &Path) -> Result<u64> {
+    let mut lines = IdLines::open(path)?;
+    let n = lines
+        .next_id()?
+        .ok_or_else(|| bad(path, None, "empty; expected the node count"))?;
+    if lines.next_id()?.is_some() {
+        return Err(bad(
+            path,
+            Some(lines.line()),
+            "more than one graph; node-property datasets hold one",
+        ));
+    }
+    u64::try_from(n).map_err(|_| bad(path, Some(1), format!("node count {n} is negative")))
+}
+
+/// Picks `split/<name>`.
+fn split_dir(dir: &Path, name: Option<&str>) -> Result<Option<PathBuf>> {
+    let root = dir.join("split");
+    if let Some(n) = name {
+        let p = root.join(n);
+        return if p.is_dir() {
+            Ok(Some(p))
+        } else {
+            Err(missing(&p, "the split directory named by --split-name"))
+        };
+    }
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return Ok(None);
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    match dirs.len() {
+        0 => Ok(None),
+        1 => Ok(dirs.pop()),
+        _ => Err(bad(
+            &root,
+            None,
+            format!(
+                "several splits {:?}; choose one with --split-name",
+                dirs.iter()
+                    .filter_map(|d| d.file_name())
+                    .collect::<Vec<_>>()
+            ),
+        )),
+    }
+}
+
+fn split_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    ["csv.gz", "csv", "npy"]
+        .iter()
+        .map(|e| dir.join(format!("{name}.{e}")))
+        .find(|p| p.is_file())
+}
+
+/// Imports an OGB dataset directory; see the module docs.
+pub fn import_ogb(opts: &OgbImport) -> Result<ImportReport> {
+    let raw = opts.dir.join("raw");
+    if !raw.is_dir() {
+        return Err(missing(&raw, "the raw/ directory"));
+    }
+    if raw.join("relations").is_dir() || raw.join("num-node-dict.csv.gz").is_file() {
+        return Err(bad(&raw, None, "heterogeneous OGB datasets (ogbn-mag style raw/relations/) are not supported; ginex stores homogeneous graphs"));
+    }
+    let name = opts
+        .dir
+        .file_name()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let mut common = opts.common.clone();
+    common.undirected |= opts
+        .add_inverse_edges
+        .unwrap_or_else(|| INVERSE_EDGE_DATASETS.iter().any(|d| name.contains(d)));
+    let npz_path = raw.join("data.npz");
+    let mut build = if npz_path.is_file() {
+        binary_layout(&raw, &npz_path, &common)?
+    } else {
+        csv_layout(&raw, &common)?
+    };
+
+    if let Some(sd) = split_dir(&opts.dir, opts.split_name.as_deref())? {
+        let n = build.nodes();
+        let mut lists: [Vec<u64>; 3] = Default::default();
+        for (list, part) in lists.iter_mut().zip(["train", "valid", "test"]) {
+            let f = split_file(&sd, part)
+                .ok_or_else(|| missing(&sd.join(format!("{part}.csv.gz")), "a split file"))?;
+            *list = read_ids(&f, n, None)?;
+        }
+        let s = Splits::from_lists(lists);
+        if let Some(id) = s.first_overlap() {
+            return Err(bad(
+                &sd,
+                None,
+                format!("node {id} is in more than one of train/valid/test"),
+            ));
+        }
+        build.splits(&s)?;
+    }
+    build.finish()
+}
+
+fn csv_layout(raw: &Path, common: &CommonOptions) -> Result<Build> {
+    let edges = raw.join("edge.csv.gz");
+    if !edges.is_file() {
+        return Err(missing(&edges, "raw/edge.csv.gz or raw/data.npz"));
+    }
+    let count_file = raw.join("num-node-list.csv.gz");
+    if !count_file.is_file() {
+        return Err(missing(&count_file, "raw/num-node-list.csv.gz"));
+    }
+    let n = csv_node_count(&count_file)?;
+    let feat_path = raw.join("node-feat.csv.gz");
+    let mut first = Vec::new();
+    let mut feats = if feat_path.is_file() {
+        let mut rows = FloatRows::open(&feat_path)?;
+        if !rows.next_row(&mut first)? && n > 0 {
+            return Err(bad(&feat_path, None, "empty; expected one row per node"));
+        }
+        Some(rows)
+    } else {
+        None
+    };
+    let dim = if feats.is_some() {
+        first.len().max(1) as u64
+    } else {
+        1
+    };
+    let mut build = Build::create(common, n, dim, &feat_path)?;
+    let input = EdgeInput::Text {
+        path: edges,
+        delimiter: Some(b','),
+    };
+    build.topology(std::slice::from_ref(&input), None, 0)?;
+    match feats.as_mut() {
+        Some(rows) => build.features(&feat_path, |sink| {
+            let mut buf: Vec<f32> = first.iter().map(|&x| x as f32).collect();
+            let mut row = Vec::new();
+            let mut start = 0u64;
+            let block = (1usize << 20) / dim as usize + 1;
+            let mut in_block = 1usize;
+            loop {
+                row.clear();
+                let more = rows.next_row(&mut row)?;
+                if more {
+                    buf.extend(row.iter().map(|&x| x as f32));
+                    in_block += 1;
+                }
+                if (!more || in_block == block) && !buf.is_empty() {
+                    sink.push_f32(&buf, &feat_path, start)?;
+                    start += in_block as u64;
+                    buf.clear();
+                    in_block = 0;
+                }
+                if !more {
+                    return Ok(());
+                }
+            }
+        })?,
+        None => build.zero_features()?,
+    }
+    let label_path = raw.join("node-label.csv.gz");
+    if label_path.is_file() {
+        let mut rows = FloatRows::open(&label_path)?;
+        let mut labels = Vec::with_capacity(n as usize);
+        let mut row = Vec::new();
+        loop {
+            row.clear();
+            if !rows.next_row(&mut row)? {
+                break;
+            }
+            let [x] = row.as_slice() else {
+                return Err(bad(&label_path, Some(rows.line()), format!("{} labels in a row; multi-label datasets are not supported (one class id per node)", row.len())));
+            };
+            let int = (x.fract() == 0.0 && x.is_finite()).then_some(*x as i128);
+            labels.push(label_value(*x, int, &label_path, rows.line())?);
+        }
+        build.labels(&labels, None, &label_path)?;
+    }
+    Ok(build)
+}
+
+fn binary_layout(raw: &Path, npz_path: &Path, common: &CommonOptions) -> Result<Build> {
+    let archive = NpzArchive::open(npz_path)?;
+    let feat_header = archive
+        .member("node_feat")
+        .map(|_| archive.header("node_feat"))
+        .transpose()?;
+    let n = if archive.member("num_nodes_list").is_some() {
+        let bytes = archive.member_prefix("num_nodes_list", 1 << 20)?;
+        let label = PathBuf::from(format!("{}:num_nodes_list", npz_path.display()));
+        let h = parse_header(&bytes, &label)?;
+        let counts = bytes
+            .get(h.data_offset as usize..)
+            .and_then(|d| decode_ints(&h, d))
+            .ok_or_else(|| bad(&label, None, "expected an integer array"))?;
+        match counts.as_slice() {
+            [c] => u64::try_from(*c)
+                .map_err(|_| bad(&label, Some(1), format!("node count {c} is negative")))?,
+            other => {
+                return Err(bad(
+                    &label,
+                    None,
+                    format!("{} graphs; node-property datasets hold one", other.len()),
+                ))
+            }
+        }
+    } else if let Some(h) = &feat_header {
+        h.shape.first().copied().unwrap_or(0)
+    } else {
+        return Err(bad(
+            npz_path,
+            None,
+            "neither num_nodes_list nor node_feat: the node count is unknown",
+        ));
+    };
+    let dim = match feat_header.as_ref().map(|h| h.shape.as_slice()) {
+        Some([_, d]) => *d,
+        Some([_]) => 1,
+        Some(s) => {
+            return Err(bad(
+                npz_path,
+                None,
+                format!("node_feat has shape {s:?}; expected (nodes, dim)"),
+            ))
+        }
+        None => 1,
+    };
+    let mut build = Build::create(common, n, dim, npz_path)?;
+    let scratch = build.scratch("npz");
+    let edges = archive.array("edge_index", &scratch)?;
+    let expected = edges.len() / 2;
+    let inputs = [EdgeInput::Array(edges)];
+    if feat_header.is_some() {
+        let f = archive.array("node_feat", &scratch)?;
+        build.overlapped(
+            &f.path,
+            |sink| features_from_npy(&f, None, sink),
+            |b| b.topology(&inputs, None, expected),
+        )?;
+    } else {
+        build.topology(&inputs, None, expected)?;
+        build.zero_features()?;
+    }
+    let label_path = raw.join("node-label.npz");
+    if label_path.is_file() {
+        let la = NpzArchive::open(&label_path)?;
+        let f = la.array("node_label", &scratch)?;
+        let mut labels = Vec::with_capacity(n as usize);
+        labels_from_npy(&f, &mut labels)?;
+        build.labels(&labels, None, &f.path)?;
+    }
+    Ok(build)
+}

@@ -1,0 +1,843 @@
+//! The part every importer shares: a [`Build`] wraps the store builder and
+//! takes edges (checked, optionally remapped and mirrored, spilled to the
+//! out-of-core bucketer), feature rows (checked for NaN/Inf, converted to
+//! the store dtype, streamed), labels, splits and original ids, then
+//! commits and verifies. The format readers ([`edges_from`],
+//! [`features_from_npy`], [`labels_from_npy`], [`read_ids`]) stream their
+//! inputs in blocks, so resident memory stays near one block plus the
+//! bucketer's sort buffer.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::format::pages::{Dtype, FeatureLayout};
+use crate::format::tables::Splits;
+use crate::import::npy::{NpyFile, NpyType};
+use crate::import::remap::IdMap;
+use crate::import::text::{IdLines, TextEdges};
+use crate::rng::stream_seed;
+use crate::store::edges::{CscOptions, CscStats, EdgeBucketer};
+use crate::store::{FeatureWriter, Store, StoreBuilder, StoreSpec};
+
+/// Options every importer takes.
+#[derive(Debug, Clone)]
+pub struct CommonOptions {
+    /// Store dtype of the features.
+    pub dtype: Dtype,
+    /// Add the reverse of every edge.
+    pub undirected: bool,
+    /// CSC options (dedup, self-loops).
+    pub csc: CscOptions,
+    /// Accept NaN/Inf features.
+    pub allow_nonfinite: bool,
+    /// Memory budget in bytes.
+    pub memory: u64,
+    /// No progress bars.
+    pub quiet: bool,
+    /// The store to create.
+    pub out: PathBuf,
+}
+
+impl CommonOptions {
+    /// Defaults for `out`: f32, directed, keep duplicates and self-loops, 2 GiB.
+    pub fn new(out: impl Into<PathBuf>) -> Self {
+        CommonOptions {
+            dtype: Dtype::F32,
+            undirected: false,
+            csc: CscOptions::default(),
+            allow_nonfinite: false,
+            memory: 2 << 30,
+            quiet: true,
+            out: out.into(),
+        }
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default)]
+pub struct ImportReport {
+    /// The store written.
+    pub path: PathBuf,
+    /// Nodes.
+    pub nodes: u64,
+    /// Edges read from the input.
+    pub edges_read: u64,
+    /// CSC statistics.
+    pub csc: CscStats,
+    /// Wall time per phase.
+    pub phases: Vec<(&'static str, Duration)>,
+}
+
+/// An error about `path` at 1-based position `at` (line or element).
+pub fn bad(path: &Path, at: Option<u64>, reason: impl Into<String>) -> Error {
+    Error::InvalidInput {
+        source_file: path.to_path_buf(),
+        line: at,
+        reason: reason.into(),
+    }
+}
+
+/// A progress bar on stderr (hidden with `quiet` or when stderr is not a
+/// terminal); `total` 0 gives a counter without a bar.
+pub fn progress(total: u64, what: &str, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let (bar, template) = if total > 0 {
+        (
+            indicatif::ProgressBar::new(total),
+            "{msg:>14} [{bar:30}] {percent:>3}% {human_pos}/{human_len} eta {eta}",
+        )
+    } else {
+        (
+            indicatif::ProgressBar::new_spinner(),
+            "{msg:>14} {human_pos} {per_sec} {elapsed}",
+        )
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// Where edges come from.
+pub enum EdgeInput {
+    /// An integer array of shape (E, 2) or (2, E).
+    Array(NpyFile),
+    /// A text edge list; `delimiter` `None` detects it on the first line.
+    Text {
+        /// The file (`.gz` decompressed).
+        path: PathBuf,
+        /// A fixed single-byte delimiter (DGL's `csv` `delimiter`).
+        delimiter: Option<u8>,
+    },
+}
+
+impl EdgeInput {
+    /// `.npy` → array, anything else → text with a detected delimiter.
+    pub fn from_path(path: &Path) -> Result<Self> {
+        if path.extension().is_some_and(|e| e == "npy") {
+            Ok(EdgeInput::Array(NpyFile::open(path)?))
+        } else {
+            Ok(EdgeInput::Text {
+                path: path.to_path_buf(),
+                delimiter: None,
+            })
+        }
+    }
+
+    /// The file for messages.
+    pub fn path(&self) -> &Path {
+        match self {
+            EdgeInput::Array(f) => &f.path,
+            EdgeInput::Text { path, .. } => path,
+        }
+    }
+}
+
+/// Calls `f(src, dst, position)` for every edge of `input` (position: the
+/// 1-based line of a text file or row of an array); returns the count.
+pub fn edges_from(
+    input: &EdgeInput,
+    f: &mut dyn FnMut(i128, i128, u64) -> Result<()>,
+) -> Result<u64> {
+    match input {
+        EdgeInput::Array(a) => {
+            let h = &a.header;
+            let path = &a.path;
+            if !matches!(h.dtype, NpyType::Int(_) | NpyType::Uint(_)) {
+                return Err(bad(
+                    path,
+                    None,
+                    format!("edge ids must be integers, the array holds {:?}", h.dtype),
+                ));
+            }
+            let (e, pairs_in_rows) = match h.shape.as_slice() {
+                [e, 2] if !h.fortran_order => (*e, true),
+                [2, e] if !h.fortran_order => (*e, false),
+                [e, 2] => (*e, false), // Fortran (E, 2) is laid out like C (2, E)
+                [2, e] => (*e, true),
+                s => {
+                    return Err(bad(
+                        path,
+                        None,
+                        format!("edge array has shape {s:?}; expected (E, 2) or (2, E)"),
+                    ))
+                }
+            };
+            const BLOCK: u64 = 1 << 20;
+            let (mut raw, mut a0, mut a1) = (Vec::new(), Vec::new(), Vec::new());
+            for first in (0..e).step_by(BLOCK as usize) {
+                let k = BLOCK.min(e - first);
+                if pairs_in_rows {
+                    a.read_ints(2 * first, 2 * k as usize, &mut raw, &mut a0)?;
+                    for (i, pair) in a0.chunks_exact(2).enumerate() {
+                        if let [s, d] = pair {
+                            f(*s, *d, first + i as u64 + 1)?;
+                        }
+                    }
+                } else {
+                    a.read_ints(first, k as usize, &mut raw, &mut a0)?;
+                    a.read_ints(e + first, k as usize, &mut raw, &mut a1)?;
+                    for (i, (s, d)) in a0.iter().zip(&a1).enumerate() {
+                        f(*s, *d, first + i as u64 + 1)?;
+                    }
+                }
+            }
+            Ok(e)
+        }
+        EdgeInput::Text { path, delimiter } => {
+            let mut t = TextEdges::open(path)?;
+            if let Some(d) = delimiter {
+                t = t.with_delimiter(*d);
+            }
+            let mut count = 0u64;
+            while let Some((s, d)) = t.next_edge()? {
+                count += 1;
+                f(s, d, t.line())?;
+            }
+            Ok(count)
+        }
+    }
+}
+
+/// Checks `raw` as an id of a graph of `n` nodes (or maps it through `map`).
+pub fn node_id(
+    raw: i128,
+    n: u64,
+    map: Option<&IdMap>,
+    path: &Path,
+    at: u64,
+    what: &str,
+) -> Result<u64> {
+    if let Some(m) = map {
+        return u64::try_from(raw)
+            .ok()
+            .and_then(|v| m.get(v))
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    Some(at),
+                    format!(
+                        "{what} {raw} does not occur in the edge list (ids were remapped from it)"
+                    ),
+                )
+            });
+    }
+    if raw < 0 || raw >= i128::from(n) {
+        return Err(bad(
+            path,
+            Some(at),
+            format!("{what} {raw} is not a node id in 0..{n}"),
+        ));
+    }
+    Ok(raw as u64)
+}
+
+/// Feeds checked, remapped edges to the bucketer.
+pub struct EdgeSink<'a> {
+    bucketer: &'a mut EdgeBucketer,
+    n: u64,
+    map: Option<&'a IdMap>,
+    undirected: bool,
+    bar: &'a indicatif::ProgressBar,
+    read: u64,
+    /// Set when the feature thread failed: stop early.
+    cancel: &'a AtomicBool,
+}
+
+impl EdgeSink<'_> {
+    /// Pushes every edge of `input`; returns how many it held.
+    pub fn push_input(&mut self, input: &EdgeInput) -> Result<u64> {
+        let path = input.path().to_path_buf();
+        edges_from(input, &mut |s, d, at| {
+            let s = node_id(s, self.n, self.map, &path, at, "edge source")?;
+            let d = node_id(d, self.n, self.map, &path, at, "edge target")?;
+            self.bucketer.push(s, d)?;
+            if self.undirected && s != d {
+                self.bucketer.push(d, s)?;
+            }
+            self.read += 1;
+            if self.read % (1 << 16) == 0 {
+                self.bar.set_position(self.read);
+                if self.cancel.load(Ordering::Relaxed) {
+                    return Err(Error::invalid_argument(
+                        "edge import stopped: the feature import failed",
+                    ));
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Streams feature rows (as `f32`) into the store's feature file.
+pub struct FeatureSink {
+    writer: FeatureWriter,
+    dim: u64,
+    dtype: Dtype,
+    allow_nonfinite: bool,
+    rows: u64,
+    n: u64,
+    bytes: Vec<u8>,
+    bar: indicatif::ProgressBar,
+    /// Set when the edge import failed: stop early.
+    cancel: Arc<AtomicBool>,
+}
+
+impl FeatureSink {
+    /// Rows pushed so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The feature dimension.
+    pub fn dim(&self) -> u64 {
+        self.dim
+    }
+
+    /// Appends whole rows; `path`/`first_row` (0-based row of `values[0]`
+    /// in that file) name the source in errors.
+    pub fn push_f32(&mut self, values: &[f32], path: &Path, first_row: u64) -> Result<()> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(Error::invalid_argument(
+                "feature import stopped: the edge import failed",
+            ));
+        }
+        let rows = values.len() as u64 / self.dim.max(1);
+        if self.rows + rows > self.n {
+            return Err(bad(
+                path,
+                Some(first_row + (self.n - self.rows) + 1),
+                format!("more feature rows than the {} nodes", self.n),
+            ));
+        }
+        if !self.allow_nonfinite {
+            if let Some((k, x)) = values.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+                let k = k as u64;
+                let row = first_row + k / self.dim;
+                return Err(bad(
+                    path,
+                    Some(row + 1),
+                    format!(
+                        "feature row {row} column {} is {x}; pass --allow-nonfinite to keep NaN/Inf",
+                        k % self.dim
+                    ),
+                ));
+            }
+        }
+        self.bytes.resize(values.len() * self.dtype.size(), 0);
+        self.dtype.encode_f32(values, &mut self.bytes);
+        self.writer.push_rows(&self.bytes)?;
+        self.rows += rows;
+        self.bar.set_position(self.rows);
+        Ok(())
+    }
+}
+
+/// Raises `flag`; true if it was not raised before.
+fn raise(flag: &AtomicBool) -> bool {
+    flag.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+}
+
+/// Rows read per block (about 8 MiB of input).
+fn block_rows(dim: u64, esize: usize) -> u64 {
+    ((8u64 << 20) / (dim * esize as u64).max(1)).max(1)
+}
+
+/// Checks a feature array: 2-D, C order, float. Returns (rows, dim).
+pub fn feature_shape(f: &NpyFile) -> Result<(u64, u64)> {
+    let h = &f.header;
+    let (rows, dim) = match h.shape.as_slice() {
+        [n, d] => (*n, *d),
+        [n] => (*n, 1),
+        s => {
+            return Err(bad(
+                &f.path,
+                None,
+                format!("features have shape {s:?}; expected (nodes, dim)"),
+            ))
+        }
+    };
+    if h.fortran_order && dim > 1 && rows > 1 {
+        return Err(bad(&f.path, None, "features are in Fortran (column-major) order; save them C-ordered (numpy.ascontiguousarray)"));
+    }
+    if !matches!(h.dtype, NpyType::Float(_)) {
+        return Err(bad(
+            &f.path,
+            None,
+            format!(
+                "features must be float16/32/64, not {:?} (convert with .astype('float32'))",
+                h.dtype
+            ),
+        ));
+    }
+    Ok((rows, dim))
+}
+
+/// Streams rows of a feature array into `sink`: all rows, or only `rows`
+/// (sorted, for remapped ids: store node i gets row `rows[i]`).
+pub fn features_from_npy(f: &NpyFile, rows: Option<&[u64]>, sink: &mut FeatureSink) -> Result<()> {
+    let (n, dim) = feature_shape(f)?;
+    if dim != sink.dim {
+        return Err(bad(
+            &f.path,
+            None,
+            format!(
+                "features have dimension {dim} but earlier chunks have {}",
+                sink.dim
+            ),
+        ));
+    }
+    let per = block_rows(dim, f.header.dtype.size());
+    let (mut raw, mut values) = (Vec::new(), Vec::new());
+    match rows {
+        None => {
+            for first in (0..n).step_by(per as usize) {
+                let k = per.min(n - first);
+                f.read_f32(first * dim, (k * dim) as usize, &mut raw, &mut values)?;
+                sink.push_f32(&values, &f.path, first)?;
+            }
+        }
+        Some(ids) => {
+            let mut i = 0usize;
+            while let Some(&start) = ids.get(i) {
+                // A run of consecutive rows, at most one block.
+                let mut len = 1u64;
+                while ids.get(i + len as usize) == Some(&(start + len)) && len < per {
+                    len += 1;
+                }
+                if start + len > n {
+                    return Err(bad(
+                        &f.path,
+                        None,
+                        format!(
+                            "node with original id {} has no feature row (the matrix has {n} rows)",
+                            start.max(n)
+                        ),
+                    ));
+                }
+                f.read_f32(start * dim, (len * dim) as usize, &mut raw, &mut values)?;
+                sink.push_f32(&values, &f.path, start)?;
+                i += len as usize;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A label from a float (`NaN` → -1) or integer value; `at` is 1-based.
+pub fn label_value(x: f64, int: Option<i128>, path: &Path, at: u64) -> Result<i32> {
+    let v = match int {
+        Some(i) => i,
+        None if x.is_nan() => return Ok(-1),
+        None if x.fract() != 0.0 || !x.is_finite() => {
+            return Err(bad(
+                path,
+                Some(at),
+                format!(
+                    "label {x} is not a whole number; labels are class ids (NaN or -1 = missing)"
+                ),
+            ))
+        }
+        None => x as i128,
+    };
+    if v < -1 || v > i128::from(i32::MAX) {
+        return Err(bad(
+            path,
+            Some(at),
+            format!(
+                "label {v} is out of range; labels are class ids 0..2^31 (NaN or -1 = missing)"
+            ),
+        ));
+    }
+    Ok(v as i32)
+}
+
+/// Appends the labels of an array of shape (K,) or (K, 1).
+pub fn labels_from_npy(f: &NpyFile, out: &mut Vec<i32>) -> Result<()> {
+    let shape_ok = matches!(f.header.shape.as_slice(), [_] | [_, 1]);
+    if !shape_ok {
+        return Err(bad(
+            &f.path,
+            None,
+            format!(
+                "labels have shape {:?}; expected (N,) or (N, 1)",
+                f.header.shape
+            ),
+        ));
+    }
+    let k = f.len();
+    let (mut raw, mut ints, mut floats) = (Vec::new(), Vec::new(), Vec::new());
+    let is_float = matches!(f.header.dtype, NpyType::Float(_));
+    for first in (0..k).step_by(1 << 20) {
+        let c = (1u64 << 20).min(k - first) as usize;
+        if is_float {
+            f.read_f64(first, c, &mut raw, &mut floats)?;
+            for (i, x) in floats.iter().enumerate() {
+                out.push(label_value(*x, None, &f.path, first + i as u64 + 1)?);
+            }
+        } else {
+            f.read_ints(first, c, &mut raw, &mut ints)?;
+            for (i, v) in ints.iter().enumerate() {
+                out.push(label_value(0.0, Some(*v), &f.path, first + i as u64 + 1)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads a list of node ids (`.npy` of shape (K,)/(K,1), or text with one
+/// id per line, `.gz` allowed), checks them against `n` (or maps them),
+/// sorts them and refuses repeats.
+pub fn read_ids(path: &Path, n: u64, map: Option<&IdMap>) -> Result<Vec<u64>> {
+    let mut ids = Vec::new();
+    if path.extension().is_some_and(|e| e == "npy") {
+        let f = NpyFile::open(path)?;
+        if f.header.shape.len() > 2 || f.header.shape.get(1).is_some_and(|&c| c != 1) {
+            return Err(bad(
+                path,
+                None,
+                format!(
+                    "id array has shape {:?}; expected (K,) or (K, 1)",
+                    f.header.shape
+                ),
+            ));
+        }
+        let (mut raw, mut vals) = (Vec::new(), Vec::new());
+        let k = f.len();
+        for first in (0..k).step_by(1 << 20) {
+            let c = (1u64 << 20).min(k - first) as usize;
+            if !f.read_ints(first, c, &mut raw, &mut vals)? {
+                return Err(bad(
+                    path,
+                    None,
+                    "ids must be integers, the array holds floats",
+                ));
+            }
+            for (i, v) in vals.iter().enumerate() {
+                ids.push(node_id(*v, n, map, path, first + i as u64 + 1, "id")?);
+            }
+        }
+    } else {
+        let mut lines = IdLines::open(path)?;
+        while let Some(v) = lines.next_id()? {
+            ids.push(node_id(v, n, map, path, lines.line(), "id")?);
+        }
+    }
+    let before = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() != before {
+        return Err(bad(
+            path,
+            None,
+            format!("{} ids appear more than once", before - ids.len()),
+        ));
+    }
+    Ok(ids)
+}
+
+/// A seeded random split of `0..n` with the given fractions.
+pub fn random_split(n: u64, fractions: [f64; 3], seed: u64) -> Splits {
+    Splits::by_fraction(n, fractions, |v| {
+        (stream_seed(seed, 31, v) >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
+/// Checks that split lists are disjoint (each sorted).
+pub fn check_disjoint(s: &Splits, what: &str) -> Result<()> {
+    if let Some(id) = s.first_overlap() {
+        return Err(Error::invalid_argument(format!(
+            "node {id} is in more than one of the {what} splits"
+        )));
+    }
+    Ok(())
+}
+
+/// A store under construction; see the module docs.
+pub struct Build {
+    builder: StoreBuilder,
+    opts: CommonOptions,
+    n: u64,
+    dim: u64,
+    report: ImportReport,
+    /// Shared by the edge and feature halves of [`Build::overlapped`].
+    cancel: Arc<AtomicBool>,
+}
+
+impl Build {
+    /// Starts a store of `n` nodes with `dim`-wide features at `opts.out`.
+    pub fn create(opts: &CommonOptions, n: u64, dim: u64, dim_source: &Path) -> Result<Self> {
+        let dim32 = u32::try_from(dim).map_err(|_| {
+            bad(
+                dim_source,
+                None,
+                format!("feature dimension {dim} is too large"),
+            )
+        })?;
+        let layout = FeatureLayout::new(dim32, opts.dtype)
+            .map_err(|e| bad(dim_source, None, e.to_string()))?;
+        let builder = StoreBuilder::create(&opts.out, StoreSpec::new(n, layout))?;
+        Ok(Build {
+            builder,
+            opts: opts.clone(),
+            n,
+            dim,
+            report: ImportReport {
+                nodes: n,
+                ..ImportReport::default()
+            },
+            cancel: Arc::default(),
+        })
+    }
+
+    /// Node count.
+    pub fn nodes(&self) -> u64 {
+        self.n
+    }
+
+    /// A scratch directory inside the staging directory (removed before
+    /// the commit; gone with the staging directory on failure).
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        self.builder.staging_path().join(format!("import-{name}"))
+    }
+
+    /// Builds the topology from `inputs` (ids checked against the node
+    /// count, or mapped through `map`). `expected` sizes the buckets.
+    pub fn topology(
+        &mut self,
+        inputs: &[EdgeInput],
+        map: Option<&IdMap>,
+        expected: u64,
+    ) -> Result<Vec<u64>> {
+        let started = Instant::now();
+        let scratch = self.builder.staging_path().join("scratch");
+        let expected = if self.opts.undirected {
+            2 * expected
+        } else {
+            expected
+        };
+        let mut bucketer = EdgeBucketer::new(&scratch, self.n, expected, self.opts.memory / 2)?;
+        let bar = progress(expected, "edges", self.opts.quiet);
+        let mut sink = EdgeSink {
+            bucketer: &mut bucketer,
+            n: self.n,
+            map,
+            undirected: self.opts.undirected,
+            bar: &bar,
+            read: 0,
+            cancel: &self.cancel,
+        };
+        let mut counts = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            counts.push(sink.push_input(input)?);
+        }
+        self.report.edges_read = sink.read;
+        bar.finish_and_clear();
+        self.report
+            .phases
+            .push(("read + spill edges", started.elapsed()));
+        let started = Instant::now();
+        let mut topo = self.builder.topology_writer()?;
+        self.report.csc = bucketer.finish(self.opts.csc, &mut topo)?;
+        self.builder.add_topology(topo)?;
+        tracing::info!(
+            edges_read = self.report.edges_read,
+            edges_kept = self.report.csc.edges_out,
+            "topology written"
+        );
+        self.report
+            .phases
+            .push(("sort + write csc", started.elapsed()));
+        Ok(counts)
+    }
+
+    /// Streams the features: `feed` pushes exactly `n` rows into the sink.
+    pub fn features(
+        &mut self,
+        source: &Path,
+        feed: impl FnOnce(&mut FeatureSink) -> Result<()>,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let mut sink = self.feature_sink()?;
+        feed(&mut sink)?;
+        self.add_feature_sink(sink, source, ("features", started.elapsed()))
+    }
+
+    /// Runs `feed` (the features) on a second thread while `edges` (the
+    /// topology) runs on this one, and returns what `edges` returns.
+    /// Parsing and spilling edges is CPU-bound and copying features is
+    /// I/O-bound, so on two cores the two phases overlap almost fully. If
+    /// either half fails the other stops at its next block, and the first
+    /// real error is returned.
+    pub fn overlapped<T>(
+        &mut self,
+        source: &Path,
+        feed: impl FnOnce(&mut FeatureSink) -> Result<()> + Send,
+        edges: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let mut sink = self.feature_sink()?;
+        let cancel = Arc::clone(&self.cancel);
+        let outcome = std::thread::scope(|s| {
+            let worker = s.spawn(move || {
+                let started = Instant::now();
+                let r = feed(&mut sink);
+                // Whoever fails first raises the flag; the other side's
+                // "stopped" error is then only a consequence.
+                let first = r.is_err() && raise(&sink.cancel);
+                (r.map(|()| (sink, started.elapsed())), first)
+            });
+            let edges_result = edges(self);
+            let edges_first = edges_result.is_err() && raise(&cancel);
+            let (fed, features_first) = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (edges_result, edges_first, fed, features_first)
+        });
+        let (edges_result, edges_first, fed, features_first) = outcome;
+        let (t, (sink, took)) = match (edges_result, fed) {
+            (Ok(t), Ok(f)) => (t, f),
+            (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
+            (Err(edge_err), Err(feature_err)) => {
+                debug_assert!(edges_first != features_first);
+                return Err(if features_first {
+                    feature_err
+                } else {
+                    edge_err
+                });
+            }
+        };
+        self.add_feature_sink(sink, source, ("features (alongside edges)", took))?;
+        Ok(t)
+    }
+
+    fn feature_sink(&self) -> Result<FeatureSink> {
+        Ok(FeatureSink {
+            writer: self.builder.feature_writer()?,
+            dim: self.dim,
+            dtype: self.opts.dtype,
+            allow_nonfinite: self.opts.allow_nonfinite,
+            rows: 0,
+            n: self.n,
+            bytes: Vec::new(),
+            bar: progress(self.n, "features", self.opts.quiet),
+            cancel: Arc::clone(&self.cancel),
+        })
+    }
+
+    fn add_feature_sink(
+        &mut self,
+        sink: FeatureSink,
+        source: &Path,
+        phase: (&'static str, Duration),
+    ) -> Result<()> {
+        if sink.rows != self.n {
+            return Err(bad(
+                source,
+                None,
+                format!("{} feature rows for {} nodes", sink.rows, self.n),
+            ));
+        }
+        sink.bar.finish_and_clear();
+        self.builder.add_features(sink.writer)?;
+        tracing::info!(
+            rows = sink.rows,
+            seconds = phase.1.as_secs_f64(),
+            "features written"
+        );
+        self.report.phases.push(phase);
+        Ok(())
+    }
+
+    /// All-zero features (inputs without any).
+    pub fn zero_features(&mut self) -> Result<()> {
+        let dim = self.dim;
+        let n = self.n;
+        self.features(Path::new("<none>"), |sink| {
+            let per = block_rows(dim, 4);
+            let zeros = vec![0f32; (per * dim) as usize];
+            for first in (0..n).step_by(per as usize) {
+                let k = per.min(n - first);
+                sink.push_f32(
+                    zeros.get(..(k * dim) as usize).unwrap_or_default(),
+                    Path::new("<none>"),
+                    first,
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Writes labels (one per node); `num_classes` defaults to max + 1.
+    pub fn labels(
+        &mut self,
+        labels: &[i32],
+        num_classes: Option<u32>,
+        source: &Path,
+    ) -> Result<()> {
+        if labels.len() as u64 != self.n {
+            return Err(bad(
+                source,
+                None,
+                format!(
+                    "{} labels for {} nodes; expected ({},) or ({}, 1)",
+                    labels.len(),
+                    self.n,
+                    self.n,
+                    self.n
+                ),
+            ));
+        }
+        let max = labels.iter().copied().max().unwrap_or(-1);
+        let classes = num_classes.unwrap_or((max + 1).max(1) as u32);
+        if let Some(pos) = labels
+            .iter()
+            .position(|&l| i64::from(l) >= i64::from(classes))
+        {
+            let l = labels.get(pos).copied().unwrap_or_default();
+            return Err(bad(
+                source,
+                Some(pos as u64 + 1),
+                format!("label {l} of node {pos} is not below --num-classes {classes}"),
+            ));
+        }
+        self.builder.write_labels(labels, classes)?;
+        Ok(())
+    }
+
+    /// Writes the splits.
+    pub fn splits(&mut self, s: &Splits) -> Result<()> {
+        check_disjoint(s, "train/valid/test")?;
+        self.builder.write_splits(s)
+    }
+
+    /// Writes the original id of every node.
+    pub fn original_ids(&mut self, ids: &[u64]) -> Result<()> {
+        self.builder.write_original_ids(ids)
+    }
+
+    /// Commits and verifies the store.
+    pub fn finish(mut self) -> Result<ImportReport> {
+        let started = Instant::now();
+        let p = self.scratch("npz");
+        if p.exists() {
+            std::fs::remove_dir_all(&p).map_err(|e| Error::io("remove directory", &p, e))?;
+        }
+        let path = self.builder.finish()?;
+        tracing::info!(store = %path.display(), "committed; verifying");
+        self.report.phases.push(("commit", started.elapsed()));
+        let started = Instant::now();
+        Store::open(&path)?.verify()?;
+        self.report.phases.push(("verify", started.elapsed()));
+        self.report.path = path;
+        Ok(self.report)
+    }
+}
