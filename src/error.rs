@@ -130,4 +130,18 @@ impl Error {
     pub fn invalid_argument(reason: impl Into<String>) -> Self {
         Error::InvalidArgument(reason.into())
     }
+
+    /// The payload decoders in `crate::format` report offsets within the
+    /// payload; this turns such an error into one at a file offset, given
+    /// where the payload starts. Other errors pass unchanged.
+    pub fn in_payload_at(self, payload_start: u64) -> Self {
+        match self {
+            Error::Corrupt { path, offset, what } => Error::Corrupt {
+                path,
+                offset: offset.saturating_add(payload_start),
+                what,
+            },
+            other => other,
+        }
+    }
 }

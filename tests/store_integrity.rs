@@ -259,3 +259,29 @@ fn golden_v1_fixtures_still_read() {
         }
     }
 }
+
+/// A structurally bad payload with a valid checksum (what a buggy writer
+/// would produce): the error names the file offset of the bad value, not
+/// its offset within the payload.
+#[test]
+fn decoder_errors_name_file_offsets() {
+    use ginex::format::header::FileKind;
+    use ginex::format::tables::decode_labels;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("labels");
+    let labels: Vec<u8> = [0i32, 1, 7, 2]
+        .iter()
+        .flat_map(|l| l.to_le_bytes())
+        .collect();
+    ginex::io::writer::write_file(&path, FileKind::Labels, &labels).unwrap();
+    let file = ginex::store::read_checked_file(&path, FileKind::Labels).unwrap();
+    assert_eq!(file.payload, labels, "payload read back");
+    let err = file.decode(|p| decode_labels(p, 4, 3, &path)).unwrap_err();
+    match err {
+        ginex::Error::Corrupt { offset, what, .. } => {
+            assert_eq!(offset, 64 + 2 * 4, "{what}");
+            assert!(what.contains("node 2"), "{what}");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+}

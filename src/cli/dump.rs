@@ -205,19 +205,19 @@ fn limited<T>(mut items: Vec<T>, limit: Option<usize>) -> (Vec<T>, bool) {
 fn sibling_manifest(path: &Path) -> Result<Manifest> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mpath = dir.join(store_file_name(FileKind::Manifest));
-    let (_, payload) =
-        crate::store::read_checked_file(&mpath, FileKind::Manifest).map_err(|e| {
+    crate::store::read_checked_file(&mpath, FileKind::Manifest)
+        .map_err(|e| {
             Error::invalid_argument(format!(
                 "{} needs its store's MANIFEST beside it to be decoded: {e}",
                 path.display()
             ))
-        })?;
-    Manifest::decode(&payload, &mpath)
+        })?
+        .decode(|p| Manifest::decode(p, &mpath))
 }
 
 fn sibling_payload(path: &Path, kind: FileKind) -> Result<Vec<u8>> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    crate::store::read_checked_file(&dir.join(store_file_name(kind)), kind).map(|(_, p)| p)
+    crate::store::read_checked_file(&dir.join(store_file_name(kind)), kind).map(|f| f.payload)
 }
 
 /// Decodes any single file as JSON.
@@ -240,6 +240,8 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         crate::io::read::read_exact_at(&file, path, u64::from(header.header_len), &mut bytes)?;
     }
     let payload = &bytes[..];
+    // Decoder errors carry payload offsets; report file offsets.
+    let at = |e: Error| e.in_payload_at(u64::from(header.header_len));
     let mut v = json!({
         "path": path,
         "header": {
@@ -254,7 +256,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     let (key, content, truncated) = match header.kind {
         FileKind::Manifest => (
             "manifest",
-            manifest_json(&Manifest::decode(payload, path)?),
+            manifest_json(&Manifest::decode(payload, path).map_err(at)?),
             false,
         ),
         FileKind::Indptr => {
@@ -276,7 +278,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 .chunks_exact(8)
                 .map(|c| le_u64(c, 0))
                 .collect();
-            let segs = decode_segment_table(payload, &indptr, path)?;
+            let segs = decode_segment_table(payload, &indptr, path).map_err(at)?;
             let (segs, t) = limited(segs, limit);
             (
                 "segments",
@@ -289,14 +291,14 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         FileKind::Labels => {
             let m = sibling_manifest(path)?;
             let (items, t) = limited(
-                decode_labels(payload, m.num_nodes, m.num_classes, path)?,
+                decode_labels(payload, m.num_nodes, m.num_classes, path).map_err(at)?,
                 limit,
             );
             ("labels", json!(items), t)
         }
         FileKind::Splits => {
             let m = sibling_manifest(path)?;
-            let s = Splits::decode(payload, m.num_nodes, path)?;
+            let s = Splits::decode(payload, m.num_nodes, path).map_err(at)?;
             let (train, t1) = limited(s.train, limit);
             let (valid, t2) = limited(s.valid, limit);
             let (test, t3) = limited(s.test, limit);
@@ -334,7 +336,10 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         }
         FileKind::OriginalIds => {
             let m = sibling_manifest(path)?;
-            let (items, t) = limited(decode_original_ids(payload, m.num_nodes, path)?, limit);
+            let (items, t) = limited(
+                decode_original_ids(payload, m.num_nodes, path).map_err(at)?,
+                limit,
+            );
             ("original_ids", json!(items), t)
         }
     };

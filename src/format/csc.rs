@@ -159,7 +159,8 @@ pub fn decode_segment_table(payload: &[u8], indptr: &[u64], path: &Path) -> Resu
             indptr[seg.first_node as usize],
             indptr[seg.end_node() as usize],
         );
-        if seg.edge_start != lo || seg.edge_count != hi - lo {
+        // `hi < lo` only for an indptr that was not validated first.
+        if seg.edge_start != lo || Some(seg.edge_count) != hi.checked_sub(lo) {
             return Err(bad(format!(
                 "edge range {}+{} disagrees with indptr ({lo}..{hi})",
                 seg.edge_start, seg.edge_count

@@ -235,6 +235,15 @@ impl Manifest {
                 "num_classes must be non-zero exactly when the store has labels".into(),
             ));
         }
+        if manifest.num_classes > i32::MAX as u32 {
+            return Err(bad(
+                NUM_CLASSES_OFFSET,
+                format!(
+                    "num_classes {} exceeds 2^31 - 1 (labels are i32)",
+                    manifest.num_classes
+                ),
+            ));
+        }
         Ok(manifest)
     }
 }
@@ -327,5 +336,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("indices"), "{err}");
+    }
+
+    #[test]
+    fn num_classes_beyond_i32_is_refused() {
+        let ok = sample(10, 20, 4, i32::MAX as u32, 0);
+        assert_eq!(
+            Manifest::decode(&ok.encode(), Path::new("MANIFEST")).unwrap(),
+            ok
+        );
+        let m = sample(10, 20, 4, i32::MAX as u32 + 1, 0);
+        let err = Manifest::decode(&m.encode(), Path::new("MANIFEST"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("num_classes 2147483648 exceeds"), "{err}");
     }
 }

@@ -312,7 +312,7 @@ impl<'a> NeighborCache<'a> {
     /// Loads and checks a cache file without its store (lists then decode
     /// without the degree cross-check): for `ginex-dump`.
     pub fn open_unbound(path: &Path) -> Result<NeighborCache<'static>> {
-        let (_, p) = read_checked_file(path, FileKind::NeighborCache)?;
+        let p = read_checked_file(path, FileKind::NeighborCache)?.payload;
         let header = NcacheHeader::decode(&p, path)?;
         let mut at = NC_FIXED_SIZE;
         let take = |at: &mut usize, len: u64| -> &[u8] {

@@ -1,6 +1,7 @@
 //! The on-disk graph store: open, read, verify; build with [`StoreBuilder`].
 //!
-//! A store is a directory (`format/store.md`). Opening checks the manifest
+//! A store is a directory (`format/README.md`: its files and the creation
+//! protocol; one spec per file kind beside it). Opening checks the manifest
 //! and every file's header and length and loads the small tables (`indptr`,
 //! the segment table, page CRCs); feature rows and neighbor lists stay on
 //! disk and every read from disk is checked against its page or segment CRC.
@@ -38,35 +39,61 @@ pub struct Store {
     indices: File,
 }
 
+/// A small file read whole and checked: its header and payload.
+#[derive(Debug)]
+pub struct CheckedFile {
+    /// The decoded header.
+    pub header: FileHeader,
+    /// The payload, its CRC checked.
+    pub payload: Vec<u8>,
+}
+
+impl CheckedFile {
+    /// Runs a payload decoder of `crate::format`, reporting its error
+    /// offsets as file offsets.
+    pub fn decode<T>(&self, decode: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
+        decode(&self.payload).map_err(|e| e.in_payload_at(u64::from(self.header.header_len)))
+    }
+}
+
 /// Reads a whole small file, checks its header, kind and payload CRC, and
-/// returns the payload.
-pub fn read_checked_file(path: &Path, kind: FileKind) -> Result<(FileHeader, Vec<u8>)> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
-    let header = FileHeader::decode(&bytes, path)?.expect_kind(kind, path)?;
-    let start = header.header_len as usize;
-    let payload = bytes.get(start..).unwrap_or_default();
-    if payload.len() as u64 != header.payload_len {
+/// returns it. The payload is read straight into its buffer (no copy), so
+/// peak memory is the payload size.
+pub fn read_checked_file(path: &Path, kind: FileKind) -> Result<CheckedFile> {
+    let file = open(path)?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    let mut head = [0u8; HEADER_SIZE];
+    let head_len = (file_len as usize).min(HEADER_SIZE);
+    read_exact_at(&file, path, 0, &mut head[..head_len])?;
+    let header = FileHeader::decode(&head[..head_len], path)?.expect_kind(kind, path)?;
+    let start = u64::from(header.header_len);
+    let on_disk = file_len.saturating_sub(start);
+    if file_len < start || on_disk != header.payload_len {
         return Err(Error::corrupt(
             path,
-            start as u64,
+            start,
             format!(
-                "payload is {} bytes but the header says {}",
-                payload.len(),
+                "payload is {on_disk} bytes but the header says {}",
                 header.payload_len
             ),
         ));
     }
-    let got = crc32fast::hash(payload);
+    let mut payload = vec![0u8; on_disk as usize];
+    read_exact_at(&file, path, start, &mut payload)?;
+    let got = crc32fast::hash(&payload);
     if got != header.payload_crc {
         return Err(Error::ChecksumMismatch {
             path: path.to_path_buf(),
             region: "payload".into(),
-            offset: start as u64,
+            offset: start,
             expected: header.payload_crc,
             got,
         });
     }
-    Ok((header, payload[..].to_vec()))
+    Ok(CheckedFile { header, payload })
 }
 
 impl Store {
@@ -83,8 +110,8 @@ impl Store {
                 store_file_name(FileKind::Manifest)
             )));
         }
-        let (_, payload) = read_checked_file(&manifest_path, FileKind::Manifest)?;
-        let manifest = Manifest::decode(&payload, &manifest_path)?;
+        let manifest = read_checked_file(&manifest_path, FileKind::Manifest)?
+            .decode(|p| Manifest::decode(p, &manifest_path))?;
         for entry in &manifest.files {
             let path = dir.join(entry.name());
             let file = open(&path)?;
@@ -113,22 +140,27 @@ impl Store {
         let n = manifest.num_nodes;
         let path_of = |k: FileKind| dir.join(store_file_name(k));
 
-        let (_, p) = read_checked_file(&path_of(FileKind::Indptr), FileKind::Indptr)?;
+        let indptr_file = read_checked_file(&path_of(FileKind::Indptr), FileKind::Indptr)?;
         expect_len(
             &path_of(FileKind::Indptr),
-            p.len() as u64,
+            indptr_file.payload.len() as u64,
             n.checked_add(1).and_then(|x| x.checked_mul(8)),
         )?;
-        let indptr: Vec<u64> = p.chunks_exact(8).map(|c| le_u64(c, 0)).collect();
-        validate_indptr(&indptr, manifest.num_edges, &path_of(FileKind::Indptr))?;
+        let indptr = indptr_file.decode(|p| {
+            let indptr: Vec<u64> = p.chunks_exact(8).map(|c| le_u64(c, 0)).collect();
+            validate_indptr(&indptr, manifest.num_edges, &path_of(FileKind::Indptr))?;
+            Ok(indptr)
+        })?;
+        drop(indptr_file);
 
-        let (_, p) = read_checked_file(&path_of(FileKind::SegmentTable), FileKind::SegmentTable)?;
-        let segments = decode_segment_table(&p, &indptr, &path_of(FileKind::SegmentTable))?;
+        let segments = read_checked_file(&path_of(FileKind::SegmentTable), FileKind::SegmentTable)?
+            .decode(|p| decode_segment_table(p, &indptr, &path_of(FileKind::SegmentTable)))?;
 
         let num_pages = manifest.layout.num_pages(n).map_err(|_| {
             Error::corrupt(&manifest_path, 0, "node count overflows the page space")
         })?;
-        let (_, p) = read_checked_file(&path_of(FileKind::PageChecksums), FileKind::PageChecksums)?;
+        let p =
+            read_checked_file(&path_of(FileKind::PageChecksums), FileKind::PageChecksums)?.payload;
         expect_len(
             &path_of(FileKind::PageChecksums),
             p.len() as u64,
@@ -350,8 +382,9 @@ impl Store {
             return Ok(None);
         }
         let path = self.path_of(FileKind::Labels);
-        let (_, p) = read_checked_file(&path, FileKind::Labels)?;
-        decode_labels(&p, self.num_nodes(), self.num_classes(), &path).map(Some)
+        read_checked_file(&path, FileKind::Labels)?
+            .decode(|p| decode_labels(p, self.num_nodes(), self.num_classes(), &path))
+            .map(Some)
     }
 
     /// Train / valid / test splits, if the store has them.
@@ -360,8 +393,9 @@ impl Store {
             return Ok(None);
         }
         let path = self.path_of(FileKind::Splits);
-        let (_, p) = read_checked_file(&path, FileKind::Splits)?;
-        Splits::decode(&p, self.num_nodes(), &path).map(Some)
+        read_checked_file(&path, FileKind::Splits)?
+            .decode(|p| Splits::decode(p, self.num_nodes(), &path))
+            .map(Some)
     }
 
     /// Original ids of remapped inputs, if the store has them.
@@ -370,8 +404,9 @@ impl Store {
             return Ok(None);
         }
         let path = self.path_of(FileKind::OriginalIds);
-        let (_, p) = read_checked_file(&path, FileKind::OriginalIds)?;
-        decode_original_ids(&p, self.num_nodes(), &path).map(Some)
+        read_checked_file(&path, FileKind::OriginalIds)?
+            .decode(|p| decode_original_ids(p, self.num_nodes(), &path))
+            .map(Some)
     }
 }
 

@@ -115,9 +115,9 @@ impl Store {
             FileKind::PageChecksums,
         ] {
             let path = self.dir().join(store_file_name(kind));
-            let (h, _) = read_checked_file(&path, kind)?;
+            let checked = read_checked_file(&path, kind)?;
             report.files += 1;
-            report.bytes += h.file_len();
+            report.bytes += checked.header.file_len();
         }
         progress(report.bytes);
 
