@@ -312,3 +312,48 @@ fn gen_stays_within_its_memory_budget() {
     );
     Store::open(&out).unwrap().verify().unwrap();
 }
+
+/// `ginex bench import` runs the copy baseline and the import, reports
+/// both with the machine, and leaves no store or copy behind.
+#[test]
+fn bench_import_reports_against_a_plain_copy_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    gen(&[
+        "--nodes",
+        "5000",
+        "--avg-degree",
+        "8",
+        "--dim",
+        "16",
+        "--raw",
+        raw.to_str().unwrap(),
+    ]);
+    let cli = GinexCli::try_parse_from([
+        "ginex",
+        "bench",
+        "import",
+        raw.to_str().unwrap(),
+        "--memory",
+        "64MiB",
+    ])
+    .unwrap();
+    let mut out = Vec::new();
+    ginex_run(cli, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    for want in [
+        "machine:",
+        "round 1: 5000 nodes",
+        "plain copy of the inputs",
+        "sort + write csc",
+        "x the plain copy",
+        "peak RSS",
+    ] {
+        assert!(text.contains(want), "{want:?} missing in:\n{text}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("raw")], "{text}");
+}

@@ -23,6 +23,9 @@ pub enum BenchCommand {
     Sample(crate::cli::bench_sample::SampleBenchArgs),
     /// Miss ratio and epoch time of every feature-cache policy by cache size.
     Policies(crate::cli::bench_policies::PoliciesBenchArgs),
+    /// `ginex-import files` on a raw dataset (`ginex gen --raw`) against a
+    /// plain copy of the same inputs: phases, edges/s, peak RSS.
+    Import(crate::cli::bench_import::ImportBenchArgs),
 }
 
 /// Runs one benchmark, printing its report to `out`.
@@ -35,6 +38,7 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         }
         BenchCommand::Sample(args) => crate::cli::bench_sample::run_sample_bench(&args, out),
         BenchCommand::Policies(args) => crate::cli::bench_policies::run_policies_bench(&args, out),
+        BenchCommand::Import(args) => crate::cli::bench_import::run_import_bench(&args, out),
     }
 }
 
@@ -65,6 +69,14 @@ pub fn machine_description() -> String {
         "{cpu}, {cores} cores, {:.1} GiB RAM",
         mem_kib as f64 / (1 << 20) as f64
     )
+}
+
+/// Writes back dirty pages and drops the whole OS page cache (needs root),
+/// so the next read measures the device.
+pub fn drop_caches() -> Result<()> {
+    crate::io::durable::sync_all();
+    std::fs::write("/proc/sys/vm/drop_caches", b"3\n")
+        .map_err(|e| crate::error::Error::io("write", "/proc/sys/vm/drop_caches", e))
 }
 
 /// Peak resident set size of this process in bytes (`VmHWM`), if known.

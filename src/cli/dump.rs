@@ -539,11 +539,6 @@ pub struct VerifyBenchArgs {
     pub drop_caches: bool,
 }
 
-fn drop_caches() -> Result<()> {
-    std::fs::write("/proc/sys/vm/drop_caches", b"3\n")
-        .map_err(|e| Error::io("write", "/proc/sys/vm/drop_caches", e))
-}
-
 /// Reads every file of the store sequentially (8 MiB reads), checking nothing.
 fn plain_read(dir: &Path, files: &[PathBuf]) -> Result<u64> {
     let mut buf = vec![0u8; 8 << 20];
@@ -579,13 +574,13 @@ pub fn run_verify_bench(args: &VerifyBenchArgs, out: &mut dyn Write) -> Result<(
     let mut bytes = 0;
     for _ in 0..args.rounds.max(1) {
         if args.drop_caches {
-            drop_caches()?;
+            crate::cli::bench::drop_caches()?;
         }
         let t = Instant::now();
         bytes = plain_read(store.dir(), &files)?;
         best_read = best_read.min(t.elapsed().as_secs_f64());
         if args.drop_caches {
-            drop_caches()?;
+            crate::cli::bench::drop_caches()?;
         }
         let t = Instant::now();
         store.verify()?;

@@ -175,6 +175,13 @@ pub fn rename_no_replace(from: &Path, to: &Path) -> Result<()> {
     }
 }
 
+/// Writes back the dirty pages of every filesystem (`sync(2)`).
+pub fn sync_all() {
+    // SAFETY: sync(2) takes no arguments, touches no memory of ours and
+    // cannot fail.
+    unsafe { libc::sync() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
