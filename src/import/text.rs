@@ -24,7 +24,7 @@ pub struct TextEdges {
     reader: Box<dyn BufRead>,
     path: PathBuf,
     line_no: u64,
-    line: String,
+    line: Vec<u8>,
     delimiter: Option<Delimiter>,
     seen_data: bool,
 }
@@ -42,7 +42,7 @@ impl TextEdges {
             reader: Box::new(BufReader::with_capacity(1 << 20, raw)),
             path: path.to_path_buf(),
             line_no: 0,
-            line: String::new(),
+            line: Vec::new(),
             delimiter: None,
             seen_data: false,
         })
@@ -80,25 +80,35 @@ impl TextEdges {
             self.line.clear();
             let n = self
                 .reader
-                .read_line(&mut self.line)
+                .read_until(b'\n', &mut self.line)
                 .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::InvalidData => {
-                        self.bad("the file is not valid UTF-8 text".into())
-                    }
-                    std::io::ErrorKind::UnexpectedEof => {
-                        self.bad("the compressed stream is truncated".into())
-                    }
+                    std::io::ErrorKind::UnexpectedEof => Error::InvalidInput {
+                        source_file: self.path.clone(),
+                        line: Some(self.line_no + 1),
+                        reason: "the compressed stream is truncated".into(),
+                    },
                     _ => Error::io("read", &self.path, e),
                 })?;
             if n == 0 {
                 return Ok(None);
             }
             self.line_no += 1;
-            let mut text = self.line.as_str();
+            let mut bytes = self.line.as_slice();
             if self.line_no == 1 {
-                text = text.strip_prefix('\u{feff}').unwrap_or(text);
+                bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
             }
-            let text = text.trim_end_matches(['\n', '\r']).trim();
+            let bytes = bytes.trim_ascii();
+            // The common line, `id<d>id` in plain digits, without allocating.
+            if let Some(d) = self.delimiter.and_then(Delimiter::byte) {
+                if let Some(pair) = plain_pair(bytes, d) {
+                    self.seen_data = true;
+                    return Ok(Some(pair));
+                }
+            }
+            let Ok(text) = std::str::from_utf8(bytes) else {
+                return Err(self.bad("the line is not valid UTF-8 text".into()));
+            };
+            let text = text.trim();
             if text.is_empty() || text.starts_with('#') || text.starts_with('%') {
                 continue;
             }
@@ -157,6 +167,50 @@ impl TextEdges {
             }
         }
     }
+}
+
+impl Delimiter {
+    /// The single byte that separates the fields of a well-formed line
+    /// (`None` for a multi-byte character).
+    fn byte(self) -> Option<u8> {
+        match self {
+            Delimiter::Comma => Some(b','),
+            Delimiter::Tab => Some(b'\t'),
+            Delimiter::Whitespace => Some(b' '),
+            Delimiter::Other(c) => u8::try_from(c).ok().filter(u8::is_ascii),
+        }
+    }
+}
+
+/// `a<d>b` with `a` and `b` plain decimal integers (an optional `-`, digits
+/// only): the common line, parsed without allocating. `None` leaves the
+/// line to the general parser (padding around fields, a weight column, a
+/// header, a bad line and its error message).
+fn plain_pair(line: &[u8], delimiter: u8) -> Option<(i128, i128)> {
+    let cut = line.iter().position(|&b| b == delimiter)?;
+    Some((
+        plain_int(line.get(..cut)?)?,
+        plain_int(line.get(cut + 1..)?)?,
+    ))
+}
+
+/// A plain decimal integer of at most 38 digits (always fits an `i128`).
+fn plain_int(s: &[u8]) -> Option<i128> {
+    let (negative, digits) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 38 {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + i128::from(c - b'0');
+    }
+    Some(if negative { -v } else { v })
 }
 
 fn sep(d: Delimiter) -> String {
@@ -364,7 +418,44 @@ impl FloatRows {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use std::io::Write;
+
+    proptest! {
+        /// The allocation-free fast path agrees with the general parser
+        /// whenever it accepts a line, and never accepts more than two fields.
+        #[test]
+        fn plain_pair_agrees_with_the_general_parse(
+            line in "[0-9+, \t#x-]{0,24}",
+            d in prop_oneof![Just(b','), Just(b'\t'), Just(b' ')],
+        ) {
+            if let Some((a, b)) = plain_pair(line.as_bytes(), d) {
+                let fields: Vec<&str> = line.split(char::from(d)).collect();
+                prop_assert_eq!(fields.len(), 2);
+                prop_assert_eq!(fields[0].parse::<i128>(), Ok(a));
+                prop_assert_eq!(fields[1].parse::<i128>(), Ok(b));
+            }
+        }
+    }
+
+    #[test]
+    fn plain_int_bounds() {
+        assert_eq!(plain_int(b"0"), Some(0));
+        assert_eq!(plain_int(b"-17"), Some(-17));
+        assert_eq!(
+            plain_int(&[b'9'; 38]),
+            Some("9".repeat(38).parse::<i128>().unwrap())
+        );
+        assert_eq!(
+            plain_int(&[b'9'; 39]),
+            None,
+            "39 digits go to the general parser"
+        );
+        assert_eq!(plain_int(b""), None);
+        assert_eq!(plain_int(b"-"), None);
+        assert_eq!(plain_int(b"+1"), None);
+        assert_eq!(plain_int(b"1 "), None);
+    }
 
     fn all(path: &Path) -> Result<Vec<(i128, i128)>> {
         let mut t = TextEdges::open(path)?;
