@@ -609,6 +609,21 @@ fn remap_keeps_original_ids() {
         &["train.txt:2", "42 does not occur in the edge list"],
     );
 
+    // The first pass (remap, or sizing the store without features) refuses
+    // negative ids with the line.
+    let neg = dir.path().join("neg.txt");
+    std::fs::write(&neg, "1 2\n3 -4\n").unwrap();
+    for extra in [&["--remap"][..], &[][..]] {
+        let mut args = vec!["files", "--edges", p(&neg), "--quiet", "--out", p(&out2)];
+        args.extend(extra);
+        let err = run_import(&args).unwrap_err().to_string();
+        assert!(
+            err.contains("neg.txt:2") && err.contains("-4 is not a non-negative integer"),
+            "{err}"
+        );
+        assert!(!out2.exists());
+    }
+
     // Features, labels and split ids are indexed by original id: the store
     // row of new id i is the input row of original id i.
     let e = dir.path().join("sparse.csv");

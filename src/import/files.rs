@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 use crate::format::tables::Splits;
 use crate::import::npy::NpyFile;
 use crate::import::pipeline::{
-    bad, edges_from, feature_shape, features_from_npy, labels_from_npy, random_split, read_ids,
-    Build, CommonOptions, EdgeInput, ImportReport,
+    bad, edges_from, feature_shape, features_from_npy, labels_from_npy, progress, random_split,
+    read_ids, Build, CommonOptions, EdgeInput, ImportReport,
 };
 use crate::import::remap::{IdCollector, IdMap};
 
@@ -67,6 +67,33 @@ impl FilesImport {
     }
 }
 
+/// A first pass over the edges (before the store can be sized): every id,
+/// checked to be a non-negative integer that fits `u64`, goes to `f`.
+fn scan_ids(input: &EdgeInput, what: &str, quiet: bool, mut f: impl FnMut(u64)) -> Result<()> {
+    let path = input.path().to_path_buf();
+    let bar = progress(0, what, quiet);
+    let mut seen = 0u64;
+    edges_from(input, &mut |s, d, at| {
+        for v in [s, d] {
+            let id = u64::try_from(v).map_err(|_| {
+                bad(
+                    &path,
+                    Some(at),
+                    format!("node id {v} is not a non-negative integer below 2^64"),
+                )
+            })?;
+            f(id);
+        }
+        seen += 1;
+        if seen % (1 << 16) == 0 {
+            bar.set_position(seen);
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    Ok(())
+}
+
 /// Imports a store; see [`FilesImport`].
 pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     let input = EdgeInput::from_path(&opts.edges)?;
@@ -82,20 +109,7 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     let mut map: Option<IdMap> = None;
     let n = if opts.remap {
         let mut c = IdCollector::new(opts.common.memory);
-        let path = input.path().to_path_buf();
-        edges_from(&input, &mut |s, d, at| {
-            for v in [s, d] {
-                let id = u64::try_from(v).map_err(|_| {
-                    bad(
-                        &path,
-                        Some(at),
-                        format!("node id {v} is negative; ids must be non-negative integers"),
-                    )
-                })?;
-                c.push(id);
-            }
-            Ok(())
-        })?;
+        scan_ids(&input, "collect ids", opts.common.quiet, |id| c.push(id))?;
         let m = c.finish(opts.common.memory)?;
         let n = m.len();
         map = Some(m);
@@ -112,18 +126,16 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     } else if let Some(n) = opts.num_nodes {
         n
     } else {
-        let mut max: i128 = -1;
-        let path = input.path().to_path_buf();
-        edges_from(&input, &mut |s, d, at| {
-            for v in [s, d] {
-                if v < 0 {
-                    return Err(bad(&path, Some(at), format!("node id {v} is negative")));
-                }
-                max = max.max(v);
-            }
-            Ok(())
+        let mut max: Option<u64> = None;
+        scan_ids(&input, "find max id", opts.common.quiet, |id| {
+            max = max.max(Some(id));
         })?;
-        u64::try_from(max + 1).map_err(|_| bad(&opts.edges, None, "node ids exceed 2^64"))?
+        match max {
+            None => 0,
+            Some(m) => m
+                .checked_add(1)
+                .ok_or_else(|| bad(&opts.edges, None, "node ids exceed 2^64 - 1"))?,
+        }
     };
     let dim = shape.map_or(opts.feature_dim, |(_, d)| d);
     let dim_source = opts
