@@ -552,16 +552,6 @@ pub fn random_split(n: u64, fractions: [f64; 3], seed: u64) -> Splits {
     })
 }
 
-/// Checks that split lists are disjoint (each sorted).
-pub fn check_disjoint(s: &Splits, what: &str) -> Result<()> {
-    if let Some(id) = s.first_overlap() {
-        return Err(Error::invalid_argument(format!(
-            "node {id} is in more than one of the {what} splits"
-        )));
-    }
-    Ok(())
-}
-
 /// A store under construction; see the module docs.
 pub struct Build {
     builder: StoreBuilder,
@@ -608,6 +598,21 @@ impl Build {
     /// the commit; gone with the staging directory on failure).
     pub fn scratch(&self, name: &str) -> PathBuf {
         self.builder.staging_path().join(format!("import-{name}"))
+    }
+
+    /// The directories [`Build::scratch`] handed out that exist.
+    fn scratch_dirs(&self) -> Result<Vec<PathBuf>> {
+        let staging = self.builder.staging_path();
+        let entries =
+            std::fs::read_dir(staging).map_err(|e| Error::io("read directory", staging, e))?;
+        let mut dirs = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("read directory", staging, e))?;
+            if entry.file_name().to_string_lossy().starts_with("import-") {
+                dirs.push(entry.path());
+            }
+        }
+        Ok(dirs)
     }
 
     /// Builds the topology from `inputs` (ids checked against the node
@@ -813,9 +818,9 @@ impl Build {
         Ok(())
     }
 
-    /// Writes the splits.
+    /// Writes the splits (the builder checks order, range and overlap;
+    /// importers check overlap first to name their sources).
     pub fn splits(&mut self, s: &Splits) -> Result<()> {
-        check_disjoint(s, "train/valid/test")?;
         self.builder.write_splits(s)
     }
 
@@ -827,8 +832,7 @@ impl Build {
     /// Commits and verifies the store.
     pub fn finish(mut self) -> Result<ImportReport> {
         let started = Instant::now();
-        let p = self.scratch("npz");
-        if p.exists() {
+        for p in self.scratch_dirs()? {
             std::fs::remove_dir_all(&p).map_err(|e| Error::io("remove directory", &p, e))?;
         }
         let path = self.builder.finish()?;
