@@ -81,14 +81,7 @@ impl TextEdges {
             let n = self
                 .reader
                 .read_until(b'\n', &mut self.line)
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::UnexpectedEof => Error::InvalidInput {
-                        source_file: self.path.clone(),
-                        line: Some(self.line_no + 1),
-                        reason: "the compressed stream is truncated".into(),
-                    },
-                    _ => Error::io("read", &self.path, e),
-                })?;
+                .map_err(|e| read_error(&self.path, self.line_no + 1, e))?;
             if n == 0 {
                 return Ok(None);
             }
@@ -222,6 +215,21 @@ fn sep(d: Delimiter) -> String {
     }
 }
 
+/// A read error at 1-based `line` of `path`: bad UTF-8 (`read_line`) and a
+/// truncated gzip stream are input errors; anything else is I/O.
+fn read_error(path: &Path, line: u64, e: std::io::Error) -> Error {
+    let reason = match e.kind() {
+        std::io::ErrorKind::InvalidData => "the file is not valid UTF-8 text",
+        std::io::ErrorKind::UnexpectedEof => "the compressed stream is truncated",
+        _ => return Error::io("read", path, e),
+    };
+    Error::InvalidInput {
+        source_file: path.to_path_buf(),
+        line: Some(line),
+        reason: reason.into(),
+    }
+}
+
 /// Opens `path` for line reading, decompressing `.gz` (multi-member).
 fn open_reader(path: &Path) -> Result<Box<dyn BufRead>> {
     let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
@@ -272,23 +280,10 @@ impl Lines {
     pub fn next_line(&mut self) -> Result<Option<&str>> {
         loop {
             self.buf.clear();
-            let n = self.reader.read_line(&mut self.buf).map_err(|e| {
-                let line = self.line_no + 1;
-                let reason = match e.kind() {
-                    std::io::ErrorKind::InvalidData => {
-                        "the file is not valid UTF-8 text".to_string()
-                    }
-                    std::io::ErrorKind::UnexpectedEof => {
-                        "the compressed stream is truncated".to_string()
-                    }
-                    _ => return Error::io("read", &self.path, e),
-                };
-                Error::InvalidInput {
-                    source_file: self.path.clone(),
-                    line: Some(line),
-                    reason,
-                }
-            })?;
+            let n = self
+                .reader
+                .read_line(&mut self.buf)
+                .map_err(|e| read_error(&self.path, self.line_no + 1, e))?;
             if n == 0 {
                 return Ok(None);
             }
