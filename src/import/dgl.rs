@@ -51,6 +51,17 @@ impl Meta<'_> {
         bad(self.path, None, format!("{key}: {}", reason.into()))
     }
 
+    fn str_list<'v>(&self, v: &'v Value, key: &str) -> Result<Vec<&'v str>> {
+        v.as_array()
+            .ok_or_else(|| self.err(key, "expected a list of names"))?
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .ok_or_else(|| self.err(key, "names must be strings"))
+            })
+            .collect()
+    }
+
     fn u64_list(&self, v: &Value, key: &str) -> Result<Vec<u64>> {
         v.as_array()
             .ok_or_else(|| self.err(key, "expected a list of integers"))?
@@ -157,15 +168,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
     };
     let get = |k: &str| root.get(k).ok_or_else(|| meta.err(k, "missing key"));
 
-    let node_types: Vec<&str> = get("node_type")?
-        .as_array()
-        .ok_or_else(|| meta.err("node_type", "expected a list of names"))?
-        .iter()
-        .map(|v| {
-            v.as_str()
-                .ok_or_else(|| meta.err("node_type", "names must be strings"))
-        })
-        .collect::<Result<_>>()?;
+    let node_types = meta.str_list(get("node_type")?, "node_type")?;
     let [ntype] = node_types.as_slice() else {
         return Err(meta.err("node_type", format!(
             "{} node types {node_types:?}: heterogeneous graphs are not supported; ginex stores homogeneous graphs (convert with dgl.to_homogeneous, one node type)",
@@ -181,15 +184,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
         .iter()
         .sum();
 
-    let edge_types: Vec<&str> = get("edge_type")?
-        .as_array()
-        .ok_or_else(|| meta.err("edge_type", "expected a list"))?
-        .iter()
-        .map(|v| {
-            v.as_str()
-                .ok_or_else(|| meta.err("edge_type", "names must be strings"))
-        })
-        .collect::<Result<_>>()?;
+    let edge_types = meta.str_list(get("edge_type")?, "edge_type")?;
     let edge_counts = get("num_edges_per_chunk")?
         .as_array()
         .ok_or_else(|| meta.err("num_edges_per_chunk", "expected one list per edge type"))?;

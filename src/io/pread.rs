@@ -82,15 +82,11 @@ pub(crate) fn pread_one(
                 buf[done..].fill(0);
                 return Ok(());
             }
-            return Err(Error::ReadFailed {
-                path: f.path.clone(),
-                offset: op.offset + done as u64,
-                len: (op.len - done) as u64,
-                source: std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "file ends before the range read",
-                ),
-            });
+            return Err(crate::io::read::ends_early(
+                &f.path,
+                op.offset + done as u64,
+                (op.len - done) as u64,
+            ));
         }
     }
     Ok(())

@@ -25,6 +25,20 @@ pub fn read_exact_at(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> R
     })
 }
 
+/// The error for a read of `len` bytes at `offset` that the end of `path`
+/// cut short (both readers report it the same way).
+pub fn ends_early(path: &Path, offset: u64, len: u64) -> Error {
+    Error::ReadFailed {
+        path: path.to_path_buf(),
+        offset,
+        len,
+        source: std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "file ends before the range read",
+        ),
+    }
+}
+
 /// Opens a file for reading.
 pub fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io("open", path, e))

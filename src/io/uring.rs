@@ -328,15 +328,11 @@ impl PageReader for UringReader {
                             }
                         }
                     } else {
-                        first_error.get_or_insert(Error::ReadFailed {
-                            path: f.path.clone(),
-                            offset: p.offset + got as u64,
-                            len: (p.len - got) as u64,
-                            source: std::io::Error::new(
-                                std::io::ErrorKind::UnexpectedEof,
-                                "file ends before the range read",
-                            ),
-                        });
+                        first_error.get_or_insert(crate::io::read::ends_early(
+                            &f.path,
+                            p.offset + got as u64,
+                            (p.len - got) as u64,
+                        ));
                     }
                     continue;
                 }
