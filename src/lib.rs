@@ -13,8 +13,12 @@
 //!   checked against its CRC) and verifies.
 //! * [`import`] — data in: the synthetic power-law generator with planted
 //!   classes (`ginex gen`), raw `.npy`/edge-list output.
-//! * [`cli`] — the command-line front ends; `tools/*.rs` are thin wrappers
-//!   that call `cli::*::run`, so every output is testable.
+//! * [`progress`] — progress of long work, reported to whatever sink the
+//!   application installs (the command-line tools draw terminal bars).
+//!
+//! The command-line tools are a separate crate (`tools/`, `ginex-cli`) that
+//! depends on this one, so embedding ginex pulls in no argument parser or
+//! terminal code.
 //!
 //! Later layers (sampler, inspector, feature cache, executor, training)
 //! sit on top of `store` and never touch the bytes directly.
@@ -23,7 +27,6 @@
 #![warn(missing_docs)]
 
 pub mod cache;
-pub mod cli;
 pub mod error;
 pub mod exec;
 pub mod format;
@@ -32,6 +35,7 @@ pub mod import;
 pub mod inspect;
 #[allow(unsafe_code)]
 pub mod io;
+pub mod progress;
 pub mod rng;
 pub mod sample;
 pub mod store;

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::Command;
 
 use clap::Parser;
-use ginex::cli::dump::{run as dump, DumpArgs};
-use ginex::cli::ginex::{run as ginex_run, GinexCli};
 use ginex::Store;
+use ginex_cli::commands::{run as ginex_run, GinexCli};
+use ginex_cli::dump::{run as dump, DumpArgs};
 use serde_json::Value;
 
 fn gen(args: &[&str]) -> String {

@@ -8,9 +8,9 @@
 use std::path::Path;
 
 use clap::Parser;
-use ginex::cli::ginex::{run as ginex_run, GinexCli};
 use ginex::import::files::{import_files, FilesImport};
 use ginex::io::space::{bytes_written, simulate_disk_space};
+use ginex_cli::commands::{run as ginex_run, GinexCli};
 
 fn files_import(raw: &Path, out: &Path) -> FilesImport {
     let mut opts = FilesImport::new(raw.join("edges.npy"), out);

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use ginex::cli::ginex::{run as ginex_run, GinexCli};
-use ginex::cli::import::{run as import_run, ImportCli};
+use ginex_cli::commands::{run as ginex_run, GinexCli};
+use ginex_cli::import::{run as import_run, ImportCli};
 
 fn gen(args: &[&str]) {
     let cli = GinexCli::try_parse_from(["ginex", "gen", "--quiet"].iter().chain(args)).unwrap();

@@ -224,23 +224,23 @@ fn hop_encoding_round_trips_and_rejects_damage() {
 
 fn run_ginex(args: &[&str]) -> ginex::Result<String> {
     use clap::Parser;
-    let cli = ginex::cli::ginex::GinexCli::try_parse_from(
+    let cli = ginex_cli::commands::GinexCli::try_parse_from(
         std::iter::once("ginex").chain(args.iter().copied()),
     )
     .map_err(|e| ginex::Error::invalid_argument(e.to_string()))?;
     let mut out = Vec::new();
-    ginex::cli::ginex::run(cli, &mut out)?;
+    ginex_cli::commands::run(cli, &mut out)?;
     Ok(String::from_utf8(out).unwrap())
 }
 
 fn run_dump(args: &[&str]) -> ginex::Result<String> {
     use clap::Parser;
-    let a = ginex::cli::dump::DumpArgs::try_parse_from(
+    let a = ginex_cli::dump::DumpArgs::try_parse_from(
         std::iter::once("ginex-dump").chain(args.iter().copied()),
     )
     .map_err(|e| ginex::Error::invalid_argument(e.to_string()))?;
     let mut out = Vec::new();
-    ginex::cli::dump::run(&a, &mut out)?;
+    ginex_cli::dump::run(&a, &mut out)?;
     Ok(String::from_utf8(out).unwrap())
 }
 

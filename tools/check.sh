@@ -17,20 +17,20 @@ fi
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "cargo clippy --all-targets -- -D warnings"
-cargo clippy --all-targets -- -D warnings
+step "cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
 
 LOG="$(mktemp)"
 trap 'rm -f "$LOG"' EXIT
-step "cargo test"
-cargo test --all-targets 2>&1 | tee -a "$LOG"
+step "cargo test --workspace"
+cargo test --workspace --all-targets 2>&1 | tee -a "$LOG"
 
 if [ "${GINEX_SKIP_TRAIN:-0}" != "1" ]; then
   step "training layer (feature train): libtorch venv, clippy, tests"
   eval "$(bash tools/setup-libtorch.sh --env)"
-  cargo clippy --all-targets --features train -- -D warnings
-  cargo test --features train --lib train:: 2>&1 | tee -a "$LOG"
-  cargo test --features train --test train 2>&1 | tee -a "$LOG"
+  cargo clippy --workspace --all-targets --features train -- -D warnings
+  cargo test -p ginex --features train --lib train:: 2>&1 | tee -a "$LOG"
+  cargo test -p ginex --features train --test train 2>&1 | tee -a "$LOG"
 fi
 
 if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then

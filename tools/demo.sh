@@ -12,7 +12,7 @@ WORK="${GINEX_WORK:-work}"
 STORE="$WORK/demo-$NODES"
 
 eval "$(bash tools/setup-libtorch.sh --env)"
-cargo build --release --bins --features train
+cargo build --release -p ginex-cli --bins --features train
 mkdir -p "$WORK"
 rm -rf "$STORE"
 

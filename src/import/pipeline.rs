@@ -18,6 +18,7 @@ use crate::format::tables::Splits;
 use crate::import::npy::{NpyFile, NpyType};
 use crate::import::remap::IdMap;
 use crate::import::text::{IdLines, TextEdges};
+use crate::progress::Bar;
 use crate::rng::stream_seed;
 use crate::store::edges::{CscOptions, CscStats, EdgeBucketer};
 use crate::store::{FeatureWriter, Store, StoreBuilder, StoreSpec};
@@ -80,30 +81,10 @@ pub fn bad(path: &Path, at: Option<u64>, reason: impl Into<String>) -> Error {
     }
 }
 
-/// A progress bar on stderr (hidden with `quiet` or when stderr is not a
-/// terminal); `total` 0 gives a counter without a bar.
-pub fn progress(total: u64, what: &str, quiet: bool) -> indicatif::ProgressBar {
-    if quiet {
-        return indicatif::ProgressBar::hidden();
-    }
-    let (bar, template) = if total > 0 {
-        (
-            indicatif::ProgressBar::new(total),
-            "{msg:>14} [{bar:30}] {percent:>3}% {human_pos}/{human_len} eta {eta}",
-        )
-    } else {
-        (
-            indicatif::ProgressBar::new_spinner(),
-            "{msg:>14} {human_pos} {per_sec} {elapsed}",
-        )
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(template)
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_message(what.to_string());
-    bar
+/// The progress of one import phase (see [`crate::progress`]); `total` 0
+/// gives a counter without a bar.
+pub fn progress(total: u64, what: &str, quiet: bool) -> Bar {
+    Bar::new(total, what, quiet)
 }
 
 /// Where edges come from.
@@ -246,7 +227,7 @@ pub struct EdgeSink<'a> {
     n: u64,
     map: Option<&'a IdMap>,
     undirected: bool,
-    bar: &'a indicatif::ProgressBar,
+    bar: &'a Bar,
     read: u64,
     /// Set when the feature thread failed: stop early.
     cancel: &'a AtomicBool,
@@ -286,7 +267,7 @@ pub struct FeatureSink {
     rows: u64,
     n: u64,
     bytes: Vec<u8>,
-    bar: indicatif::ProgressBar,
+    bar: Bar,
     /// Set when the edge import failed: stop early.
     cancel: Arc<AtomicBool>,
 }

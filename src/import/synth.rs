@@ -158,24 +158,7 @@ pub struct SynthReport {
     pub path: PathBuf,
 }
 
-/// Receives progress of long phases (`begin` with a total, then `advance`).
-pub trait Progress: Sync {
-    /// A phase starts; `total` units of work.
-    fn begin(&self, phase: &'static str, total: u64);
-    /// `done` more units finished.
-    fn advance(&self, done: u64);
-    /// The phase ended.
-    fn end(&self);
-}
-
-/// Progress that shows nothing.
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn begin(&self, _: &'static str, _: u64) {}
-    fn advance(&self, _: u64) {}
-    fn end(&self) {}
-}
+pub use crate::progress::{NoProgress, Progress};
 
 // ---------------------------------------------------------------- randomness
 

@@ -5,3 +5,6 @@
 pub mod model;
 pub mod run;
 pub mod trainer;
+
+/// The tch crate this layer is built on (devices, tensors), for callers.
+pub use tch;

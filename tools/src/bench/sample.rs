@@ -10,17 +10,17 @@ use std::time::Instant;
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::bench::machine_description;
-use crate::error::{Error, Result};
-use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
-use crate::format::ncache::Codec;
-use crate::io::read::drop_from_page_cache;
-use crate::sample::ncache::{build, encoded_size, NeighborCache};
-use crate::sample::sampler::{parse_fanouts, EpochSampler};
-use crate::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
-use crate::store::gather::GatherOptions;
-use crate::store::Store;
+use crate::machine::machine_description;
+use ginex::error::{Error, Result};
+use ginex::format::header::FileKind;
+use ginex::format::manifest::store_file_name;
+use ginex::format::ncache::Codec;
+use ginex::io::read::drop_from_page_cache;
+use ginex::sample::ncache::{build, encoded_size, NeighborCache};
+use ginex::sample::sampler::{parse_fanouts, EpochSampler};
+use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
+use ginex::store::gather::GatherOptions;
+use ginex::store::Store;
 
 /// Arguments of `ginex bench sample`.
 #[derive(Debug, Args)]

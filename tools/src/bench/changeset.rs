@@ -10,12 +10,12 @@ use clap::Args;
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::cli::bench::machine_description;
-use crate::error::{Error, Result};
-use crate::inspect::changeset::compute_changesets;
-use crate::sample::sampler::{parse_fanouts, EpochSampler};
-use crate::sample::source::InMemoryTopology;
-use crate::store::Store;
+use crate::machine::machine_description;
+use ginex::error::{Error, Result};
+use ginex::inspect::changeset::compute_changesets;
+use ginex::sample::sampler::{parse_fanouts, EpochSampler};
+use ginex::sample::source::InMemoryTopology;
+use ginex::store::Store;
 
 /// Arguments of `ginex bench changeset`.
 #[derive(Debug, Args)]

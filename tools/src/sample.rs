@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::error::{Error, Result};
-use crate::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
-use crate::sample::ncache::NeighborCache;
-use crate::sample::sampler::{parse_fanouts, EpochSampler};
-use crate::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
-use crate::store::gather::GatherOptions;
-use crate::store::Store;
+use ginex::error::{Error, Result};
+use ginex::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
+use ginex::sample::ncache::NeighborCache;
+use ginex::sample::sampler::{parse_fanouts, EpochSampler};
+use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
+use ginex::store::gather::GatherOptions;
+use ginex::store::Store;
 
 /// Common sampling flags.
 #[derive(Debug, Args)]

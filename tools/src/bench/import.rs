@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::cli::bench::{drop_caches, machine_description, peak_rss_bytes};
-use crate::cli::size::parse_bytes;
-use crate::error::{Error, Result};
-use crate::import::files::{import_files, FilesImport};
-use crate::import::pipeline::ImportReport;
+use crate::machine::{drop_caches, machine_description, peak_rss_bytes};
+use crate::size::parse_bytes;
+use ginex::error::{Error, Result};
+use ginex::import::files::{import_files, FilesImport};
+use ginex::import::pipeline::ImportReport;
 
 /// Arguments of `ginex bench import`.
 #[derive(Debug, Args)]

@@ -8,15 +8,15 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::bench::machine_description;
-use crate::error::{Error, Result};
-use crate::exec::epoch::{run_epoch, EpochConfig};
-use crate::exec::policy::Policy;
-use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
-use crate::io::read::drop_from_page_cache;
-use crate::sample::sampler::parse_fanouts;
-use crate::store::Store;
+use crate::machine::machine_description;
+use ginex::error::{Error, Result};
+use ginex::exec::epoch::{run_epoch, EpochConfig};
+use ginex::exec::policy::Policy;
+use ginex::format::header::FileKind;
+use ginex::format::manifest::store_file_name;
+use ginex::io::read::drop_from_page_cache;
+use ginex::sample::sampler::parse_fanouts;
+use ginex::store::Store;
 
 /// Arguments of `ginex bench policies`.
 #[derive(Debug, Args)]

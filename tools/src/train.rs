@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::bench::machine_description;
-use crate::cli::epoch::DataArgs;
-use crate::error::{Error, Result};
-use crate::import::npy_write::NpyWriter;
-use crate::store::Store;
-use crate::train::model::ModelKind;
-use crate::train::run::{predict, train, TrainOptions};
-use crate::train::trainer::TrainConfig;
+use crate::epoch::DataArgs;
+use crate::machine::machine_description;
+use ginex::error::{Error, Result};
+use ginex::import::npy_write::NpyWriter;
+use ginex::store::Store;
+use ginex::train::model::ModelKind;
+use ginex::train::run::{predict, train, TrainOptions};
+use ginex::train::trainer::TrainConfig;
 
 /// Model flags shared by `train` and `predict`.
 #[derive(Debug, Args)]
@@ -82,11 +82,11 @@ pub struct PredictArgs {
     pub out: PathBuf,
 }
 
-fn device(s: &str) -> Result<tch::Device> {
+fn device(s: &str) -> Result<ginex::train::tch::Device> {
     match s {
-        "auto" => Ok(tch::Device::cuda_if_available()),
-        "cpu" => Ok(tch::Device::Cpu),
-        "cuda" if tch::Cuda::is_available() => Ok(tch::Device::Cuda(0)),
+        "auto" => Ok(ginex::train::tch::Device::cuda_if_available()),
+        "cpu" => Ok(ginex::train::tch::Device::Cpu),
+        "cuda" if ginex::train::tch::Cuda::is_available() => Ok(ginex::train::tch::Device::Cuda(0)),
         "cuda" => Err(Error::invalid_argument(
             "--device cuda but no CUDA device is available",
         )),

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::cli::size::parse_bytes;
-use crate::error::{Error, Result};
-use crate::format::ncache::Codec;
-use crate::sample::ncache::{build, NeighborCache};
-use crate::sample::source::InMemoryTopology;
-use crate::store::Store;
+use crate::size::parse_bytes;
+use ginex::error::{Error, Result};
+use ginex::format::ncache::Codec;
+use ginex::sample::ncache::{build, NeighborCache};
+use ginex::sample::source::InMemoryTopology;
+use ginex::store::Store;
 
 /// Neighbor-cache commands.
 #[derive(Debug, Subcommand)]

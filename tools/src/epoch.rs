@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::bench::{machine_description, peak_rss_bytes};
-use crate::cli::size::parse_bytes;
-use crate::error::{Error, Result};
-use crate::exec::epoch::{run_epoch, EpochConfig, EpochReport};
-use crate::exec::policy::Policy;
-use crate::sample::sampler::parse_fanouts;
-use crate::store::Store;
+use crate::machine::{machine_description, peak_rss_bytes};
+use crate::size::parse_bytes;
+use ginex::error::{Error, Result};
+use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
+use ginex::exec::policy::Policy;
+use ginex::sample::sampler::parse_fanouts;
+use ginex::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
 /// updates) without a model, and report stage times and cache counters.

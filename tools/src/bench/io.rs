@@ -11,15 +11,15 @@ use std::time::Instant;
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::bench::machine_description;
-use crate::error::{Error, Result};
-use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
-use crate::format::PAGE_SIZE;
-use crate::io::page_reader::{open_for_reads, Backend};
-use crate::io::read::drop_from_page_cache;
-use crate::store::gather::{GatherOptions, Gatherer};
-use crate::store::Store;
+use crate::machine::machine_description;
+use ginex::error::{Error, Result};
+use ginex::format::header::FileKind;
+use ginex::format::manifest::store_file_name;
+use ginex::format::PAGE_SIZE;
+use ginex::io::page_reader::{open_for_reads, Backend};
+use ginex::io::read::drop_from_page_cache;
+use ginex::store::gather::{GatherOptions, Gatherer};
+use ginex::store::Store;
 
 /// Arguments of `ginex bench io`.
 #[derive(Debug, Args)]
@@ -77,7 +77,7 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
     let f = open_for_reads(&path, true)?;
     let layout = store.layout();
     let mut buf =
-        crate::io::aligned::AlignedBuf::zeroed(layout.pages_per_row() as usize * PAGE_SIZE)?;
+        ginex::io::aligned::AlignedBuf::zeroed(layout.pages_per_row() as usize * PAGE_SIZE)?;
     let started = Instant::now();
     let (mut rows, mut bytes) = (0u64, 0u64);
     for ids in batches {

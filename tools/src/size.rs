@@ -1,6 +1,6 @@
 //! Parsing byte sizes such as `2GiB`, `512MiB`, `1.5G`, `4096`.
 
-use crate::error::{Error, Result};
+use ginex::error::{Error, Result};
 
 /// Parses a byte size: a number with an optional unit (`B`, `K`/`KiB`/`KB`,
 /// `M`/`MiB`/`MB`, `G`/`GiB`/`GB`, `T`/`TiB`/`TB`; all binary multiples).

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
-use crate::cli::bench::{machine_description, peak_rss_bytes};
-use crate::cli::size::parse_bytes;
-use crate::error::{Error, Result};
-use crate::format::pages::Dtype;
-use crate::import::synth::{
+use crate::machine::{machine_description, peak_rss_bytes};
+use crate::size::parse_bytes;
+use ginex::error::{Error, Result};
+use ginex::format::pages::Dtype;
+use ginex::import::synth::{
     generate_raw, generate_store, Progress, RawEdgeFormat, SynthParams, SynthReport,
 };
 
@@ -137,7 +137,7 @@ impl BarProgress {
 
 impl Progress for BarProgress {
     fn begin(&self, phase: &'static str, total: u64) {
-        let bar = crate::cli::progress_bar(total, phase, self.quiet);
+        let bar = crate::progress_bar(total, phase, self.quiet);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{msg:>10} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",

@@ -8,14 +8,14 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::cli::size::parse_bytes;
-use crate::error::{Error, Result};
-use crate::format::pages::Dtype;
-use crate::import::dgl::{import_dgl, DglImport};
-use crate::import::files::{import_files, FilesImport};
-use crate::import::ogb::{import_ogb, OgbImport};
-use crate::import::pipeline::{CommonOptions, ImportReport};
-use crate::store::edges::CscOptions;
+use crate::size::parse_bytes;
+use ginex::error::{Error, Result};
+use ginex::format::pages::Dtype;
+use ginex::import::dgl::{import_dgl, DglImport};
+use ginex::import::files::{import_files, FilesImport};
+use ginex::import::ogb::{import_ogb, OgbImport};
+use ginex::import::pipeline::{CommonOptions, ImportReport};
+use ginex::store::edges::CscOptions;
 
 /// Import a dataset into a ginex store (written atomically, verified).
 #[derive(Debug, Parser)]

@@ -5,20 +5,19 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use clap::{Args, Parser};
+use clap::Parser;
 use serde_json::{json, Value};
 
-use crate::cli::bench::machine_description;
-use crate::error::{Error, Result};
-use crate::format::bytes::{le_u32, le_u64};
-use crate::format::csc::{decode_segment_table, Segment};
-use crate::format::header::{FileHeader, FileKind};
-use crate::format::manifest::{store_file_name, Manifest};
-use crate::format::pages::FeatureLayout;
-use crate::format::tables::{decode_labels, decode_original_ids, Splits};
-use crate::format::PAGE_SIZE;
-use crate::inspect::runfile::Record;
-use crate::store::Store;
+use ginex::error::{Error, Result};
+use ginex::format::bytes::{le_u32, le_u64};
+use ginex::format::csc::{decode_segment_table, Segment};
+use ginex::format::header::{FileHeader, FileKind};
+use ginex::format::manifest::{store_file_name, Manifest};
+use ginex::format::pages::FeatureLayout;
+use ginex::format::tables::{decode_labels, decode_original_ids, Splits};
+use ginex::format::PAGE_SIZE;
+use ginex::inspect::runfile::Record;
+use ginex::store::Store;
 
 /// Inspect and verify ginex files.
 ///
@@ -65,7 +64,7 @@ pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.path)?;
     if args.verify {
         let total: u64 = store.manifest().files.iter().map(|f| f.len).sum();
-        let bar = crate::cli::progress_bar(total, "verify", args.quiet);
+        let bar = crate::progress_bar(total, "verify", args.quiet);
         let started = Instant::now();
         let mut base = 0u64;
         let mut last = 0u64;
@@ -111,7 +110,7 @@ fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "  format          v{}",
-        crate::format::version::CURRENT
+        ginex::format::version::CURRENT
     )?;
     writeln!(out, "  nodes           {}", m.num_nodes)?;
     writeln!(out, "  edges           {}", m.num_edges)?;
@@ -205,7 +204,7 @@ fn limited<T>(mut items: Vec<T>, limit: Option<usize>) -> (Vec<T>, bool) {
 fn sibling_manifest(path: &Path) -> Result<Manifest> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mpath = dir.join(store_file_name(FileKind::Manifest));
-    crate::store::read_checked_file(&mpath, FileKind::Manifest)
+    ginex::store::read_checked_file(&mpath, FileKind::Manifest)
         .map_err(|e| {
             Error::invalid_argument(format!(
                 "{} needs its store's MANIFEST beside it to be decoded: {e}",
@@ -217,18 +216,18 @@ fn sibling_manifest(path: &Path) -> Result<Manifest> {
 
 fn sibling_payload(path: &Path, kind: FileKind) -> Result<Vec<u8>> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    crate::store::read_checked_file(&dir.join(store_file_name(kind)), kind).map(|f| f.payload)
+    ginex::store::read_checked_file(&dir.join(store_file_name(kind)), kind).map(|f| f.payload)
 }
 
 /// Decodes any single file as JSON.
 pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
-    let file = crate::io::read::open(path)?;
+    let file = ginex::io::read::open(path)?;
     let file_len = file
         .metadata()
         .map_err(|e| Error::io("stat", path, e))?
         .len();
-    let mut head = vec![0u8; crate::format::header::HEADER_SIZE.min(file_len as usize)];
-    crate::io::read::read_exact_at(&file, path, 0, &mut head)?;
+    let mut head = vec![0u8; ginex::format::header::HEADER_SIZE.min(file_len as usize)];
+    ginex::io::read::read_exact_at(&file, path, 0, &mut head)?;
     let header = FileHeader::decode(&head, path)?;
     // The payload CRC is streamed; large files (feature pages, indices) are
     // then read only as far as the rows or lists printed.
@@ -237,7 +236,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     let mut bytes = Vec::new();
     if !large {
         bytes.resize(streamed as usize, 0);
-        crate::io::read::read_exact_at(&file, path, u64::from(header.header_len), &mut bytes)?;
+        ginex::io::read::read_exact_at(&file, path, u64::from(header.header_len), &mut bytes)?;
     }
     let payload = &bytes[..];
     // Decoder errors carry payload offsets; report file offsets.
@@ -309,14 +308,14 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             )
         }
         FileKind::NeighborCache => {
-            let cache = crate::sample::ncache::NeighborCache::open_unbound(path)?;
+            let cache = ginex::sample::ncache::NeighborCache::open_unbound(path)?;
             let h = *cache.header();
             let (nodes, t) = limited(cache.cached_nodes(), limit);
             let mut lists = Vec::with_capacity(nodes.len());
             let mut ids = Vec::new();
             for v in nodes {
                 ids.clear();
-                crate::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
+                ginex::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
                 lists.push(json!({"node": v, "in_neighbors": ids}));
             }
             let v = json!({
@@ -327,7 +326,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         }
         FileKind::RunSamples | FileKind::RunChanges => {
             let (records, t) =
-                limited(crate::inspect::runfile::read_all(path, header.kind)?, limit);
+                limited(ginex::inspect::runfile::read_all(path, header.kind)?, limit);
             (
                 "records",
                 json!(records.iter().map(record_json).collect::<Vec<_>>()),
@@ -355,7 +354,7 @@ fn stream_crc(file: &std::fs::File, path: &Path, start: u64, file_len: u64) -> R
     let mut at = start;
     while at < file_len {
         let n = ((file_len - at) as usize).min(buf.len());
-        crate::io::read::read_exact_at(file, path, at, &mut buf[..n])?;
+        ginex::io::read::read_exact_at(file, path, at, &mut buf[..n])?;
         hasher.update(&buf[..n]);
         at += n as u64;
     }
@@ -371,7 +370,7 @@ fn read_prefix(file: &std::fs::File, path: &Path, len: u64) -> Result<Vec<u8>> {
         .len();
     let avail = file_len.saturating_sub(PAGE_SIZE as u64).min(len);
     let mut out = vec![0u8; avail as usize];
-    crate::io::read::read_exact_at(file, path, PAGE_SIZE as u64, &mut out)?;
+    ginex::io::read::read_exact_at(file, path, PAGE_SIZE as u64, &mut out)?;
     Ok(out)
 }
 
@@ -391,14 +390,14 @@ fn record_json(r: &Record) -> Value {
 
 /// Verifies one file that is not a store directory (runtime files).
 fn verify_file(path: &Path) -> Result<String> {
-    let mut head = [0u8; crate::format::header::HEADER_SIZE];
+    let mut head = [0u8; ginex::format::header::HEADER_SIZE];
     let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
     f.read_exact(&mut head)
         .map_err(|e| Error::io("read", path, e))?;
     let header = FileHeader::decode(&head, path)?;
     match header.kind {
         FileKind::RunSamples | FileKind::RunChanges => {
-            let records = crate::inspect::runfile::read_all(path, header.kind)?;
+            let records = ginex::inspect::runfile::read_all(path, header.kind)?;
             Ok(format!(
                 "ok: {} verified: {} file, {} records, {} bytes",
                 path.display(),
@@ -408,11 +407,11 @@ fn verify_file(path: &Path) -> Result<String> {
             ))
         }
         FileKind::NeighborCache => {
-            let cache = crate::sample::ncache::NeighborCache::open_unbound(path)?;
+            let cache = ginex::sample::ncache::NeighborCache::open_unbound(path)?;
             let mut ids = Vec::new();
             for v in cache.cached_nodes() {
                 ids.clear();
-                crate::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
+                ginex::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
                 if ids.windows(2).any(|w| w[1] < w[0]) {
                     return Err(Error::corrupt(
                         path,
@@ -524,101 +523,4 @@ fn pages_json(
         out.push(json!({"node": r, "page": loc.page, "offset_in_page": loc.offset_in_page, "page_crc_ok": page_ok, "values": values}));
     }
     Ok(("rows", json!(out), rows < m.num_nodes))
-}
-
-/// Arguments of `ginex bench verify`.
-#[derive(Debug, Args)]
-pub struct VerifyBenchArgs {
-    /// The store to verify.
-    pub store: PathBuf,
-    /// Rounds of (plain read, verify); the best of each is reported.
-    #[arg(long, default_value_t = 2)]
-    pub rounds: u32,
-    /// Drop the OS page cache before each measurement (needs root).
-    #[arg(long)]
-    pub drop_caches: bool,
-}
-
-/// Reads every file of the store sequentially (8 MiB reads), checking nothing.
-fn plain_read(dir: &Path, files: &[PathBuf]) -> Result<u64> {
-    let mut buf = vec![0u8; 8 << 20];
-    let mut total = 0;
-    for f in files {
-        let path = dir.join(f);
-        let mut file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
-        loop {
-            let n = file
-                .read(&mut buf)
-                .map_err(|e| Error::io("read", &path, e))?;
-            if n == 0 {
-                break;
-            }
-            total += n as u64;
-        }
-    }
-    Ok(total)
-}
-
-/// `ginex bench verify`: verify throughput against a plain sequential read
-/// of the same bytes, in the same process.
-pub fn run_verify_bench(args: &VerifyBenchArgs, out: &mut dyn Write) -> Result<()> {
-    let store = Store::open(&args.store)?;
-    let mut files: Vec<PathBuf> = store
-        .manifest()
-        .files
-        .iter()
-        .map(|f| PathBuf::from(f.name()))
-        .collect();
-    files.push(PathBuf::from(store_file_name(FileKind::Manifest)));
-    let (mut best_read, mut best_verify) = (f64::MAX, f64::MAX);
-    let mut bytes = 0;
-    for _ in 0..args.rounds.max(1) {
-        if args.drop_caches {
-            crate::cli::bench::drop_caches()?;
-        }
-        let t = Instant::now();
-        bytes = plain_read(store.dir(), &files)?;
-        best_read = best_read.min(t.elapsed().as_secs_f64());
-        if args.drop_caches {
-            crate::cli::bench::drop_caches()?;
-        }
-        let t = Instant::now();
-        store.verify()?;
-        best_verify = best_verify.min(t.elapsed().as_secs_f64());
-    }
-    let mb = bytes as f64 / 1e6;
-    let w = |e| Error::io("write", "<stdout>", e);
-    writeln!(out, "bench verify: {}", args.store.display()).map_err(w)?;
-    writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
-    writeln!(
-        out,
-        "  dataset: {} nodes, {} edges, dim {} {}; {mb:.1} MB in {} files; rounds {}, page cache {}",
-        store.num_nodes(),
-        store.num_edges(),
-        store.feature_dim(),
-        store.dtype().name(),
-        files.len(),
-        args.rounds,
-        if args.drop_caches { "dropped before each pass" } else { "warm after the first pass" }
-    )
-    .map_err(w)?;
-    writeln!(
-        out,
-        "  plain sequential read  {best_read:>8.2} s  {:>8.0} MB/s",
-        mb / best_read
-    )
-    .map_err(w)?;
-    writeln!(
-        out,
-        "  verify                 {best_verify:>8.2} s  {:>8.0} MB/s",
-        mb / best_verify
-    )
-    .map_err(w)?;
-    writeln!(
-        out,
-        "  verify / plain read throughput: {:.2}",
-        best_read / best_verify
-    )
-    .map_err(w)?;
-    Ok(())
 }

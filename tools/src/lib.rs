@@ -3,24 +3,22 @@
 //! `io::Write`, so tests can drive the tools without spawning processes.
 
 pub mod bench;
-pub mod bench_changeset;
-pub mod bench_import;
-pub mod bench_io;
-pub mod bench_policies;
-pub mod bench_sample;
 pub mod cache;
+pub mod commands;
 pub mod dump;
 pub mod epoch;
 pub mod gen;
-pub mod ginex;
 pub mod import;
+pub mod machine;
 pub mod sample;
 pub mod size;
 #[cfg(feature = "train")]
 pub mod train;
 
-/// Sets up `tracing` logs on stderr, filtered by `RUST_LOG` (default: warn).
+/// Sets up `tracing` logs on stderr, filtered by `RUST_LOG` (default: warn),
+/// and the library's progress reports as bars on stderr.
 pub fn init_tracing() {
+    ginex::progress::install(Box::new(TerminalProgress));
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
@@ -48,13 +46,51 @@ pub fn progress_bar(total: u64, what: &str, quiet: bool) -> indicatif::ProgressB
     bar
 }
 
+/// The library's progress phases as indicatif bars on stderr (hidden when
+/// stderr is not a terminal, which indicatif checks itself).
+struct TerminalProgress;
+
+impl ginex::progress::ProgressSink for TerminalProgress {
+    fn phase(&self, what: &str, total: u64) -> Box<dyn ginex::progress::PhaseProgress> {
+        let (bar, template) = if total > 0 {
+            (
+                indicatif::ProgressBar::new(total),
+                "{msg:>14} [{bar:30}] {percent:>3}% {human_pos}/{human_len} eta {eta}",
+            )
+        } else {
+            (
+                indicatif::ProgressBar::new_spinner(),
+                "{msg:>14} {human_pos} {per_sec} {elapsed}",
+            )
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar.set_message(what.to_string());
+        Box::new(IndicatifPhase(bar))
+    }
+}
+
+struct IndicatifPhase(indicatif::ProgressBar);
+
+impl ginex::progress::PhaseProgress for IndicatifPhase {
+    fn set_position(&self, pos: u64) {
+        self.0.set_position(pos);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
 /// Turns a tool's result into its exit status: errors are printed as one
 /// line per cause on stderr (no backtrace) with status 1; a closed stdout
 /// (`ginex-dump --json … | head`) is not an error.
-pub fn finish(result: crate::error::Result<()>) -> std::process::ExitCode {
+pub fn finish(result: ginex::error::Result<()>) -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(crate::error::Error::Io { source, .. })
+        Err(ginex::error::Error::Io { source, .. })
             if source.kind() == std::io::ErrorKind::BrokenPipe =>
         {
             std::process::ExitCode::SUCCESS

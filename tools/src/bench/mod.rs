@@ -1,0 +1,48 @@
+//! `ginex bench …`: benchmarks that report ratios against a baseline
+//! measured in the same invocation, with machine, dataset and parameters.
+
+use std::io::Write;
+
+use clap::Subcommand;
+
+use ginex::error::Result;
+
+pub mod changeset;
+pub mod import;
+pub mod io;
+pub mod policies;
+pub mod sample;
+pub mod verify;
+
+/// The benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// `ginex-dump --verify` throughput against a plain sequential read of
+    /// the same files.
+    Verify(verify::VerifyBenchArgs),
+    /// Miss-path throughput: Ginex-style pread per row vs batched pread vs
+    /// io_uring at several queue depths, and fio on the same file.
+    Io(io::IoBenchArgs),
+    /// Exact Belady changeset cost vs sampling time, and k-hop miss ratios.
+    Changeset(changeset::ChangesetBenchArgs),
+    /// Neighbor-cache codecs, hit ratios by budget, and sampling throughput
+    /// in memory vs from disk behind each cache.
+    Sample(sample::SampleBenchArgs),
+    /// Miss ratio and epoch time of every feature-cache policy by cache size.
+    Policies(policies::PoliciesBenchArgs),
+    /// `ginex-import files` on a raw dataset (`ginex gen --raw`) against a
+    /// plain copy of the same inputs: phases, edges/s, peak RSS.
+    Import(import::ImportBenchArgs),
+}
+
+/// Runs one benchmark, printing its report to `out`.
+pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
+    match cmd {
+        BenchCommand::Verify(args) => verify::run_verify_bench(&args, out),
+        BenchCommand::Io(args) => io::run_io_bench(&args, out),
+        BenchCommand::Changeset(args) => changeset::run_changeset_bench(&args, out),
+        BenchCommand::Sample(args) => sample::run_sample_bench(&args, out),
+        BenchCommand::Policies(args) => policies::run_policies_bench(&args, out),
+        BenchCommand::Import(args) => import::run_import_bench(&args, out),
+    }
+}
