@@ -2,6 +2,7 @@
 //! gathers, and the Belady policy achieves the inspector's optimum.
 
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
+use ginex::exec::pipeline::Pipeline;
 use ginex::exec::policy::Policy;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::Store;
@@ -21,6 +22,9 @@ fn config(policy: Policy, run_dir: &std::path::Path) -> EpochConfig {
         workers: 2,
         run_dir: run_dir.to_path_buf(),
         keep_runs: false,
+        neighbor_cache: None,
+        pipeline: Default::default(),
+        carry_over: true,
         max_batches: None,
         seed_nodes: None,
     }
@@ -101,12 +105,9 @@ fn every_policy_gathers_identical_batches_and_ginex_is_optimal() {
                 .1
                 .misses()
     );
-    // Runtime files are deleted after each superbatch.
-    let left: Vec<_> = std::fs::read_dir(&runs)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    // Runtime files are deleted after each superbatch, and the run
+    // directory the epoch created goes with them.
+    assert!(!runs.exists(), "left behind: {runs:?}");
 }
 
 #[test]
@@ -126,7 +127,10 @@ fn k_hop_and_keep_runs() {
         khop.batches.iter().map(|b| b.misses).collect::<Vec<_>>(),
         khop.optimal_misses
     );
-    let kept = std::fs::read_dir(&runs)
+    // Kept in the run's own directory under --run-dir.
+    let kept_dir = khop.kept_runs.clone().expect("kept runs are named");
+    assert_eq!(kept_dir.parent(), Some(runs.as_path()));
+    let kept = std::fs::read_dir(&kept_dir)
         .unwrap()
         .filter(|e| {
             e.as_ref()
@@ -137,4 +141,83 @@ fn k_hop_and_keep_runs() {
         })
         .count();
     assert!(kept >= 2, "--keep-runs kept {kept} files");
+}
+
+/// The runtime files of every superbatch of a kept run, by file name.
+fn kept_files(r: &EpochReport) -> Vec<(String, Vec<u8>)> {
+    let dir = r.kept_runs.clone().expect("kept runs are named");
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every schedule of the superbatch pipeline writes byte-identical runtime
+/// files and gathers byte-identical batches, exact and k-hop; and the
+/// misses, init reads included, are the optimum of the schedule.
+#[test]
+fn pipelined_and_serial_runs_are_byte_identical() {
+    let (dir, store) = setup();
+    for every in [1, 3] {
+        let mut results = Vec::new();
+        for pipeline in Pipeline::ALL {
+            let mut cfg = config(Policy::Ginex, &dir.path().join(pipeline.name()));
+            cfg.pipeline = pipeline;
+            cfg.changeset_every = every;
+            cfg.keep_runs = true;
+            let (r, seen) = run(&store, &cfg);
+            assert!(
+                r.batches.len() > 2 * cfg.superbatch as usize,
+                "several superbatches"
+            );
+            assert_eq!(
+                r.misses(),
+                r.optimal_total(),
+                "{pipeline:?}: misses vs optimum"
+            );
+            assert_eq!(r.init_reads, r.optimal_init_reads);
+            results.push((pipeline, seen, kept_files(&r), r));
+        }
+        let (_, seen0, files0, r0) = &results[0];
+        assert!(files0.len() >= 6, "{} runtime files", files0.len());
+        for (pipeline, seen, files, r) in &results[1..] {
+            assert_eq!(seen, seen0, "{pipeline:?}: batches differ from serial");
+            assert!(
+                files == files0,
+                "{pipeline:?}: runtime files differ from serial"
+            );
+            assert_eq!(r.misses(), r0.misses());
+        }
+    }
+}
+
+/// Carry-over: the same batches as rebuilding the cache at every
+/// superbatch, never more rows read, strictly fewer init reads here.
+#[test]
+fn carry_over_gives_identical_batches_and_never_more_reads() {
+    let (dir, store) = setup();
+    for every in [1, 2] {
+        let mut cfg = config(Policy::Ginex, &dir.path().join("runs"));
+        cfg.changeset_every = every;
+        let (carried, seen_carried) = run(&store, &cfg);
+        cfg.carry_over = false;
+        let (reset, seen_reset) = run(&store, &cfg);
+        assert_eq!(seen_carried, seen_reset, "k = {every}");
+        assert!(
+            carried.misses() <= reset.misses(),
+            "k = {every}: carry-over {} > reset {}",
+            carried.misses(),
+            reset.misses()
+        );
+        assert!(carried.init_reads < reset.init_reads, "k = {every}");
+        assert_eq!(carried.misses(), carried.optimal_total());
+    }
 }

@@ -37,7 +37,7 @@ fn every_codec_serves_the_stores_lists_within_budget() {
     let mut lists_held = Vec::new();
     for codec in Codec::ALL {
         let path = dir.path().join(codec.name());
-        let r = build(&s, &topo, budget, codec, &path).unwrap();
+        let r = build(&s, budget, codec, &path).unwrap();
         assert!(
             r.bytes <= budget,
             "{codec:?}: {} bytes over the {budget} budget",
@@ -81,10 +81,9 @@ fn a_cache_is_refused_for_another_store_and_damage_is_detected() {
     let dir = tempfile::tempdir().unwrap();
     let a = store(dir.path(), "a", 1);
     let b = store(dir.path(), "b", 2);
-    let topo = InMemoryTopology::load(&a).unwrap();
     for codec in Codec::ALL {
         let path = dir.path().join(format!("cache-{}", codec.name()));
-        build(&a, &topo, 60_000, codec, &path).unwrap();
+        build(&a, 60_000, codec, &path).unwrap();
         let err = NeighborCache::open(&path, &b).err().unwrap().to_string();
         assert!(err.contains("another store"), "{codec:?}: {err}");
         let original = std::fs::read(&path).unwrap();
@@ -99,15 +98,15 @@ fn a_cache_is_refused_for_another_store_and_damage_is_detected() {
         }
     }
     let path = dir.path().join("cache");
-    build(&a, &topo, 60_000, Codec::DeltaBitpack, &path).unwrap();
+    build(&a, 60_000, Codec::DeltaBitpack, &path).unwrap();
     let err = NeighborCache::open(&path, &b).err().unwrap().to_string();
     assert!(err.contains("another store"), "{err}");
     assert!(
-        build(&a, &topo, 60_000, Codec::Raw, &path).is_err(),
+        build(&a, 60_000, Codec::Raw, &path).is_err(),
         "overwrote an existing cache"
     );
     assert!(
-        build(&a, &topo, 10, Codec::Raw, &dir.path().join("tiny")).is_err(),
+        build(&a, 10, Codec::Raw, &dir.path().join("tiny")).is_err(),
         "budget below an empty cache"
     );
 
@@ -137,7 +136,7 @@ fn batches_with_and_without_the_cache_are_identical() {
     let without = EpochSampler::new(&topo, &train, 50, vec![10, 10], 4, 1).unwrap();
     for codec in Codec::ALL {
         let path = dir.path().join(codec.name());
-        build(&s, &topo, 30_000, codec, &path).unwrap();
+        build(&s, 30_000, codec, &path).unwrap();
         let cache = NeighborCache::open(&path, &s).unwrap();
         let opts = GatherOptions {
             backend: Backend::Auto,
@@ -157,4 +156,95 @@ fn batches_with_and_without_the_cache_are_identical() {
         let c = cached.counters();
         assert!(c.cache_hits > 0 && c.cache_misses > 0, "{codec:?}: {c:?}");
     }
+}
+
+/// A neighbor cache is built once and reused: the second open finds it;
+/// a cache at a named path is refused for another store, codec or budget
+/// (saying which); one at the default location that belongs to another
+/// store (rebuilt in place) is replaced.
+#[test]
+fn a_built_cache_is_reused_and_a_mismatched_one_refused() {
+    use ginex::sample::ncache_reuse::{default_path, open_or_build, NcacheOrigin};
+    let dir = tempfile::tempdir().unwrap();
+    let a = store(dir.path(), "a", 1);
+    let b = store(dir.path(), "b", 2);
+    let (_, path, origin) = open_or_build(&a, Codec::BlockBitpack, 60_000, None).unwrap();
+    assert!(matches!(origin, NcacheOrigin::Built(_)));
+    assert_eq!(path, default_path(&a, Codec::BlockBitpack, 60_000));
+    assert!(path.starts_with(dir.path().join("a.ncache")));
+    let bytes = std::fs::read(&path).unwrap();
+    let (_, again, origin) = open_or_build(&a, Codec::BlockBitpack, 60_000, None).unwrap();
+    assert_eq!(
+        (again.as_path(), origin),
+        (path.as_path(), NcacheOrigin::Reused)
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "reuse leaves the file alone"
+    );
+
+    for (store, codec, budget, why) in [
+        (&b, Codec::BlockBitpack, 60_000, "another store"),
+        (&a, Codec::Raw, 60_000, "codec is block-bitpack, not raw"),
+        (
+            &a,
+            Codec::BlockBitpack,
+            50_000,
+            "budget of 60000 bytes, not 50000",
+        ),
+    ] {
+        let err = open_or_build(store, codec, budget, Some(&path))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains(why), "{err}");
+        assert!(err.contains("ginex cache build"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "a refused cache is left alone"
+    );
+
+    // The store is rebuilt in place: its default-location cache is stale.
+    std::fs::remove_dir_all(dir.path().join("a")).unwrap();
+    let a2 = store(dir.path(), "a", 7);
+    let (_, _, origin) = open_or_build(&a2, Codec::BlockBitpack, 60_000, None).unwrap();
+    assert!(
+        matches!(origin, NcacheOrigin::Built(_)),
+        "stale cache rebuilt"
+    );
+    NeighborCache::open(&path, &a2).unwrap();
+}
+
+/// The streaming pass behind the offline build visits every node's list in
+/// order at any run size, and a flipped bit in `indices` stops it.
+#[test]
+fn streaming_the_topology_gives_every_list_and_catches_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), "s", 5);
+    let topo = InMemoryTopology::load(&s).unwrap();
+    for chunk in [1, 4096, 1 << 30] {
+        let mut next = 0u64;
+        s.for_each_list(chunk, &mut |v, list| {
+            assert_eq!(v, next);
+            assert_eq!(list, topo.list(v), "node {v}, chunk {chunk}");
+            next += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(next, s.num_nodes());
+    }
+    let path = s.dir().join("indices");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.len() - 3;
+    bytes[at] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = s
+        .for_each_list(4096, &mut |_, _| Ok(()))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("segment"), "{err}");
 }

@@ -39,8 +39,10 @@ impl RowSource for crate::store::Store {
 pub struct CacheCounters {
     /// Rows served from slots.
     pub hits: u64,
-    /// Rows read through the miss path.
+    /// Rows read through the miss path by gathers.
     pub misses: u64,
+    /// Rows read by `init` (rows the cache did not hold already).
+    pub init_reads: u64,
     /// Bytes copied into and out of slots.
     pub bytes_copied: u64,
     /// Time in `init`.
@@ -112,6 +114,18 @@ impl FeatureCache {
         self.table.get(id as usize).is_some_and(|&s| s != EMPTY)
     }
 
+    /// The cached ids, ascending.
+    pub fn cached_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .slot_ids
+            .iter()
+            .copied()
+            .filter(|&id| id != FREE)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// Counters so far.
     pub fn counters(&self) -> &CacheCounters {
         &self.counters
@@ -129,9 +143,11 @@ impl FeatureCache {
             })
     }
 
-    /// Empties the cache and loads `ids` (distinct, at most `capacity`)
-    /// into slots `0..ids.len()` through `source`.
-    pub fn init(&mut self, ids: &[u64], source: &dyn RowSource) -> Result<()> {
+    /// Makes the cache hold exactly `ids` (distinct, at most `capacity`):
+    /// rows it holds already stay in their slots and are not read again,
+    /// cached ids not in `ids` are evicted, and only the missing rows are
+    /// read through `source`, in one call. Returns the rows read.
+    pub fn init(&mut self, ids: &[u64], source: &dyn RowSource) -> Result<u64> {
         let started = Instant::now();
         if ids.len() > self.capacity() {
             return Err(Error::invalid_argument(format!(
@@ -140,29 +156,47 @@ impl FeatureCache {
                 self.capacity()
             )));
         }
-        for slot in 0..self.capacity() {
-            let id = std::mem::replace(&mut self.slot_ids[slot], FREE);
-            if id != FREE {
-                self.table[id as usize] = EMPTY;
-            }
-        }
-        for (slot, &id) in ids.iter().enumerate() {
+        let mut wanted = vec![false; self.capacity()];
+        let mut load: Vec<u64> = Vec::new();
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        for &id in ids {
             let i = self.check_id(id)?;
-            if self.table[i] != EMPTY {
+            if !seen.insert(id) {
                 return Err(Error::invalid_argument(format!(
                     "init lists node {id} twice"
                 )));
             }
-            self.table[i] = slot as u32;
+            match self.table[i] {
+                EMPTY => load.push(id),
+                slot => wanted[slot as usize] = true,
+            }
+        }
+        for (slot, keep) in wanted.iter().enumerate() {
+            let id = self.slot_ids[slot];
+            if id != FREE && !keep {
+                self.table[id as usize] = EMPTY;
+                self.slot_ids[slot] = FREE;
+            }
+        }
+        self.free_slots = (0..self.capacity() as u32)
+            .rev()
+            .filter(|&s| self.slot_ids[s as usize] == FREE)
+            .collect();
+        let rb = self.row_bytes;
+        self.miss_rows.resize(load.len() * rb, 0);
+        source.read_rows(&load, &mut self.miss_rows)?;
+        for (k, &id) in load.iter().enumerate() {
+            let slot = self.free_slots.pop().ok_or_else(|| {
+                Error::invalid_argument("init: no free slot left (internal)".to_string())
+            })? as usize;
+            self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb]
+                .copy_from_slice(&self.miss_rows[k * rb..(k + 1) * rb]);
+            self.table[id as usize] = slot as u32;
             self.slot_ids[slot] = id;
         }
-        self.free_slots = (ids.len() as u32..self.capacity() as u32).rev().collect();
-        source.read_rows(
-            ids,
-            &mut self.slots.as_mut_slice()[..ids.len() * self.row_bytes],
-        )?;
+        self.counters.init_reads += load.len() as u64;
         self.counters.init_time += started.elapsed();
-        Ok(())
+        Ok(load.len() as u64)
     }
 
     /// Fills `out` (`ids.len() * row_bytes`) with the rows of `ids`: hits
@@ -301,7 +335,7 @@ impl FeatureCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::changeset::compute_changesets;
+    use crate::inspect::changeset::{compute_changesets, compute_changesets_from};
     use proptest::prelude::*;
 
     /// Row of node v: its id repeated as bytes.
@@ -352,6 +386,44 @@ mod tests {
                     window.clear();
                 }
                 cache.check_consistency().unwrap();
+            }
+        }
+    }
+
+    proptest! {
+        /// Carry-over: one cache driven through several superbatches, each
+        /// computed from the previous one's final cache. Init reads exactly
+        /// the rows it lacks, gathers are exact, and each superbatch ends
+        /// with the cache its changesets predicted.
+        #[test]
+        fn carried_changesets_drive_one_cache_across_superbatches(
+            sbs in proptest::collection::vec(trace(), 1..4),
+            capacity in 0usize..12,
+            every in 1usize..3,
+        ) {
+            let src = Synthetic(6);
+            let mut cache = FeatureCache::new(40, capacity, 6).unwrap();
+            let mut carried: Vec<u64> = Vec::new();
+            for batches in &sbs {
+                let cs = compute_changesets_from(batches, capacity, every, &carried);
+                prop_assert_eq!(cache.init(&cs.init, &src).unwrap(), cs.init_reads);
+                let mut window = Vec::new();
+                for (i, ids) in batches.iter().enumerate() {
+                    let mut out = vec![0u8; ids.len() * 6];
+                    let misses = cache.gather(ids, &mut out, &src).unwrap();
+                    let mut want = vec![0u8; ids.len() * 6];
+                    src.read_rows(ids, &mut want).unwrap();
+                    prop_assert_eq!(&out, &want);
+                    prop_assert_eq!(misses, cs.misses[i]);
+                    window.extend_from_slice(&out);
+                    if (i + 1) % every == 0 || i + 1 == batches.len() {
+                        cache.apply(&cs.updates[i], &window).unwrap();
+                        window.clear();
+                    }
+                }
+                cache.check_consistency().unwrap();
+                prop_assert_eq!(cache.cached_ids(), cs.final_cache.clone());
+                carried = cs.final_cache;
             }
         }
     }

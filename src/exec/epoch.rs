@@ -12,12 +12,13 @@ use crate::cache::feature_cache::{FeatureCache, RowSource};
 use crate::cache::lru::LruCache;
 use crate::error::{Error, Result};
 use crate::exec::mmap::MmapStore;
+use crate::exec::pipeline::{run_ginex, Pipeline};
 use crate::exec::policy::{top_out_degree, top_presampled, Policy};
+use crate::exec::run_dir::RunDir;
 use crate::format::ncache::Codec;
-use crate::inspect::superbatch::{inspect_superbatch, read_superbatch, SuperbatchSpec};
-use crate::sample::ncache::{build as build_ncache, NeighborCache};
-use crate::sample::sampler::{decode_hops, EpochSampler, Hop};
-use crate::sample::source::{InMemoryTopology, ListCache, StoreSource};
+use crate::sample::ncache_reuse::{open_or_build, NcacheOrigin};
+use crate::sample::sampler::{EpochSampler, Hop};
+use crate::sample::source::{ListCache, StoreSource};
 use crate::store::gather::{GatherOptions, Gatherer};
 use crate::store::Store;
 
@@ -46,10 +47,20 @@ pub struct EpochConfig {
     pub presc_rounds: u64,
     /// Sampling workers (`ginex`'s superbatch sampling).
     pub workers: usize,
-    /// Directory for runtime files and the neighbor cache.
+    /// Directory for runtime files.
     pub run_dir: PathBuf,
-    /// Keep runtime files after each superbatch.
+    /// The neighbor cache file (None: the default location beside the
+    /// store, see [`crate::sample::ncache_reuse`]); built there when missing.
+    pub neighbor_cache: Option<PathBuf>,
+    /// Keep runtime files after each superbatch (in this run's own
+    /// directory under `run_dir`, named in the report).
     pub keep_runs: bool,
+    /// How the `ginex` inspector overlaps the executor.
+    pub pipeline: Pipeline,
+    /// `ginex`: each superbatch starts with the cache the previous one ended
+    /// with (false: every superbatch's cache is rebuilt from nothing, as
+    /// Ginex does; kept for comparison).
+    pub carry_over: bool,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
     /// Seed nodes: the training split shuffled per epoch (None), or these
@@ -91,6 +102,19 @@ pub struct EpochReport {
     pub batches: Vec<BatchStat>,
     /// Optimal misses per batch from the inspector (`ginex` only).
     pub optimal_misses: Vec<u64>,
+    /// Rows read to fill the cache before batches run: the static
+    /// policies' preload, `ginex`'s superbatch inits. Counted as misses.
+    pub init_reads: u64,
+    /// The init reads the inspector planned (`ginex` only; equals
+    /// `init_reads` when the executor followed the plan).
+    pub optimal_init_reads: u64,
+    /// Changeset precomputation time not hidden behind sampling.
+    pub changeset_exposed: Duration,
+    /// Wall time of the whole epoch (stages overlap under a pipeline, so
+    /// this is less than their sum).
+    pub wall: Duration,
+    /// This run's runtime-file directory, when its files were kept.
+    pub kept_runs: Option<PathBuf>,
     /// Stage times.
     pub sample: Duration,
     /// Changeset precomputation time (`ginex`).
@@ -103,8 +127,10 @@ pub struct EpochReport {
     pub gather: Duration,
     /// Applying updates (`ginex`).
     pub cache_update: Duration,
-    /// Building the neighbor cache (offline, before the epoch).
+    /// Building the neighbor cache (zero when an existing one was reused).
     pub neighbor_cache_build: Duration,
+    /// Whether an existing neighbor cache was opened instead of built.
+    pub neighbor_cache_reused: bool,
     /// Pages read by the gather engine.
     pub pages_read: u64,
     /// Bytes read by the gather engine (rows and neighbor lists).
@@ -119,14 +145,26 @@ impl EpochReport {
         self.batches.iter().map(|b| b.hits).sum()
     }
 
-    /// Total misses.
+    /// Total misses: rows read by batches plus rows read at init.
     pub fn misses(&self) -> u64 {
+        self.batch_misses() + self.init_reads
+    }
+
+    /// Misses of the batches alone.
+    pub fn batch_misses(&self) -> u64 {
         self.batches.iter().map(|b| b.misses).sum()
     }
 
-    /// Misses / accesses.
+    /// The optimum of the `ginex` schedule: planned init reads plus the
+    /// inspector's per-batch misses.
+    pub fn optimal_total(&self) -> u64 {
+        self.optimal_init_reads + self.optimal_misses.iter().sum::<u64>()
+    }
+
+    /// Misses / accesses (init reads count as misses; accesses are the
+    /// batches' rows).
     pub fn miss_ratio(&self) -> f64 {
-        self.misses() as f64 / (self.hits() + self.misses()).max(1) as f64
+        self.misses() as f64 / (self.hits() + self.batch_misses()).max(1) as f64
     }
 
     /// Data-preparation time (everything but the offline neighbor-cache build).
@@ -143,6 +181,9 @@ impl EpochReport {
     pub fn to_json(&self) -> Value {
         json!({
             "hits": self.hits(), "misses": self.misses(), "miss_ratio": self.miss_ratio(),
+            "batch_misses": self.batch_misses(), "init_reads": self.init_reads,
+            "optimal_init_reads": self.optimal_init_reads,
+            "neighbor_cache_reused": self.neighbor_cache_reused,
             "pages_read": self.pages_read, "bytes_read": self.bytes_read,
             "neighbor_cache_hit_ratio": self.neighbor_hit_ratio,
             "seconds": {
@@ -150,6 +191,7 @@ impl EpochReport {
                 "load_runs": self.load_runs.as_secs_f64(), "cache_init": self.cache_init.as_secs_f64(),
                 "gather": self.gather.as_secs_f64(), "cache_update": self.cache_update.as_secs_f64(),
                 "total": self.total().as_secs_f64(), "neighbor_cache_build": self.neighbor_cache_build.as_secs_f64(),
+                "changeset_exposed": self.changeset_exposed.as_secs_f64(), "wall": self.wall.as_secs_f64(),
             },
             "per_batch": self.batches.iter().map(|b| json!({"batch": b.batch, "hits": b.hits, "misses": b.misses, "checksum": b.checksum})).collect::<Vec<_>>(),
             "optimal_misses": self.optimal_misses,
@@ -172,7 +214,7 @@ impl RowSource for GatherRows<'_> {
     }
 }
 
-fn make_sampler<'s>(
+pub(crate) fn make_sampler<'s>(
     source: &'s dyn crate::sample::source::NeighborSource,
     config: &EpochConfig,
     train: &[u64],
@@ -210,8 +252,7 @@ pub fn run_epoch(
             store.dir().display()
         )));
     }
-    std::fs::create_dir_all(&config.run_dir)
-        .map_err(|e| Error::io("create directory", &config.run_dir, e))?;
+    let started = Instant::now();
     let mut report = EpochReport::default();
     if config.policy == Policy::Mmap {
         let mapped = MmapStore::open(store)?;
@@ -227,25 +268,20 @@ pub fn run_epoch(
         return Ok(report);
     }
 
-    // Neighbor cache (offline step, timed separately).
-    let ncache_path = config
-        .run_dir
-        .join(format!("neighbor-cache-{}", std::process::id()));
+    // Neighbor cache: opened where it was built before (offline), built
+    // there first when missing.
     let ncache = if config.neighbor_cache_bytes > 0 {
-        let started = Instant::now();
-        let _ = std::fs::remove_file(&ncache_path);
-        let topo = InMemoryTopology::load(store)?;
-        build_ncache(
+        let (cache, _, origin) = open_or_build(
             store,
-            &topo,
-            config.neighbor_cache_bytes,
             Codec::BlockBitpack,
-            &ncache_path,
+            config.neighbor_cache_bytes,
+            config.neighbor_cache.as_deref(),
         )?;
-        drop(topo);
-        let c = NeighborCache::open(&ncache_path, store)?;
-        report.neighbor_cache_build = started.elapsed();
-        Some(c)
+        if let NcacheOrigin::Built(took) = origin {
+            report.neighbor_cache_build = took;
+        }
+        report.neighbor_cache_reused = origin == NcacheOrigin::Reused;
+        Some(cache)
     } else {
         None
     };
@@ -262,7 +298,22 @@ pub fn run_epoch(
     };
     let capacity = config.feature_cache_rows;
     let result = match config.policy {
-        Policy::Ginex => run_ginex(store, config, &sampler, &rows, &mut report, consume),
+        Policy::Ginex => (|| {
+            let run_dir = RunDir::create(&config.run_dir)?;
+            run_ginex(
+                config,
+                &sampler,
+                &rows,
+                store.num_nodes(),
+                run_dir.path(),
+                &mut report,
+                consume,
+            )?;
+            if config.keep_runs {
+                report.kept_runs = Some(run_dir.keep());
+            }
+            Ok(())
+        })(),
         Policy::Lru => {
             let mut lru = LruCache::new(store.num_nodes(), capacity, store.layout().row_bytes())?;
             run_per_batch(
@@ -298,7 +349,7 @@ pub fn run_epoch(
                 },
                 store.layout().row_bytes(),
             )?;
-            cache.init(&selected, &rows)?;
+            report.init_reads = cache.init(&selected, &rows)?;
             report.cache_init = started.elapsed();
             run_per_batch(
                 store,
@@ -322,7 +373,7 @@ pub fn run_epoch(
             Some(c.cache_hits as f64 / (c.cache_hits + c.cache_misses).max(1) as f64);
     }
     drop(ncache);
-    let _ = std::fs::remove_file(&ncache_path);
+    report.wall = started.elapsed();
     result.map(|()| report)
 }
 
@@ -374,90 +425,6 @@ fn run_per_batch(
             hops: &batch.hops,
             rows: &out,
         })?;
-    }
-    Ok(())
-}
-
-/// Superbatch inspect → changesets → cache init → gather + apply per batch.
-fn run_ginex(
-    store: &Store,
-    config: &EpochConfig,
-    sampler: &EpochSampler<'_>,
-    rows: &GatherRows<'_>,
-    report: &mut EpochReport,
-    consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
-) -> Result<()> {
-    let rb = store.layout().row_bytes();
-    let total = config
-        .max_batches
-        .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
-    let per_sb = config.superbatch.max(1);
-    let mut cache = FeatureCache::new(store.num_nodes(), config.feature_cache_rows, rb)?;
-    let mut out = Vec::new();
-    let mut window: Vec<u8> = Vec::new();
-    for sb in 0..total.div_ceil(per_sb) {
-        let first = sb * per_sb;
-        let spec = SuperbatchSpec {
-            index: sb,
-            first_batch: first,
-            num_batches: per_sb.min(total - first),
-            workers: config.workers.max(1),
-            capacity: config.feature_cache_rows,
-            every: config.changeset_every.max(1),
-        };
-        let inspected = inspect_superbatch(sampler, &spec, &config.run_dir)?;
-        report.sample += inspected.sample_time;
-        report.changeset += inspected.changeset_time;
-        report
-            .optimal_misses
-            .extend_from_slice(&inspected.changesets.misses);
-        drop(inspected.changesets);
-
-        let started = Instant::now();
-        let (batches, init, updates) = read_superbatch(&inspected.files)?;
-        report.load_runs += started.elapsed();
-
-        let started = Instant::now();
-        cache.init(&init, rows)?;
-        report.cache_init += started.elapsed();
-        window.clear();
-        for (i, (rec, update)) in batches.iter().zip(&updates).enumerate() {
-            let b = first + i as u64;
-            let hops = decode_hops(&rec.adj)?;
-            let num_seeds = hops.last().map_or(rec.ids.len(), |h| h.num_dst);
-            out.resize(rec.ids.len() * rb, 0);
-            let started = Instant::now();
-            let misses = cache.gather(&rec.ids, &mut out, rows)?;
-            report.gather += started.elapsed();
-            report.batches.push(BatchStat {
-                batch: b,
-                hits: rec.ids.len() as u64 - misses,
-                misses,
-                checksum: crc32fast::hash(&out),
-            });
-            consume(&EpochBatch {
-                batch: b,
-                ids: &rec.ids,
-                num_seeds,
-                hops: &hops,
-                rows: &out,
-            })?;
-            let started = Instant::now();
-            let window_end = (i + 1) % spec.every == 0 || i + 1 == batches.len();
-            if spec.every == 1 {
-                cache.apply(update, &out)?;
-            } else {
-                window.extend_from_slice(&out);
-                if window_end {
-                    cache.apply(update, &window)?;
-                    window.clear();
-                }
-            }
-            report.cache_update += started.elapsed();
-        }
-        if !config.keep_runs {
-            inspected.files.remove()?;
-        }
     }
     Ok(())
 }

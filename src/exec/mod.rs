@@ -1,8 +1,11 @@
 //! The executor: one epoch of data preparation under any feature-cache
-//! policy, with stage timers and counters (`ginex epoch`). The memory
-//! planner (one `--memory` budget split between the caches) comes later;
-//! for now the split is explicit.
+//! policy, with stage timers and counters (`ginex epoch`); the `ginex`
+//! policy's superbatch pipeline; the memory planner (one `--memory`
+//! budget); each run's own runtime-file directory.
 
 pub mod epoch;
 pub mod mmap;
+pub mod pipeline;
+pub mod plan;
 pub mod policy;
+pub mod run_dir;

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::sample::sampler::EpochSampler;
-use crate::sample::source::{InMemoryTopology, NeighborSource};
+use crate::sample::source::NeighborSource;
 use crate::store::Store;
 
 /// Which feature-cache policy an epoch runs.
@@ -61,8 +61,7 @@ impl Policy {
 
 /// The `k` nodes with the highest out-degree (ties by id).
 pub fn top_out_degree(store: &Store, k: usize) -> Result<Vec<u64>> {
-    let topo = InMemoryTopology::load(store)?;
-    let deg = crate::sample::ncache::out_degrees(&topo, store.num_nodes());
+    let deg = crate::sample::ncache::out_degrees(store)?;
     Ok(top_k(
         &deg.iter().map(|&d| u64::from(d)).collect::<Vec<_>>(),
         k,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
-use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED};
+use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1};
 use crate::format::PAGE_SIZE;
 
 /// PNG-style magic: a high byte, the name, CR LF, DOS EOF, LF.
@@ -126,6 +126,16 @@ impl FileKind {
         )
     }
 
+    /// The version files of this kind are written with: the newest that
+    /// changed this kind's layout (readers take any version in
+    /// `OLDEST_SUPPORTED..=CURRENT`).
+    pub fn written_version(self) -> Version {
+        match self {
+            FileKind::NeighborCache | FileKind::RunSamples | FileKind::RunChanges => V1_1,
+            _ => V1_0,
+        }
+    }
+
     /// The header length files of this kind use.
     pub fn header_len(self) -> u32 {
         match self {
@@ -151,11 +161,11 @@ pub struct FileHeader {
 }
 
 impl FileHeader {
-    /// A header of the current version for `kind`.
+    /// A header for `kind` at the version that kind is written with.
     pub fn new(kind: FileKind, payload_len: u64, payload_crc: u32) -> Self {
         FileHeader {
             kind,
-            version: CURRENT,
+            version: kind.written_version(),
             header_len: kind.header_len(),
             payload_len,
             payload_crc,

@@ -21,6 +21,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u32, le_u64};
 use crate::format::csc::IndexWidth;
+use crate::format::version::{Version, V1_1};
 
 /// Offset of the store's node count (`u64`) in the payload.
 pub const NC_NUM_NODES_OFFSET: usize = 0;
@@ -37,8 +38,12 @@ pub const NC_RESERVED_OFFSET: usize = NC_WIDTH_OFFSET + 1;
 pub const NC_COUNT_OFFSET: usize = NC_RESERVED_OFFSET + 2;
 /// Offset of the blob length (`u64`).
 pub const NC_BLOB_LEN_OFFSET: usize = NC_COUNT_OFFSET + 8;
-/// Size of the fixed part; the bitmap follows.
-pub const NC_FIXED_SIZE: usize = NC_BLOB_LEN_OFFSET + 8;
+/// Size of the fixed part of a version 1.0 file; the bitmap follows.
+pub const NC_FIXED_SIZE_V1_0: usize = NC_BLOB_LEN_OFFSET + 8;
+/// Offset of the byte budget the cache was built for (`u64`, version 1.1).
+pub const NC_BUDGET_OFFSET: usize = NC_FIXED_SIZE_V1_0;
+/// Size of the fixed part of a version 1.1 file; the bitmap follows.
+pub const NC_FIXED_SIZE: usize = NC_BUDGET_OFFSET + 8;
 
 /// Nodes per rank-directory entry (one `u32` count per 512 bitmap bits).
 pub const RANK_BLOCK: u64 = 512;
@@ -405,9 +410,21 @@ pub struct NcacheHeader {
     pub count: u64,
     /// Blob bytes.
     pub blob_len: u64,
+    /// The byte budget the cache was built for (None in version 1.0 files,
+    /// which did not record it).
+    pub budget: Option<u64>,
 }
 
 impl NcacheHeader {
+    /// Size of the fixed part (it grew by the budget in version 1.1).
+    pub fn fixed_len(&self) -> u64 {
+        if self.budget.is_some() {
+            NC_FIXED_SIZE as u64
+        } else {
+            NC_FIXED_SIZE_V1_0 as u64
+        }
+    }
+
     /// Bytes of the membership bitmap.
     pub fn bitmap_len(&self) -> u64 {
         self.num_nodes.div_ceil(64) * 8
@@ -429,11 +446,7 @@ impl NcacheHeader {
 
     /// Total payload length implied.
     pub fn payload_len(&self) -> u64 {
-        NC_FIXED_SIZE as u64
-            + self.bitmap_len()
-            + self.rank_len()
-            + self.offsets_len()
-            + self.blob_len
+        self.fixed_len() + self.bitmap_len() + self.rank_len() + self.offsets_len() + self.blob_len
     }
 
     /// Encodes the fixed part.
@@ -445,14 +458,24 @@ impl NcacheHeader {
         out.extend_from_slice(&0u16.to_le_bytes());
         out.extend_from_slice(&self.count.to_le_bytes());
         out.extend_from_slice(&self.blob_len.to_le_bytes());
+        if let Some(budget) = self.budget {
+            out.extend_from_slice(&budget.to_le_bytes());
+        }
     }
 
-    /// Decodes and checks the fixed part against the payload length.
-    pub fn decode(p: &[u8], path: &Path) -> Result<Self> {
+    /// Decodes and checks the fixed part of a file of `version` against the
+    /// payload length.
+    pub fn decode(p: &[u8], version: Version, path: &Path) -> Result<Self> {
         let bad = |at: usize, what: String| {
             Error::corrupt(path, at as u64, format!("neighbor cache: {what}"))
         };
-        if p.len() < NC_FIXED_SIZE {
+        let has_budget = version >= V1_1;
+        let fixed = if has_budget {
+            NC_FIXED_SIZE
+        } else {
+            NC_FIXED_SIZE_V1_0
+        };
+        if p.len() < fixed {
             return Err(bad(0, "payload shorter than its fixed header".into()));
         }
         let codec = Codec::from_u8(p[NC_CODEC_OFFSET]).ok_or_else(|| {
@@ -476,6 +499,7 @@ impl NcacheHeader {
             width,
             count: le_u64(p, NC_COUNT_OFFSET),
             blob_len: le_u64(p, NC_BLOB_LEN_OFFSET),
+            budget: has_budget.then(|| le_u64(p, NC_BUDGET_OFFSET)),
         };
         if h.count > h.num_nodes
             || h.num_nodes > (1 << 40)
@@ -513,9 +537,11 @@ mod tests {
                 NC_RESERVED_OFFSET,
                 NC_COUNT_OFFSET,
                 NC_BLOB_LEN_OFFSET,
+                NC_FIXED_SIZE_V1_0,
+                NC_BUDGET_OFFSET,
                 NC_FIXED_SIZE
             ],
-            [0, 8, 12, 13, 14, 16, 24, 32]
+            [0, 8, 12, 13, 14, 16, 24, 32, 32, 40]
         );
     }
 

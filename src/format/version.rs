@@ -11,10 +11,17 @@ pub struct Version {
     pub minor: u16,
 }
 
-/// The version this build writes.
-pub const CURRENT: Version = Version { major: 1, minor: 0 };
+/// Version 1.0: the first store format.
+pub const V1_0: Version = Version { major: 1, minor: 0 };
+/// Version 1.1: the neighbor-cache header records the budget it was built
+/// for; runtime files start with a run record tying them to their store
+/// and run. Every other kind is unchanged and still written as 1.0 (see
+/// `FileKind::written_version`).
+pub const V1_1: Version = Version { major: 1, minor: 1 };
+/// The newest version this build reads and writes.
+pub const CURRENT: Version = V1_1;
 /// The oldest version this build still reads.
-pub const OLDEST_SUPPORTED: Version = Version { major: 1, minor: 0 };
+pub const OLDEST_SUPPORTED: Version = V1_0;
 
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

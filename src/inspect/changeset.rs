@@ -30,6 +30,20 @@
 //!    K nearest next uses of `C[i] ∪ ids[i]`). Never-again misses are not
 //!    inserted; never-again cached nodes are evicted first.
 //!
+//! Carry-over between superbatches: the cache a superbatch ends with is the
+//! cache the next one starts with. [`compute_changesets_from`] takes those
+//! `carried` ids as the starting state. A carried id the new superbatch
+//! uses keeps its slot, keyed by its next use; one it never uses is
+//! dropped at init; the free slots are filled with the earliest first uses
+//! not already cached. So the init of a later superbatch reads only rows it
+//! does not hold. Filling a free slot costs the same read as missing that
+//! row at its first use, and nothing useful is evicted to make room, so
+//! init reads plus batch misses stay the optimum from the carried start
+//! (checked against an exhaustive search in the tests). With `every > 1`
+//! the cache cannot change inside a window, so there C[0] is instead the
+//! `capacity` nearest next uses of carried ∪ traced ids, carried ones
+//! first on ties (tested never to read more than starting empty).
+//!
 //! With `every = k > 1`, batches are merged into windows of `k` (the union of
 //! their ids) and the same algorithm runs over windows: the cache changes
 //! only after the last batch of each window, and `in_positions` index the
@@ -60,8 +74,12 @@ impl Update {
 /// The changesets of one superbatch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Changesets {
-    /// Ids loaded into the cache before the first batch.
+    /// Ids cached before the first batch (C[0]): the carried ids kept, then
+    /// the ids loaded in order of first use. The executor keeps those it
+    /// holds already, evicts the rest and reads only the missing ones.
     pub init: Vec<u64>,
+    /// Rows C[0] holds that the carried cache did not: what init reads.
+    pub init_reads: u64,
     /// One update per batch, applied after that batch is gathered (empty
     /// except at window ends when `every > 1`).
     pub updates: Vec<Update>,
@@ -70,12 +88,20 @@ pub struct Changesets {
     pub misses: Vec<u64>,
     /// Accesses (ids) of each batch.
     pub accesses: Vec<u64>,
+    /// The ids cached after the last update, ascending: the carried start of
+    /// the next superbatch.
+    pub final_cache: Vec<u64>,
 }
 
 impl Changesets {
-    /// Total misses.
+    /// Total misses of the batches (init rows not included).
     pub fn total_misses(&self) -> u64 {
         self.misses.iter().sum()
+    }
+
+    /// Rows read: init reads plus batch misses.
+    pub fn total_reads(&self) -> u64 {
+        self.init_reads + self.total_misses()
     }
 
     /// Total accesses.
@@ -205,13 +231,26 @@ impl BucketQueue {
     }
 }
 
-/// Computes the changesets of a superbatch: `batches[i]` are the ids batch
-/// `i` gathers (each id at most once per batch), `capacity` the cache rows,
-/// `every` the k of the k-hop approximation (1 = exact).
+/// Computes the changesets of a superbatch that starts with an empty cache:
+/// `batches[i]` are the ids batch `i` gathers (each id at most once per
+/// batch), `capacity` the cache rows, `every` the k of the k-hop
+/// approximation (1 = exact).
 pub fn compute_changesets<B: AsRef<[u64]>>(
     batches: &[B],
     capacity: usize,
     every: usize,
+) -> Changesets {
+    compute_changesets_from(batches, capacity, every, &[])
+}
+
+/// [`compute_changesets`] for a superbatch that starts with the `carried`
+/// ids cached (distinct, at most `capacity`: the previous superbatch's
+/// [`Changesets::final_cache`]).
+pub fn compute_changesets_from<B: AsRef<[u64]>>(
+    batches: &[B],
+    capacity: usize,
+    every: usize,
+    carried: &[u64],
 ) -> Changesets {
     let every = every.max(1);
     let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
@@ -225,6 +264,7 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
     let max_id = batches
         .iter()
         .flat_map(|b| b.as_ref().iter().copied())
+        .chain(carried.iter().copied())
         .max()
         .unwrap_or(0);
     let mut mapper = if max_id < (total as u64).saturating_mul(8).max(1 << 16) {
@@ -258,6 +298,18 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
         }
         win_start.push(win_ids.len());
     }
+    // Carried ids the superbatch never touches get dense ids after every
+    // traced one: they have no use, so they are the first evicted.
+    let traced = global.len();
+    let carried_dense: Vec<u32> = carried
+        .iter()
+        .map(|&id| {
+            mapper.get_or_insert(id, || {
+                global.push(id);
+                (global.len() - 1) as u32
+            })
+        })
+        .collect();
     drop(last_window);
     drop(mapper);
     let nodes = global.len();
@@ -291,17 +343,76 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
         }
     };
 
-    // C[0]: the `capacity` earliest first uses = the first dense ids.
+    // C[0]: the carried ids this superbatch uses (a carried id it never
+    // uses only holds a slot, so it goes), then the free slots filled with
+    // the earliest first uses (= the first dense ids) not already cached.
     let mut queue = BucketQueue::new(num_windows + 1, nodes);
     let mut cached = vec![false; nodes];
-    let initial = capacity.min(nodes);
-    for d in 0..initial as u32 {
+    let mut init: Vec<u64> = Vec::new();
+    let mut kept = 0usize;
+    let mut carried_used: Vec<u32> = Vec::new();
+    for &d in &carried_dense {
+        if !cached[d as usize] && next_use(&cursor, d) != never {
+            cached[d as usize] = true; // marks "seen" until C[0] is chosen
+            carried_used.push(d);
+        }
+    }
+    for &d in &carried_used {
+        cached[d as usize] = false;
+    }
+    let mut take = |d: u32, carried: bool, cached: &mut Vec<bool>, init: &mut Vec<u64>| {
         cached[d as usize] = true;
         queue.push(next_use(&cursor, d), d);
+        init.push(global[d as usize]);
+        kept += usize::from(carried);
+    };
+    if every == 1 {
+        // Exact: keep every carried id that is used (the updates evict by
+        // next use later, bypassing rows not worth a slot), fill the rest.
+        for &d in carried_used.iter().take(capacity) {
+            take(d, true, &mut cached, &mut init);
+        }
+        for d in 0..traced as u32 {
+            if init.len() >= capacity {
+                break;
+            }
+            if !cached[d as usize] {
+                take(d, false, &mut cached, &mut init);
+            }
+        }
+    } else {
+        // k-hop: the cache cannot change inside a window, so C[0] is the
+        // `capacity` nearest next uses of carried ∪ traced (carried first on
+        // ties: they cost no read). Traced dense ids are already in order
+        // of first use; merge the carried ones in.
+        carried_used.sort_by_key(|&d| next_use(&cursor, d));
+        let is_carried: FxMap<u32, ()> = carried_used.iter().map(|&d| (d, ())).collect();
+        let (mut c, mut t) = (0usize, 0u32);
+        while init.len() < capacity {
+            while (t as usize) < traced && is_carried.contains_key(&t) {
+                t += 1;
+            }
+            let ck = carried_used.get(c).map(|&d| next_use(&cursor, d));
+            let tk = ((t as usize) < traced).then(|| next_use(&cursor, t));
+            match (ck, tk) {
+                (Some(a), Some(b)) if a <= b => {
+                    take(carried_used[c], true, &mut cached, &mut init);
+                    c += 1;
+                }
+                (_, Some(_)) => {
+                    take(t, false, &mut cached, &mut init);
+                    t += 1;
+                }
+                (Some(_), None) => {
+                    take(carried_used[c], true, &mut cached, &mut init);
+                    c += 1;
+                }
+                (None, None) => break,
+            }
+        }
     }
-    let mut size = initial;
-    let init: Vec<u64> = global[..initial].to_vec();
-
+    let init_reads = (init.len() - kept) as u64;
+    let mut size = init.len();
     let mut updates = vec![Update::default(); batches.len()];
     let mut misses = vec![0u64; batches.len()];
     let mut inserted_at: Vec<u32> = vec![NIL; nodes]; // index into this window's in_ids
@@ -376,11 +487,18 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
             queue.push(key, d);
         }
     }
+    let mut final_cache: Vec<u64> = (0..nodes)
+        .filter(|&d| cached[d])
+        .map(|d| global[d])
+        .collect();
+    final_cache.sort_unstable();
     Changesets {
         init,
+        init_reads,
         updates,
         misses,
         accesses,
+        final_cache,
     }
 }
 
@@ -485,11 +603,65 @@ mod tests {
         })
     }
 
+    /// Exhaustive optimum of reads (rows loaded before the first batch plus
+    /// batch misses) for a cache that starts holding `carried`: before the
+    /// first batch any set of at most `capacity` ids, paying one read per id
+    /// not carried; after each batch any subset of (cache ∪ batch).
+    fn exhaustive_reads_from(
+        batches: &[Vec<u64>],
+        capacity: usize,
+        universe: u64,
+        carried: &[u64],
+    ) -> u64 {
+        let masks: Vec<u32> = (0u32..1 << universe)
+            .filter(|m| m.count_ones() as usize <= capacity)
+            .collect();
+        let carried_mask = carried.iter().fold(0u32, |m, &id| m | 1 << id);
+        let mut best: HashMap<u32, u64> = masks
+            .iter()
+            .map(|&m| (m, u64::from((m & !carried_mask).count_ones())))
+            .collect();
+        for b in batches {
+            let bm = b.iter().fold(0u32, |m, &id| m | 1 << id);
+            let mut next: HashMap<u32, u64> = HashMap::new();
+            for (&c, &cost) in &best {
+                let cost = cost + u64::from((bm & !c).count_ones());
+                let pool = c | bm;
+                for &n in &masks {
+                    if n & !pool == 0 {
+                        let e = next.entry(n).or_insert(u64::MAX);
+                        *e = (*e).min(cost);
+                    }
+                }
+            }
+            best = next;
+        }
+        best.values().copied().min().unwrap_or(0)
+    }
+
     /// Replays the changesets on a simulated cache: every step legal, the
     /// miss counts reproduced, positions pointing at the right ids.
     fn replay(batches: &[Vec<u64>], capacity: usize, every: usize, cs: &Changesets) {
+        replay_from(batches, capacity, every, &[], cs);
+    }
+
+    /// [`replay`] from a cache that starts holding `carried`; the cache at
+    /// the end must be `final_cache`.
+    fn replay_from(
+        batches: &[Vec<u64>],
+        capacity: usize,
+        every: usize,
+        carried: &[u64],
+        cs: &Changesets,
+    ) {
+        let before: BTreeSet<u64> = carried.iter().copied().collect();
         let mut cache: BTreeSet<u64> = cs.init.iter().copied().collect();
         assert_eq!(cache.len(), cs.init.len(), "init has duplicates");
+        assert_eq!(
+            cache.difference(&before).count() as u64,
+            cs.init_reads,
+            "init reads"
+        );
         assert!(cache.len() <= capacity);
         let mut window_rows: Vec<u64> = Vec::new();
         for (i, batch) in batches.iter().enumerate() {
@@ -518,10 +690,54 @@ mod tests {
                 assert!(u.is_empty(), "k-hop: cache changed inside a window");
             }
         }
+        assert_eq!(
+            cache.into_iter().collect::<Vec<_>>(),
+            cs.final_cache,
+            "final cache"
+        );
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Carry-over: from any carried start, init rows plus misses are the
+        /// exhaustive optimum, every step is legal, and the cache ends as
+        /// `final_cache`.
+        #[test]
+        fn carried_start_reads_are_optimal(
+            batches in trace(5, 6),
+            capacity in 1usize..4,
+            carried in proptest::collection::btree_set(0u64..6, 0..4),
+        ) {
+            let carried: Vec<u64> = carried.into_iter().take(capacity).collect();
+            let cs = compute_changesets_from(&batches, capacity, 1, &carried);
+            replay_from(&batches, capacity, 1, &carried, &cs);
+            prop_assert_eq!(
+                cs.total_reads(),
+                exhaustive_reads_from(&batches, capacity, 6, &carried)
+            );
+        }
+
+        /// Superbatches chained through `final_cache` read no more rows than
+        /// superbatches that each start empty (the reset the executor did
+        /// before carry-over), for exact and k-hop changesets.
+        #[test]
+        fn carry_over_never_reads_more_than_reset(
+            sbs in proptest::collection::vec(trace(6, 30), 1..4),
+            capacity in 1usize..12,
+            every in 1usize..3,
+        ) {
+            let mut carried: Vec<u64> = Vec::new();
+            let (mut chained, mut reset) = (0u64, 0u64);
+            for batches in &sbs {
+                let cs = compute_changesets_from(batches, capacity, every, &carried);
+                replay_from(batches, capacity, every, &carried, &cs);
+                chained += cs.total_reads();
+                reset += compute_changesets(batches, capacity, every).total_reads();
+                carried = cs.final_cache;
+            }
+            prop_assert!(chained <= reset, "carry-over {chained} > reset {reset}");
+        }
 
         #[test]
         fn exact_matches_brute_force_belady(batches in trace(12, 30), capacity in 1usize..10) {

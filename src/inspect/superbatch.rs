@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
 use crate::format::runtime::RecordKind;
-use crate::inspect::changeset::{compute_changesets, Changesets};
+use crate::inspect::changeset::{compute_changesets_from, Changesets};
 use crate::inspect::runfile::{read_all, Record, RunWriter};
 
 /// One sampled batch as the runtime files hold it.
@@ -90,41 +90,75 @@ pub struct InspectReport {
     pub changesets: Changesets,
 }
 
-/// Samples a superbatch into `dir` and precomputes its changesets.
-/// On error both files are removed, so a half-written superbatch never
-/// lingers.
+/// Samples a superbatch into `dir` and precomputes its changesets from an
+/// empty cache. On error both files are removed, so a half-written
+/// superbatch never lingers.
 pub fn inspect_superbatch(
     source: &dyn BatchSource,
     spec: &SuperbatchSpec,
     dir: &Path,
 ) -> Result<InspectReport> {
-    let files = SuperbatchFiles::in_dir(dir, spec.index);
-    let result = inspect_into(source, spec, files.clone());
-    if result.is_err() {
-        let _ = files.remove();
-    }
-    result
-}
-
-fn inspect_into(
-    source: &dyn BatchSource,
-    spec: &SuperbatchSpec,
-    files: SuperbatchFiles,
-) -> Result<InspectReport> {
-    let started = Instant::now();
-    let ids = sample_to_file(source, spec, &files.samples)?;
-    let sample_time = started.elapsed();
-
-    let started = Instant::now();
-    let changesets = compute_changesets(&ids, spec.capacity, spec.every);
-    let changeset_time = started.elapsed();
-    write_changes(&changesets, spec.first_batch, &files.changes)?;
+    let sampled = sample_superbatch(source, spec, dir)?;
+    let sample_time = sampled.sample_time;
+    let (changesets, changeset_time) = precompute_changesets(&sampled, spec, &[])?;
     Ok(InspectReport {
-        files,
+        files: sampled.files,
         sample_time,
         changeset_time,
         changesets,
     })
+}
+
+/// A superbatch sampled to its samples file, with its access trace.
+#[derive(Debug)]
+pub struct SampledSuperbatch {
+    /// The superbatch's files (the changes file is not written yet).
+    pub files: SuperbatchFiles,
+    /// The ids each batch gathers.
+    pub trace: Vec<Vec<u64>>,
+    /// Time to sample and write the samples file.
+    pub sample_time: Duration,
+}
+
+/// The inspector's first half: samples `spec`'s batches into `dir`. On
+/// error the samples file is removed.
+pub fn sample_superbatch(
+    source: &dyn BatchSource,
+    spec: &SuperbatchSpec,
+    dir: &Path,
+) -> Result<SampledSuperbatch> {
+    let files = SuperbatchFiles::in_dir(dir, spec.index);
+    let started = Instant::now();
+    match sample_to_file(source, spec, &files.samples) {
+        Ok(trace) => Ok(SampledSuperbatch {
+            files,
+            trace,
+            sample_time: started.elapsed(),
+        }),
+        Err(e) => {
+            let _ = files.remove();
+            Err(e)
+        }
+    }
+}
+
+/// The inspector's second half: the changesets of a sampled superbatch
+/// whose cache starts holding `carried` (the previous superbatch's
+/// `final_cache`; empty for the first), written to its changes file. On
+/// error the changes file is removed.
+pub fn precompute_changesets(
+    sampled: &SampledSuperbatch,
+    spec: &SuperbatchSpec,
+    carried: &[u64],
+) -> Result<(Changesets, Duration)> {
+    let started = Instant::now();
+    let changesets = compute_changesets_from(&sampled.trace, spec.capacity, spec.every, carried);
+    let took = started.elapsed();
+    if let Err(e) = write_changes(&changesets, spec.first_batch, &sampled.files.changes) {
+        let _ = std::fs::remove_file(&sampled.files.changes);
+        return Err(e);
+    }
+    Ok((changesets, took))
 }
 
 /// Samples the batches with `spec.workers` threads, appending records in

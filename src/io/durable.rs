@@ -103,8 +103,9 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Removes `.<name>.ginex-tmp-<pid>-*` directories whose pid is not alive.
-fn remove_stale_staging(parent: &Path, name: &str) {
+/// Removes `.<name>.ginex-tmp-<pid>[-*]` staging directories and files
+/// whose pid is not alive (what a killed build or write left behind).
+pub fn remove_stale_staging(parent: &Path, name: &str) {
     let prefix = format!(".{name}{STAGING_MARKER}");
     let Ok(entries) = fs::read_dir(parent) else {
         return;
@@ -122,7 +123,12 @@ fn remove_stale_staging(parent: &Path, name: &str) {
                 "removing stale staging directory {}",
                 entry.path().display()
             );
-            let _ = fs::remove_dir_all(entry.path());
+            let path = entry.path();
+            let _ = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
         }
     }
 }

@@ -3,5 +3,6 @@
 //! neighbor cache). Knows nothing about features.
 
 pub mod ncache;
+pub mod ncache_reuse;
 pub mod sampler;
 pub mod source;

@@ -13,12 +13,10 @@ use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
 use crate::format::csc::IndexWidth;
 use crate::format::header::FileKind;
-use crate::format::ncache::{
-    Codec, NcacheHeader, BLOCK_LISTS, BLOCK_WIDE_BIT, NC_FIXED_SIZE, RANK_BLOCK,
-};
-use crate::io::durable::{fsync_dir, rename_no_replace};
+use crate::format::ncache::{Codec, NcacheHeader, BLOCK_LISTS, BLOCK_WIDE_BIT, RANK_BLOCK};
+use crate::io::durable::{fsync_dir, remove_stale_staging, rename_no_replace};
 use crate::io::writer::write_file;
-use crate::sample::source::{InMemoryTopology, ListCache};
+use crate::sample::source::ListCache;
 use crate::store::{read_checked_file, Store};
 
 /// CRC of a store's manifest payload: what a cache is tied to.
@@ -43,15 +41,20 @@ pub struct BuildReport {
     pub codec: Codec,
 }
 
-/// Out-degree of every node (occurrences as an in-neighbor).
-pub fn out_degrees(topo: &InMemoryTopology, num_nodes: u64) -> Vec<u32> {
-    let mut out = vec![0u32; num_nodes as usize];
-    for v in 0..num_nodes {
-        for &u in topo.list(v) {
+/// Bytes of `indices` read per step of a streaming pass over the topology.
+pub const STREAM_CHUNK_BYTES: u64 = 8 << 20;
+
+/// Out-degree of every node (occurrences as an in-neighbor), from one
+/// streaming pass over the topology (one run of segments in memory).
+pub fn out_degrees(store: &Store) -> Result<Vec<u32>> {
+    let mut out = vec![0u32; store.num_nodes() as usize];
+    store.for_each_list(STREAM_CHUNK_BYTES, &mut |_, list| {
+        for &u in list {
             out[u as usize] = out[u as usize].saturating_add(1);
         }
-    }
-    out
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// Nodes with in-neighbors in cache-priority order: out-degree / in-degree,
@@ -67,13 +70,12 @@ pub fn rank_nodes(store: &Store, out_deg: &[u32]) -> Vec<u64> {
 
 /// Builds a neighbor cache of at most `budget` bytes for `store` at `out`
 /// (which must not exist), written atomically.
-pub fn build(
-    store: &Store,
-    topo: &InMemoryTopology,
-    budget: u64,
-    codec: Codec,
-    out: &Path,
-) -> Result<BuildReport> {
+///
+/// The topology is streamed twice, a run of segments at a time, never held
+/// whole: the first pass counts out-degrees and each list's encoded size
+/// (so the greedy choice needs no list in memory), the second encodes the
+/// chosen lists. Memory: 16 bytes per node plus the cache itself.
+pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<BuildReport> {
     if out.symlink_metadata().is_ok() {
         return Err(Error::AlreadyExists {
             path: out.to_path_buf(),
@@ -88,6 +90,7 @@ pub fn build(
         width,
         count: 0,
         blob_len: 0,
+        budget: Some(budget),
     };
     let fixed = 64 + header.payload_len(); // file header + empty cache
     if budget < fixed {
@@ -95,7 +98,21 @@ pub fn build(
             "--budget {budget} bytes is below the {fixed} bytes an empty cache of {n} nodes takes"
         )));
     }
-    let ranked = rank_nodes(store, &out_degrees(topo, n));
+    // Pass 1: out-degrees and every list's encoded size.
+    let mut out_deg = vec![0u32; n as usize];
+    let mut enc_len = vec![0u32; n as usize];
+    let mut scratch = Vec::new();
+    store.for_each_list(STREAM_CHUNK_BYTES, &mut |v, list| {
+        for &u in list {
+            out_deg[u as usize] = out_deg[u as usize].saturating_add(1);
+        }
+        scratch.clear();
+        codec.encode(list, width, &mut scratch)?;
+        enc_len[v as usize] = u32::try_from(scratch.len()).unwrap_or(u32::MAX);
+        Ok(())
+    })?;
+    let ranked = rank_nodes(store, &out_deg);
+    drop(out_deg);
     // Greedy in rank order with each list's table cost; `block-bitpack`'s
     // exact size depends on how lists fall into blocks, so it is computed
     // after the fact and the lowest-ranked lists are dropped until it fits.
@@ -112,17 +129,30 @@ pub fn build(
         }
     };
     let mut used = fixed;
-    let mut chosen: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut picked: Vec<u64> = Vec::new(); // rank order
     for v in ranked {
-        let mut enc = Vec::new();
-        codec.encode(topo.list(v), width, &mut enc)?;
-        let cost = enc.len() as u64 + table_cost(chosen.len());
+        let cost = u64::from(enc_len[v as usize]) + table_cost(picked.len());
         if used + cost > budget {
             break;
         }
         used += cost;
-        chosen.push((v, enc));
+        picked.push(v);
     }
+    drop(enc_len);
+    // Pass 2: encode the picked lists, then put them back in rank order.
+    let mut rank_of: crate::hash::FxMap<u64, usize> =
+        picked.iter().enumerate().map(|(r, &v)| (v, r)).collect();
+    let mut chosen: Vec<(u64, Vec<u8>)> = vec![(0, Vec::new()); picked.len()];
+    store.for_each_list(STREAM_CHUNK_BYTES, &mut |v, list| {
+        if let Some(&r) = rank_of.get(&v) {
+            let mut enc = Vec::new();
+            codec.encode(list, width, &mut enc)?;
+            chosen[r] = (v, enc);
+        }
+        Ok(())
+    })?;
+    rank_of.clear();
+    drop(picked);
     let (table, blob) = loop {
         let mut order: Vec<usize> = (0..chosen.len()).collect();
         order.sort_unstable_by_key(|&i| chosen[i].0);
@@ -132,7 +162,7 @@ pub fn build(
             offset_layout(order.iter().map(|&i| chosen[i].1.as_slice()))
         };
         let size = 64
-            + NC_FIXED_SIZE as u64
+            + header.fixed_len()
             + header.bitmap_len()
             + header.rank_len()
             + 8 * table.len() as u64
@@ -181,6 +211,11 @@ pub fn build(
     let name = out
         .file_name()
         .ok_or_else(|| Error::invalid_argument(format!("{} has no file name", out.display())))?;
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    remove_stale_staging(parent, &name.to_string_lossy());
     let tmp = out.with_file_name(format!(
         ".{}.ginex-tmp-{}",
         name.to_string_lossy(),
@@ -291,30 +326,43 @@ impl<'a> NeighborCache<'a> {
     /// Loads `path` (checksums verified) for `store`; refuses a cache built
     /// for another store.
     pub fn open(path: &Path, store: &'a Store) -> Result<Self> {
-        let mut cache = NeighborCache::open_unbound(path)?;
-        let header = cache.header;
+        NeighborCache::open_unbound(path)?.bind(store)
+    }
+
+    /// Ties a cache loaded with [`open_unbound`](Self::open_unbound) to
+    /// `store`; refuses a cache built for another store.
+    pub fn bind<'s>(self, store: &'s Store) -> Result<NeighborCache<'s>> {
+        let header = self.header;
         if header.num_nodes != store.num_nodes()
             || header.store_crc != store_identity(store)
             || header.width != store.index_width()
         {
             return Err(Error::invalid_argument(format!(
                 "{} was built for another store (its manifest checksum {:#010x} differs from {}'s {:#010x}); rebuild it with `ginex cache build`",
-                path.display(),
+                self.path.display(),
                 header.store_crc,
                 store.dir().display(),
                 store_identity(store)
             )));
         }
-        cache.indptr = Some(store.indptr());
-        Ok(cache)
+        Ok(NeighborCache {
+            path: self.path,
+            header: self.header,
+            bitmap: self.bitmap,
+            rank: self.rank,
+            offsets: self.offsets,
+            blob: self.blob,
+            indptr: Some(store.indptr()),
+        })
     }
 
     /// Loads and checks a cache file without its store (lists then decode
     /// without the degree cross-check): for `ginex-dump`.
     pub fn open_unbound(path: &Path) -> Result<NeighborCache<'static>> {
-        let p = read_checked_file(path, FileKind::NeighborCache)?.payload;
-        let header = NcacheHeader::decode(&p, path)?;
-        let mut at = NC_FIXED_SIZE;
+        let file = read_checked_file(path, FileKind::NeighborCache)?;
+        let header = NcacheHeader::decode(&file.payload, file.header.version, path)?;
+        let p = file.payload;
+        let mut at = header.fixed_len() as usize;
         let take = |at: &mut usize, len: u64| -> &[u8] {
             let s = &p[*at..*at + len as usize];
             *at += len as usize;
@@ -538,7 +586,7 @@ impl ListCache for NeighborCache<'_> {
             .indptr
             .map_or(u64::MAX, |ip| ip[v as usize + 1] - ip[v as usize]);
         let at = 64
-            + (NC_FIXED_SIZE as u64
+            + (self.header.fixed_len()
                 + self.header.bitmap_len()
                 + self.header.rank_len()
                 + self.header.offsets_len())
@@ -605,6 +653,7 @@ mod tests {
                 width: IndexWidth::U64,
                 count: n,
                 blob_len: blob.len() as u64,
+                budget: Some(0),
             },
             bitmap,
             rank,

@@ -9,6 +9,7 @@
 mod builder;
 pub mod edges;
 pub mod gather;
+pub mod segments;
 mod verify;
 
 pub use builder::{FeatureWriter, ListSink, StoreBuilder, StoreSpec, TopologyWriter};
@@ -268,7 +269,8 @@ impl Store {
         Ok(())
     }
 
-    fn path_of(&self, kind: FileKind) -> PathBuf {
+    /// The path of the store file of `kind`: the one place that names them.
+    pub fn path_of(&self, kind: FileKind) -> PathBuf {
         self.dir.join(store_file_name(kind))
     }
 

@@ -9,7 +9,6 @@ use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::format::ncache::Codec;
 use ginex::sample::ncache::{build, NeighborCache};
-use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;
 
 /// Neighbor-cache commands.
@@ -55,10 +54,8 @@ pub fn run(cmd: &CacheCommand, out: &mut dyn Write) -> Result<()> {
     match cmd {
         CacheCommand::Build(a) => {
             let store = Store::open(&a.store)?;
-            let topo = InMemoryTopology::load(&store)?;
             let r = build(
                 &store,
-                &topo,
                 parse_bytes(&a.budget)?,
                 Codec::parse(&a.codec)?,
                 &a.out,

@@ -110,7 +110,7 @@ fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "  format          v{}",
-        ginex::format::version::CURRENT
+        ginex::format::header::FileKind::Manifest.written_version()
     )?;
     writeln!(out, "  nodes           {}", m.num_nodes)?;
     writeln!(out, "  edges           {}", m.num_edges)?;

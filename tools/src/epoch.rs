@@ -10,6 +10,8 @@ use crate::machine::{machine_description, peak_rss_bytes};
 use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
+use ginex::exec::pipeline::Pipeline;
+use ginex::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
 use ginex::exec::policy::Policy;
 use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
@@ -39,21 +41,46 @@ pub struct DataArgs {
     /// Feature-cache policy: ginex, degree, presc, lru, mmap, none.
     #[arg(long, default_value = "ginex")]
     pub policy: String,
-    /// Feature-cache size (rows = bytes / row bytes).
-    #[arg(long, default_value = "256MiB")]
-    pub feature_cache_bytes: String,
-    /// Neighbor-cache size (0 = none); built before the epoch, timed apart.
-    #[arg(long, default_value = "0")]
-    pub neighbor_cache_bytes: String,
+    /// One memory budget for the whole process (e.g. 3GiB): the planner
+    /// measures a few batches and sizes the neighbor cache, the feature
+    /// cache and the superbatch to fit, prints the plan, and refuses a
+    /// budget it cannot meet with the minimum it needs. Explicit cache and
+    /// superbatch sizes override its choices.
+    #[arg(long)]
+    pub memory: Option<String>,
+    /// Feature-cache size (rows = bytes / row bytes) [default: 256MiB, or
+    /// planned with --memory].
+    #[arg(long)]
+    pub feature_cache_bytes: Option<String>,
+    /// Neighbor-cache size (0 = none) [default: 0, or planned with
+    /// --memory]. Built once beside the store (STORE.ncache/) and reused by
+    /// every later run with the same size; see `ginex cache build`.
+    #[arg(long)]
+    pub neighbor_cache_bytes: Option<String>,
+    /// Neighbor-cache file to use instead of the default location (must
+    /// match the store, codec and size; built there if missing).
+    #[arg(long)]
+    pub neighbor_cache: Option<PathBuf>,
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
     /// Fanouts (-1 = all neighbors).
     #[arg(long, default_value = "10,10,10")]
     pub fanouts: String,
-    /// Batches per superbatch (ginex).
-    #[arg(long, default_value_t = 100)]
-    pub superbatch: u64,
+    /// Batches per superbatch (ginex) [default: 100, or planned with --memory].
+    #[arg(long)]
+    pub superbatch: Option<u64>,
+    /// How the ginex inspector overlaps the executor: serial; overlap
+    /// (changesets of a superbatch computed while the next one samples, the
+    /// main loop alone, as in Ginex); full (the next superbatch is also
+    /// sampled during the main loop). Results are identical; only the time
+    /// differs.
+    #[arg(long, default_value = "overlap")]
+    pub pipeline: String,
+    /// Rebuild the feature cache from nothing at every superbatch (Ginex's
+    /// original init) instead of carrying it over; for comparison.
+    #[arg(long)]
+    pub no_carry_over: bool,
     /// k of the k-hop approximation (ginex).
     #[arg(long, default_value_t = 1)]
     pub changeset_every: usize,
@@ -78,17 +105,36 @@ pub struct DataArgs {
 }
 
 impl DataArgs {
-    /// The epoch configuration for `store` (epoch 0).
-    pub fn config(&self, store: &Store) -> Result<EpochConfig> {
+    /// The epoch configuration for `store` (epoch 0), planned under
+    /// `--memory` when it is given (`extra_bytes`: what the caller needs
+    /// beside the data path); the plan is returned to be shown.
+    pub fn config(
+        &self,
+        store: &Store,
+        extra_bytes: u64,
+    ) -> Result<(EpochConfig, Option<MemoryPlan>)> {
         let row_bytes = store.layout().row_bytes() as u64;
-        Ok(EpochConfig {
+        let explicit = ExplicitSizes {
+            feature_cache_bytes: self
+                .feature_cache_bytes
+                .as_deref()
+                .map(parse_bytes)
+                .transpose()?,
+            neighbor_cache_bytes: self
+                .neighbor_cache_bytes
+                .as_deref()
+                .map(parse_bytes)
+                .transpose()?,
+            superbatch: self.superbatch,
+        };
+        let mut config = EpochConfig {
             policy: Policy::parse(&self.policy)?,
-            feature_cache_rows: (parse_bytes(&self.feature_cache_bytes)? / row_bytes)
+            feature_cache_rows: (explicit.feature_cache_bytes.unwrap_or(256 << 20) / row_bytes)
                 .min(store.num_nodes()) as usize,
-            neighbor_cache_bytes: parse_bytes(&self.neighbor_cache_bytes)?,
+            neighbor_cache_bytes: explicit.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.batch_size,
             fanouts: parse_fanouts(&self.fanouts)?,
-            superbatch: self.superbatch,
+            superbatch: self.superbatch.unwrap_or(100),
             changeset_every: self.changeset_every,
             seed: self.seed,
             epoch: 0,
@@ -102,10 +148,24 @@ impl DataArgs {
                 .run_dir
                 .clone()
                 .unwrap_or_else(|| self.store.with_extension("runs")),
+            neighbor_cache: self.neighbor_cache.clone(),
             keep_runs: self.keep_runs,
+            pipeline: Pipeline::parse(&self.pipeline)?,
+            carry_over: !self.no_carry_over,
             max_batches: self.max_batches,
             seed_nodes: None,
-        })
+        };
+        let plan = match &self.memory {
+            Some(m) => Some(plan_epoch(
+                store,
+                &mut config,
+                parse_bytes(m)?,
+                explicit,
+                extra_bytes,
+            )?),
+            None => None,
+        };
+        Ok((config, plan))
     }
 }
 
@@ -117,6 +177,7 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
         "feature_cache_rows": config.feature_cache_rows, "neighbor_cache_bytes": config.neighbor_cache_bytes,
         "batch_size": config.batch_size, "fanouts": config.fanouts, "superbatch": config.superbatch,
         "changeset_every": config.changeset_every, "seed": config.seed, "epoch": config.epoch,
+        "pipeline": config.pipeline.name(), "carry_over": config.carry_over,
         "presc_rounds": config.presc_rounds, "workers": config.workers,
     });
     v["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});
@@ -128,47 +189,107 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
 /// Runs `ginex epoch`: the human table goes to stderr, a summary line to `out`.
 pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.data.store)?;
-    let mut config = args.data.config(&store)?;
+    let (mut config, plan) = args.data.config(&store, 0)?;
     config.epoch = args.epoch;
+    if let Some(p) = &plan {
+        eprintln!("{}", p.describe());
+    }
+    if config.policy == Policy::Mmap {
+        tracing::warn!("policy mmap reads features and lists through the OS page cache without checking their CRCs (the PyG+ baseline); damaged data is used silently");
+    }
     let r = run_epoch(&store, &config, &mut |_| Ok(()))?;
-    let v = report_json(&store, &config, &r);
+    let mut v = report_json(&store, &config, &r);
+    if let Some(p) = &plan {
+        v["memory_plan"] = p.to_json();
+    }
     if let Some(path) = &args.report {
         std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
             .map_err(|e| Error::io("write", path, e))?;
     }
+    print_report(&store, &config, &r);
     let s = |d: std::time::Duration| d.as_secs_f64();
+    writeln!(
+        out,
+        "{}",
+        json!({"policy": config.policy.name(), "batches": r.batches.len(), "hits": r.hits(), "misses": r.misses(), "miss_ratio": r.miss_ratio(), "seconds": s(r.total()), "wall_seconds": s(r.wall)})
+    )
+    .map_err(|e| Error::io("write", "<stdout>", e))
+}
+
+/// The human table on stderr.
+fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
+    let s = |d: std::time::Duration| d.as_secs_f64();
+    let cache = match config.policy {
+        Policy::Mmap => "no feature cache: the OS page cache".to_string(),
+        Policy::None => "no feature cache".to_string(),
+        _ => format!("{} feature-cache rows", config.feature_cache_rows),
+    };
     eprintln!(
-        "epoch {} of {} with policy {} ({} feature-cache rows)",
+        "epoch {} of {} with policy {} ({cache})",
         config.epoch,
         store.dir().display(),
         config.policy.name(),
-        config.feature_cache_rows
     );
-    eprintln!("  {:<16} {:>9}", "stage", "seconds");
+    if config.policy == Policy::Ginex {
+        eprintln!(
+            "  superbatch {} batches, pipeline {}, carry-over {}",
+            config.superbatch,
+            config.pipeline.name(),
+            if config.carry_over { "on" } else { "off" }
+        );
+    }
+    eprintln!("  {:<18} {:>9}", "stage", "seconds");
     for (name, d) in [
         ("sample", r.sample),
         ("changeset", r.changeset),
+        ("  not hidden", r.changeset_exposed),
         ("load runs", r.load_runs),
         ("cache init", r.cache_init),
         ("gather", r.gather),
         ("cache update", r.cache_update),
-        ("total", r.total()),
+        ("sum of stages", r.total()),
+        ("wall", r.wall),
     ] {
-        eprintln!("  {name:<16} {:>9.3}", s(d));
+        eprintln!("  {name:<18} {:>9.3}", s(d));
     }
+    if config.neighbor_cache_bytes > 0 && config.policy != Policy::Mmap {
+        eprintln!(
+            "  neighbor cache: {} ({:.1} s to build), hit ratio {}",
+            if r.neighbor_cache_reused {
+                "reused"
+            } else {
+                "built"
+            },
+            s(r.neighbor_cache_build),
+            r.neighbor_hit_ratio
+                .map_or("-".into(), |h| format!("{h:.3}"))
+        );
+    }
+    let pages = if config.policy == Policy::Mmap {
+        "pages read not measured (page cache)".to_string()
+    } else {
+        format!(
+            "pages read {}, MB read {:.1}",
+            r.pages_read,
+            r.bytes_read as f64 / 1e6
+        )
+    };
     eprintln!(
-        "  batches {}, hits {}, misses {}, miss ratio {:.4}, pages read {}, MB read {:.1}",
+        "  batches {}, hits {}, misses {} ({} at init), miss ratio {:.4}, {pages}",
         r.batches.len(),
         r.hits(),
         r.misses(),
+        r.init_reads,
         r.miss_ratio(),
-        r.pages_read,
-        r.bytes_read as f64 / 1e6
     );
-    writeln!(
-        out,
-        "{}",
-        json!({"policy": config.policy.name(), "batches": r.batches.len(), "hits": r.hits(), "misses": r.misses(), "miss_ratio": r.miss_ratio(), "seconds": s(r.total())})
-    )
-    .map_err(|e| Error::io("write", "<stdout>", e))
+    if config.policy == Policy::Ginex {
+        eprintln!(
+            "  optimum of this schedule: {} reads ({} at init)",
+            r.optimal_total(),
+            r.optimal_init_reads
+        );
+    }
+    if let Some(dir) = &r.kept_runs {
+        eprintln!("  runtime files kept in {}", dir.display());
+    }
 }

@@ -96,6 +96,11 @@ fn device(s: &str) -> Result<ginex::train::tch::Device> {
     }
 }
 
+/// What `--memory` keeps for libtorch and the model beside the data path
+/// (activations of very large batches are not planned: choose fanouts that
+/// fit).
+const TRAIN_EXTRA_BYTES: u64 = 512 << 20;
+
 fn options(
     store: &Store,
     data: &DataArgs,
@@ -104,7 +109,10 @@ fn options(
     eval_every: u64,
     resume: bool,
 ) -> Result<TrainOptions> {
-    let data_cfg = data.config(store)?;
+    let (data_cfg, plan) = data.config(store, TRAIN_EXTRA_BYTES)?;
+    if let Some(p) = plan {
+        eprintln!("{}", p.describe());
+    }
     Ok(TrainOptions {
         model: TrainConfig {
             model: ModelKind::parse(&model.model)?,

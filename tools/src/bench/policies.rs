@@ -109,7 +109,10 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
                     .map(|n| n.get())
                     .unwrap_or(1),
                 run_dir: run_dir.clone(),
+                neighbor_cache: None,
                 keep_runs: false,
+                pipeline: Default::default(),
+                carry_over: true,
                 max_batches: Some(args.batches),
                 seed_nodes: None,
             };

@@ -139,7 +139,7 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
         .unwrap_or(0.25);
     let mid_budget = (indices_bytes as f64 * mid) as u64;
     let zpath = scratch.join("codec-reference");
-    build(&store, &topo, mid_budget, Codec::ZstdList, &zpath)?;
+    build(&store, mid_budget, Codec::ZstdList, &zpath)?;
     let reference = NeighborCache::open(&zpath, &store)?.cached_nodes();
     std::fs::remove_file(&zpath).map_err(|e| Error::io("remove", &zpath, e))?;
     let ref_ids: u64 = reference.iter().map(|&v| topo.list(v).len() as u64).sum();
@@ -163,7 +163,7 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
     let mut rows = Vec::new();
     for codec in Codec::ALL {
         let path = scratch.join(format!("codec-{}", codec.name()));
-        let r = build(&store, &topo, mid_budget, codec, &path)?;
+        let r = build(&store, mid_budget, codec, &path)?;
         let cache = NeighborCache::open(&path, &store)?;
         let nodes = cache.cached_nodes();
         let mut buf = Vec::new();
@@ -232,7 +232,7 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
         let mut ratios = Vec::new();
         for codec in hit_codecs {
             let path = scratch.join(format!("hit-{}-{frac}", codec.name()));
-            build(&store, &topo, budget, codec, &path)?;
+            build(&store, budget, codec, &path)?;
             let cache = NeighborCache::open(&path, &store)?;
             let counting = Counting {
                 topo: &topo,
@@ -265,7 +265,6 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
         let path = scratch.join(format!("budget-{frac}"));
         build(
             &store,
-            &topo,
             (indices_bytes as f64 * frac) as u64,
             Codec::BlockBitpack,
             &path,

@@ -1,0 +1,405 @@
+//! The `ginex` policy's superbatch loop (Ginex §3.1, Fig. 9): for every
+//! superbatch `s`, sample it (S), precompute its changesets from the cache
+//! the previous superbatch ends with (C), then execute it (E): init the
+//! cache, and per batch gather, hand the rows to the consumer, apply the
+//! update.
+//!
+//! Dependencies: C(s) needs S(s) and C(s−1) (its final cache); E(s) needs
+//! C(s) and E(s−1). Three schedules honour them, and every one writes the
+//! same runtime files and gathers the same bytes — only the overlap
+//! differs:
+//!
+//! * [`Pipeline::Serial`] — S(0) C(0) E(0) S(1) C(1) E(1) …
+//! * [`Pipeline::Overlap`] — the paper's: C(s) runs while S(s+1) samples,
+//!   then E(s) runs alone (sampling and the main loop both want the I/O):
+//!   S(0) | C(0)∥S(1) | E(0) | C(1)∥S(2) | E(1) …
+//! * [`Pipeline::Full`] — sampling and changesets of the next superbatch
+//!   also overlap the main loop of this one, so a trainer consuming batches
+//!   never waits for the inspector while the next superbatch is prepared.
+//!
+//! At most two superbatches' runtime files exist at any time (a superbatch's
+//! files are removed right after it executes, unless they are kept).
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::cache::feature_cache::{FeatureCache, RowSource};
+use crate::error::{Error, Result};
+use crate::exec::epoch::{BatchStat, EpochBatch, EpochConfig, EpochReport};
+use crate::inspect::changeset::Changesets;
+use crate::inspect::superbatch::{
+    precompute_changesets, read_superbatch, sample_superbatch, SampledSuperbatch, SuperbatchFiles,
+    SuperbatchSpec,
+};
+use crate::sample::sampler::{decode_hops, EpochSampler};
+
+/// How the inspector's stages overlap the executor (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pipeline {
+    /// Every stage alone.
+    Serial,
+    /// Changesets of `s` while `s+1` samples; the main loop alone (Ginex).
+    #[default]
+    Overlap,
+    /// Also sample and precompute `s+1` during the main loop of `s`.
+    Full,
+}
+
+impl Pipeline {
+    /// Every schedule.
+    pub const ALL: [Pipeline; 3] = [Pipeline::Serial, Pipeline::Overlap, Pipeline::Full];
+
+    /// Name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pipeline::Serial => "serial",
+            Pipeline::Overlap => "overlap",
+            Pipeline::Full => "full",
+        }
+    }
+
+    /// Parses a name.
+    pub fn parse(s: &str) -> Result<Pipeline> {
+        Pipeline::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "unknown pipeline {s:?}; use serial, overlap or full"
+                ))
+            })
+    }
+}
+
+/// A superbatch whose changesets are computed and written.
+struct Prepared {
+    spec: SuperbatchSpec,
+    files: SuperbatchFiles,
+    changesets: Changesets,
+    sample_time: Duration,
+    changeset_time: Duration,
+    /// Time the changesets ran with no sampling beside them.
+    changeset_exposed: Duration,
+}
+
+/// The superbatches of an epoch of `total` batches.
+fn specs(config: &EpochConfig, total: u64) -> Vec<SuperbatchSpec> {
+    let per_sb = config.superbatch.max(1);
+    (0..total.div_ceil(per_sb))
+        .map(|sb| {
+            let first = sb * per_sb;
+            SuperbatchSpec {
+                index: sb,
+                first_batch: first,
+                num_batches: per_sb.min(total - first),
+                workers: config.workers.max(1),
+                capacity: config.feature_cache_rows,
+                every: config.changeset_every.max(1),
+            }
+        })
+        .collect()
+}
+
+/// The inspector side: samples superbatches, and precomputes their
+/// changesets in order, carrying each one's final cache into the next.
+struct Inspector<'a> {
+    sampler: &'a EpochSampler<'a>,
+    dir: &'a std::path::Path,
+    specs: Vec<SuperbatchSpec>,
+    carry_over: bool,
+}
+
+impl Inspector<'_> {
+    fn sample(&self, s: usize) -> Result<SampledSuperbatch> {
+        sample_superbatch(self.sampler, &self.specs[s], self.dir)
+    }
+
+    /// C(s) from the cache `carried` (replaced by this superbatch's final
+    /// cache); on error the superbatch's files are removed.
+    fn prepare(
+        &self,
+        sampled: SampledSuperbatch,
+        s: usize,
+        carried: &mut Vec<u64>,
+    ) -> Result<Prepared> {
+        let spec = self.specs[s].clone();
+        let start = if self.carry_over {
+            std::mem::take(carried)
+        } else {
+            Vec::new()
+        };
+        match precompute_changesets(&sampled, &spec, &start) {
+            Ok((changesets, changeset_time)) => {
+                *carried = changesets.final_cache.clone();
+                Ok(Prepared {
+                    spec,
+                    files: sampled.files,
+                    changesets,
+                    sample_time: sampled.sample_time,
+                    changeset_time,
+                    changeset_exposed: Duration::ZERO,
+                })
+            }
+            Err(e) => {
+                let _ = sampled.files.remove();
+                Err(e)
+            }
+        }
+    }
+
+    /// C(s) while S(s+1) samples (when there is one); the time C(s) ran on
+    /// after sampling finished is its exposed time.
+    fn prepare_beside_next(
+        &self,
+        sampled: SampledSuperbatch,
+        s: usize,
+        carried: &mut Vec<u64>,
+    ) -> Result<(Prepared, Option<SampledSuperbatch>)> {
+        if s + 1 >= self.specs.len() {
+            let started = Instant::now();
+            let mut p = self.prepare(sampled, s, carried)?;
+            p.changeset_exposed = started.elapsed().min(p.changeset_time);
+            return Ok((p, None));
+        }
+        let (prepared, next, waited) = std::thread::scope(|scope| {
+            let worker = scope.spawn(|| self.prepare(sampled, s, carried));
+            let next = self.sample(s + 1);
+            let waited = Instant::now();
+            let prepared = worker
+                .join()
+                .unwrap_or_else(|_| Err(Error::invalid_argument("changeset thread panicked")));
+            (prepared, next, waited.elapsed())
+        });
+        match (prepared, next) {
+            (Ok(mut p), Ok(n)) => {
+                p.changeset_exposed = waited.min(p.changeset_time);
+                Ok((p, Some(n)))
+            }
+            (Ok(p), Err(e)) => {
+                let _ = p.files.remove();
+                Err(e)
+            }
+            (Err(e), next) => {
+                if let Ok(n) = next {
+                    let _ = n.files.remove();
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The executor side: one feature cache for the whole epoch.
+struct Executor<'a, 'c> {
+    cache: FeatureCache,
+    rows: &'a dyn RowSource,
+    row_bytes: usize,
+    keep_runs: bool,
+    consume: &'a mut (dyn FnMut(&EpochBatch<'_>) -> Result<()> + 'c),
+    out: Vec<u8>,
+    window: Vec<u8>,
+}
+
+impl Executor<'_, '_> {
+    fn execute(&mut self, p: Prepared, report: &mut EpochReport) -> Result<()> {
+        report.sample += p.sample_time;
+        report.changeset += p.changeset_time;
+        report.changeset_exposed += p.changeset_exposed;
+        report
+            .optimal_misses
+            .extend_from_slice(&p.changesets.misses);
+        report.optimal_init_reads += p.changesets.init_reads;
+        let result = self.run(&p, report);
+        if !self.keep_runs {
+            p.files.remove()?;
+        }
+        result
+    }
+
+    fn run(&mut self, p: &Prepared, report: &mut EpochReport) -> Result<()> {
+        let rb = self.row_bytes;
+        let started = Instant::now();
+        let (batches, init, updates) = read_superbatch(&p.files)?;
+        report.load_runs += started.elapsed();
+
+        let started = Instant::now();
+        report.init_reads += self.cache.init(&init, self.rows)?;
+        report.cache_init += started.elapsed();
+        self.window.clear();
+        let every = p.spec.every;
+        for (i, (rec, update)) in batches.iter().zip(&updates).enumerate() {
+            let b = p.spec.first_batch + i as u64;
+            let hops = decode_hops(&rec.adj)?;
+            let num_seeds = hops.last().map_or(rec.ids.len(), |h| h.num_dst);
+            self.out.resize(rec.ids.len() * rb, 0);
+            let started = Instant::now();
+            let misses = self.cache.gather(&rec.ids, &mut self.out, self.rows)?;
+            report.gather += started.elapsed();
+            report.batches.push(BatchStat {
+                batch: b,
+                hits: rec.ids.len() as u64 - misses,
+                misses,
+                checksum: crc32fast::hash(&self.out),
+            });
+            (self.consume)(&EpochBatch {
+                batch: b,
+                ids: &rec.ids,
+                num_seeds,
+                hops: &hops,
+                rows: &self.out,
+            })?;
+            let started = Instant::now();
+            let window_end = (i + 1) % every == 0 || i + 1 == batches.len();
+            if every == 1 {
+                self.cache.apply(update, &self.out)?;
+            } else {
+                self.window.extend_from_slice(&self.out);
+                if window_end {
+                    self.cache.apply(update, &self.window)?;
+                    self.window.clear();
+                }
+            }
+            report.cache_update += started.elapsed();
+        }
+        Ok(())
+    }
+}
+
+/// Runs the `ginex` policy over `total` batches of `sampler`, writing
+/// runtime files under `dir`.
+pub(crate) fn run_ginex(
+    config: &EpochConfig,
+    sampler: &EpochSampler<'_>,
+    rows: &dyn RowSource,
+    num_nodes: u64,
+    dir: &std::path::Path,
+    report: &mut EpochReport,
+    consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
+) -> Result<()> {
+    let total = config
+        .max_batches
+        .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
+    let specs = specs(config, total);
+    let n = specs.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let inspector = Inspector {
+        sampler,
+        dir,
+        specs,
+        carry_over: config.carry_over,
+    };
+    let mut executor = Executor {
+        cache: FeatureCache::new(num_nodes, config.feature_cache_rows, rows.row_bytes())?,
+        rows,
+        row_bytes: rows.row_bytes(),
+        keep_runs: config.keep_runs,
+        consume,
+        out: Vec::new(),
+        window: Vec::new(),
+    };
+    let mut carried = Vec::new();
+    match config.pipeline {
+        Pipeline::Serial => {
+            for s in 0..n {
+                let sampled = inspector.sample(s)?;
+                let started = Instant::now();
+                let mut prepared = inspector.prepare(sampled, s, &mut carried)?;
+                prepared.changeset_exposed = started.elapsed().min(prepared.changeset_time);
+                executor.execute(prepared, report)?;
+            }
+            Ok(())
+        }
+        Pipeline::Overlap => {
+            let mut next = Some(inspector.sample(0)?);
+            for s in 0..n {
+                let sampled = next
+                    .take()
+                    .ok_or_else(|| Error::invalid_argument("internal: superbatch not sampled"))?;
+                let (prepared, following) =
+                    inspector.prepare_beside_next(sampled, s, &mut carried)?;
+                next = following;
+                if let Err(e) = executor.execute(prepared, report) {
+                    if let Some(n) = next {
+                        let _ = n.files.remove();
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(())
+        }
+        Pipeline::Full => run_full(&inspector, &mut executor, n, report),
+    }
+}
+
+/// [`Pipeline::Full`]: a sampling thread and a changeset thread run ahead of
+/// the executor. S(s) starts once E(s−2) has removed its files, so at most
+/// two superbatches of files exist; C(s) runs as soon as S(s) and C(s−1)
+/// are done; the executor takes superbatches as they are ready.
+fn run_full(
+    inspector: &Inspector<'_>,
+    executor: &mut Executor<'_, '_>,
+    n: usize,
+    report: &mut EpochReport,
+) -> Result<()> {
+    let (sampled_tx, sampled_rx) = mpsc::sync_channel::<Result<SampledSuperbatch>>(1);
+    let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<Prepared>>(1);
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for s in 0..n {
+                if s >= 2 && done_rx.recv().is_err() {
+                    return; // the executor stopped
+                }
+                let sampled = inspector.sample(s);
+                let failed = sampled.is_err();
+                if let Err(std::sync::mpsc::SendError(Ok(orphan))) = sampled_tx.send(sampled) {
+                    let _ = orphan.files.remove();
+                    return;
+                }
+                if failed {
+                    return;
+                }
+            }
+        });
+        scope.spawn(move || {
+            let mut carried = Vec::new();
+            for s in 0..n {
+                let Ok(sampled) = sampled_rx.recv() else {
+                    return;
+                };
+                let prepared =
+                    sampled.and_then(|sampled| inspector.prepare(sampled, s, &mut carried));
+                let failed = prepared.is_err();
+                if let Err(std::sync::mpsc::SendError(Ok(orphan))) = ready_tx.send(prepared) {
+                    let _ = orphan.files.remove();
+                    return;
+                }
+                if failed {
+                    return;
+                }
+            }
+        });
+        let result = (|| -> Result<()> {
+            for _ in 0..n {
+                let waited = Instant::now();
+                let mut prepared = ready_rx
+                    .recv()
+                    .map_err(|_| Error::invalid_argument("internal: the inspector stopped"))??;
+                prepared.changeset_exposed = waited.elapsed().min(prepared.changeset_time);
+                executor.execute(prepared, report)?;
+                let _ = done_tx.send(());
+            }
+            Ok(())
+        })();
+        // Unblock the inspector threads and remove what they prepared.
+        drop(done_tx);
+        while let Ok(p) = ready_rx.recv() {
+            if let Ok(p) = p {
+                let _ = p.files.remove();
+            }
+        }
+        result
+    })
+}

@@ -1,0 +1,338 @@
+//! The memory planner (Ginex §3.5): one `--memory` budget for the whole
+//! process, split into what a run needs.
+//!
+//! What the budget pays for, in the order the planner reserves it:
+//!
+//! 1. **fixed** — the process itself ([`BASE_PROCESS_BYTES`]), what the
+//!    store keeps resident (`indptr`, page CRCs, the segment table), the
+//!    split and this epoch's seed order, the feature cache's address table
+//!    (4 bytes per node), and anything the caller adds (a model);
+//! 2. **batch buffers** — the rows of the largest batch a few times over
+//!    (the gathered tensor, the miss buffer, a k-hop window or the
+//!    trainer's copy) plus the I/O engine's buffers;
+//! 3. **page-cache reserve** — runtime-file writeback and the neighbor lists
+//!    read through the kernel ([`PAGE_CACHE_RESERVE`]);
+//! 4. **superbatches in flight** (`ginex`) — the access traces being
+//!    sampled and turned into changesets, and the changeset working memory
+//!    ([`CHANGESET_BYTES_PER_ACCESS`] per access); the superbatch size is
+//!    chosen so this takes at most a quarter of what is left, unless given;
+//! 5. **caches** — the rest: an eighth to the neighbor cache (at most what
+//!    the whole topology would take), the remainder to the feature cache.
+//!
+//! Batch sizes come from the store's measured working set: the planner
+//! samples a few of the epoch's own batches ([`WorkingSet::probe`]).
+//! Explicit cache sizes override the split; a budget that cannot hold the
+//! fixed part, one batch, the reserve and a one-batch superbatch is
+//! refused with the minimum it needs.
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::exec::pipeline::Pipeline;
+use crate::exec::policy::Policy;
+use crate::sample::sampler::EpochSampler;
+use crate::store::Store;
+
+/// What the process takes before any data: code, libraries, allocator
+/// slack, thread stacks.
+pub const BASE_PROCESS_BYTES: u64 = 48 << 20;
+/// Page cache left to the kernel for runtime-file writeback and list reads.
+pub const PAGE_CACHE_RESERVE: u64 = 64 << 20;
+/// Changeset working memory per access of a superbatch (the dense trace,
+/// `iters`, window lists and positions, per-node cursors and queue links;
+/// see `inspect::changeset`), with the access trace itself (8 bytes).
+pub const CHANGESET_BYTES_PER_ACCESS: u64 = 72;
+/// Bytes of I/O engine buffers (page-deduplicated reads in flight).
+pub const IO_BUFFER_BYTES: u64 = 16 << 20;
+/// Largest automatic superbatch.
+pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
+
+/// Sizes of a store's batches, measured by sampling some of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkingSet {
+    /// Batches sampled.
+    pub batches: u64,
+    /// Most ids (rows) in one of them.
+    pub max_ids: u64,
+    /// Mean ids per batch.
+    pub mean_ids: f64,
+    /// Mean hop edges per batch (the adjacency the runtime files hold).
+    pub mean_edges: f64,
+}
+
+impl WorkingSet {
+    /// Samples the first `probe` batches of `sampler` (the epoch's own
+    /// batches, so the sizes are the ones the run will see).
+    pub fn probe(sampler: &EpochSampler<'_>, probe: u64) -> Result<WorkingSet> {
+        let n = probe.min(sampler.num_batches()).max(1);
+        let (mut max_ids, mut ids, mut edges) = (0u64, 0u64, 0u64);
+        let mut sampled = 0;
+        for b in 0..n.min(sampler.num_batches()) {
+            let batch = sampler.sample(b)?;
+            max_ids = max_ids.max(batch.ids.len() as u64);
+            ids += batch.ids.len() as u64;
+            edges += batch.num_edges() as u64;
+            sampled += 1;
+        }
+        let d = sampled.max(1) as f64;
+        Ok(WorkingSet {
+            batches: sampled,
+            max_ids,
+            mean_ids: ids as f64 / d,
+            mean_edges: edges as f64 / d,
+        })
+    }
+
+    /// Bytes of one batch's records in memory (ids, adjacency).
+    fn record_bytes(&self) -> u64 {
+        (self.mean_ids * 8.0 + self.mean_edges * 16.0) as u64
+    }
+}
+
+/// What the plan is for.
+#[derive(Debug, Clone)]
+pub struct PlanRequest {
+    /// The whole budget in bytes.
+    pub memory: u64,
+    /// The policy that will run.
+    pub policy: Policy,
+    /// The `ginex` schedule.
+    pub pipeline: Pipeline,
+    /// k of the k-hop approximation.
+    pub changeset_every: usize,
+    /// Sampling workers.
+    pub workers: usize,
+    /// Batches in the epoch.
+    pub batches: u64,
+    /// Seeds in the epoch's order.
+    pub seeds: u64,
+    /// A superbatch size to use instead of choosing one.
+    pub superbatch: Option<u64>,
+    /// A feature-cache size in bytes to use instead of the split.
+    pub feature_cache_bytes: Option<u64>,
+    /// A neighbor-cache size in bytes to use instead of the split.
+    pub neighbor_cache_bytes: Option<u64>,
+    /// Bytes the caller needs beside the data path (a model, libtorch).
+    pub extra_bytes: u64,
+}
+
+/// How a budget is spent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryPlan {
+    /// The budget.
+    pub memory: u64,
+    /// Process, store residents, seed order, address table, extra.
+    pub fixed: u64,
+    /// Rows of the largest batch (several buffers) and I/O buffers.
+    pub batch_buffers: u64,
+    /// Left to the page cache.
+    pub page_cache_reserve: u64,
+    /// Superbatches in flight (`ginex`).
+    pub superbatch_bytes: u64,
+    /// Batches per superbatch.
+    pub superbatch: u64,
+    /// Neighbor-cache budget.
+    pub neighbor_cache_bytes: u64,
+    /// Feature-cache rows.
+    pub feature_cache_rows: u64,
+    /// Feature-cache bytes (rows and slot bookkeeping).
+    pub feature_cache_bytes: u64,
+    /// The batches it was measured on.
+    pub working_set: WorkingSet,
+}
+
+impl MemoryPlan {
+    /// Everything planned.
+    pub fn total(&self) -> u64 {
+        self.fixed
+            + self.batch_buffers
+            + self.page_cache_reserve
+            + self.superbatch_bytes
+            + self.neighbor_cache_bytes
+            + self.feature_cache_bytes
+    }
+
+    /// JSON form.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "memory": self.memory, "fixed": self.fixed, "batch_buffers": self.batch_buffers,
+            "page_cache_reserve": self.page_cache_reserve, "superbatch_bytes": self.superbatch_bytes,
+            "superbatch": self.superbatch, "neighbor_cache_bytes": self.neighbor_cache_bytes,
+            "feature_cache_rows": self.feature_cache_rows, "feature_cache_bytes": self.feature_cache_bytes,
+            "working_set": {"batches": self.working_set.batches, "max_ids": self.working_set.max_ids,
+                "mean_ids": self.working_set.mean_ids, "mean_edges": self.working_set.mean_edges},
+        })
+    }
+
+    /// A few lines for people.
+    pub fn describe(&self) -> String {
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        format!(
+            "memory plan for {:.0} MiB: fixed {:.0} MiB, batch buffers {:.0} MiB (largest measured batch {} rows), \
+             page-cache reserve {:.0} MiB, superbatches in flight {:.0} MiB ({} batches each), \
+             neighbor cache {:.0} MiB, feature cache {:.0} MiB ({} rows); planned {:.0} MiB",
+            mib(self.memory),
+            mib(self.fixed),
+            mib(self.batch_buffers),
+            self.working_set.max_ids,
+            mib(self.page_cache_reserve),
+            mib(self.superbatch_bytes),
+            self.superbatch,
+            mib(self.neighbor_cache_bytes),
+            mib(self.feature_cache_bytes),
+            self.feature_cache_rows,
+            mib(self.total())
+        )
+    }
+}
+
+/// Splits `req.memory` for a run on `store` whose batches look like `ws`.
+pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPlan> {
+    let n = store.num_nodes();
+    let rb = store.layout().row_bytes() as u64;
+    let pages = store.page_crcs().len() as u64;
+    let uses_cache = !matches!(req.policy, Policy::Mmap | Policy::None);
+    let uses_ncache = req.policy != Policy::Mmap;
+    let fixed = BASE_PROCESS_BYTES
+        + 8 * (n + 1)
+        + 4 * pages
+        + 40 * store.segments().len() as u64
+        + 16 * req.seeds
+        + if uses_cache { 4 * n } else { 0 }
+        + req.extra_bytes;
+    // The gathered rows, the miss buffer, and a window or the consumer's
+    // copy; the ids and positions beside them.
+    let window = if req.policy == Policy::Ginex && req.changeset_every > 1 {
+        req.changeset_every as u64
+    } else {
+        1
+    };
+    let batch_buffers = ws.max_ids * rb * (2 + window) + ws.max_ids * 24 + IO_BUFFER_BYTES;
+    // Per batch of a superbatch in flight: its records being sampled or
+    // read back, and its share of the changeset working memory.
+    let per_batch = if req.policy == Policy::Ginex {
+        let traces = if req.pipeline == Pipeline::Serial {
+            1
+        } else {
+            2
+        };
+        traces * ws.record_bytes() + (ws.mean_ids * CHANGESET_BYTES_PER_ACCESS as f64) as u64
+    } else {
+        0
+    };
+    // Sampling rounds in flight (workers × 4 batches).
+    let sampling = req.workers.max(1) as u64 * 4 * ws.record_bytes();
+    let before_superbatch = fixed + batch_buffers + PAGE_CACHE_RESERVE + sampling;
+    let minimum = before_superbatch + per_batch;
+    if req.memory < minimum {
+        return Err(Error::invalid_argument(format!(
+            "--memory {} MiB is below the {} MiB this run needs at the least (fixed {} MiB, \
+             batch buffers {} MiB for batches of up to {} rows, page-cache reserve {} MiB, \
+             sampling {} MiB, one batch of superbatch {} MiB); give at least --memory {}MiB \
+             or use smaller batches / fanouts",
+            req.memory >> 20,
+            minimum.div_ceil(1 << 20),
+            fixed >> 20,
+            batch_buffers >> 20,
+            ws.max_ids,
+            PAGE_CACHE_RESERVE >> 20,
+            sampling >> 20,
+            per_batch >> 20,
+            minimum.div_ceil(1 << 20)
+        )));
+    }
+    let left = req.memory - before_superbatch;
+    let superbatch = match (req.policy, req.superbatch) {
+        (Policy::Ginex, Some(s)) => s.max(1),
+        (Policy::Ginex, None) => (left / 4 / per_batch.max(1))
+            .clamp(1, MAX_AUTO_SUPERBATCH)
+            .min(req.batches.max(1)),
+        _ => req.superbatch.unwrap_or(1),
+    };
+    let superbatch_bytes = per_batch * superbatch;
+    let caches = left.saturating_sub(superbatch_bytes);
+    let topology_bytes = store.num_edges() * store.index_width().bytes() as u64 + 8 * n;
+    let neighbor_cache_bytes = match req.neighbor_cache_bytes {
+        Some(b) => b,
+        // Whole MiB, so runs under one budget find the cache built before.
+        None if uses_ncache => (caches / 8).min(topology_bytes) >> 20 << 20,
+        None => 0,
+    };
+    // A slot: its row, its id (8) and a free-list entry (4).
+    let slot_bytes = rb + 12;
+    let feature_cache_rows = match req.feature_cache_bytes {
+        Some(b) => b / rb.max(1),
+        None if uses_cache => caches.saturating_sub(neighbor_cache_bytes) / slot_bytes,
+        None => 0,
+    }
+    .min(n);
+    let plan = MemoryPlan {
+        memory: req.memory,
+        fixed,
+        batch_buffers: batch_buffers + sampling,
+        page_cache_reserve: PAGE_CACHE_RESERVE,
+        superbatch_bytes,
+        superbatch,
+        neighbor_cache_bytes,
+        feature_cache_rows,
+        feature_cache_bytes: feature_cache_rows * slot_bytes,
+        working_set: ws,
+    };
+    if plan.total() > req.memory {
+        tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
+    }
+    Ok(plan)
+}
+
+/// Sizes a run leaves to the planner (None) or fixes itself (Some).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExplicitSizes {
+    /// `--feature-cache-bytes`.
+    pub feature_cache_bytes: Option<u64>,
+    /// `--neighbor-cache-bytes`.
+    pub neighbor_cache_bytes: Option<u64>,
+    /// `--superbatch`.
+    pub superbatch: Option<u64>,
+}
+
+/// Batches sampled to measure the working set.
+pub const PROBE_BATCHES: u64 = 2;
+
+/// Plans `config` under `memory` bytes: measures the working set on the
+/// epoch's first batches (read from the store, no cache), then sets the
+/// cache sizes and the superbatch size that `explicit` leaves open.
+/// `extra_bytes` is what the caller needs beside the data path.
+pub fn plan_epoch(
+    store: &Store,
+    config: &mut crate::exec::epoch::EpochConfig,
+    memory: u64,
+    explicit: ExplicitSizes,
+    extra_bytes: u64,
+) -> Result<MemoryPlan> {
+    let train = store.splits()?.map(|s| s.train).unwrap_or_default();
+    let options = crate::store::gather::GatherOptions::default();
+    let source = crate::sample::source::StoreSource::new(store, None, &options)?;
+    let sampler = crate::exec::epoch::make_sampler(&source, config, &train)?;
+    let ws = WorkingSet::probe(&sampler, PROBE_BATCHES)?;
+    let batches = config
+        .max_batches
+        .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
+    let req = PlanRequest {
+        memory,
+        policy: config.policy,
+        pipeline: config.pipeline,
+        changeset_every: config.changeset_every,
+        workers: config.workers,
+        batches,
+        seeds: sampler.order.len() as u64,
+        superbatch: explicit.superbatch,
+        feature_cache_bytes: explicit.feature_cache_bytes,
+        neighbor_cache_bytes: explicit.neighbor_cache_bytes,
+        extra_bytes,
+    };
+    let p = plan(store, &req, ws)?;
+    config.feature_cache_rows = p.feature_cache_rows as usize;
+    config.neighbor_cache_bytes = p.neighbor_cache_bytes;
+    config.superbatch = p.superbatch;
+    Ok(p)
+}

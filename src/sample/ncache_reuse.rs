@@ -1,0 +1,124 @@
+//! Where a store's neighbor caches live, and finding one instead of
+//! building it again.
+//!
+//! A neighbor cache is a pure function of (store, codec, budget), so it is
+//! built once, offline (`ginex cache build`, or the first run that needs
+//! it), and every later run opens it. The default location is beside the
+//! store, `STORE.ncache/<codec>-<budget>.ncache`; a run may name any path
+//! instead.
+//!
+//! A cache at the default location that belongs to another store (the
+//! store was rebuilt in place) is derived data of ours: it is replaced. A
+//! cache at a path the user named is never replaced: a mismatch of store,
+//! codec or budget is an error that says what differs.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::format::ncache::Codec;
+use crate::sample::ncache::{build, store_identity, NeighborCache};
+use crate::store::Store;
+
+/// The default neighbor-cache path of `store` for `codec` and `budget`.
+pub fn default_path(store: &Store, codec: Codec, budget: u64) -> PathBuf {
+    let dir = store.dir();
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "store".into());
+    dir.with_file_name(format!("{name}.ncache"))
+        .join(format!("{}-{budget}.ncache", codec.name()))
+}
+
+/// How a run got its neighbor cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NcacheOrigin {
+    /// An existing, matching cache was opened.
+    Reused,
+    /// The cache was built now, taking this long.
+    Built(Duration),
+}
+
+/// What differs between a cache file and what a run asks for, if anything.
+fn mismatch(cache: &NeighborCache<'_>, store: &Store, codec: Codec, budget: u64) -> Option<String> {
+    let h = cache.header();
+    let mut why = Vec::new();
+    if h.num_nodes != store.num_nodes() || h.store_crc != store_identity(store) {
+        why.push(format!(
+            "it was built for another store (manifest checksum {:#010x}, this store's is {:#010x})",
+            h.store_crc,
+            store_identity(store)
+        ));
+    }
+    if h.codec != codec {
+        why.push(format!(
+            "its codec is {}, not {}",
+            h.codec.name(),
+            codec.name()
+        ));
+    }
+    match h.budget {
+        Some(b) if b == budget => {}
+        Some(b) => why.push(format!(
+            "it was built for a budget of {b} bytes, not {budget}"
+        )),
+        None => why.push("it records no budget (format 1.0)".into()),
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// Opens the neighbor cache of `store` for `codec` and `budget` at `path`
+/// (None: the default location), building it first when there is none.
+pub fn open_or_build<'s>(
+    store: &'s Store,
+    codec: Codec,
+    budget: u64,
+    path: Option<&Path>,
+) -> Result<(NeighborCache<'s>, PathBuf, NcacheOrigin)> {
+    let explicit = path.is_some();
+    let path = path.map_or_else(|| default_path(store, codec, budget), Path::to_path_buf);
+    if path.symlink_metadata().is_ok() {
+        let cache = NeighborCache::open_unbound(&path)?;
+        match mismatch(&cache, store, codec, budget) {
+            None => return Ok((cache.bind(store)?, path, NcacheOrigin::Reused)),
+            Some(why) if explicit => {
+                return Err(Error::invalid_argument(format!(
+                    "neighbor cache {} does not match this run: {why}; build one with `ginex cache build {} --budget {budget} --codec {}`",
+                    path.display(),
+                    store.dir().display(),
+                    codec.name()
+                )))
+            }
+            Some(why) => {
+                tracing::warn!("replacing neighbor cache {}: {why}", path.display());
+                std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+            }
+        }
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io("create directory", parent, e))?;
+    }
+    let started = Instant::now();
+    match build(store, budget, codec, &path) {
+        Ok(_) => {}
+        // Another run built it meanwhile: use theirs.
+        Err(Error::AlreadyExists { .. }) => {
+            let cache = NeighborCache::open(&path, store)?;
+            if let Some(why) = mismatch(&cache, store, codec, budget) {
+                return Err(Error::invalid_argument(format!(
+                    "neighbor cache {} appeared while building it and does not match: {why}",
+                    path.display()
+                )));
+            }
+            return Ok((cache, path, NcacheOrigin::Reused));
+        }
+        Err(e) => return Err(e),
+    }
+    let built = started.elapsed();
+    Ok((
+        NeighborCache::open(&path, store)?,
+        path,
+        NcacheOrigin::Built(built),
+    ))
+}
