@@ -35,9 +35,9 @@ use crate::store::Store;
 
 /// What the process takes before any data: code, libraries, allocator
 /// slack, thread stacks.
-pub const BASE_PROCESS_BYTES: u64 = 48 << 20;
+pub const BASE_PROCESS_BYTES: u64 = 32 << 20;
 /// Page cache left to the kernel for runtime-file writeback and list reads.
-pub const PAGE_CACHE_RESERVE: u64 = 64 << 20;
+pub const PAGE_CACHE_RESERVE: u64 = 32 << 20;
 /// Changeset working memory per access of a superbatch (the dense trace,
 /// `iters`, window lists and positions, per-node cursors and queue links;
 /// see `inspect::changeset`), with the access trace itself (8 bytes).

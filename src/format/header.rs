@@ -131,7 +131,7 @@ impl FileKind {
     /// `OLDEST_SUPPORTED..=CURRENT`).
     pub fn written_version(self) -> Version {
         match self {
-            FileKind::NeighborCache | FileKind::RunSamples | FileKind::RunChanges => V1_1,
+            FileKind::NeighborCache => V1_1,
             _ => V1_0,
         }
     }

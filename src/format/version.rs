@@ -14,8 +14,7 @@ pub struct Version {
 /// Version 1.0: the first store format.
 pub const V1_0: Version = Version { major: 1, minor: 0 };
 /// Version 1.1: the neighbor-cache header records the budget it was built
-/// for; runtime files start with a run record tying them to their store
-/// and run. Every other kind is unchanged and still written as 1.0 (see
+/// for. Every other kind is unchanged and still written as 1.0 (see
 /// `FileKind::written_version`).
 pub const V1_1: Version = Version { major: 1, minor: 1 };
 /// The newest version this build reads and writes.

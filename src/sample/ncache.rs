@@ -42,7 +42,7 @@ pub struct BuildReport {
 }
 
 /// Bytes of `indices` read per step of a streaming pass over the topology.
-pub const STREAM_CHUNK_BYTES: u64 = 8 << 20;
+pub const STREAM_CHUNK_BYTES: u64 = 1 << 20;
 
 /// Out-degree of every node (occurrences as an in-neighbor), from one
 /// streaming pass over the topology (one run of segments in memory).

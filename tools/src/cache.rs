@@ -9,6 +9,7 @@ use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::format::ncache::Codec;
 use ginex::sample::ncache::{build, NeighborCache};
+use ginex::sample::ncache_reuse::default_path;
 use ginex::store::Store;
 
 /// Neighbor-cache commands.
@@ -33,9 +34,11 @@ pub struct CacheBuildArgs {
     /// block-bitpack (delta-bitpack with a compact block location table).
     #[arg(long, default_value = "block-bitpack")]
     pub codec: String,
-    /// Output file (must not exist).
+    /// Output file (must not exist) [default: STORE.ncache/CODEC-BUDGET.ncache
+    /// beside the store, where `ginex epoch`, `train` and the benches look
+    /// for it].
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
 }
 
 /// `ginex cache verify`.
@@ -54,12 +57,18 @@ pub fn run(cmd: &CacheCommand, out: &mut dyn Write) -> Result<()> {
     match cmd {
         CacheCommand::Build(a) => {
             let store = Store::open(&a.store)?;
-            let r = build(
-                &store,
-                parse_bytes(&a.budget)?,
-                Codec::parse(&a.codec)?,
-                &a.out,
-            )?;
+            let (budget, codec) = (parse_bytes(&a.budget)?, Codec::parse(&a.codec)?);
+            let path = a
+                .out
+                .clone()
+                .unwrap_or_else(|| default_path(&store, codec, budget));
+            if a.out.is_none() {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| Error::io("create directory", parent, e))?;
+                }
+            }
+            let r = build(&store, budget, codec, &path)?;
             writeln!(
                 out,
                 "built {}: {} lists of {} ({:.1}%), {} ids, codec {}, {} bytes ({:.2} bytes/id in the blob)",
