@@ -30,7 +30,7 @@ pub struct PoliciesBenchArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "ginex,degree,presc,lru,mmap,none"
+        default_value = "ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none"
     )]
     pub policies: Vec<String>,
     /// Seeds per batch.

@@ -36,7 +36,7 @@ pub struct EpochArgs {
 pub struct DataArgs {
     /// The store.
     pub store: PathBuf,
-    /// Feature-cache policy: ginex, degree, presc, lru, mmap, none.
+    /// Feature-cache policy: ginex, degree, presc, lru, sieve, s3fifo, clock, mmap, none.
     #[arg(long, default_value = "ginex")]
     pub policy: String,
     /// Feature-cache size (rows = bytes / row bytes).
