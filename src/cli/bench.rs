@@ -23,6 +23,9 @@ pub enum BenchCommand {
     Sample(crate::cli::bench_sample::SampleBenchArgs),
     /// Miss ratio and epoch time of every feature-cache policy by cache size.
     Policies(crate::cli::bench_policies::PoliciesBenchArgs),
+    /// Miss-ratio curves of every policy (Belady, k-hop, static, LRU,
+    /// SIEVE, S3-FIFO, CLOCK) replayed from one sampled trace, no feature I/O.
+    Curves(crate::cli::bench_curves::CurvesBenchArgs),
     /// `ginex-import files` on a raw dataset (`ginex gen --raw`) against a
     /// plain copy of the same inputs: phases, edges/s, peak RSS.
     Import(crate::cli::bench_import::ImportBenchArgs),
@@ -38,6 +41,7 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         }
         BenchCommand::Sample(args) => crate::cli::bench_sample::run_sample_bench(&args, out),
         BenchCommand::Policies(args) => crate::cli::bench_policies::run_policies_bench(&args, out),
+        BenchCommand::Curves(args) => crate::cli::bench_curves::run_curves_bench(&args, out),
         BenchCommand::Import(args) => crate::cli::bench_import::run_import_bench(&args, out),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod bench_changeset;
+pub mod bench_curves;
 pub mod bench_import;
 pub mod bench_io;
 pub mod bench_policies;
@@ -16,6 +17,7 @@ pub mod ginex;
 pub mod import;
 pub mod sample;
 pub mod size;
+pub mod svg;
 #[cfg(feature = "train")]
 pub mod train;
 

@@ -124,7 +124,9 @@ pub fn top_presampled(
     Ok(top_k(&counts, k))
 }
 
-fn top_k(score: &[u64], k: usize) -> Vec<u64> {
+/// The `k` highest-scoring nodes, ties by id (a prefix of a longer
+/// ranking is the shorter one).
+pub(crate) fn top_k(score: &[u64], k: usize) -> Vec<u64> {
     let mut nodes: Vec<u64> = (0..score.len() as u64).collect();
     nodes.sort_by(|&a, &b| score[b as usize].cmp(&score[a as usize]).then(a.cmp(&b)));
     nodes.truncate(k);
