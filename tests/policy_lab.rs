@@ -277,3 +277,24 @@ fn bench_curves_writes_table_json_plot_and_replays_its_own_trace() {
     d.sizes = vec![1.5];
     assert!(run_curves_bench_to(&d, &mut Vec::new(), &mut Vec::new()).is_err());
 }
+
+#[test]
+fn k_hop_can_beat_batch_exact_belady_so_it_is_not_a_lower_bound_case() {
+    // Capacity 1, windows of 2: [{y}, {z}], [{x}, {y}], [{x}]. Exact
+    // Belady keeps y through batch 2 (x is used later than y) and misses x
+    // twice; k-hop decides after the second window, when y is never used
+    // again, and keeps x from the window's gathered rows.
+    let trace = Trace::from_batches(&[vec![1u64], vec![2], vec![0], vec![1], vec![0]]);
+    let config = ReplayConfig {
+        num_nodes: 3,
+        superbatch: 0,
+    };
+    let ranks = StaticRanks::default();
+    let total = |every| {
+        replay(&trace, CurvePolicy::Ginex { every }, 1, &config, &ranks)
+            .unwrap()
+            .total_misses()
+    };
+    assert_eq!(total(1), 4);
+    assert_eq!(total(2), 3);
+}

@@ -47,7 +47,12 @@ pub fn line_chart(series: &[Series], x_label: &str, y_label: &str, y_max: Option
     let mut xs: Vec<f64> = all().map(|p| p.0).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
+    let mut last_label = f64::NEG_INFINITY;
     for v in &xs {
+        if x(*v) - last_label < 24.0 {
+            continue; // would overlap the previous label
+        }
+        last_label = x(*v);
         let pct = v * 100.0;
         let label = if (pct - pct.round()).abs() < 1e-6 {
             format!("{pct:.0}")
