@@ -77,6 +77,12 @@ fn every_policy_gathers_identical_batches_and_ginex_is_optimal() {
         assert_eq!(r.batches.len(), seen.len());
         reports.push((policy, r, seen));
     }
+    for name in ["lru", "sieve", "s3fifo", "clock"] {
+        assert!(
+            reports.iter().any(|(p, ..)| p.name() == name),
+            "{name} is not in Policy::ALL"
+        );
+    }
     let (_, ginex, reference) = &reports[0];
     for (policy, r, seen) in &reports {
         assert_eq!(seen, reference, "{policy:?} gathered different batches");

@@ -1,5 +1,10 @@
-//! The buffer manager: the feature cache driven by changesets, and (with
-//! the executor issue) the static baseline policies.
+//! The buffer manager: the feature cache driven by changesets (also the
+//! static baselines' cache), and the dynamic row caches — LRU, SIEVE,
+//! S3-FIFO, CLOCK — over one shared slot array and miss path.
 
+pub mod clock;
+pub mod dynamic;
 pub mod feature_cache;
 pub mod lru;
+pub mod s3fifo;
+pub mod sieve;

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::cache::dynamic::{new_row_cache, RowGather};
 use crate::cache::feature_cache::{FeatureCache, RowSource};
-use crate::cache::lru::LruCache;
 use crate::error::{Error, Result};
 use crate::exec::mmap::MmapStore;
 use crate::exec::pipeline::{run_ginex, Pipeline};
@@ -314,13 +314,22 @@ pub fn run_epoch(
             }
             Ok(())
         })(),
-        Policy::Lru => {
-            let mut lru = LruCache::new(store.num_nodes(), capacity, store.layout().row_bytes())?;
+        Policy::Lru | Policy::Sieve | Policy::S3fifo | Policy::Clock => {
+            let kind = config
+                .policy
+                .dynamic()
+                .ok_or_else(|| Error::invalid_argument("internal: not a dynamic policy"))?;
+            let mut cache = new_row_cache(
+                kind,
+                store.num_nodes(),
+                capacity,
+                store.layout().row_bytes(),
+            )?;
             run_per_batch(
                 store,
                 config,
                 &sampler,
-                Mode::Lru(&mut lru, &rows),
+                Mode::Dynamic(cache.as_mut(), &rows),
                 &mut report,
                 consume,
             )
@@ -379,7 +388,7 @@ pub fn run_epoch(
 
 enum Mode<'a, 'b> {
     Mmap(&'a MmapStore<'b>),
-    Lru(&'a mut LruCache, &'a GatherRows<'b>),
+    Dynamic(&'a mut dyn RowGather, &'a GatherRows<'b>),
     Static(&'a mut FeatureCache, &'a GatherRows<'b>),
 }
 
@@ -408,7 +417,7 @@ fn run_per_batch(
                 m.gather(&batch.ids, &mut out)?;
                 batch.ids.len() as u64
             }
-            Mode::Lru(lru, rows) => lru.gather(&batch.ids, &mut out, *rows)?,
+            Mode::Dynamic(cache, rows) => cache.gather(&batch.ids, &mut out, *rows)?,
             Mode::Static(cache, rows) => cache.gather(&batch.ids, &mut out, *rows)?,
         };
         report.gather += started.elapsed();

@@ -1,8 +1,11 @@
 //! The executor: one epoch of data preparation under any feature-cache
 //! policy, with stage timers and counters (`ginex epoch`); the `ginex`
 //! policy's superbatch pipeline; the memory planner (one `--memory`
-//! budget); each run's own runtime-file directory.
+//! budget); each run's own runtime-file directory. [`curves`] is the
+//! policy lab: miss-ratio curves of every policy replayed from one sampled
+//! trace.
 
+pub mod curves;
 pub mod epoch;
 pub mod mmap;
 pub mod pipeline;

@@ -1,5 +1,6 @@
 //! Feature-cache policies and the static baselines' selections.
 
+use crate::cache::dynamic::DynamicKind;
 use crate::error::{Error, Result};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::NeighborSource;
@@ -17,6 +18,12 @@ pub enum Policy {
     Presc,
     /// Dynamic LRU row cache.
     Lru,
+    /// Dynamic SIEVE row cache (NSDI'24).
+    Sieve,
+    /// Dynamic S3-FIFO row cache (SOSP'23).
+    S3fifo,
+    /// Dynamic CLOCK (second chance) row cache.
+    Clock,
     /// No application cache: memory-mapped files through the page cache.
     Mmap,
     /// No cache: every row read through the gather engine.
@@ -25,11 +32,14 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy.
-    pub const ALL: [Policy; 6] = [
+    pub const ALL: [Policy; 9] = [
         Policy::Ginex,
         Policy::Degree,
         Policy::Presc,
         Policy::Lru,
+        Policy::Sieve,
+        Policy::S3fifo,
+        Policy::Clock,
         Policy::Mmap,
         Policy::None,
     ];
@@ -41,6 +51,9 @@ impl Policy {
             Policy::Degree => "degree",
             Policy::Presc => "presc",
             Policy::Lru => "lru",
+            Policy::Sieve => "sieve",
+            Policy::S3fifo => "s3fifo",
+            Policy::Clock => "clock",
             Policy::Mmap => "mmap",
             Policy::None => "none",
         }
@@ -53,9 +66,20 @@ impl Policy {
             .find(|p| p.name() == s)
             .ok_or_else(|| {
                 Error::invalid_argument(format!(
-                    "unknown policy {s:?}; use ginex, degree, presc, lru, mmap or none"
+                    "unknown policy {s:?}; use ginex, degree, presc, lru, sieve, s3fifo, clock, mmap or none"
                 ))
             })
+    }
+
+    /// The dynamic row-cache policy this is, if it is one.
+    pub fn dynamic(self) -> Option<DynamicKind> {
+        match self {
+            Policy::Lru => Some(DynamicKind::Lru),
+            Policy::Sieve => Some(DynamicKind::Sieve),
+            Policy::S3fifo => Some(DynamicKind::S3fifo),
+            Policy::Clock => Some(DynamicKind::Clock),
+            _ => None,
+        }
     }
 }
 
@@ -99,7 +123,9 @@ pub fn top_presampled(
     Ok(top_k(&counts, k))
 }
 
-fn top_k(score: &[u64], k: usize) -> Vec<u64> {
+/// The `k` highest-scoring nodes, ties by id (a prefix of a longer
+/// ranking is the shorter one).
+pub(crate) fn top_k(score: &[u64], k: usize) -> Vec<u64> {
     let mut nodes: Vec<u64> = (0..score.len() as u64).collect();
     nodes.sort_by(|&a, &b| score[b as usize].cmp(&score[a as usize]).then(a.cmp(&b)));
     nodes.truncate(k);

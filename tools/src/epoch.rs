@@ -38,7 +38,8 @@ pub struct EpochArgs {
 pub struct DataArgs {
     /// The store.
     pub store: PathBuf,
-    /// Feature-cache policy: ginex, degree, presc, lru, mmap, none.
+    /// Feature-cache policy: ginex, degree, presc, lru, sieve, s3fifo, clock,
+    /// mmap (page cache; does not check CRCs: the PyG+ baseline), none.
     #[arg(long, default_value = "ginex")]
     pub policy: String,
     /// One memory budget for the whole process (e.g. 3GiB): the planner

@@ -12,6 +12,7 @@ pub mod import;
 pub mod machine;
 pub mod sample;
 pub mod size;
+pub mod svg;
 #[cfg(feature = "train")]
 pub mod train;
 

@@ -8,6 +8,7 @@ use clap::Subcommand;
 use ginex::error::Result;
 
 pub mod changeset;
+pub mod curves;
 pub mod import;
 pub mod io;
 pub mod policies;
@@ -30,6 +31,9 @@ pub enum BenchCommand {
     Sample(sample::SampleBenchArgs),
     /// Miss ratio and epoch time of every feature-cache policy by cache size.
     Policies(policies::PoliciesBenchArgs),
+    /// Miss-ratio curves of every policy (Belady, k-hop, static, LRU,
+    /// SIEVE, S3-FIFO, CLOCK) replayed from one sampled trace, no feature I/O.
+    Curves(curves::CurvesBenchArgs),
     /// `ginex-import files` on a raw dataset (`ginex gen --raw`) against a
     /// plain copy of the same inputs: phases, edges/s, peak RSS.
     Import(import::ImportBenchArgs),
@@ -43,6 +47,7 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         BenchCommand::Changeset(args) => changeset::run_changeset_bench(&args, out),
         BenchCommand::Sample(args) => sample::run_sample_bench(&args, out),
         BenchCommand::Policies(args) => policies::run_policies_bench(&args, out),
+        BenchCommand::Curves(args) => curves::run_curves_bench(&args, out),
         BenchCommand::Import(args) => import::run_import_bench(&args, out),
     }
 }

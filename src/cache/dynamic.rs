@@ -1,0 +1,403 @@
+//! Dynamic row caches: one address table, one slot array and one batched
+//! miss path shared by every demand-filled policy (`lru`, `sieve`,
+//! `s3fifo`, `clock`); only the replacement decision differs, and it sits
+//! behind the small [`Replacement`] trait.
+//!
+//! # Batch semantics (identical for every dynamic policy)
+//!
+//! A batch is served in two phases:
+//!
+//! 1. **Lookup.** Every id of the batch is looked up, in batch order,
+//!    against the cache as it stood *before* the batch. A hit copies the
+//!    row out and tells the policy ([`Replacement::on_hit`]); a miss is
+//!    remembered.
+//! 2. **Insert.** All misses are read through the miss path in one call
+//!    (the page-deduplicated gather engine), copied out, and then inserted
+//!    one at a time in batch order, exactly as the sequential policy would
+//!    insert them on a miss: if the cache is full the policy picks a victim
+//!    ([`Replacement::evict`]) and the new row takes its slot.
+//!
+//! So a batch's hits are looked up before any of its misses are inserted,
+//! and a batch never evicts a row it still needs: every row of the batch has
+//! been copied out before the first eviction. (A victim may be a row this
+//! batch hit — it was already served.) Ids of one batch are distinct (the
+//! sampler guarantees it); a repeated id is a miss both times but is
+//! inserted once.
+//!
+//! Slots are handed out in order `0, 1, 2, …` while the cache fills; after
+//! that a new row always takes its victim's slot. [`Residency`] is the
+//! bookkeeping alone (no row bytes): the trace simulator replays batches
+//! through exactly this code, so its miss counts are those of the executor.
+
+use crate::cache::feature_cache::{RowSource, EMPTY};
+use crate::error::{Error, Result};
+
+/// Linked-list and "no slot" marker.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The replacement decision of a dynamic policy, over slots `0..capacity`.
+pub trait Replacement {
+    /// Fresh state for a cache of `capacity` rows (at least 1).
+    fn with_capacity(capacity: usize) -> Self;
+    /// A lookup hit the row in `slot`.
+    fn on_hit(&mut self, slot: u32);
+    /// Node `id` was just placed in `slot` (a fresh slot or the last victim).
+    fn on_insert(&mut self, slot: u32, id: u64);
+    /// The cache is full: choose a victim, forget it, and return its slot.
+    /// `slot_ids[s]` is the node cached in slot `s`.
+    fn evict(&mut self, slot_ids: &[u64]) -> u32;
+}
+
+/// Which dynamic policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DynamicKind {
+    /// Least recently used.
+    Lru,
+    /// SIEVE (Zhang et al., NSDI'24).
+    Sieve,
+    /// S3-FIFO (Yang et al., SOSP'23).
+    S3fifo,
+    /// CLOCK (second chance).
+    Clock,
+}
+
+impl DynamicKind {
+    /// Every dynamic policy.
+    pub const ALL: [DynamicKind; 4] = [
+        DynamicKind::Lru,
+        DynamicKind::Sieve,
+        DynamicKind::S3fifo,
+        DynamicKind::Clock,
+    ];
+
+    /// Name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            DynamicKind::Lru => "lru",
+            DynamicKind::Sieve => "sieve",
+            DynamicKind::S3fifo => "s3fifo",
+            DynamicKind::Clock => "clock",
+        }
+    }
+}
+
+/// Which node sits in which slot, and the policy's state: a dynamic cache
+/// without its row bytes. See the module docs for the batch semantics.
+pub struct Residency<P> {
+    table: Vec<u32>,
+    slot_ids: Vec<u64>,
+    used: usize,
+    policy: Option<P>, // None when the capacity is 0
+}
+
+impl<P: Replacement> Residency<P> {
+    /// An empty cache of `capacity` rows over `num_nodes` nodes.
+    pub fn new(num_nodes: u64, capacity: usize) -> Result<Self> {
+        if capacity as u64 >= u64::from(NONE) {
+            return Err(Error::invalid_argument(format!(
+                "cache capacity {capacity} rows must be below 2^32 - 1"
+            )));
+        }
+        let nodes = usize::try_from(num_nodes)
+            .map_err(|_| Error::invalid_argument("node count does not fit in memory"))?;
+        Ok(Residency {
+            table: vec![EMPTY; nodes],
+            slot_ids: vec![u64::MAX; capacity],
+            used: 0,
+            policy: (capacity > 0).then(|| P::with_capacity(capacity)),
+        })
+    }
+
+    /// Rows the cache holds at most.
+    pub fn capacity(&self) -> usize {
+        self.slot_ids.len()
+    }
+
+    /// Rows cached now.
+    pub fn len(&self) -> usize {
+        self.used
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
+    /// Whether `id` is cached.
+    pub fn contains(&self, id: u64) -> bool {
+        self.table.get(id as usize).is_some_and(|&s| s != EMPTY)
+    }
+
+    /// Phase 1: looks up every id of a batch. Calls `on_hit(position,
+    /// slot)` for each hit (after telling the policy) and pushes the
+    /// position of each miss onto `miss_at` (cleared first).
+    pub fn lookup(
+        &mut self,
+        ids: &[u64],
+        miss_at: &mut Vec<usize>,
+        mut on_hit: impl FnMut(usize, u32),
+    ) -> Result<()> {
+        miss_at.clear();
+        for (pos, &id) in ids.iter().enumerate() {
+            let slot = *self.table.get(id as usize).ok_or_else(|| {
+                Error::OutOfRange(format!(
+                    "node {id} is not below the node count {}",
+                    self.table.len()
+                ))
+            })?;
+            if slot == EMPTY {
+                miss_at.push(pos);
+            } else {
+                if let Some(p) = &mut self.policy {
+                    p.on_hit(slot);
+                }
+                on_hit(pos, slot);
+            }
+        }
+        Ok(())
+    }
+
+    /// Phase 2: inserts one missed id (already checked by [`Self::lookup`]),
+    /// evicting if the cache is full. Returns its slot, or `None` when the
+    /// capacity is 0 or the id is cached already (a repeat in one batch).
+    pub fn insert(&mut self, id: u64) -> Option<u32> {
+        let policy = self.policy.as_mut()?;
+        let entry = self.table.get(id as usize).copied()?;
+        if entry != EMPTY {
+            return None;
+        }
+        let slot = if self.used < self.slot_ids.len() {
+            self.used += 1;
+            (self.used - 1) as u32
+        } else {
+            let victim = policy.evict(&self.slot_ids);
+            self.table[self.slot_ids[victim as usize] as usize] = EMPTY;
+            victim
+        };
+        self.slot_ids[slot as usize] = id;
+        self.table[id as usize] = slot;
+        policy.on_insert(slot, id);
+        Some(slot)
+    }
+
+    /// Both phases for a batch without rows (the trace simulator): fills
+    /// `miss_at` with the positions of the misses.
+    pub fn access(&mut self, ids: &[u64], miss_at: &mut Vec<usize>) -> Result<()> {
+        self.lookup(ids, miss_at, |_, _| {})?;
+        for &pos in miss_at.iter() {
+            self.insert(ids[pos]);
+        }
+        Ok(())
+    }
+}
+
+/// A dynamic row cache: [`Residency`] plus the slot array of rows.
+pub struct DynamicCache<P> {
+    residency: Residency<P>,
+    slots: Vec<u8>,
+    row_bytes: usize,
+    hits: u64,
+    misses: u64,
+    miss_ids: Vec<u64>,
+    miss_at: Vec<usize>,
+    miss_rows: Vec<u8>,
+}
+
+impl<P: Replacement> DynamicCache<P> {
+    /// An empty cache of `capacity` rows of `row_bytes`.
+    pub fn new(num_nodes: u64, capacity: usize, row_bytes: usize) -> Result<Self> {
+        let bytes = capacity
+            .checked_mul(row_bytes)
+            .ok_or_else(|| Error::invalid_argument("row cache size overflows"))?;
+        Ok(DynamicCache {
+            residency: Residency::new(num_nodes, capacity)?,
+            slots: vec![0u8; bytes],
+            row_bytes,
+            hits: 0,
+            misses: 0,
+            miss_ids: Vec::new(),
+            miss_at: Vec::new(),
+            miss_rows: Vec::new(),
+        })
+    }
+
+    /// (hits, misses) so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.hits, self.misses)
+    }
+
+    /// The bookkeeping (which node is in which slot).
+    pub fn residency(&self) -> &Residency<P> {
+        &self.residency
+    }
+
+    /// Gathers `ids` into `out` with the batch semantics of the module
+    /// docs. Returns the misses.
+    pub fn gather(&mut self, ids: &[u64], out: &mut [u8], source: &dyn RowSource) -> Result<u64> {
+        let rb = self.row_bytes;
+        if out.len() != ids.len() * rb {
+            return Err(Error::OutOfRange(format!(
+                "output holds {} bytes, {} rows need {}",
+                out.len(),
+                ids.len(),
+                ids.len() * rb
+            )));
+        }
+        let slots = &self.slots;
+        self.residency.lookup(ids, &mut self.miss_at, |pos, slot| {
+            let s = slot as usize * rb;
+            out[pos * rb..(pos + 1) * rb].copy_from_slice(&slots[s..s + rb]);
+        })?;
+        self.miss_ids.clear();
+        self.miss_ids.extend(self.miss_at.iter().map(|&p| ids[p]));
+        let misses = self.miss_ids.len();
+        self.miss_rows.resize(misses * rb, 0);
+        source.read_rows(&self.miss_ids, &mut self.miss_rows)?;
+        for (k, (&id, &pos)) in self.miss_ids.iter().zip(&self.miss_at).enumerate() {
+            let row = &self.miss_rows[k * rb..(k + 1) * rb];
+            out[pos * rb..(pos + 1) * rb].copy_from_slice(row);
+            if let Some(slot) = self.residency.insert(id) {
+                self.slots[slot as usize * rb..(slot as usize + 1) * rb].copy_from_slice(row);
+            }
+        }
+        self.hits += (ids.len() - misses) as u64;
+        self.misses += misses as u64;
+        Ok(misses as u64)
+    }
+}
+
+/// A dynamic cache of any policy, as the executor holds it.
+pub trait RowGather {
+    /// See [`DynamicCache::gather`].
+    fn gather(&mut self, ids: &[u64], out: &mut [u8], source: &dyn RowSource) -> Result<u64>;
+}
+
+impl<P: Replacement> RowGather for DynamicCache<P> {
+    fn gather(&mut self, ids: &[u64], out: &mut [u8], source: &dyn RowSource) -> Result<u64> {
+        DynamicCache::gather(self, ids, out, source)
+    }
+}
+
+/// A dynamic row cache of policy `kind`.
+pub fn new_row_cache(
+    kind: DynamicKind,
+    num_nodes: u64,
+    capacity: usize,
+    row_bytes: usize,
+) -> Result<Box<dyn RowGather>> {
+    use crate::cache::{clock::Clock, lru::Lru, s3fifo::S3Fifo, sieve::Sieve};
+    Ok(match kind {
+        DynamicKind::Lru => Box::new(DynamicCache::<Lru>::new(num_nodes, capacity, row_bytes)?),
+        DynamicKind::Sieve => Box::new(DynamicCache::<Sieve>::new(num_nodes, capacity, row_bytes)?),
+        DynamicKind::S3fifo => {
+            Box::new(DynamicCache::<S3Fifo>::new(num_nodes, capacity, row_bytes)?)
+        }
+        DynamicKind::Clock => Box::new(DynamicCache::<Clock>::new(num_nodes, capacity, row_bytes)?),
+    })
+}
+
+/// A doubly linked list over slots (LRU's recency order, SIEVE's queue):
+/// `head` is the newest end; `prev` points toward the head.
+pub(crate) struct SlotList {
+    pub(crate) prev: Vec<u32>,
+    pub(crate) next: Vec<u32>,
+    pub(crate) head: u32,
+    pub(crate) tail: u32,
+}
+
+impl SlotList {
+    pub(crate) fn new(capacity: usize) -> Self {
+        SlotList {
+            prev: vec![NONE; capacity],
+            next: vec![NONE; capacity],
+            head: NONE,
+            tail: NONE,
+        }
+    }
+
+    pub(crate) fn unlink(&mut self, s: u32) {
+        let (p, n) = (self.prev[s as usize], self.next[s as usize]);
+        if p == NONE {
+            self.head = n
+        } else {
+            self.next[p as usize] = n
+        }
+        if n == NONE {
+            self.tail = p
+        } else {
+            self.prev[n as usize] = p
+        }
+    }
+
+    pub(crate) fn push_front(&mut self, s: u32) {
+        self.prev[s as usize] = NONE;
+        self.next[s as usize] = self.head;
+        if self.head != NONE {
+            self.prev[self.head as usize] = s;
+        }
+        self.head = s;
+        if self.tail == NONE {
+            self.tail = s;
+        }
+    }
+}
+
+/// Test helpers shared by the policies' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// Row `id` is the id as two little-endian bytes.
+    pub(crate) struct Rows;
+    impl RowSource for Rows {
+        fn row_bytes(&self) -> usize {
+            2
+        }
+        fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
+            for (id, r) in ids.iter().zip(out.chunks_exact_mut(2)) {
+                r.copy_from_slice(&(*id as u16).to_le_bytes());
+            }
+            Ok(())
+        }
+    }
+
+    /// Gathers `batches` through a `DynamicCache<P>`; checks every row and
+    /// returns the hit (true) / miss sequence.
+    pub(crate) fn gather_hits<P: Replacement>(
+        batches: &[Vec<u64>],
+        capacity: usize,
+        nodes: u64,
+    ) -> Vec<bool> {
+        let mut c = DynamicCache::<P>::new(nodes, capacity, 2).unwrap();
+        let mut res = Residency::<P>::new(nodes, capacity).unwrap();
+        let mut seq = Vec::new();
+        let mut miss_at = Vec::new();
+        for b in batches {
+            let mut out = vec![0u8; b.len() * 2];
+            let misses = c.gather(b, &mut out, &Rows).unwrap();
+            let mut want = vec![0u8; b.len() * 2];
+            Rows.read_rows(b, &mut want).unwrap();
+            assert_eq!(out, want, "gathered rows differ");
+            res.access(b, &mut miss_at).unwrap();
+            assert_eq!(misses as usize, miss_at.len(), "simulation differs");
+            let mut hits = vec![true; b.len()];
+            for &p in &miss_at {
+                hits[p] = false;
+            }
+            seq.extend(hits);
+        }
+        seq
+    }
+
+    /// Random batches of distinct ids below `nodes`.
+    pub(crate) fn batches(nodes: u64) -> impl proptest::strategy::Strategy<Value = Vec<Vec<u64>>> {
+        use proptest::strategy::Strategy;
+        proptest::collection::vec(
+            proptest::collection::vec(0..nodes, 0..12).prop_map(|v| {
+                let mut seen = std::collections::HashSet::new();
+                v.into_iter().filter(|x| seen.insert(*x)).collect()
+            }),
+            0..40,
+        )
+    }
+}

@@ -1,0 +1,324 @@
+//! `ginex bench curves`: the policy lab. Samples a trace once (or reads
+//! one), replays it through every policy at every cache size with no
+//! feature I/O (`ginex::exec::curves`), and prints a miss-ratio table on
+//! stderr, a JSON document on stdout (`--json`) and an SVG plot.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use serde_json::json;
+
+use crate::machine::machine_description;
+use crate::svg::{line_chart, Series};
+use ginex::error::{Error, Result};
+use ginex::exec::curves::{
+    curves, distinct_ids, offsets_path, sample_trace, CurvePoint, CurvePolicy, ReplayConfig,
+    StaticRanks, Trace, TraceSpec,
+};
+use ginex::sample::sampler::parse_fanouts;
+use ginex::sample::source::InMemoryTopology;
+use ginex::store::Store;
+
+/// Arguments of `ginex bench curves`.
+#[derive(Debug, Args)]
+pub struct CurvesBenchArgs {
+    /// The store.
+    pub store: PathBuf,
+    /// Cache sizes as fractions of the rows.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.01,0.02,0.05,0.1,0.2,0.3,0.5"
+    )]
+    pub sizes: Vec<f64>,
+    /// Policies: ginex (exact Belady), ginex-kK (k-hop), degree, presc,
+    /// lru, sieve, s3fifo, clock.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "ginex,ginex-k2,ginex-k4,ginex-k8,degree,presc,lru,sieve,s3fifo,clock"
+    )]
+    pub policies: Vec<String>,
+    /// Seeds per batch.
+    #[arg(long, default_value_t = 1000)]
+    pub batch_size: usize,
+    /// Fanouts.
+    #[arg(long, default_value = "10,10,10")]
+    pub fanouts: String,
+    /// Run seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// First epoch of the trace.
+    #[arg(long, default_value_t = 0)]
+    pub epoch: u64,
+    /// Epochs in the trace (replayed as one continuous run).
+    #[arg(long, default_value_t = 1)]
+    pub epochs: u64,
+    /// Stop the trace after this many batches.
+    #[arg(long)]
+    pub batches: Option<u64>,
+    /// Batches per superbatch for ginex (0 = the whole trace: the exact
+    /// Belady optimum; `ginex epoch` uses 100).
+    #[arg(long, default_value_t = 0)]
+    pub superbatch: usize,
+    /// Pre-sampling epochs of presc.
+    #[arg(long, default_value_t = 1)]
+    pub presc_rounds: u64,
+    /// Sampling and replay threads (default: every core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write the trace: ids to FILE.npy, batch offsets to FILE.offsets.npy.
+    #[arg(long, value_name = "FILE.npy")]
+    pub trace_out: Option<PathBuf>,
+    /// Replay this trace (FILE.npy + FILE.offsets.npy) instead of sampling.
+    #[arg(long, value_name = "FILE.npy", conflicts_with = "trace_out")]
+    pub trace_in: Option<PathBuf>,
+    /// Where to write the SVG plot.
+    #[arg(long, default_value = "curves.svg")]
+    pub plot: PathBuf,
+    /// A JSON document on stdout (the table still goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ginex bench curves`: the table goes to stderr.
+pub fn run_curves_bench(args: &CurvesBenchArgs, out: &mut dyn Write) -> Result<()> {
+    run_curves_bench_to(args, out, &mut std::io::stderr())
+}
+
+/// `ginex bench curves` with the table written to `table`.
+pub fn run_curves_bench_to(
+    args: &CurvesBenchArgs,
+    out: &mut dyn Write,
+    table: &mut dyn Write,
+) -> Result<()> {
+    let started_all = Instant::now();
+    let store = Store::open(&args.store)?;
+    let policies: Vec<CurvePolicy> = args
+        .policies
+        .iter()
+        .map(|p| CurvePolicy::parse(p))
+        .collect::<Result<_>>()?;
+    if let Some(f) = args.sizes.iter().find(|f| !(0.0..=1.0).contains(*f)) {
+        return Err(Error::invalid_argument(format!(
+            "--sizes: {f} is not a fraction of the rows in [0, 1]"
+        )));
+    }
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let spec = TraceSpec {
+        batch_size: args.batch_size,
+        fanouts: parse_fanouts(&args.fanouts)?,
+        seed: args.seed,
+        epoch: args.epoch,
+        epochs: args.epochs.max(1),
+        max_batches: args.batches,
+        workers: threads,
+    };
+    let needs_topo = args.trace_in.is_none()
+        || policies.contains(&CurvePolicy::Degree)
+        || policies.contains(&CurvePolicy::Presc);
+    let topo = if needs_topo {
+        Some(InMemoryTopology::load(&store)?)
+    } else {
+        None
+    };
+
+    let started = Instant::now();
+    let (trace, source) = match (&args.trace_in, &topo) {
+        (Some(path), _) => {
+            let t = Trace::read_npy(path)?;
+            t.validate(store.num_nodes(), path)?;
+            (t, format!("read from {}", path.display()))
+        }
+        (None, Some(topo)) => (
+            sample_trace(&store, topo, &spec)?,
+            format!(
+                "sampled: epochs {}..{} of {} seeds per batch, fanouts {:?}, seed {}, {} threads",
+                spec.epoch,
+                spec.epoch + spec.epochs,
+                spec.batch_size,
+                spec.fanouts,
+                spec.seed,
+                threads
+            ),
+        ),
+        (None, None) => return Err(Error::invalid_argument("internal: no topology")),
+    };
+    let trace_secs = started.elapsed().as_secs_f64();
+    if let Some(path) = &args.trace_out {
+        trace.write_npy(path)?;
+    }
+
+    let started = Instant::now();
+    let max_rows = args
+        .sizes
+        .iter()
+        .map(|f| (store.num_nodes() as f64 * f) as usize)
+        .max()
+        .unwrap_or(0);
+    let ranks = match &topo {
+        Some(topo) => {
+            StaticRanks::compute(&store, topo, &spec, args.presc_rounds, max_rows, &policies)?
+        }
+        None => StaticRanks::default(),
+    };
+    drop(topo);
+    let ranks_secs = started.elapsed().as_secs_f64();
+
+    let config = ReplayConfig {
+        num_nodes: store.num_nodes(),
+        superbatch: args.superbatch,
+    };
+    let started = Instant::now();
+    let points = curves(&trace, &policies, &args.sizes, &config, &ranks, threads)?;
+    let replay_secs = started.elapsed().as_secs_f64();
+    let distinct = distinct_ids(&trace, store.num_nodes());
+    let belady = |fraction: f64| {
+        points
+            .iter()
+            .find(|p| p.policy == CurvePolicy::Ginex { every: 1 } && p.fraction == fraction)
+            .map(|p| p.miss_ratio)
+    };
+
+    // Table on `table`.
+    let w = |e: std::io::Error| Error::io("write", "<stderr>", e);
+    writeln!(table, "bench curves: {}", args.store.display()).map_err(w)?;
+    writeln!(table, "  machine: {}", machine_description()).map_err(w)?;
+    writeln!(
+        table,
+        "  dataset: {} nodes, {} edges, dim {} {}",
+        store.num_nodes(),
+        store.num_edges(),
+        store.feature_dim(),
+        store.dtype().name()
+    )
+    .map_err(w)?;
+    writeln!(
+        table,
+        "  trace: {} batches, {} accesses, {} distinct ids ({:.1}% of nodes); {source} in {trace_secs:.2} s{}",
+        trace.num_batches(),
+        trace.accesses(),
+        distinct,
+        100.0 * distinct as f64 / store.num_nodes().max(1) as f64,
+        args.trace_out.as_ref().map_or(String::new(), |p| format!(
+            "; written to {} + {}",
+            p.display(),
+            offsets_path(p).display()
+        ))
+    )
+    .map_err(w)?;
+    writeln!(
+        table,
+        "  replay: {} policies x {} sizes in {replay_secs:.2} s on {threads} threads ({:.0} M accesses/s replayed); static selections {ranks_secs:.2} s; ginex superbatch {}",
+        policies.len(),
+        args.sizes.len(),
+        (trace.accesses() as f64 * points.len() as f64) / replay_secs.max(1e-9) / 1e6,
+        if args.superbatch == 0 { "= whole trace".to_string() } else { format!("{} batches", args.superbatch) }
+    )
+    .map_err(w)?;
+    let header: String = args
+        .sizes
+        .iter()
+        .map(|f| format!(" {:>8}", format!("{}%", f * 100.0)))
+        .collect();
+    let names: Vec<String> = policies.iter().map(|p| p.name()).collect();
+    let row = |p: CurvePolicy, cell: &dyn Fn(&CurvePoint) -> String| -> String {
+        args.sizes
+            .iter()
+            .map(|&f| {
+                let c = points
+                    .iter()
+                    .find(|q| q.policy == p && q.fraction == f)
+                    .map_or("-".to_string(), cell);
+                format!(" {c:>8}")
+            })
+            .collect()
+    };
+    writeln!(table, "  miss ratio (init rows counted as misses):").map_err(w)?;
+    writeln!(table, "  {:<10}{header}", "policy").map_err(w)?;
+    for (p, name) in policies.iter().zip(&names) {
+        writeln!(
+            table,
+            "  {name:<10}{}",
+            row(*p, &|q| format!("{:.4}", q.miss_ratio))
+        )
+        .map_err(w)?;
+    }
+    if policies.contains(&CurvePolicy::Ginex { every: 1 }) {
+        writeln!(table, "  miss ratio / exact Belady (ginex):").map_err(w)?;
+        writeln!(table, "  {:<10}{header}", "policy").map_err(w)?;
+        for (p, name) in policies.iter().zip(&names) {
+            writeln!(
+                table,
+                "  {name:<10}{}",
+                row(*p, &|q| match belady(q.fraction) {
+                    Some(b) if b > 0.0 => format!("{:.2}x", q.miss_ratio / b),
+                    _ => "-".to_string(),
+                })
+            )
+            .map_err(w)?;
+        }
+    }
+
+    let series: Vec<Series> = policies
+        .iter()
+        .zip(&names)
+        .map(|(p, name)| Series {
+            name: name.clone(),
+            points: points
+                .iter()
+                .filter(|q| q.policy == *p)
+                .map(|q| (q.fraction, q.miss_ratio))
+                .collect(),
+        })
+        .collect();
+    std::fs::write(
+        &args.plot,
+        line_chart(
+            &series,
+            "feature cache size (% of rows)",
+            "miss ratio (init rows counted)",
+            None,
+        ),
+    )
+    .map_err(|e| Error::io("write", &args.plot, e))?;
+    writeln!(table, "  plot: {}", args.plot.display()).map_err(w)?;
+
+    if args.json {
+        let v = json!({
+            "store": args.store.display().to_string(),
+            "machine": machine_description(),
+            "nodes": store.num_nodes(),
+            "trace": {
+                "source": source,
+                "batches": trace.num_batches(),
+                "accesses": trace.accesses(),
+                "distinct_ids": distinct,
+            },
+            "superbatch": args.superbatch,
+            "threads": threads,
+            "seconds": {
+                "trace": trace_secs, "static_selection": ranks_secs, "replay": replay_secs,
+                "total": started_all.elapsed().as_secs_f64(),
+            },
+            "points": points.iter().map(|p| json!({
+                "policy": p.policy.name(),
+                "cache_fraction": p.fraction,
+                "cache_rows": p.capacity,
+                "init_misses": p.init_misses,
+                "misses": p.misses,
+                "miss_ratio": p.miss_ratio,
+                "vs_belady": belady(p.fraction).filter(|b| *b > 0.0).map(|b| p.miss_ratio / b),
+                "seconds": p.seconds,
+            })).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{v}").map_err(|e| Error::io("write", "<stdout>", e))?;
+    }
+    Ok(())
+}
