@@ -13,6 +13,9 @@
 //!   checked against its CRC) and verifies.
 //! * [`import`] — data in: the synthetic power-law generator with planted
 //!   classes (`ginex gen`), raw `.npy`/edge-list output.
+//! * [`export`] — data out: DGL's chunked graph format (DistDGL's input) and
+//!   GraphBolt's on-disk dataset, streamed from a store within a memory
+//!   budget and renamed into place at the end; both re-import byte-identically.
 //! * [`cli`] — the command-line front ends; `tools/*.rs` are thin wrappers
 //!   that call `cli::*::run`, so every output is testable.
 //!
@@ -26,6 +29,7 @@ pub mod cache;
 pub mod cli;
 pub mod error;
 pub mod exec;
+pub mod export;
 pub mod format;
 pub mod hash;
 pub mod import;

@@ -11,6 +11,7 @@ pub mod bench_sample;
 pub mod cache;
 pub mod dump;
 pub mod epoch;
+pub mod export;
 pub mod gen;
 pub mod ginex;
 pub mod import;
