@@ -26,6 +26,9 @@ pub enum BenchCommand {
     /// `ginex-import files` on a raw dataset (`ginex gen --raw`) against a
     /// plain copy of the same inputs: phases, edges/s, peak RSS.
     Import(crate::cli::bench_import::ImportBenchArgs),
+    /// `ginex-export dgl` / `graphbolt` against a plain copy of the store's
+    /// bytes: seconds, MB/s, ratio, peak RSS.
+    Export(crate::cli::bench_export::ExportBenchArgs),
 }
 
 /// Runs one benchmark, printing its report to `out`.
@@ -39,6 +42,7 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         BenchCommand::Sample(args) => crate::cli::bench_sample::run_sample_bench(&args, out),
         BenchCommand::Policies(args) => crate::cli::bench_policies::run_policies_bench(&args, out),
         BenchCommand::Import(args) => crate::cli::bench_import::run_import_bench(&args, out),
+        BenchCommand::Export(args) => crate::cli::bench_export::run_export_bench(&args, out),
     }
 }
 

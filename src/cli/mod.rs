@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod bench_changeset;
+pub mod bench_export;
 pub mod bench_import;
 pub mod bench_io;
 pub mod bench_policies;

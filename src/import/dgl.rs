@@ -12,7 +12,10 @@
 //! files are allowed. Every edge chunk's count is checked against
 //! `num_edges_per_chunk`, and the node-data chunks against the node count.
 //! `parquet` chunks are refused with a message (no parquet reader in this
-//! build); `edge_data` is ignored.
+//! build); `edge_data` is ignored. A `node_data` key of original ids
+//! (`orig_id`, as `ginex-export dgl` writes it) is kept as the store's
+//! original ids, and `num_classes` overrides the largest label + 1, so an
+//! export re-imports to the identical store.
 
 use std::path::{Path, PathBuf};
 

@@ -3,8 +3,9 @@
 # DGL and PyTorch from PyPI into a throwaway venv, about 3 GB with PyTorch's
 # CUDA libraries).
 #
-#   1. generates a small store (with missing labels and an f16 copy),
-#   2. exports it with `ginex-export graphbolt` and `ginex-export dgl`,
+#   1. generates a small store (f32 features) and an f16 twin,
+#   2. exports them with `ginex-export graphbolt` (the twin with --keep-f16)
+#      and `ginex-export dgl`,
 #   3. loads the GraphBolt export with dgl.graphbolt.OnDiskDataset(DIR).load()
 #      and compares node/edge counts, a sample of feature rows and labels, and
 #      the split sizes with `ginex-dump --json`,
@@ -17,7 +18,8 @@
 # PyTorch that dgl 2.1.0's wheel ships GraphBolt and tensoradapter libraries
 # for) choose the client; GINEX_INTEROP_VENV the venv (default
 # /tmp/ginex-dgl-venv, reused when present); GINEX_WORK the scratch directory
-# (default ./work; this script uses ./work/interop).
+# (default ./work; this script uses ./work/interop); GINEX_BIN a directory of
+# prebuilt binaries (default: build target/debug).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -37,9 +39,13 @@ if ! "$PY" -c "import dgl, torch; assert dgl.__version__ == '$DGL_VERSION' and t
 fi
 "$PY" -c "import dgl, torch, numpy; print('    dgl', dgl.__version__, '/ torch', torch.__version__, '/ numpy', numpy.__version__)"
 
-echo "==> build"
-cargo build -q --bin ginex --bin ginex-export --bin ginex-dump
-BIN=target/debug
+if [ -n "${GINEX_BIN:-}" ]; then
+    BIN="$GINEX_BIN"   # prebuilt binaries (ginex, ginex-export, ginex-dump)
+else
+    echo "==> build"
+    cargo build -q --bin ginex --bin ginex-export --bin ginex-dump
+    BIN=target/debug
+fi
 rm -rf "$WORK"
 mkdir -p "$WORK"
 
@@ -49,6 +55,10 @@ echo "==> a store: 5000 nodes, 16-dim f32 features, 7 classes, splits"
 echo "==> ginex-export graphbolt / dgl"
 "$BIN/ginex-export" graphbolt "$WORK/store" --out "$WORK/graphbolt" -q
 "$BIN/ginex-export" dgl "$WORK/store" --out "$WORK/chunked" --chunks 3 -q
+"$BIN/ginex" gen --quiet --nodes 5000 --avg-degree 10 --dim 16 --classes 7 \
+    --split 0.6,0.2,0.2 --seed 11 --dtype f16 --out "$WORK/store-f16" >/dev/null
+"$BIN/ginex-export" graphbolt "$WORK/store-f16" --out "$WORK/graphbolt-f16" --keep-f16 -q >/dev/null
+"$BIN/ginex-dump" --json "$WORK/store-f16/features.pages" --limit 200 >"$WORK/features-f16.json"
 
 "$BIN/ginex-dump" --json "$WORK/store" >"$WORK/summary.json"
 "$BIN/ginex-dump" --json "$WORK/store/features.pages" --limit 200 >"$WORK/features.json"
@@ -90,6 +100,11 @@ sizes = [len(task.train_set), len(task.validation_set), len(task.test_set)]
 want_s = [summary["splits"][k] for k in ("train", "valid", "test")]
 check("split sizes", sizes == want_s, f"{sizes} != {want_s}")
 check("num_classes", task.metadata["num_classes"] == summary["manifest"]["num_classes"])
+ds16 = gb.OnDiskDataset(os.path.join(work, "graphbolt-f16")).load()
+f16 = load("features-f16.json")
+got16 = ds16.feature.read("node", None, "feat", torch.tensor([r["node"] for r in f16["rows"]]))
+check("float16 feature rows (--keep-f16)", got16.dtype == torch.float16 and
+      np.array_equal(got16.float().numpy(), np.array([r["values"] for r in f16["rows"]], dtype=np.float32)))
 indptr, indices = g.csc_indptr.numpy(), g.indices.numpy()
 
 # DGL chunked graph format -> DGLGraph -> partition_graph.
