@@ -142,8 +142,8 @@ fn graphbolt_round_trip(store_dir: &Path, work: &Path, format: EdgeFormat) -> Ex
         imp.num_classes = Some(store.num_classes());
     }
     if store.splits().unwrap().is_some() {
-        imp.split_files = ["train", "valid", "test"]
-            .map(|s| Some(out.join(format!("set/{s}_seed_nodes.npy"))));
+        imp.split_files =
+            ["train", "valid", "test"].map(|s| Some(out.join(format!("set/{s}_seed_nodes.npy"))));
     }
     if store.original_ids().unwrap().is_some() {
         imp.orig_ids = Some(out.join("data/orig_id.npy"));
@@ -211,8 +211,11 @@ fn golden_fixtures_round_trip_both_ways() {
     assert_eq!(values[5], 1);
     let feat = std::fs::read(out.join("node_data/_N/feat-0.npy")).unwrap();
     assert!(String::from_utf8_lossy(&feat[..128]).contains("'descr': '<f4'"));
-    let kept = std::fs::read(dir.path().join("v1-small-dgl-2-numpy-true/node_data/_N/feat-0.npy"))
-        .unwrap();
+    let kept = std::fs::read(
+        dir.path()
+            .join("v1-small-dgl-2-numpy-true/node_data/_N/feat-0.npy"),
+    )
+    .unwrap();
     assert!(String::from_utf8_lossy(&kept[..128]).contains("'descr': '<f2'"));
 }
 
@@ -295,10 +298,18 @@ fn remapped_store_with_missing_labels_duplicates_and_self_loops() {
     let s = Store::open(&store).unwrap();
     assert!(s.original_ids().unwrap().is_some());
     assert!(s.labels().unwrap().unwrap().contains(&-1));
-    assert_eq!(s.num_classes(), 6, "more classes than the largest label + 1");
+    assert_eq!(
+        s.num_classes(),
+        6,
+        "more classes than the largest label + 1"
+    );
 
     let r = dgl_round_trip(&store, d, 3, EdgeFormat::Csv, false);
-    assert_eq!((r.duplicate_edges, r.self_loops), (2, 3), "56 -> 56 from the pattern, 14 -> 14, 21 -> 21");
+    assert_eq!(
+        (r.duplicate_edges, r.self_loops),
+        (2, 3),
+        "56 -> 56 from the pattern, 14 -> 14, 21 -> 21"
+    );
     assert!(r.edge_note().contains("WARNING"), "{}", r.edge_note());
     dgl_round_trip(&store, d, 2, EdgeFormat::Numpy, false);
     graphbolt_round_trip(&store, d, EdgeFormat::Numpy);
@@ -450,7 +461,10 @@ fn small_export_metadata_matches_the_hand_written_one() {
         .collect();
     assert_eq!(tail("node_data/_N/feat-1.npy", 16), f32s);
     let h = String::from_utf8_lossy(&read("node_data/_N/feat-1.npy")[..128]).into_owned();
-    assert!(h.contains("'descr': '<f4'") && h.contains("'shape': (2, 2)"), "{h}");
+    assert!(
+        h.contains("'descr': '<f4'") && h.contains("'shape': (2, 2)"),
+        "{h}"
+    );
 
     // GraphBolt: the whole metadata.yaml, as written by hand.
     let gb = dir.path().join("gb");
@@ -549,7 +563,10 @@ fn bad_inputs_leave_nothing_behind() {
     // An unwritable directory: a parent that is a file, and a read-only
     // filesystem (/proc refuses even root).
     std::fs::write(d.join("a-file"), b"x").unwrap();
-    for out in [d.join("a-file/out"), PathBuf::from("/proc/ginex-export-test")] {
+    for out in [
+        d.join("a-file/out"),
+        PathBuf::from("/proc/ginex-export-test"),
+    ] {
         for sub in ["dgl", "graphbolt"] {
             let err = export_cli(&[sub, s, "--out", out.to_str().unwrap()]).unwrap_err();
             assert!(!out.exists(), "{sub}: {err}");
@@ -572,25 +589,58 @@ fn bad_inputs_leave_nothing_behind() {
     std::fs::write(damaged.join("features.pages"), pages).unwrap();
     for sub in ["dgl", "graphbolt"] {
         let out = d.join(format!("from-damaged-{sub}"));
-        let err = export_cli(&[sub, damaged.to_str().unwrap(), "--out", out.to_str().unwrap()])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("features.pages") && err.contains("page 0"), "{err}");
+        let err = export_cli(&[
+            sub,
+            damaged.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("features.pages") && err.contains("page 0"),
+            "{err}"
+        );
         assert!(!out.exists());
     }
-    let err = export_cli(&["dgl", s, "--out", d.join("m").to_str().unwrap(), "--memory", "1KiB"])
-        .unwrap_err()
-        .to_string();
+    let err = export_cli(&[
+        "dgl",
+        s,
+        "--out",
+        d.join("m").to_str().unwrap(),
+        "--memory",
+        "1KiB",
+    ])
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("--memory"), "{err}");
-    let err = export_cli(&["dgl", s, "--out", d.join("c").to_str().unwrap(), "--chunks", "0"])
-        .unwrap_err()
-        .to_string();
+    let err = export_cli(&[
+        "dgl",
+        s,
+        "--out",
+        d.join("c").to_str().unwrap(),
+        "--chunks",
+        "0",
+    ])
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("--chunks"), "{err}");
-    let err = export_cli(&["dgl", s, "--out", d.join("f").to_str().unwrap(), "--edge-format", "parquet"])
-        .unwrap_err()
-        .to_string();
+    let err = export_cli(&[
+        "dgl",
+        s,
+        "--out",
+        d.join("f").to_str().unwrap(),
+        "--edge-format",
+        "parquet",
+    ])
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("csv or numpy"), "{err}");
-    assert!(staging_leftovers(d).is_empty(), "{:?}", staging_leftovers(d));
+    assert!(
+        staging_leftovers(d).is_empty(),
+        "{:?}",
+        staging_leftovers(d)
+    );
     for name in ["m", "c", "f", "x"] {
         assert!(!d.join(name).exists());
     }

@@ -82,17 +82,24 @@ fn full_disk_at_any_point_of_an_export_leaves_nothing() {
         let reference = dir.path().join(format!("{kind}-reference"));
         let r = export(kind, &store, &reference).unwrap();
         let total = bytes_written();
-        assert_eq!(total, r.bytes_written, "{kind}: every byte goes through the seam");
+        assert_eq!(
+            total, r.bytes_written,
+            "{kind}: every byte goes through the seam"
+        );
         let mut failed_files = BTreeSet::new();
         for (i, fraction) in [0.0, 0.05, 0.3, 0.6, 0.9, 0.999].into_iter().enumerate() {
             let out = dir.path().join(format!("{kind}-t{i}"));
             let space = (total as f64 * fraction) as u64;
             simulate_disk_space(Some(space));
-            let err = export(kind, &store, &out)
-                .expect_err(&format!("{kind}: export succeeded with {space} of {total} bytes"));
+            let err = export(kind, &store, &out).expect_err(&format!(
+                "{kind}: export succeeded with {space} of {total} bytes"
+            ));
             simulate_disk_space(None);
             let msg = err.to_string();
-            assert!(msg.contains("No space left on device"), "{kind} {space}/{total}: {msg}");
+            assert!(
+                msg.contains("No space left on device"),
+                "{kind} {space}/{total}: {msg}"
+            );
             match &err {
                 ginex::Error::Io { path, .. } => {
                     failed_files.insert(path.file_name().unwrap().to_string_lossy().into_owned());
@@ -100,13 +107,24 @@ fn full_disk_at_any_point_of_an_export_leaves_nothing() {
                 other => panic!("expected an I/O error naming the file, got {other:?}"),
             }
             assert!(!out.exists(), "{kind} {space} bytes: output left at --out");
-            assert_eq!(leftovers(dir.path()), Vec::<String>::new(), "{kind} {space} bytes: staging left");
+            assert_eq!(
+                leftovers(dir.path()),
+                Vec::<String>::new(),
+                "{kind} {space} bytes: staging left"
+            );
         }
         eprintln!("{kind}: {total} bytes; out of space while writing {failed_files:?}");
-        assert!(failed_files.len() >= 3, "{kind}: every failure hit the same file: {failed_files:?}");
+        assert!(
+            failed_files.len() >= 3,
+            "{kind}: every failure hit the same file: {failed_files:?}"
+        );
         // With space again: the same export, byte for byte.
         let out = dir.path().join(format!("{kind}-t0"));
         export(kind, &store, &out).unwrap();
-        assert_eq!(tree(&out), tree(&reference), "{kind}: the retried export differs");
+        assert_eq!(
+            tree(&out),
+            tree(&reference),
+            "{kind}: the retried export differs"
+        );
     }
 }

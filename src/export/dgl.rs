@@ -283,7 +283,10 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     };
     let mut node_data = serde_json::Map::new();
     for (key, paths) in keys {
-        node_data.insert(key.to_string(), chunk_spec(json!({ "name": "numpy" }), paths));
+        node_data.insert(
+            key.to_string(),
+            chunk_spec(json!({ "name": "numpy" }), paths),
+        );
     }
     let meta = json!({
         "graph_name": export_name(&store, opts.graph_name.as_deref()),
@@ -312,10 +315,7 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
 
 /// The `ginex-import dgl` command that rebuilds the store from the export.
 fn reimport_command(store: &Store, out: &std::path::Path, descr: &str) -> String {
-    let mut cmd = format!(
-        "ginex-import dgl {}",
-        out.join("metadata.json").display()
-    );
+    let mut cmd = format!("ginex-import dgl {}", out.join("metadata.json").display());
     if store.dtype().name() != "f32" || descr != "<f4" {
         cmd.push_str(&format!(" --dtype {}", store.dtype().name()));
     }

@@ -326,8 +326,15 @@ fn reimport_command(
         ));
     }
     if store.manifest().file(FileKind::Splits).is_some() {
-        for (name, flag) in ["train", "valid", "test"].iter().zip(["--train-ids", "--valid-ids", "--test-ids"]) {
-            cmd.push_str(&format!(" {flag} {}", p(&format!("set/{name}_seed_nodes.npy"))));
+        for (name, flag) in
+            ["train", "valid", "test"]
+                .iter()
+                .zip(["--train-ids", "--valid-ids", "--test-ids"])
+        {
+            cmd.push_str(&format!(
+                " {flag} {}",
+                p(&format!("set/{name}_seed_nodes.npy"))
+            ));
         }
     }
     if store.manifest().file(FileKind::OriginalIds).is_some() {

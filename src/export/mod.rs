@@ -126,7 +126,10 @@ impl ExportReport {
 /// Bytes of every file of the store (its manifest's list plus the manifest).
 pub fn store_bytes(store: &crate::store::Store) -> u64 {
     let m = store.manifest();
-    let manifest = std::fs::metadata(store.dir().join("MANIFEST"))
+    let manifest_path = store.dir().join(crate::format::manifest::store_file_name(
+        crate::format::header::FileKind::Manifest,
+    ));
+    let manifest = std::fs::metadata(manifest_path)
         .map(|m| m.len())
         .unwrap_or(0);
     m.files.iter().map(|f| f.len).sum::<u64>() + manifest
@@ -185,7 +188,8 @@ pub fn write_features(
     let dtype = src.store().dtype();
     let same = descr == "<f4" && dtype == Dtype::F32 || descr == "<f2" && dtype == Dtype::F16;
     let per = src.rows_per_block();
-    let (mut pages, mut raw, mut values, mut wide) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut pages, mut raw, mut values, mut wide) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut row = first;
     while row < first + count {
         let k = per.min(first + count - row);

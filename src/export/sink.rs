@@ -223,7 +223,10 @@ mod tests {
         let h = String::from_utf8(npy_header("<i8", &[5])).unwrap();
         assert!(h.contains("'shape': (5,)"), "{h}");
         let h = String::from_utf8(npy_header("|b1", &[3, 2])).unwrap();
-        assert!(h.contains("'descr': '|b1'") && h.contains("'shape': (3, 2)"), "{h}");
+        assert!(
+            h.contains("'descr': '|b1'") && h.contains("'shape': (3, 2)"),
+            "{h}"
+        );
     }
 
     #[test]

@@ -265,7 +265,13 @@ impl Table {
     }
 
     /// Appends the `i32` values `first..first + count` (labels).
-    pub fn i32s(&self, first: u64, count: u64, raw: &mut Vec<u8>, out: &mut Vec<i32>) -> Result<()> {
+    pub fn i32s(
+        &self,
+        first: u64,
+        count: u64,
+        raw: &mut Vec<u8>,
+        out: &mut Vec<i32>,
+    ) -> Result<()> {
         raw.resize(count as usize * 4, 0);
         self.read(first * 4, raw)?;
         out.extend(raw.chunks_exact(4).map(|c| le_i32(c, 0)));
@@ -273,7 +279,13 @@ impl Table {
     }
 
     /// Appends the `u64` values `first..first + count` (original ids).
-    pub fn u64s(&self, first: u64, count: u64, raw: &mut Vec<u8>, out: &mut Vec<u64>) -> Result<()> {
+    pub fn u64s(
+        &self,
+        first: u64,
+        count: u64,
+        raw: &mut Vec<u8>,
+        out: &mut Vec<u64>,
+    ) -> Result<()> {
         raw.resize(count as usize * 8, 0);
         self.read(first * 8, raw)?;
         out.extend(raw.chunks_exact(8).map(|c| le_u64(c, 0)));

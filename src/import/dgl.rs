@@ -352,7 +352,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
     if let Some(arrays) = opts
         .orig_id_key
         .as_deref()
-        .map(|k| arrays_of(k))
+        .map(arrays_of)
         .transpose()?
         .flatten()
     {
