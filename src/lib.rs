@@ -13,6 +13,9 @@
 //!   checked against its CRC) and verifies.
 //! * [`import`] — data in: the synthetic power-law generator with planted
 //!   classes (`ginex gen`), raw `.npy`/edge-list output.
+//! * [`export`] — data out: DGL's chunked graph format (DistDGL's input) and
+//!   GraphBolt's on-disk dataset, streamed from a store within a memory
+//!   budget and renamed into place at the end; both re-import byte-identically.
 //! * [`progress`] — progress of long work, reported to whatever sink the
 //!   application installs (the command-line tools draw terminal bars).
 //!
@@ -29,6 +32,7 @@
 pub mod cache;
 pub mod error;
 pub mod exec;
+pub mod export;
 pub mod format;
 pub mod hash;
 pub mod import;

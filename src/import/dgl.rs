@@ -12,7 +12,10 @@
 //! files are allowed. Every edge chunk's count is checked against
 //! `num_edges_per_chunk`, and the node-data chunks against the node count.
 //! `parquet` chunks are refused with a message (no parquet reader in this
-//! build); `edge_data` is ignored.
+//! build); `edge_data` is ignored. A `node_data` key of original ids
+//! (`orig_id`, as `ginex-export dgl` writes it) is kept as the store's
+//! original ids, and `num_classes` overrides the largest label + 1, so an
+//! export re-imports to the identical store.
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +40,11 @@ pub struct DglImport {
     pub label_key: String,
     /// `node_data` keys of the train/valid/test masks.
     pub mask_keys: [String; 3],
+    /// `node_data` key of the original node ids (integers, one per node),
+    /// kept in the store like `ginex-import files --remap` keeps them.
+    pub orig_id_key: Option<String>,
+    /// Number of classes (default: largest label + 1).
+    pub num_classes: Option<u32>,
     /// Options shared by every importer.
     pub common: CommonOptions,
 }
@@ -303,7 +311,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
             .first()
             .map(|f| f.path.clone())
             .unwrap_or_else(|| path.to_path_buf());
-        build.labels(&labels, None, &source)?;
+        build.labels(&labels, opts.num_classes, &source)?;
     }
     let mut lists: [Vec<u64>; 3] = Default::default();
     let mut any = false;
@@ -340,6 +348,39 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
             ));
         }
         build.splits(&s)?;
+    }
+    if let Some(arrays) = opts
+        .orig_id_key
+        .as_deref()
+        .map(arrays_of)
+        .transpose()?
+        .flatten()
+    {
+        let mut ids = Vec::with_capacity(n as usize);
+        let (mut raw, mut vals) = (Vec::new(), Vec::new());
+        for f in &arrays {
+            let k = f.len();
+            for first in (0..k).step_by(1 << 20) {
+                let c = (1u64 << 20).min(k - first) as usize;
+                if !f.read_ints(first, c, &mut raw, &mut vals)? {
+                    return Err(bad(
+                        &f.path,
+                        None,
+                        "original ids must be integers, the array holds floats",
+                    ));
+                }
+                for (i, v) in vals.iter().enumerate() {
+                    ids.push(u64::try_from(*v).map_err(|_| {
+                        bad(
+                            &f.path,
+                            Some(first + i as u64 + 1),
+                            format!("original id {v} is negative"),
+                        )
+                    })?);
+                }
+            }
+        }
+        build.original_ids(&ids)?;
     }
     if root
         .get("edge_data")

@@ -14,6 +14,7 @@ use crate::import::pipeline::{
     read_ids, Build, CommonOptions, EdgeInput, ImportReport,
 };
 use crate::import::remap::{IdCollector, IdMap};
+use crate::import::text::IdLines;
 
 /// What to import.
 #[derive(Debug, Clone)]
@@ -44,6 +45,10 @@ pub struct FilesImport {
     /// Renumber the distinct ids of the edge list to `0..N` (sorted order)
     /// and keep the original ids in the store.
     pub remap: bool,
+    /// Original ids of the nodes (`.npy` or one per line, one per node in
+    /// node order), kept in the store as `--remap` keeps them; for inputs
+    /// already renumbered (a ginex export of a remapped store).
+    pub orig_ids: Option<PathBuf>,
     /// Options shared by every importer.
     pub common: CommonOptions,
 }
@@ -62,6 +67,7 @@ impl FilesImport {
             seed: 0,
             num_nodes: None,
             remap: false,
+            orig_ids: None,
             common: CommonOptions::new(out),
         }
     }
@@ -99,6 +105,11 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     let input = EdgeInput::from_path(&opts.edges)?;
     let feats = opts.features.as_deref().map(NpyFile::open).transpose()?;
     let shape = feats.as_ref().map(feature_shape).transpose()?;
+    if opts.remap && opts.orig_ids.is_some() {
+        return Err(Error::invalid_argument(
+            "--orig-ids cannot be combined with --remap (remapping records the original ids itself)",
+        ));
+    }
     if opts.remap && opts.num_nodes.is_some() {
         return Err(Error::invalid_argument(
             "--num-nodes cannot be combined with --remap (the node count is the number of distinct ids)",
@@ -211,5 +222,66 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     if let Some(m) = &map {
         build.original_ids(m.original_ids())?;
     }
+    if let Some(path) = &opts.orig_ids {
+        let ids = read_orig_ids(path, n)?;
+        build.original_ids(&ids)?;
+    }
     build.finish()
+}
+
+/// Reads one original id per node (`.npy` integers or one per line), in
+/// node order; repeats are allowed (the store does not interpret them).
+fn read_orig_ids(path: &std::path::Path, n: u64) -> Result<Vec<u64>> {
+    let mut ids = Vec::new();
+    let mut push = |v: i128, at: u64| -> Result<()> {
+        ids.push(u64::try_from(v).map_err(|_| {
+            bad(
+                path,
+                Some(at),
+                format!("original id {v} is not a non-negative integer below 2^64"),
+            )
+        })?);
+        Ok(())
+    };
+    if path.extension().is_some_and(|e| e == "npy") {
+        let f = NpyFile::open(path)?;
+        if f.header.shape.len() > 2 || f.header.shape.get(1).is_some_and(|&c| c != 1) {
+            return Err(bad(
+                path,
+                None,
+                format!(
+                    "original ids have shape {:?}; expected (N,) or (N, 1)",
+                    f.header.shape
+                ),
+            ));
+        }
+        let (mut raw, mut vals) = (Vec::new(), Vec::new());
+        let k = f.len();
+        for first in (0..k).step_by(1 << 20) {
+            let c = (1u64 << 20).min(k - first) as usize;
+            if !f.read_ints(first, c, &mut raw, &mut vals)? {
+                return Err(bad(
+                    path,
+                    None,
+                    "original ids must be integers, the array holds floats",
+                ));
+            }
+            for (i, v) in vals.iter().enumerate() {
+                push(*v, first + i as u64 + 1)?;
+            }
+        }
+    } else {
+        let mut lines = IdLines::open(path)?;
+        while let Some(v) = lines.next_id()? {
+            push(v, lines.line())?;
+        }
+    }
+    if ids.len() as u64 != n {
+        return Err(bad(
+            path,
+            None,
+            format!("{} original ids for {n} nodes", ids.len()),
+        ));
+    }
+    Ok(ids)
 }

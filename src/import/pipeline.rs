@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::format::csc::DEFAULT_SEGMENT_BYTES;
 use crate::format::pages::{Dtype, FeatureLayout};
 use crate::format::tables::Splits;
 use crate::import::npy::{NpyFile, NpyType};
@@ -40,6 +41,10 @@ pub struct CommonOptions {
     pub quiet: bool,
     /// The store to create.
     pub out: PathBuf,
+    /// Target bytes per CSC segment of the store (a build parameter, not
+    /// data: only a byte-exact rebuild of a store made with another value
+    /// needs to change it).
+    pub segment_bytes: u64,
 }
 
 impl CommonOptions {
@@ -53,6 +58,7 @@ impl CommonOptions {
             memory: 2 << 30,
             quiet: true,
             out: out.into(),
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
         }
     }
 }
@@ -556,7 +562,11 @@ impl Build {
         })?;
         let layout = FeatureLayout::new(dim32, opts.dtype)
             .map_err(|e| bad(dim_source, None, e.to_string()))?;
-        let builder = StoreBuilder::create(&opts.out, StoreSpec::new(n, layout))?;
+        let spec = StoreSpec {
+            segment_bytes: opts.segment_bytes,
+            ..StoreSpec::new(n, layout)
+        };
+        let builder = StoreBuilder::create(&opts.out, spec)?;
         Ok(Build {
             builder,
             opts: opts.clone(),

@@ -89,7 +89,7 @@ impl CommonArgs {
             allow_nonfinite: self.allow_nonfinite,
             memory: parse_bytes(&self.memory)?,
             quiet: self.quiet,
-            out: self.out.clone(),
+            ..CommonOptions::new(self.out.clone())
         })
     }
 }
@@ -138,6 +138,11 @@ pub struct FilesArgs {
     /// are then indexed by original id.
     #[arg(long, conflicts_with = "num_nodes")]
     pub remap: bool,
+    /// Original ids of the nodes (.npy or one per line, in node order),
+    /// kept in the store like --remap keeps them (re-importing an export
+    /// of a remapped store).
+    #[arg(long, conflicts_with = "remap")]
+    pub orig_ids: Option<PathBuf>,
     /// Options of every format.
     #[command(flatten)]
     pub common: CommonArgs,
@@ -174,6 +179,12 @@ pub struct DglArgs {
     /// node_data keys of the train/valid/test masks (or id lists).
     #[arg(long, default_value = "train_mask,val_mask,test_mask")]
     pub mask_keys: String,
+    /// node_data key of the original node ids, kept in the store when present.
+    #[arg(long, default_value = "orig_id")]
+    pub orig_id_key: String,
+    /// Number of classes (default: largest label + 1).
+    #[arg(long)]
+    pub num_classes: Option<u32>,
     /// Options of every format.
     #[command(flatten)]
     pub common: CommonArgs,
@@ -231,6 +242,7 @@ pub fn run(cli: &ImportCli, out: &mut dyn Write) -> Result<()> {
                 seed: a.seed,
                 num_nodes: a.num_nodes,
                 remap: a.remap,
+                orig_ids: a.orig_ids.clone(),
                 common: a.common.options()?,
             };
             import_files(&opts)?
@@ -270,6 +282,8 @@ pub fn run(cli: &ImportCli, out: &mut dyn Write) -> Result<()> {
                         keys.len()
                     ))
                 })?,
+            orig_id_key: Some(a.orig_id_key.clone()),
+            num_classes: a.num_classes,
             common: a.common.options()?,
         })?,
     };

@@ -7,6 +7,8 @@ pub mod cache;
 pub mod commands;
 pub mod dump;
 pub mod epoch;
+pub mod export;
+pub mod export;
 pub mod gen;
 pub mod import;
 pub mod machine;

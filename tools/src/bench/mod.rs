@@ -9,6 +9,7 @@ use ginex::error::Result;
 
 pub mod changeset;
 pub mod curves;
+pub mod export;
 pub mod import;
 pub mod io;
 pub mod policies;
@@ -34,6 +35,9 @@ pub enum BenchCommand {
     /// Miss-ratio curves of every policy (Belady, k-hop, static, LRU,
     /// SIEVE, S3-FIFO, CLOCK) replayed from one sampled trace, no feature I/O.
     Curves(curves::CurvesBenchArgs),
+    /// `ginex-export dgl` / `graphbolt` against a plain copy of the store's
+    /// bytes: seconds, MB/s, ratio, peak RSS.
+    Export(export::ExportBenchArgs),
     /// `ginex-import files` on a raw dataset (`ginex gen --raw`) against a
     /// plain copy of the same inputs: phases, edges/s, peak RSS.
     Import(import::ImportBenchArgs),
@@ -48,6 +52,7 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         BenchCommand::Sample(args) => sample::run_sample_bench(&args, out),
         BenchCommand::Policies(args) => policies::run_policies_bench(&args, out),
         BenchCommand::Curves(args) => curves::run_curves_bench(&args, out),
+        BenchCommand::Export(args) => export::run_export_bench(&args, out),
         BenchCommand::Import(args) => import::run_import_bench(&args, out),
     }
 }

@@ -1,0 +1,327 @@
+//! `ginex-export dgl`: DGL's chunked graph format (DGL user guide §7.1),
+//! the input of DistDGL's distributed partition pipeline.
+//!
+//! ```text
+//! OUT/metadata.json
+//! OUT/edge_index/edges-<i>.csv        one `src dst` pair a line (or .npy (E_i, 2) int64)
+//! OUT/node_data/_N/feat-<i>.npy        (N_i, dim) float32 (or float16 with keep_f16)
+//! OUT/node_data/_N/label-<i>.npy       (N_i,) int64, -1 = no label        [store has labels]
+//! OUT/node_data/_N/{train,val,test}_mask-<i>.npy  (N_i,) bool            [store has splits]
+//! OUT/node_data/_N/orig_id-<i>.npy     (N_i,) int64 original ids          [store has them]
+//! ```
+//!
+//! One node type `_N` and one edge type `_N:_E:_N` (DGL's names for a
+//! homogeneous graph); `P` chunks of near-equal size for nodes and for
+//! edges (chunks may be empty when `P` exceeds the counts). Edges are
+//! written in the store's CSC order (grouped by destination).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::export::sink::{push_decimal, ExportDir, NpyOut, OutFile};
+use crate::export::source::Source;
+use crate::export::{
+    bar, export_name, feature_descr, split_even, store_bytes, write_features, write_labels,
+    write_mask, write_orig_ids, EdgeCheck, EdgeFormat, ExportOptions, ExportReport,
+};
+use crate::format::header::FileKind;
+use crate::store::Store;
+
+/// DGL's node type name for a homogeneous graph.
+pub const NODE_TYPE: &str = "_N";
+/// DGL's edge type name for a homogeneous graph.
+pub const EDGE_TYPE: &str = "_N:_E:_N";
+/// `node_data` key of the original ids.
+pub const ORIG_ID_KEY: &str = "orig_id";
+/// `node_data` keys of the split masks (DGL's names).
+pub const MASK_KEYS: [&str; 3] = ["train_mask", "val_mask", "test_mask"];
+
+/// What to export.
+#[derive(Debug, Clone)]
+pub struct DglExport {
+    /// The store.
+    pub store: PathBuf,
+    /// The directory to create.
+    pub out: PathBuf,
+    /// Chunks (P) for nodes and for edges.
+    pub chunks: u64,
+    /// Edge chunk format.
+    pub edge_format: EdgeFormat,
+    /// `graph_name` (default: the store directory's name).
+    pub graph_name: Option<String>,
+    /// Shared options.
+    pub options: ExportOptions,
+}
+
+impl DglExport {
+    /// An export of `store` to `out` in one chunk, csv edges.
+    pub fn new(store: impl Into<PathBuf>, out: impl Into<PathBuf>) -> Self {
+        DglExport {
+            store: store.into(),
+            out: out.into(),
+            chunks: 1,
+            edge_format: EdgeFormat::Csv,
+            graph_name: None,
+            options: ExportOptions::default(),
+        }
+    }
+}
+
+/// Edge chunk files, switched when one holds its count.
+struct EdgeChunks<'a> {
+    dir: &'a mut ExportDir,
+    format: EdgeFormat,
+    counts: Vec<u64>,
+    next: usize,
+    left: u64,
+    csv: Option<OutFile>,
+    npy: Option<NpyOut>,
+    line: Vec<u8>,
+    paths: Vec<String>,
+}
+
+impl EdgeChunks<'_> {
+    fn open_next(&mut self) -> Result<()> {
+        self.close()?;
+        let Some(&count) = self.counts.get(self.next) else {
+            return Err(Error::invalid_argument(
+                "more edges than the manifest counts (an exporter bug)",
+            ));
+        };
+        let ext = match self.format {
+            EdgeFormat::Csv => "csv",
+            EdgeFormat::Numpy => "npy",
+        };
+        let rel = format!("edge_index/edges-{}.{ext}", self.next);
+        match self.format {
+            EdgeFormat::Csv => self.csv = Some(self.dir.file(&rel)?),
+            EdgeFormat::Numpy => self.npy = Some(self.dir.npy(&rel, "<i8", &[count, 2])?),
+        }
+        self.paths.push(rel);
+        self.left = count;
+        self.next += 1;
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        if let Some(f) = self.csv.take() {
+            let b = f.finish()?;
+            self.dir.add(b);
+        }
+        if let Some(f) = self.npy.take() {
+            let b = f.finish()?;
+            self.dir.add(b);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, dst: u64, srcs: &[u64]) -> Result<()> {
+        let mut rest = srcs;
+        while !rest.is_empty() {
+            while self.left == 0 {
+                self.open_next()?;
+            }
+            let take = (self.left as usize).min(rest.len());
+            let (now, later) = rest.split_at(take);
+            self.line.clear();
+            for &s in now {
+                match self.format {
+                    EdgeFormat::Csv => {
+                        push_decimal(&mut self.line, s);
+                        self.line.push(b' ');
+                        push_decimal(&mut self.line, dst);
+                        self.line.push(b'\n');
+                    }
+                    EdgeFormat::Numpy => {
+                        self.line.extend_from_slice(&(s as i64).to_le_bytes());
+                        self.line.extend_from_slice(&(dst as i64).to_le_bytes());
+                    }
+                }
+            }
+            if let Some(f) = self.csv.as_mut() {
+                f.write(&self.line)?;
+            }
+            if let Some(f) = self.npy.as_mut() {
+                f.write(&self.line)?;
+            }
+            self.left -= take as u64;
+            rest = later;
+        }
+        Ok(())
+    }
+
+    /// Closes the last chunk and writes the empty ones after it.
+    fn finish(mut self) -> Result<Vec<String>> {
+        while self.next < self.counts.len() {
+            self.open_next()?;
+        }
+        self.close()?;
+        Ok(self.paths)
+    }
+}
+
+fn chunk_spec(format: Value, paths: Vec<String>) -> Value {
+    json!({ "format": format, "data": paths })
+}
+
+/// Exports a store to DGL's chunked graph format; see the module docs.
+pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
+    if opts.chunks == 0 {
+        return Err(Error::invalid_argument("--chunks must be at least 1"));
+    }
+    let store = Store::open(&opts.store)?;
+    let src = Source::new(&store, opts.options.memory)?;
+    let (n, e) = (store.num_nodes(), store.num_edges());
+    let quiet = opts.options.quiet;
+    let node_counts = split_even(n, opts.chunks);
+    let edge_counts = split_even(e, opts.chunks);
+    let descr = feature_descr(store.dtype(), opts.options.keep_f16);
+    let mut dir = ExportDir::create(&opts.out)?;
+    let mut report = ExportReport {
+        nodes: n,
+        edges: e,
+        store_bytes: store_bytes(&store),
+        feature_descr: descr,
+        ..ExportReport::default()
+    };
+
+    // Edges.
+    let started = Instant::now();
+    dir.mkdir("edge_index")?;
+    let mut check = EdgeCheck::default();
+    let edge_paths = {
+        let mut chunks = EdgeChunks {
+            dir: &mut dir,
+            format: opts.edge_format,
+            counts: edge_counts.clone(),
+            next: 0,
+            left: 0,
+            csv: None,
+            npy: None,
+            line: Vec::new(),
+            paths: Vec::new(),
+        };
+        let b = bar(n, "edges", quiet);
+        src.in_lists(&mut |dst, srcs| {
+            check.add(dst, srcs);
+            if dst % 4096 == 0 {
+                b.set_position(dst);
+            }
+            chunks.push(dst, srcs)
+        })?;
+        b.finish_and_clear();
+        chunks.finish()?
+    };
+    report.duplicate_edges = check.duplicates;
+    report.self_loops = check.self_loops;
+    report.phases.push(("edges", started.elapsed()));
+
+    // Node data, chunk by chunk.
+    let started = Instant::now();
+    let node_dir = format!("node_data/{NODE_TYPE}");
+    dir.mkdir(&node_dir)?;
+    let labels = src.table(FileKind::Labels)?;
+    let orig = src.table(FileKind::OriginalIds)?;
+    let mut splits = src.split_cursors()?;
+    let dim = u64::from(store.feature_dim());
+    let mut keys: Vec<(&str, Vec<String>)> = vec![("feat", Vec::new())];
+    if labels.is_some() {
+        keys.push(("label", Vec::new()));
+    }
+    if splits.is_some() {
+        keys.extend(MASK_KEYS.iter().map(|k| (*k, Vec::new())));
+    }
+    if orig.is_some() {
+        keys.push((ORIG_ID_KEY, Vec::new()));
+    }
+    let b = bar(n, "features", quiet);
+    let mut first = 0u64;
+    for (i, &count) in node_counts.iter().enumerate() {
+        for (key, paths) in keys.iter_mut() {
+            let rel = format!("{node_dir}/{key}-{i}.npy");
+            let (dtype, shape): (&'static str, Vec<u64>) = match *key {
+                "feat" => (descr, vec![count, dim]),
+                k if MASK_KEYS.contains(&k) => ("|b1", vec![count]),
+                _ => ("<i8", vec![count]),
+            };
+            let mut npy = dir.npy(&rel, dtype, &shape)?;
+            match *key {
+                "feat" => write_features(&src, &mut npy, first, count, descr, &b)?,
+                "label" => {
+                    if let Some(t) = &labels {
+                        write_labels(t, &mut npy, first, count)?;
+                    }
+                }
+                ORIG_ID_KEY => {
+                    if let Some(t) = &orig {
+                        write_orig_ids(t, &mut npy, first, count)?;
+                    }
+                }
+                k => {
+                    let which = MASK_KEYS.iter().position(|m| *m == k).unwrap_or(0);
+                    if let Some(c) = splits.as_mut().and_then(|s| s.get_mut(which)) {
+                        write_mask(c, &mut npy, first, count, src.block_bytes())?;
+                    }
+                }
+            }
+            let bytes = npy.finish()?;
+            dir.add(bytes);
+            paths.push(rel);
+        }
+        first += count;
+    }
+    b.finish_and_clear();
+    report.phases.push(("node data", started.elapsed()));
+
+    // Metadata, last.
+    let edge_format = match opts.edge_format {
+        EdgeFormat::Csv => json!({ "name": "csv", "delimiter": " " }),
+        EdgeFormat::Numpy => json!({ "name": "numpy" }),
+    };
+    let mut node_data = serde_json::Map::new();
+    for (key, paths) in keys {
+        node_data.insert(
+            key.to_string(),
+            chunk_spec(json!({ "name": "numpy" }), paths),
+        );
+    }
+    let meta = json!({
+        "graph_name": export_name(&store, opts.graph_name.as_deref()),
+        "node_type": [NODE_TYPE],
+        "num_nodes_per_chunk": [node_counts],
+        "edge_type": [EDGE_TYPE],
+        "num_edges_per_chunk": [edge_counts],
+        "edges": { EDGE_TYPE: chunk_spec(edge_format, edge_paths) },
+        "node_data": { NODE_TYPE: Value::Object(node_data) },
+        "edge_data": {},
+    });
+    let text = serde_json::to_string_pretty(&meta)
+        .map_err(|e| Error::invalid_argument(format!("metadata.json: {e}")))?;
+    let mut f = dir.file("metadata.json")?;
+    f.write(text.as_bytes())?;
+    f.write(b"\n")?;
+    let bytes = f.finish()?;
+    dir.add(bytes);
+    report.files = dir.files();
+    report.bytes_written = dir.bytes();
+    let path = dir.commit()?;
+    report.reimport = reimport_command(&store, &path, descr);
+    report.path = path;
+    Ok(report)
+}
+
+/// The `ginex-import dgl` command that rebuilds the store from the export.
+fn reimport_command(store: &Store, out: &std::path::Path, descr: &str) -> String {
+    let mut cmd = format!("ginex-import dgl {}", out.join("metadata.json").display());
+    if store.dtype().name() != "f32" || descr != "<f4" {
+        cmd.push_str(&format!(" --dtype {}", store.dtype().name()));
+    }
+    if store.manifest().file(FileKind::Labels).is_some() {
+        cmd.push_str(&format!(" --num-classes {}", store.num_classes()));
+    }
+    cmd.push_str(" --out STORE");
+    cmd
+}

@@ -1,0 +1,292 @@
+//! Writers of other systems' formats, for users who move on from one
+//! machine: DGL's chunked graph format, the input of DistDGL's distributed
+//! partition pipeline ([`dgl`]), and GraphBolt's on-disk dataset
+//! ([`graphbolt`]). Exporters read a store and never change it.
+//!
+//! Both stream: feature rows, neighbor lists and the per-node tables are
+//! read in blocks sized from the `--memory` budget ([`source::Source`]),
+//! so resident memory is the store's `indptr` plus a few blocks. The output
+//! is written into a staging directory beside `--out` and renamed into
+//! place at the end ([`sink::ExportDir`]): a failure leaves nothing at
+//! `--out`, and an existing `--out` is refused. Every file goes through the
+//! storage seam (`io::space`).
+//!
+//! Both exports re-import to a byte-identical store (`ginex-import dgl`,
+//! `ginex-import files`; the command is in [`ExportReport::reimport`]).
+//! The mapping of ginex's tables to the two formats is in
+//! `format/export.md`.
+
+pub mod dgl;
+pub mod graphbolt;
+pub mod sink;
+pub mod source;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::format::pages::Dtype;
+use crate::import::pipeline::progress;
+use sink::NpyOut;
+use source::{IdCursor, Source, Table};
+
+/// Options every exporter takes.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// Memory budget in bytes (the store's indptr plus the stream buffers).
+    pub memory: u64,
+    /// Write f16 features as `<f2` instead of widening them to `<f4`.
+    pub keep_f16: bool,
+    /// No progress bars.
+    pub quiet: bool,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            memory: 2 << 30,
+            keep_f16: false,
+            quiet: true,
+        }
+    }
+}
+
+/// How edge lists are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeFormat {
+    /// Text, one `src<delimiter>dst` pair per line.
+    Csv,
+    /// `.npy` of `int64`.
+    Numpy,
+}
+
+impl EdgeFormat {
+    /// Parses `csv` or `numpy`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "csv" => Ok(EdgeFormat::Csv),
+            "numpy" | "npy" => Ok(EdgeFormat::Numpy),
+            other => Err(Error::invalid_argument(format!(
+                "edge format {other:?}: expected csv or numpy"
+            ))),
+        }
+    }
+
+    /// The format's name in the metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            EdgeFormat::Csv => "csv",
+            EdgeFormat::Numpy => "numpy",
+        }
+    }
+}
+
+/// What an export did.
+#[derive(Debug, Clone, Default)]
+pub struct ExportReport {
+    /// The directory written.
+    pub path: PathBuf,
+    /// Nodes.
+    pub nodes: u64,
+    /// Edges written.
+    pub edges: u64,
+    /// Edges that repeat the previous edge of the same (src, dst).
+    pub duplicate_edges: u64,
+    /// Edges from a node to itself.
+    pub self_loops: u64,
+    /// Files written.
+    pub files: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Bytes of the store's files (what the export reads).
+    pub store_bytes: u64,
+    /// The numpy dtype of the exported features.
+    pub feature_descr: &'static str,
+    /// The `ginex-import` command that rebuilds the same store.
+    pub reimport: String,
+    /// Wall time per phase.
+    pub phases: Vec<(&'static str, Duration)>,
+}
+
+impl ExportReport {
+    /// The note on duplicates and self-loops (DistDGL's partitioners
+    /// need none).
+    pub fn edge_note(&self) -> String {
+        if self.duplicate_edges == 0 && self.self_loops == 0 {
+            "no duplicate edges, no self-loops".into()
+        } else {
+            format!(
+                "WARNING: {} duplicate edges and {} self-loops; DistDGL's partitioners (ParMETIS, dispatch_data.py) expect none: re-import with --dedup --remove-self-loops before exporting",
+                self.duplicate_edges, self.self_loops
+            )
+        }
+    }
+}
+
+/// Bytes of every file of the store (its manifest's list plus the manifest).
+pub fn store_bytes(store: &crate::store::Store) -> u64 {
+    let m = store.manifest();
+    let manifest_path = store.dir().join(crate::format::manifest::store_file_name(
+        crate::format::header::FileKind::Manifest,
+    ));
+    let manifest = std::fs::metadata(manifest_path)
+        .map(|m| m.len())
+        .unwrap_or(0);
+    m.files.iter().map(|f| f.len).sum::<u64>() + manifest
+}
+
+/// `total` split into `parts` near-equal counts (the first ones larger).
+pub fn split_even(total: u64, parts: u64) -> Vec<u64> {
+    let parts = parts.max(1);
+    (0..parts)
+        .map(|i| total / parts + u64::from(i < total % parts))
+        .collect()
+}
+
+/// The numpy dtype features are exported in: the store dtype, with f16
+/// widened to `<f4` unless `keep_f16`, and bf16 (which numpy lacks)
+/// always widened.
+pub fn feature_descr(dtype: Dtype, keep_f16: bool) -> &'static str {
+    match dtype {
+        Dtype::F16 if keep_f16 => "<f2",
+        _ => "<f4",
+    }
+}
+
+/// Counts duplicate edges and self-loops in sorted in-neighbor lists.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EdgeCheck {
+    /// Repeats of an edge.
+    pub duplicates: u64,
+    /// `v -> v` edges.
+    pub self_loops: u64,
+}
+
+impl EdgeCheck {
+    /// Adds the list of `dst` (sorted).
+    pub fn add(&mut self, dst: u64, srcs: &[u64]) {
+        for (i, &s) in srcs.iter().enumerate() {
+            if s == dst {
+                self.self_loops += 1;
+            }
+            if i > 0 && srcs.get(i - 1) == Some(&s) {
+                self.duplicates += 1;
+            }
+        }
+    }
+}
+
+/// Streams the feature rows `first..first + count` into `npy` as `descr`.
+pub fn write_features(
+    src: &Source,
+    npy: &mut NpyOut,
+    first: u64,
+    count: u64,
+    descr: &str,
+    bar: &indicatif::ProgressBar,
+) -> Result<()> {
+    let dtype = src.store().dtype();
+    let same = descr == "<f4" && dtype == Dtype::F32 || descr == "<f2" && dtype == Dtype::F16;
+    let per = src.rows_per_block();
+    let (mut pages, mut raw, mut values, mut wide) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut row = first;
+    while row < first + count {
+        let k = per.min(first + count - row);
+        raw.clear();
+        src.feature_rows(row, k, &mut pages, &mut raw)?;
+        if same {
+            npy.write(&raw)?;
+        } else {
+            values.resize(raw.len() / dtype.size(), 0f32);
+            dtype.decode_to_f32(&raw, &mut values);
+            wide.clear();
+            wide.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+            npy.write(&wide)?;
+        }
+        row += k;
+        bar.inc(k);
+    }
+    Ok(())
+}
+
+/// Streams labels `first..first + count` into `npy` as `<i8` (-1 = missing).
+pub fn write_labels(labels: &Table, npy: &mut NpyOut, first: u64, count: u64) -> Result<()> {
+    let per = labels.per_block(8);
+    let (mut raw, mut vals, mut out) = (Vec::new(), Vec::new(), Vec::new());
+    let mut at = first;
+    while at < first + count {
+        let k = per.min(first + count - at);
+        vals.clear();
+        labels.i32s(at, k, &mut raw, &mut vals)?;
+        out.clear();
+        out.extend(vals.iter().flat_map(|&l| i64::from(l).to_le_bytes()));
+        npy.write(&out)?;
+        at += k;
+    }
+    Ok(())
+}
+
+/// Streams original ids `first..first + count` into `npy` as `<i8`.
+pub fn write_orig_ids(ids: &Table, npy: &mut NpyOut, first: u64, count: u64) -> Result<()> {
+    let per = ids.per_block(8);
+    let (mut raw, mut vals, mut out) = (Vec::new(), Vec::new(), Vec::new());
+    let mut at = first;
+    while at < first + count {
+        let k = per.min(first + count - at);
+        vals.clear();
+        ids.u64s(at, k, &mut raw, &mut vals)?;
+        out.clear();
+        for (i, &v) in vals.iter().enumerate() {
+            let v = i64::try_from(v).map_err(|_| {
+                Error::invalid_argument(format!(
+                    "{}: original id {v} of node {} does not fit the int64 that DGL and GraphBolt use",
+                    ids.path().display(),
+                    at + i as u64
+                ))
+            })?;
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        npy.write(&out)?;
+        at += k;
+    }
+    Ok(())
+}
+
+/// Streams the membership of nodes `first..first + count` in a split as a
+/// `|b1` mask into `npy`.
+pub fn write_mask(
+    ids: &mut IdCursor,
+    npy: &mut NpyOut,
+    first: u64,
+    count: u64,
+    per: u64,
+) -> Result<()> {
+    let mut mask = Vec::new();
+    let mut at = first;
+    while at < first + count {
+        let k = per.min(first + count - at);
+        mask.clear();
+        mask.resize(k as usize, 0u8);
+        ids.fill_mask(at, &mut mask)?;
+        npy.write(&mask)?;
+        at += k;
+    }
+    Ok(())
+}
+
+/// A progress bar over `total` units (hidden when `quiet`).
+pub fn bar(total: u64, what: &str, quiet: bool) -> indicatif::ProgressBar {
+    progress(total, what, quiet)
+}
+
+/// The name of the export (`graph_name`, `dataset_name`): `name` or the
+/// store directory's name.
+pub fn export_name(store: &crate::store::Store, name: Option<&str>) -> String {
+    name.map(str::to_string).unwrap_or_else(|| {
+        std::fs::canonicalize(store.dir())
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "graph".into())
+    })
+}
