@@ -36,7 +36,9 @@ pub struct EpochArgs {
 pub struct DataArgs {
     /// The store.
     pub store: PathBuf,
-    /// Feature-cache policy: ginex, degree, presc, lru, mmap, none.
+    /// Feature-cache policy: ginex, degree, presc, lru, mmap, none. Every
+    /// policy but mmap checks the page CRC of every feature read; mmap (the
+    /// PyG+ baseline) reads through the page cache and checks nothing.
     #[arg(long, default_value = "ginex")]
     pub policy: String,
     /// Feature-cache size (rows = bytes / row bytes).
@@ -119,6 +121,7 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
         "changeset_every": config.changeset_every, "seed": config.seed, "epoch": config.epoch,
         "presc_rounds": config.presc_rounds, "workers": config.workers,
     });
+    v["crc_checked"] = json!(config.policy != Policy::Mmap);
     v["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});
     v["machine"] = json!(machine_description());
     v["peak_rss_bytes"] = json!(peak_rss_bytes());
@@ -144,6 +147,9 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         config.policy.name(),
         config.feature_cache_rows
     );
+    if config.policy == Policy::Mmap {
+        eprintln!("  checksums: NOT checked (mmap reads pages without their CRCs)");
+    }
     eprintln!("  {:<16} {:>9}", "stage", "seconds");
     for (name, d) in [
         ("sample", r.sample),
