@@ -67,7 +67,10 @@ fn ogb_dir(root: &Path) -> PathBuf {
     let d = root.join("ogbn_arxiv");
     std::fs::create_dir_all(d.join("raw")).unwrap();
     std::fs::create_dir_all(d.join("split/time")).unwrap();
-    gz(&d.join("raw/edge.csv.gz"), b"0,1\n1,2\n2,0\n3,4\n4,5\n5,3\n0,5\n");
+    gz(
+        &d.join("raw/edge.csv.gz"),
+        b"0,1\n1,2\n2,0\n3,4\n4,5\n5,3\n0,5\n",
+    );
     gz(&d.join("raw/num-node-list.csv.gz"), b"6\n");
     gz(&d.join("raw/num-edge-list.csv.gz"), b"7\n");
     gz(&d.join("split/time/train.csv.gz"), b"0\n1\n2\n");
@@ -226,15 +229,25 @@ fn dgl_counts_that_overflow_are_refused() {
     run_import(&["dgl", p(&meta), "--quiet", "--out", p(&out)]).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
     for (from, to, key) in [
-        ("[[3]]", "[[18446744073709551615, 7]]", "num_nodes_per_chunk"),
-        ("[[3, 0]]", "[[18446744073709551615, 7]]", "num_edges_per_chunk"),
+        (
+            "[[3]]",
+            "[[18446744073709551615, 7]]",
+            "num_nodes_per_chunk",
+        ),
+        (
+            "[[3, 0]]",
+            "[[18446744073709551615, 7]]",
+            "num_edges_per_chunk",
+        ),
     ] {
         assert!(DGL_META.contains(from), "{from}");
         std::fs::write(&meta, DGL_META.replacen(from, to, 1)).unwrap();
         refused(
             &["dgl", p(&meta), "--quiet", "--out", p(&out)],
             &out,
-            &[&format!("metadata.json: {key}: the counts overflow 2^64 - 1")],
+            &[&format!(
+                "metadata.json: {key}: the counts overflow 2^64 - 1"
+            )],
         );
     }
 }
@@ -256,7 +269,10 @@ fn inputs_that_change_or_lie_are_refused() {
     let mut cut = false;
     let err = edges_from(&input, &mut |_, _, _| {
         if !cut {
-            let f = std::fs::OpenOptions::new().write(true).open(&edges).unwrap();
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&edges)
+                .unwrap();
             f.set_len(100).unwrap();
             cut = true;
         }
@@ -410,7 +426,8 @@ fn misleading_messages_say_what_is_wrong() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());
     assert!(
-        stderr.contains("shorter than the 64-byte common header") && !stderr.contains("fill whole buffer"),
+        stderr.contains("shorter than the 64-byte common header")
+            && !stderr.contains("fill whole buffer"),
         "{stderr}"
     );
 }
@@ -424,13 +441,31 @@ fn dump_shows_single_files_and_mmap_says_it_checks_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
     run_ginex(&[
-        "gen", "--quiet", "--nodes", "2000", "--avg-degree", "8", "--dim", "8", "--classes",
-        "4", "--seed", "3", "--out", p(&store),
+        "gen",
+        "--quiet",
+        "--nodes",
+        "2000",
+        "--avg-degree",
+        "8",
+        "--dim",
+        "8",
+        "--classes",
+        "4",
+        "--seed",
+        "3",
+        "--out",
+        p(&store),
     ])
     .unwrap();
     let cache = dir.path().join("n.ncache");
     run_ginex(&[
-        "cache", "build", p(&store), "--budget", "16KiB", "--out", p(&cache),
+        "cache",
+        "build",
+        p(&store),
+        "--budget",
+        "16KiB",
+        "--out",
+        p(&cache),
     ])
     .unwrap();
     let dump = |f: &Path| {
@@ -451,8 +486,17 @@ fn dump_shows_single_files_and_mmap_says_it_checks_nothing() {
     let runs = dir.path().join("runs");
     let report = dir.path().join("mmap.json");
     run_ginex(&[
-        "epoch", p(&store), "--policy", "ginex", "--batch-size", "100", "--max-batches", "3",
-        "--run-dir", p(&runs), "--keep-runs",
+        "epoch",
+        p(&store),
+        "--policy",
+        "ginex",
+        "--batch-size",
+        "100",
+        "--max-batches",
+        "3",
+        "--run-dir",
+        p(&runs),
+        "--keep-runs",
     ])
     .unwrap();
     let mut run_files = Vec::new();
@@ -462,7 +506,12 @@ fn dump_shows_single_files_and_mmap_says_it_checks_nothing() {
             let path = e.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.file_name().unwrap().to_string_lossy().starts_with("sb-") {
+            } else if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sb-")
+            {
                 run_files.push(path);
             }
         }
@@ -473,8 +522,22 @@ fn dump_shows_single_files_and_mmap_says_it_checks_nothing() {
     assert!(!text.contains("not a ginex store"), "{text}");
 
     let output = Command::new(env!("CARGO_BIN_EXE_ginex"))
-        .args(["epoch", p(&store), "--policy", "mmap", "--batch-size", "100"])
-        .args(["--max-batches", "3", "--run-dir", p(&runs), "--report", p(&report)])
+        .args([
+            "epoch",
+            p(&store),
+            "--policy",
+            "mmap",
+            "--batch-size",
+            "100",
+        ])
+        .args([
+            "--max-batches",
+            "3",
+            "--run-dir",
+            p(&runs),
+            "--report",
+            p(&report),
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -493,5 +556,8 @@ fn dump_shows_single_files_and_mmap_says_it_checks_nothing() {
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
-    assert!(help.contains("mmap (the PyG+ baseline)") && help.contains("checks nothing"), "{help}");
+    assert!(
+        help.contains("mmap (the PyG+ baseline)") && help.contains("checks nothing"),
+        "{help}"
+    );
 }

@@ -75,7 +75,10 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
             "--out",
             p(&out),
         ],
-        &["(1000000000000 nodes × 4 bytes", "free; nothing was written"],
+        &[
+            "(1000000000000 nodes × 4 bytes",
+            "free; nothing was written",
+        ],
     );
     let ogb = dir.path().join("ogbn_x");
     std::fs::create_dir_all(ogb.join("raw")).unwrap();

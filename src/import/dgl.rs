@@ -167,7 +167,9 @@ fn checked_sum(meta: &Meta, key: &str, counts: impl IntoIterator<Item = u64>) ->
         a.checked_add(c).ok_or_else(|| {
             meta.err(
                 key,
-                format!("the counts overflow 2^64 - 1 (adding {c} to {a}); the metadata is corrupt"),
+                format!(
+                    "the counts overflow 2^64 - 1 (adding {c} to {a}); the metadata is corrupt"
+                ),
             )
         })
     })

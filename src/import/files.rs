@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 use crate::format::tables::Splits;
 use crate::import::npy::NpyFile;
 use crate::import::pipeline::{
-    bad, check_passes, edges_from, feature_shape, features_from_npy, labels_from_npy, progress, random_split,
-    read_ids, Build, CommonOptions, EdgeInput, ImportReport,
+    bad, check_passes, edges_from, feature_shape, features_from_npy, labels_from_npy, progress,
+    random_split, read_ids, Build, CommonOptions, EdgeInput, ImportReport,
 };
 use crate::import::remap::{IdCollector, IdMap};
 

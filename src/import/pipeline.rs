@@ -231,7 +231,9 @@ struct FileStamp {
 
 impl FileStamp {
     fn of(path: &Path) -> Option<FileStamp> {
-        let m = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file)?;
+        let m = std::fs::metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)?;
         Some(FileStamp {
             len: m.len(),
             modified: m.modified().ok(),

@@ -206,7 +206,8 @@ impl TextEdges {
             };
             if mixed {
                 return Err(self.bad(format!(
-                    "{text:?} mixes delimiters; the file's first data line uses `{}`",
+                    "{} mixes delimiters; the file's first data line uses `{}`",
+                    preview(text),
                     sep(delimiter)
                 )));
             }
@@ -244,18 +245,25 @@ impl TextEdges {
                 }
                 [_] => {
                     return Err(self.bad(format!(
-                        "{text:?} has one field; expected `src{}dst`",
+                        "{} has one field; expected `src{}dst`",
+                        preview(text),
                         sep(delimiter)
                     )))
                 }
                 _ if parsed.len() > 3 => {
                     return Err(self.bad(format!(
-                        "{text:?} has {} fields; expected `src{}dst`",
+                        "{} has {} fields; expected `src{}dst`",
+                        preview(text),
                         parsed.len(),
                         sep(delimiter)
                     )))
                 }
-                _ => return Err(self.bad(format!("{text:?}: node ids must be integers"))),
+                _ => {
+                    return Err(self.bad(format!(
+                        "{}: node ids must be integers",
+                        preview(text)
+                    )))
+                }
             }
         }
     }
@@ -308,7 +316,11 @@ fn plain_int(s: &[u8]) -> Option<i128> {
 /// `text` quoted, cut to 80 characters for messages.
 fn preview(text: &str) -> String {
     match text.char_indices().nth(80) {
-        Some((cut, _)) => format!("{:?}… ({} bytes)", text.get(..cut).unwrap_or_default(), text.len()),
+        Some((cut, _)) => format!(
+            "{:?}… ({} bytes)",
+            text.get(..cut).unwrap_or_default(),
+            text.len()
+        ),
         None => format!("{text:?}"),
     }
 }
@@ -417,7 +429,10 @@ impl Lines {
             }
             // Re-borrow the trimmed range of the buffer.
             let start = text.as_ptr() as usize - self.buf.as_ptr() as usize;
-            return Ok(std::str::from_utf8(self.buf.get(start..start + text.len()).unwrap_or_default()).ok());
+            return Ok(std::str::from_utf8(
+                self.buf.get(start..start + text.len()).unwrap_or_default(),
+            )
+            .ok());
         }
     }
 }
@@ -459,7 +474,7 @@ impl IdLines {
                     header_skipped = true;
                 }
                 Err(_) => {
-                    let msg = format!("{text:?} is not an integer id (one id per line)");
+                    let msg = format!("{} is not an integer id (one id per line)", preview(text));
                     return Err(self.lines.bad(msg));
                 }
             }
@@ -512,7 +527,7 @@ impl FloatRows {
             out.push(v);
         }
         if let Some(f) = bad_field {
-            return Err(self.lines.bad(format!("{f:?} is not a number")));
+            return Err(self.lines.bad(format!("{} is not a number", preview(&f))));
         }
         let width = out.len() - before;
         match self.width {
@@ -645,7 +660,8 @@ mod tests {
         for which in ["edges", "lines"] {
             let taken = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
             let src = Counting {
-                inner: std::io::Cursor::new(b"0 1\n".to_vec()).chain(std::io::repeat(b'7').take(64 << 20)),
+                inner: std::io::Cursor::new(b"0 1\n".to_vec())
+                    .chain(std::io::repeat(b'7').take(64 << 20)),
                 taken: taken.clone(),
             };
             let reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(64 << 10, src));
@@ -686,7 +702,11 @@ mod tests {
             err.contains("zeros.txt.gz:1: byte 0 of the decompressed text: the line is longer"),
             "{err}"
         );
-        let err = IdLines::open(&p).unwrap().next_id().unwrap_err().to_string();
+        let err = IdLines::open(&p)
+            .unwrap()
+            .next_id()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(":1: byte 0 of the decompressed text"), "{err}");
     }
 
@@ -701,13 +721,17 @@ mod tests {
         std::fs::write(&p, "src,dst\nfrom,to\n0,1\n").unwrap();
         let err = all(&p).unwrap_err().to_string();
         assert!(
-            err.contains("h.csv:2: \"from,to\": the first data line has no integer fields (split at `,`")
-                && err.contains("line 1 was already taken as the one header line"),
+            err.contains(
+                "h.csv:2: \"from,to\": the first data line has no integer fields (split at `,`"
+            ) && err.contains("line 1 was already taken as the one header line"),
             "{err}"
         );
         let digits = "9".repeat(100);
         std::fs::write(&p, format!("{digits}\n{digits}\n")).unwrap();
         let err = all(&p).unwrap_err().to_string();
-        assert!(err.contains("h.csv:2:") && err.contains("no integer fields"), "{err}");
+        assert!(
+            err.contains("h.csv:2:") && err.contains("no integer fields"),
+            "{err}"
+        );
     }
 }

@@ -215,6 +215,9 @@ mod tests {
         assert!(free_space(&dir).unwrap() > 0);
         let gone = dir.join("ginex-no-such-dir-for-statvfs");
         let e = free_space(&gone).unwrap_err().to_string();
-        assert!(e.contains("statvfs") && e.contains("ginex-no-such-dir"), "{e}");
+        assert!(
+            e.contains("statvfs") && e.contains("ginex-no-such-dir"),
+            "{e}"
+        );
     }
 }
