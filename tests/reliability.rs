@@ -286,15 +286,45 @@ fn inputs_that_change_or_lie_are_refused() {
         "{err}"
     );
 
-    // Two passes over a stream (a FIFO): 10 edges, then 5.
+    // Two passes over a stream (a FIFO): 10 edges, then 5. The writer
+    // serves the second pass only once the first is over: the importer
+    // creates its staging directory between the passes.
     let fifo = dir.path().join("edges.fifo");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let writer = {
         let fifo = fifo.clone();
+        let parent = dir.path().to_path_buf();
         std::thread::spawn(move || {
-            for lines in [10, 5] {
-                let mut f = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let wait = || std::thread::sleep(std::time::Duration::from_millis(5));
+            for (pass, lines) in [10, 5].into_iter().enumerate() {
+                if pass == 1 {
+                    while !std::fs::read_dir(&parent).unwrap().any(|e| {
+                        e.unwrap()
+                            .file_name()
+                            .to_string_lossy()
+                            .contains("ginex-tmp")
+                    }) {
+                        if std::time::Instant::now() > deadline {
+                            return;
+                        }
+                        wait();
+                    }
+                }
+                // Non-blocking open: ENXIO until the importer opens it.
+                let mut f = loop {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    match std::fs::OpenOptions::new()
+                        .write(true)
+                        .custom_flags(libc::O_NONBLOCK)
+                        .open(&fifo)
+                    {
+                        Ok(f) => break f,
+                        Err(_) if std::time::Instant::now() < deadline => wait(),
+                        Err(_) => return,
+                    }
+                };
                 let text: String = (0..lines).map(|i| format!("{i} {}\n", i + 1)).collect();
                 let _ = f.write_all(text.as_bytes());
             }
