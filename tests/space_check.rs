@@ -58,7 +58,7 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
         &["files", "--quiet", "--edges", p(&edges), "--out", p(&out)],
         &[
             "store: the store needs at least",
-            "(5000000001 nodes × 4 bytes of f32 features, 3 edges)",
+            "for 5000000001 nodes × 4 bytes of f32 features, 3 edges, but",
             &format!("has {free} bytes (64.0 MiB) free; nothing was written"),
             "the ids are sparse: 3 edges hold at most 6 distinct ids but the largest id is 5000000000",
             "pass --remap",
@@ -76,7 +76,7 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
             p(&out),
         ],
         &[
-            "(1000000000000 nodes × 4 bytes",
+            "for 1000000000000 nodes × 4 bytes",
             "free; nothing was written",
         ],
     );
@@ -86,7 +86,10 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
     gz(&ogb.join("raw/num-node-list.csv.gz"), b"100000000000\n");
     refuse(
         &["ogb", p(&ogb), "--quiet", "--out", p(&out)],
-        &["(100000000000 nodes × 4 bytes", "free; nothing was written"],
+        &[
+            "for 100000000000 nodes × 4 bytes",
+            "free; nothing was written",
+        ],
     );
 
     // The same edges with --remap fit the same simulated disk.

@@ -1,6 +1,6 @@
 //! The `.npz` (zip) reader: end-of-central-directory search, ZIP64
 //! records, the central directory and local headers never panic on any
-//! bytes, and every member it lists lies inside the file. Each input is
+//! bytes, and every member it can read lies inside the file. Each input is
 //! written to a scratch file (the reader works on files).
 #![no_main]
 use ginex::import::npz::NpzArchive;
@@ -15,8 +15,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for m in archive.members() {
-        assert!(m.local_offset <= data.len() as u64, "{m:?}");
-        let _ = archive.member_prefix(&m.name, 256);
+        // Offsets are checked when a member is read, not when listed.
+        if archive.member_prefix(&m.name, 256).is_ok() {
+            assert!(m.local_offset < data.len() as u64, "{m:?}");
+        }
         let _ = archive.header(&m.name);
         let _ = archive.array(&m.name, &dir.join("scratch"));
     }

@@ -151,8 +151,7 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
                 edges.saturating_mul(2),
                 n - 1
             );
-            tracing::warn!("{}: {msg}", opts.edges.display());
-            note = Some(msg);
+            note = Some(msg); // a warning if the store fits, else part of the refusal
         }
         n
     };

@@ -679,6 +679,9 @@ fn check_space(
     let free = crate::io::space::free_space(&parent)?;
     let need = store_bytes(layout, n, edges, opts.undirected);
     if need.is_some_and(|b| b <= free) {
+        if let Some(note) = note {
+            tracing::warn!("{}: {note}", opts.out.display());
+        }
         return Ok(());
     }
     let need = need.map_or_else(
@@ -686,7 +689,7 @@ fn check_space(
         |b| format!("at least {b} bytes ({})", human_bytes(b)),
     );
     let mut reason = format!(
-        "the store needs {need} ({n} nodes × {} bytes of {} features{}) but {} has {free} bytes ({}) free; nothing was written",
+        "the store needs {need} for {n} nodes × {} bytes of {} features{}, but {} has {free} bytes ({}) free; nothing was written",
         layout.row_bytes(),
         opts.dtype.name(),
         if edges > 0 {
