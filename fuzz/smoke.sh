@@ -21,7 +21,8 @@ fuzz_dir="$(pwd)"
 
 seconds="${1:-10}"
 shift || true
-all_targets=(header manifest segment_table tables runtime_record ncache_list)
+all_targets=(header manifest segment_table tables runtime_record ncache_list
+  npy_header npz_directory dgl_metadata text_edges)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 case "$seconds" in '' | *[!0-9]*)
   echo "usage: fuzz/smoke.sh [SECONDS_PER_TARGET] [TARGET...]" >&2
@@ -98,6 +99,38 @@ for fixture in ../tests/fixtures/v1-*; do
   done
 done
 printf 'GXRC' >"$corpus_root/runtime_record/magic"
+
+# Import decoders (issue 14): a .npy header, .npz archives (when `zip` is
+# installed), a DGL metadata document and text edge lists.
+npy_seed() { # descr shape data-bytes...
+  local dict
+  dict="$(printf "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" "$1" "$2")"
+  printf '\x93NUMPY\x01\x00'
+  byte 118
+  byte 0
+  printf '%-117s\n' "$dict"
+}
+npy_seed '<f4' '(3, 2)' >"$corpus_root/npy_header/f4"
+npy_seed '<i8' '(2, 7)' >"$corpus_root/npy_header/i8"
+npy_seed '|b1' '(6,)' >"$corpus_root/npy_header/b1"
+if command -v zip >/dev/null; then
+  zdir="$(mktemp -d)"
+  { npy_seed '<i8' '(2, 1)'; printf '\0\0\0\0\0\0\0\0\1\0\0\0\0\0\0\0'; } >"$zdir/edge_index.npy"
+  npy_seed '<f4' '(0,)' >"$zdir/node_feat.npy"
+  (cd "$zdir" && zip -q -X -0 stored.npz edge_index.npy node_feat.npy &&
+    zip -q -X -9 deflated.npz edge_index.npy node_feat.npy)
+  cp "$zdir/stored.npz" "$zdir/deflated.npz" "$corpus_root/npz_directory/"
+  rm -rf "$zdir"
+fi
+cat >"$corpus_root/dgl_metadata/small.json" <<'JSON'
+{"graph_name": "g", "node_type": ["n"], "num_nodes_per_chunk": [[3]],
+ "edge_type": ["n:e:n"], "num_edges_per_chunk": [[1]],
+ "edges": {"n:e:n": {"format": {"name": "csv", "delimiter": " "}, "data": ["metadata.json"]}},
+ "node_data": {"n": {"feat": {"format": {"name": "numpy"}, "data": ["metadata.json"]}}}}
+JSON
+printf 'src,dst\n0,1\n1,2\n' >"$corpus_root/text_edges/csv"
+printf '\xef\xbb\xbf# comment\n%% mm\n0\t1\t0.5\r\n2\t3\n' >"$corpus_root/text_edges/tsv"
+printf '\x41src dst\n-1 2\n99999999999999999999999999999999999999 1\n' >"$corpus_root/text_edges/fixed"
 
 # ---- run
 failed=()

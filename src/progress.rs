@@ -7,6 +7,7 @@
 //! much as `tracing` routes log events to a subscriber. Code that reports
 //! asks for a [`Bar`] per phase and moves it forward.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// Shows phases of work; installed once per process with [`install`].
@@ -34,24 +35,33 @@ pub fn install(sink: Box<dyn ProgressSink>) -> bool {
 
 /// The progress of one phase; shows nothing when `quiet` or when no sink is
 /// installed.
-pub struct Bar(Option<Box<dyn PhaseProgress>>);
+pub struct Bar(Option<Box<dyn PhaseProgress>>, AtomicU64);
 
 impl Bar {
     /// A bar for `total` units of `what` (0: a counter without a bar).
     pub fn new(total: u64, what: &str, quiet: bool) -> Bar {
         match SINK.get() {
-            Some(sink) if !quiet => Bar(Some(sink.phase(what, total))),
-            _ => Bar(None),
+            Some(sink) if !quiet => Bar(Some(sink.phase(what, total)), AtomicU64::new(0)),
+            _ => Bar::hidden(),
         }
     }
 
     /// A bar that shows nothing.
     pub fn hidden() -> Bar {
-        Bar(None)
+        Bar(None, AtomicU64::new(0))
     }
 
     /// `pos` units are done.
     pub fn set_position(&self, pos: u64) {
+        self.1.store(pos, Ordering::Relaxed);
+        if let Some(p) = &self.0 {
+            p.set_position(pos);
+        }
+    }
+
+    /// `n` more units are done.
+    pub fn inc(&self, n: u64) {
+        let pos = self.1.fetch_add(n, Ordering::Relaxed) + n;
         if let Some(p) = &self.0 {
             p.set_position(pos);
         }

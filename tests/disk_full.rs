@@ -62,9 +62,12 @@ fn full_disk_at_any_point_leaves_nothing() {
     assert!(total > 1 << 20, "the import wrote only {total} bytes");
 
     let mut failed_files = std::collections::BTreeSet::new();
-    for (i, fraction) in [0.0, 0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.9999]
-        .into_iter()
-        .enumerate()
+    let mut refused_up_front = 0;
+    for (i, fraction) in [
+        0.0, 0.02, 0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.9999,
+    ]
+    .into_iter()
+    .enumerate()
     {
         let out = dir.path().join(format!("t{i}"));
         let space = (total as f64 * fraction) as u64;
@@ -72,8 +75,21 @@ fn full_disk_at_any_point_leaves_nothing() {
         let err = import_files(&files_import(&raw, &out)).expect_err(&format!(
             "import succeeded with {space} of {total} bytes free"
         ));
+        let written = bytes_written();
         simulate_disk_space(None);
         let msg = err.to_string();
+        // Less space than the store itself needs: refused before writing
+        // (the size check reads the same simulated disk).
+        if msg.contains("nothing was written") {
+            assert!(
+                msg.contains(&format!("has {space} bytes")),
+                "{space} of {total} bytes: {msg}"
+            );
+            assert_eq!(written, 0, "{space} of {total} bytes: wrote {written}");
+            assert!(!out.exists());
+            refused_up_front += 1;
+            continue;
+        }
         assert!(
             msg.contains("No space left on device"),
             "{space} of {total} bytes: {msg}"
@@ -93,7 +109,11 @@ fn full_disk_at_any_point_leaves_nothing() {
             "{space} bytes free: staging left behind"
         );
     }
-    eprintln!("{total} bytes per import; out of space while writing {failed_files:?}");
+    eprintln!("{total} bytes per import; {refused_up_front} budgets refused up front; out of space while writing {failed_files:?}");
+    assert!(
+        refused_up_front >= 1,
+        "no budget was refused by the up-front size check"
+    );
     // The budgets landed in different phases (spill, CSC, features, ...).
     assert!(
         failed_files.len() >= 4,

@@ -895,6 +895,7 @@ fn ogb_catalog_rows() {
     gz(&d.join("raw/edge.csv.gz"), "0,1\n1,6\n");
     fail(&["edge.csv.gz:2", "6 is not a node id in 0..6"]);
     gz(&d.join("raw/edge.csv.gz"), "0,1\n1,2\n");
+    gz(&d.join("raw/num-edge-list.csv.gz"), "2\n");
     gz(
         &d.join("raw/node-label.csv.gz"),
         "0,1\n1,0\n1,1\n0,0\n1,0\n0,1\n",

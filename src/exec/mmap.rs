@@ -11,6 +11,10 @@ use crate::format::PAGE_SIZE;
 use crate::sample::source::NeighborSource;
 use crate::store::Store;
 
+/// What `--policy mmap` does not do, said once per run (a warning), in the
+/// epoch report and in `--help`.
+pub const MMAP_UNCHECKED: &str = "--policy mmap reads features and indices through the page cache without checking their CRCs (the fair PyG+ baseline): a damaged store gives wrong data silently; check it first with `ginex-dump --verify STORE`";
+
 /// Memory-mapped features and indices of a store.
 pub struct MmapStore<'a> {
     store: &'a Store,
@@ -30,6 +34,7 @@ fn map(store: &Store, kind: FileKind) -> Result<Mmap> {
 impl<'a> MmapStore<'a> {
     /// Maps `store`'s feature and indices files.
     pub fn open(store: &'a Store) -> Result<Self> {
+        tracing::warn!("{MMAP_UNCHECKED}");
         Ok(MmapStore {
             store,
             features: map(store, FileKind::FeaturePages)?,

@@ -27,6 +27,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::format::pages::Dtype;
 use crate::import::pipeline::progress;
+use crate::progress::Bar;
 use sink::NpyOut;
 use source::{IdCursor, Source, Table};
 
@@ -183,7 +184,7 @@ pub fn write_features(
     first: u64,
     count: u64,
     descr: &str,
-    bar: &indicatif::ProgressBar,
+    bar: &Bar,
 ) -> Result<()> {
     let dtype = src.store().dtype();
     let same = descr == "<f4" && dtype == Dtype::F32 || descr == "<f2" && dtype == Dtype::F16;
@@ -276,7 +277,7 @@ pub fn write_mask(
 }
 
 /// A progress bar over `total` units (hidden when `quiet`).
-pub fn bar(total: u64, what: &str, quiet: bool) -> indicatif::ProgressBar {
+pub fn bar(total: u64, what: &str, quiet: bool) -> Bar {
     progress(total, what, quiet)
 }
 

@@ -136,6 +136,53 @@ impl Meta<'_> {
     }
 }
 
+/// The largest `metadata.json` read (4 MiB; real ones are a few KiB even
+/// for thousands of chunks).
+pub const MAX_METADATA: u64 = 4 << 20;
+
+/// Reads the metadata document, refusing one longer than [`MAX_METADATA`]
+/// as soon as the bound is crossed (a stream such as `/dev/zero` is never
+/// read to its end).
+fn read_metadata(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_METADATA + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("read", path, e))?;
+    if bytes.len() as u64 > MAX_METADATA {
+        return Err(bad(
+            path,
+            None,
+            format!(
+                "byte {MAX_METADATA}: the document exceeds the {} MiB limit for DGL metadata (MAX_METADATA); is this a chunked-graph metadata.json?",
+                MAX_METADATA >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        bad(
+            path,
+            None,
+            format!("byte {}: not UTF-8 text", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+/// The sum of counts read from `key`, refusing one that overflows `u64`.
+fn checked_sum(meta: &Meta, key: &str, counts: impl IntoIterator<Item = u64>) -> Result<u64> {
+    counts.into_iter().try_fold(0u64, |a, c| {
+        a.checked_add(c).ok_or_else(|| {
+            meta.err(
+                key,
+                format!(
+                    "the counts overflow 2^64 - 1 (adding {c} to {a}); the metadata is corrupt"
+                ),
+            )
+        })
+    })
+}
+
 fn is_empty_file(p: &Path) -> bool {
     std::fs::metadata(p).map(|m| m.len() == 0).unwrap_or(false)
 }
@@ -154,7 +201,7 @@ fn rows_of(f: &NpyFile) -> u64 {
 }
 
 fn check_rows(meta: &Meta, key: &str, arrays: &[NpyFile], n: u64) -> Result<()> {
-    let total: u64 = arrays.iter().map(rows_of).sum();
+    let total = checked_sum(meta, key, arrays.iter().map(rows_of))?;
     if total != n {
         return Err(meta.err(
             key,
@@ -167,7 +214,7 @@ fn check_rows(meta: &Meta, key: &str, arrays: &[NpyFile], n: u64) -> Result<()> 
 /// Imports a DGL chunked graph; see the module docs.
 pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
     let path = opts.metadata.as_path();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    let text = read_metadata(path)?;
     let root: Value = serde_json::from_str(&text)
         .map_err(|e| bad(path, Some(e.line() as u64), format!("not valid JSON: {e}")))?;
     let meta = Meta {
@@ -187,10 +234,11 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
         .as_array()
         .and_then(|a| a.first())
         .ok_or_else(|| meta.err("num_nodes_per_chunk", "expected one list per node type"))?;
-    let n: u64 = meta
-        .u64_list(per_chunk, "num_nodes_per_chunk")?
-        .iter()
-        .sum();
+    let n = checked_sum(
+        &meta,
+        "num_nodes_per_chunk",
+        meta.u64_list(per_chunk, "num_nodes_per_chunk")?,
+    )?;
 
     let edge_types = meta.str_list(get("edge_type")?, "edge_type")?;
     let edge_counts = get("num_edges_per_chunk")?
@@ -267,8 +315,12 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
         Some(f) => feature_shape(f)?.1,
         None => 1,
     };
-    let mut build = Build::create(&opts.common, n, dim, path)?;
-    let expected: u64 = expected_counts.iter().map(|(_, c)| c).sum();
+    let expected = checked_sum(
+        &meta,
+        "num_edges_per_chunk",
+        expected_counts.iter().map(|(_, c)| *c),
+    )?;
+    let mut build = Build::create(&opts.common, n, dim, path, expected, None)?;
     // The edges, each chunk's count checked against the metadata.
     let topology = |b: &mut Build| -> Result<()> {
         let got = b.topology(&inputs, None, expected)?;
@@ -332,7 +384,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
                             .map(|(i, _)| base + first + i as u64),
                     );
                 }
-                base += rows_of(f);
+                base = checked_sum(&meta, key, [base, rows_of(f)])?;
             }
         }
     }

@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 use crate::format::tables::Splits;
 use crate::import::npy::NpyFile;
 use crate::import::pipeline::{
-    bad, edges_from, feature_shape, features_from_npy, labels_from_npy, progress, random_split,
-    read_ids, Build, CommonOptions, EdgeInput, ImportReport,
+    bad, check_passes, edges_from, feature_shape, features_from_npy, labels_from_npy, progress,
+    random_split, read_ids, Build, CommonOptions, EdgeInput, ImportReport,
 };
 use crate::import::remap::{IdCollector, IdMap};
 use crate::import::text::IdLines;
@@ -75,11 +75,12 @@ impl FilesImport {
 
 /// A first pass over the edges (before the store can be sized): every id,
 /// checked to be a non-negative integer that fits `u64`, goes to `f`.
-fn scan_ids(input: &EdgeInput, what: &str, quiet: bool, mut f: impl FnMut(u64)) -> Result<()> {
+/// Returns the number of edges read.
+fn scan_ids(input: &EdgeInput, what: &str, quiet: bool, mut f: impl FnMut(u64)) -> Result<u64> {
     let path = input.path().to_path_buf();
     let bar = progress(0, what, quiet);
     let mut seen = 0u64;
-    edges_from(input, &mut |s, d, at| {
+    let count = edges_from(input, &mut |s, d, at| {
         for v in [s, d] {
             let id = u64::try_from(v).map_err(|_| {
                 bad(
@@ -97,7 +98,7 @@ fn scan_ids(input: &EdgeInput, what: &str, quiet: bool, mut f: impl FnMut(u64)) 
         Ok(())
     })?;
     bar.finish_and_clear();
-    Ok(())
+    Ok(count)
 }
 
 /// Imports a store; see [`FilesImport`].
@@ -118,9 +119,14 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
 
     // The node count, and the id map when remapping.
     let mut map: Option<IdMap> = None;
+    // Edges counted by a first pass, and a note for a refusal on size.
+    let mut first_pass: Option<u64> = None;
+    let mut note: Option<String> = None;
     let n = if opts.remap {
         let mut c = IdCollector::new(opts.common.memory);
-        scan_ids(&input, "collect ids", opts.common.quiet, |id| c.push(id))?;
+        first_pass = Some(scan_ids(&input, "collect ids", opts.common.quiet, |id| {
+            c.push(id)
+        })?);
         let m = c.finish(opts.common.memory)?;
         let n = m.len();
         map = Some(m);
@@ -138,29 +144,47 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
         n
     } else {
         let mut max: Option<u64> = None;
-        scan_ids(&input, "find max id", opts.common.quiet, |id| {
+        let edges = scan_ids(&input, "find max id", opts.common.quiet, |id| {
             max = max.max(Some(id));
         })?;
-        match max {
+        first_pass = Some(edges);
+        let n = match max {
             None => 0,
             Some(m) => m
                 .checked_add(1)
                 .ok_or_else(|| bad(&opts.edges, None, "node ids exceed 2^64 - 1"))?,
+        };
+        // E edges have at most 2E distinct ids: far fewer than the node
+        // count means most nodes would be isolated padding.
+        if n / 4 > edges.saturating_mul(2) {
+            let msg = format!(
+                "the ids are sparse: {edges} edges hold at most {} distinct ids but the largest id is {}, so most of the {n} nodes would be isolated; pass --remap to renumber the ids 0..N",
+                edges.saturating_mul(2),
+                n - 1
+            );
+            note = Some(msg); // a warning if the store fits, else part of the refusal
         }
+        n
     };
     let dim = shape.map_or(opts.feature_dim, |(_, d)| d);
     let dim_source = opts
         .features
         .clone()
         .unwrap_or_else(|| PathBuf::from("--feature-dim"));
-    let mut build = Build::create(&opts.common, n, dim, &dim_source)?;
-
     let expected = match &input {
         EdgeInput::Array(a) => a.len() / 2,
-        EdgeInput::Text { .. } => 0,
+        EdgeInput::Text { .. } => first_pass.unwrap_or(0),
     };
+    let mut build = Build::create(&opts.common, n, dim, &dim_source, expected, note.as_deref())?;
+
     let rows = map.as_ref().map(IdMap::original_ids);
-    let topology = |b: &mut Build| b.topology(std::slice::from_ref(&input), map.as_ref(), expected);
+    let topology = |b: &mut Build| -> Result<()> {
+        let counts = b.topology(std::slice::from_ref(&input), map.as_ref(), expected)?;
+        if let (Some(first), Some(&second)) = (first_pass, counts.first()) {
+            check_passes(&opts.edges, first, second)?;
+        }
+        Ok(())
+    };
     match &feats {
         Some(f) => {
             build.overlapped(&f.path, |sink| features_from_npy(f, rows, sink), topology)?;

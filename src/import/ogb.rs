@@ -53,10 +53,15 @@ fn missing(path: &Path, what: &str) -> Error {
 
 /// The node count from `raw/num-node-list.csv.gz`.
 fn csv_node_count(path: &Path) -> Result<u64> {
+    csv_count(path, "node")
+}
+
+/// The one count (`what`: node or edge) in `raw/num-*-list.csv.gz`.
+fn csv_count(path: &Path, what: &str) -> Result<u64> {
     let mut lines = IdLines::open(path)?;
     let n = lines
         .next_id()?
-        .ok_or_else(|| bad(path, None, "empty; expected the node count"))?;
+        .ok_or_else(|| bad(path, None, format!("empty; expected the {what} count")))?;
     if lines.next_id()?.is_some() {
         return Err(bad(
             path,
@@ -64,7 +69,13 @@ fn csv_node_count(path: &Path) -> Result<u64> {
             "more than one graph; node-property datasets hold one",
         ));
     }
-    u64::try_from(n).map_err(|_| bad(path, Some(1), format!("node count {n} is negative")))
+    u64::try_from(n).map_err(|_| {
+        bad(
+            path,
+            Some(lines.line()),
+            format!("{what} count {n} is not a non-negative integer below 2^64"),
+        )
+    })
 }
 
 /// Picks `split/<name>`.
@@ -87,7 +98,11 @@ fn split_dir(dir: &Path, name: Option<&str>) -> Result<Option<PathBuf>> {
         .collect();
     dirs.sort();
     match dirs.len() {
-        0 => Ok(None),
+        0 => Err(bad(
+            &root,
+            None,
+            "split/ holds no split directory (expected split/<name>/{train,valid,test}.csv.gz); remove split/ to import without splits",
+        )),
         1 => Ok(dirs.pop()),
         _ => Err(bad(
             &root,
@@ -138,8 +153,18 @@ pub fn import_ogb(opts: &OgbImport) -> Result<ImportReport> {
         let n = build.nodes();
         let mut lists: [Vec<u64>; 3] = Default::default();
         for (list, part) in lists.iter_mut().zip(["train", "valid", "test"]) {
-            let f = split_file(&sd, part)
-                .ok_or_else(|| missing(&sd.join(format!("{part}.csv.gz")), "a split file"))?;
+            let f = split_file(&sd, part).ok_or_else(|| {
+                let empty = std::fs::read_dir(&sd).is_ok_and(|mut e| e.next().is_none());
+                if empty {
+                    bad(
+                        &sd,
+                        None,
+                        "the split directory is empty; expected train, valid and test (.csv.gz, .csv or .npy)",
+                    )
+                } else {
+                    missing(&sd.join(format!("{part}.csv.gz")), "a split file")
+                }
+            })?;
             *list = read_ids(&f, n, None)?;
         }
         let s = Splits::from_lists(lists);
@@ -181,12 +206,32 @@ fn csv_layout(raw: &Path, common: &CommonOptions) -> Result<Build> {
     } else {
         1
     };
-    let mut build = Build::create(common, n, dim, &feat_path)?;
+    // `num-edge-list.csv.gz` (when present): the edge count the edge file
+    // must hold.
+    let edge_count_file = raw.join("num-edge-list.csv.gz");
+    let want_edges = if edge_count_file.is_file() {
+        Some(csv_count(&edge_count_file, "edge")?)
+    } else {
+        None
+    };
+    let mut build = Build::create(common, n, dim, &feat_path, want_edges.unwrap_or(0), None)?;
     let input = EdgeInput::Text {
-        path: edges,
+        path: edges.clone(),
         delimiter: Some(b','),
     };
-    build.topology(std::slice::from_ref(&input), None, 0)?;
+    let got = build.topology(std::slice::from_ref(&input), None, want_edges.unwrap_or(0))?;
+    if let (Some(want), Some(&got)) = (want_edges, got.first()) {
+        if want != got {
+            return Err(bad(
+                &edges,
+                None,
+                format!(
+                    "{got} edges, but {} says {want}: the dataset is incomplete or its files do not belong together",
+                    edge_count_file.display()
+                ),
+            ));
+        }
+    }
     match feats.as_mut() {
         Some(rows) => build.features(&feat_path, |sink| {
             let mut buf: Vec<f32> = first.iter().map(|&x| x as f32).collect();
@@ -281,10 +326,33 @@ fn binary_layout(raw: &Path, npz_path: &Path, common: &CommonOptions) -> Result<
         }
         None => 1,
     };
-    let mut build = Build::create(common, n, dim, npz_path)?;
+    let edge_header = archive.header("edge_index")?;
+    let header_edges = match edge_header.shape.as_slice() {
+        [2, e] | [e, 2] => *e,
+        _ => 0,
+    };
+    let mut build = Build::create(common, n, dim, npz_path, header_edges, None)?;
     let scratch = build.scratch("npz");
     let edges = archive.array("edge_index", &scratch)?;
     let expected = edges.len() / 2;
+    if archive.member("num_edges_list").is_some() {
+        let bytes = archive.member_prefix("num_edges_list", 1 << 20)?;
+        let label = PathBuf::from(format!("{}:num_edges_list", npz_path.display()));
+        let h = parse_header(&bytes, &label)?;
+        let counts = bytes
+            .get(h.data_offset as usize..)
+            .and_then(|d| decode_ints(&h, d))
+            .ok_or_else(|| bad(&label, None, "expected an integer array"))?;
+        if let [c] = counts.as_slice() {
+            if *c != i128::from(expected) {
+                return Err(bad(
+                    &label,
+                    None,
+                    format!("says {c} edges but edge_index holds {expected}: the archive is inconsistent"),
+                ));
+            }
+        }
+    }
     let inputs = [EdgeInput::Array(edges)];
     if feat_header.is_some() {
         let f = archive.array("node_feat", &scratch)?;

@@ -180,6 +180,7 @@ pub fn edges_from(
             Ok(e)
         }
         EdgeInput::Text { path, delimiter } => {
+            let before = FileStamp::of(path);
             let mut t = TextEdges::open(path)?;
             if let Some(d) = delimiter {
                 t = t.with_delimiter(*d);
@@ -189,9 +190,57 @@ pub fn edges_from(
                 count += 1;
                 f(s, d, t.line())?;
             }
+            if let (Some(a), b) = (before, FileStamp::of(path)) {
+                if Some(a) != b {
+                    return Err(bad(
+                        path,
+                        None,
+                        format!(
+                            "the file changed while it was read ({} bytes before, {} after, or a new modification time): was it truncated or rewritten during the import? {count} edges were read",
+                            a.len,
+                            b.map_or_else(|| "gone".to_string(), |b| b.len.to_string())
+                        ),
+                    ));
+                }
+            }
             Ok(count)
         }
     }
+}
+
+/// Length and modification time of a regular file, to notice a file
+/// that changes while it is read (pipes and devices have none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<FileStamp> {
+        let m = std::fs::metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)?;
+        Some(FileStamp {
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+}
+
+/// Refuses an input whose passes disagree: `first` edges counted by a
+/// first pass (sizing, id collection) and `second` by the build.
+pub fn check_passes(path: &Path, first: u64, second: u64) -> Result<()> {
+    if first == second {
+        return Ok(());
+    }
+    Err(bad(
+        path,
+        None,
+        format!(
+            "the first pass read {first} edges but the second read {second}: the file changed during the import (truncated, rewritten, or a stream that cannot be read twice)"
+        ),
+    ))
 }
 
 /// Checks `raw` as an id of a graph of `n` nodes (or maps it through `map`).
@@ -321,10 +370,51 @@ impl FeatureSink {
         }
         self.bytes.resize(values.len() * self.dtype.size(), 0);
         self.dtype.encode_f32(values, &mut self.bytes);
+        if !self.allow_nonfinite {
+            if let Some(k) = overflowed(self.dtype, &self.bytes) {
+                let x = values.get(k).copied().unwrap_or_default();
+                let k = k as u64;
+                let row = first_row + k / self.dim;
+                return Err(bad(
+                    path,
+                    Some(row + 1),
+                    format!(
+                        "feature row {row} column {} is {x}, which overflows {} to {}inf (largest finite {}); scale the features, store them as f32, or pass --allow-nonfinite to keep inf",
+                        k % self.dim,
+                        self.dtype.name(),
+                        if x < 0.0 { "-" } else { "+" },
+                        largest_finite(self.dtype)
+                    ),
+                ));
+            }
+        }
         self.writer.push_rows(&self.bytes)?;
         self.rows += rows;
         self.bar.set_position(self.rows);
         Ok(())
+    }
+}
+
+/// The index of the first element of `encoded` (little-endian elements
+/// of `dtype`) that is ±inf: finite input that overflowed the conversion
+/// (the input was checked to be finite). `None` for f32 (no conversion).
+fn overflowed(dtype: Dtype, encoded: &[u8]) -> Option<usize> {
+    let inf_bits: u16 = match dtype {
+        Dtype::F32 => return None,
+        Dtype::F16 => 0x7c00,
+        Dtype::Bf16 => 0x7f80,
+    };
+    encoded
+        .chunks_exact(2)
+        .position(|c| matches!(c, [lo, hi] if u16::from_le_bytes([*lo, *hi]) & 0x7fff == inf_bits))
+}
+
+/// The largest finite value of `dtype`, for messages.
+fn largest_finite(dtype: Dtype) -> String {
+    match dtype {
+        Dtype::F32 => f32::MAX.to_string(),
+        Dtype::F16 => half::f16::MAX.to_string(),
+        Dtype::Bf16 => format!("{:e}", half::bf16::MAX.to_f32()),
     }
 }
 
@@ -539,6 +629,83 @@ pub fn random_split(n: u64, fractions: [f64; 3], seed: u64) -> Splits {
     })
 }
 
+/// Bytes a store of `n` nodes with `layout` features and `edges` input
+/// edges (doubled when undirected) needs at least: the feature pages and
+/// their checksums, `indptr` and `indices`. `None` when the count
+/// overflows `u64` (certainly too large).
+pub fn store_bytes(layout: &FeatureLayout, n: u64, edges: u64, undirected: bool) -> Option<u64> {
+    let pages = layout.num_pages(n).ok()?;
+    let features = pages.checked_mul(crate::format::PAGE_SIZE as u64 + 4)?;
+    let indptr = n.checked_add(1)?.checked_mul(8)?;
+    let width = if n <= u64::from(u32::MAX) { 4 } else { 8 };
+    let edges = if undirected {
+        edges.checked_mul(2)?
+    } else {
+        edges
+    };
+    let indices = edges.checked_mul(width)?;
+    features.checked_add(indptr)?.checked_add(indices)
+}
+
+/// Refuses, before anything is written, a store larger than the free
+/// space of the directory it goes to (see [`crate::io::space::free_space`]).
+fn check_space(
+    opts: &CommonOptions,
+    layout: &FeatureLayout,
+    n: u64,
+    edges: u64,
+    note: Option<&str>,
+) -> Result<()> {
+    let parent = match opts.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Ok(()); // the builder names what is wrong with the parent
+    }
+    let free = crate::io::space::free_space(&parent)?;
+    let need = store_bytes(layout, n, edges, opts.undirected);
+    if need.is_some_and(|b| b <= free) {
+        if let Some(note) = note {
+            tracing::warn!("{}: {note}", opts.out.display());
+        }
+        return Ok(());
+    }
+    let need = need.map_or_else(
+        || "more than 2^64 bytes".to_string(),
+        |b| format!("at least {b} bytes ({})", human_bytes(b)),
+    );
+    let mut reason = format!(
+        "the store needs {need} for {n} nodes × {} bytes of {} features{}, but {} has {free} bytes ({}) free; nothing was written",
+        layout.row_bytes(),
+        opts.dtype.name(),
+        if edges > 0 {
+            format!(", {edges} edges")
+        } else {
+            String::new()
+        },
+        parent.display(),
+        human_bytes(free)
+    );
+    if let Some(note) = note {
+        reason.push_str("; ");
+        reason.push_str(note);
+    }
+    Err(bad(&opts.out, None, reason))
+}
+
+/// `bytes` in binary units, for messages.
+fn human_bytes(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", units.get(u).copied().unwrap_or("B"))
+}
+
 /// A store under construction; see the module docs.
 pub struct Build {
     builder: StoreBuilder,
@@ -551,8 +718,18 @@ pub struct Build {
 }
 
 impl Build {
-    /// Starts a store of `n` nodes with `dim`-wide features at `opts.out`.
-    pub fn create(opts: &CommonOptions, n: u64, dim: u64, dim_source: &Path) -> Result<Self> {
+    /// Starts a store of `n` nodes with `dim`-wide features at `opts.out`,
+    /// after checking that the store fits: `edges` (the edges read, when
+    /// known before the build, else 0) sizes the topology, and `note` is
+    /// added to the refusal (e.g. that the ids look sparse).
+    pub fn create(
+        opts: &CommonOptions,
+        n: u64,
+        dim: u64,
+        dim_source: &Path,
+        edges: u64,
+        note: Option<&str>,
+    ) -> Result<Self> {
         let dim32 = u32::try_from(dim).map_err(|_| {
             bad(
                 dim_source,
@@ -562,6 +739,7 @@ impl Build {
         })?;
         let layout = FeatureLayout::new(dim32, opts.dtype)
             .map_err(|e| bad(dim_source, None, e.to_string()))?;
+        check_space(opts, &layout, n, edges, note)?;
         let spec = StoreSpec {
             segment_bytes: opts.segment_bytes,
             ..StoreSpec::new(n, layout)
@@ -617,7 +795,7 @@ impl Build {
         let started = Instant::now();
         let scratch = self.builder.staging_path().join("scratch");
         let expected = if self.opts.undirected {
-            2 * expected
+            expected.saturating_mul(2)
         } else {
             expected
         };
@@ -792,8 +970,31 @@ impl Build {
                 ),
             ));
         }
-        let max = labels.iter().copied().max().unwrap_or(-1);
-        let classes = num_classes.unwrap_or((max + 1).max(1) as u32);
+        let classes = match num_classes {
+            Some(c) => c,
+            None => {
+                // The largest label + 1, which must itself fit the store's
+                // class count (at most 2^31 - 1 classes).
+                let (pos, max) = labels
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|(i, l)| (**l, std::cmp::Reverse(*i)))
+                    .map_or((0, -1), |(i, l)| (i, *l));
+                let classes = (i64::from(max) + 1).max(1);
+                if classes > i64::from(i32::MAX) {
+                    return Err(bad(
+                        source,
+                        Some(pos as u64 + 1),
+                        format!(
+                            "label {max} of node {pos} would make {classes} classes (the largest label + 1); at most {} classes are supported, so class ids must be below {}",
+                            i32::MAX,
+                            i32::MAX
+                        ),
+                    ));
+                }
+                classes as u32
+            }
+        };
         if let Some(pos) = labels
             .iter()
             .position(|&l| i64::from(l) >= i64::from(classes))

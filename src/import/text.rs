@@ -2,6 +2,12 @@
 //! (multi-member) compressed, with `#`/`%` comment lines (SNAP, Matrix
 //! Market style), blank lines, CRLF line ends, a UTF-8 BOM and one optional
 //! header line. Every error names the file and the 1-based line.
+//!
+//! Every line is read with a bound: a line longer than [`MAX_LINE`] bytes
+//! (after decompression) is an error naming the file, the line and the
+//! byte offset where it starts, raised as soon as the bound is crossed, so
+//! a file without newlines (`/dev/zero`, a gzip bomb of digits) never
+//! makes the reader buffer more than [`MAX_LINE`] bytes.
 #![deny(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::fs::File;
@@ -9,6 +15,69 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+
+/// The longest line any text reader accepts (1 MiB, newline included).
+pub const MAX_LINE: usize = 1 << 20;
+
+/// What [`read_line_bounded`] found.
+enum LineRead {
+    /// End of input.
+    Eof,
+    /// A line of this many bytes (newline included) is in the buffer.
+    Line(usize),
+    /// The line is longer than the bound; reading stopped at the bound.
+    TooLong,
+}
+
+/// Reads one line (through `\n`) into `buf` (cleared first), stopping
+/// as soon as it would exceed `max` bytes.
+fn read_line_bounded(
+    r: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    buf.clear();
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(if buf.is_empty() {
+                LineRead::Eof
+            } else {
+                LineRead::Line(buf.len())
+            });
+        }
+        let (used, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        if buf.len() + used > max {
+            return Ok(LineRead::TooLong);
+        }
+        buf.extend_from_slice(avail.get(..used).unwrap_or_default());
+        r.consume(used);
+        if done {
+            return Ok(LineRead::Line(buf.len()));
+        }
+    }
+}
+
+/// The error for a line longer than [`MAX_LINE`] starting at byte `offset`.
+fn too_long(path: &Path, line: u64, offset: u64) -> Error {
+    let compressed = path.extension().is_some_and(|e| e == "gz");
+    Error::InvalidInput {
+        source_file: path.to_path_buf(),
+        line: Some(line),
+        reason: format!(
+            "byte {offset}{}: the line is longer than the {} MiB limit (MAX_LINE); is this a text file with one record per line?",
+            if compressed { " of the decompressed text" } else { "" },
+            MAX_LINE >> 20
+        ),
+    }
+}
 
 /// Field separator of a text edge list, detected on its first data line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,27 +94,35 @@ pub struct TextEdges {
     path: PathBuf,
     line_no: u64,
     line: Vec<u8>,
+    /// Byte offset (of the decompressed text) where the next line starts.
+    offset: u64,
     delimiter: Option<Delimiter>,
+    /// The delimiter was given ([`TextEdges::with_delimiter`]), not detected.
+    fixed: bool,
     seen_data: bool,
+    /// The line number of the one header line skipped, if any.
+    header: Option<u64>,
 }
 
 impl TextEdges {
     /// Opens `path` (`.gz` is decompressed).
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-        let raw: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
-            Box::new(flate2::read::MultiGzDecoder::new(file))
-        } else {
-            Box::new(file)
-        };
-        Ok(TextEdges {
-            reader: Box::new(BufReader::with_capacity(1 << 20, raw)),
+        Ok(Self::from_reader(open_reader(path)?, path))
+    }
+
+    /// Reads edges from `reader`; `path` names it in errors.
+    pub fn from_reader(reader: Box<dyn BufRead>, path: &Path) -> Self {
+        TextEdges {
+            reader,
             path: path.to_path_buf(),
             line_no: 0,
             line: Vec::new(),
+            offset: 0,
             delimiter: None,
+            fixed: false,
             seen_data: false,
-        })
+            header: None,
+        }
     }
 
     /// The 1-based number of the line last read.
@@ -63,6 +140,7 @@ impl TextEdges {
             b' ' => Delimiter::Whitespace,
             other => Delimiter::Other(char::from(other)),
         });
+        self.fixed = true;
         self
     }
 
@@ -77,15 +155,17 @@ impl TextEdges {
     /// The next edge, or `None` at the end of the file.
     pub fn next_edge(&mut self) -> Result<Option<(i128, i128)>> {
         loop {
-            self.line.clear();
-            let n = self
-                .reader
-                .read_until(b'\n', &mut self.line)
+            let read = read_line_bounded(&mut *self.reader, &mut self.line, MAX_LINE)
                 .map_err(|e| read_error(&self.path, self.line_no + 1, e))?;
-            if n == 0 {
-                return Ok(None);
-            }
+            let n = match read {
+                LineRead::Eof => return Ok(None),
+                LineRead::TooLong => {
+                    return Err(too_long(&self.path, self.line_no + 1, self.offset))
+                }
+                LineRead::Line(n) => n,
+            };
             self.line_no += 1;
+            self.offset += n as u64;
             let mut bytes = self.line.as_slice();
             if self.line_no == 1 {
                 bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
@@ -126,7 +206,8 @@ impl TextEdges {
             };
             if mixed {
                 return Err(self.bad(format!(
-                    "{text:?} mixes delimiters; the file's first data line uses `{}`",
+                    "{} mixes delimiters; the file's first data line uses `{}`",
+                    preview(text),
                     sep(delimiter)
                 )));
             }
@@ -142,21 +223,47 @@ impl TextEdges {
                     self.seen_data = true;
                     return Ok(Some((*s, *d)));
                 }
-                _ if !self.seen_data && parsed.iter().all(Option::is_none) => continue, // header line
+                _ if !self.seen_data
+                    && self.header.is_none()
+                    && parsed.iter().all(Option::is_none) =>
+                {
+                    // The one header line; the delimiter is detected
+                    // again on the first data line.
+                    self.header = Some(self.line_no);
+                    if !self.fixed {
+                        self.delimiter = None;
+                    }
+                    continue;
+                }
+                _ if !self.seen_data && parsed.iter().all(Option::is_none) => {
+                    return Err(self.bad(format!(
+                        "{}: the first data line has no integer fields (split at `{}`, the delimiter detected on this line); line {} was already taken as the one header line allowed",
+                        preview(text),
+                        sep(delimiter),
+                        self.header.unwrap_or_default()
+                    )))
+                }
                 [_] => {
                     return Err(self.bad(format!(
-                        "{text:?} has one field; expected `src{}dst`",
+                        "{} has one field; expected `src{}dst`",
+                        preview(text),
                         sep(delimiter)
                     )))
                 }
                 _ if parsed.len() > 3 => {
                     return Err(self.bad(format!(
-                        "{text:?} has {} fields; expected `src{}dst`",
+                        "{} has {} fields; expected `src{}dst`",
+                        preview(text),
                         parsed.len(),
                         sep(delimiter)
                     )))
                 }
-                _ => return Err(self.bad(format!("{text:?}: node ids must be integers"))),
+                _ => {
+                    return Err(self.bad(format!(
+                        "{}: node ids must be integers",
+                        preview(text)
+                    )))
+                }
             }
         }
     }
@@ -206,6 +313,18 @@ fn plain_int(s: &[u8]) -> Option<i128> {
     Some(if negative { -v } else { v })
 }
 
+/// `text` quoted, cut to 80 characters for messages.
+fn preview(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((cut, _)) => format!(
+            "{:?}… ({} bytes)",
+            text.get(..cut).unwrap_or_default(),
+            text.len()
+        ),
+        None => format!("{text:?}"),
+    }
+}
+
 fn sep(d: Delimiter) -> String {
     match d {
         Delimiter::Comma => ",".into(),
@@ -248,18 +367,26 @@ pub struct Lines {
     reader: Box<dyn BufRead>,
     path: PathBuf,
     line_no: u64,
-    buf: String,
+    /// Byte offset (of the decompressed text) where the next line starts.
+    offset: u64,
+    buf: Vec<u8>,
 }
 
 impl Lines {
     /// Opens `path` (`.gz` decompressed).
     pub fn open(path: &Path) -> Result<Self> {
-        Ok(Lines {
-            reader: open_reader(path)?,
+        Ok(Self::from_reader(open_reader(path)?, path))
+    }
+
+    /// Reads lines from `reader`; `path` names it in errors.
+    pub fn from_reader(reader: Box<dyn BufRead>, path: &Path) -> Self {
+        Lines {
+            reader,
             path: path.to_path_buf(),
             line_no: 0,
-            buf: String::new(),
-        })
+            offset: 0,
+            buf: Vec::new(),
+        }
     }
 
     /// The 1-based number of the line last read.
@@ -279,16 +406,20 @@ impl Lines {
     /// The next non-blank, non-comment line, trimmed.
     pub fn next_line(&mut self) -> Result<Option<&str>> {
         loop {
-            self.buf.clear();
-            let n = self
-                .reader
-                .read_line(&mut self.buf)
+            let read = read_line_bounded(&mut *self.reader, &mut self.buf, MAX_LINE)
                 .map_err(|e| read_error(&self.path, self.line_no + 1, e))?;
-            if n == 0 {
-                return Ok(None);
-            }
+            let n = match read {
+                LineRead::Eof => return Ok(None),
+                LineRead::TooLong => {
+                    return Err(too_long(&self.path, self.line_no + 1, self.offset))
+                }
+                LineRead::Line(n) => n,
+            };
             self.line_no += 1;
-            let mut text = self.buf.as_str();
+            self.offset += n as u64;
+            let Ok(mut text) = std::str::from_utf8(&self.buf) else {
+                return Err(self.bad("the line is not valid UTF-8 text"));
+            };
             if self.line_no == 1 {
                 text = text.strip_prefix('\u{feff}').unwrap_or(text);
             }
@@ -298,7 +429,10 @@ impl Lines {
             }
             // Re-borrow the trimmed range of the buffer.
             let start = text.as_ptr() as usize - self.buf.as_ptr() as usize;
-            return Ok(self.buf.get(start..start + text.len()));
+            return Ok(std::str::from_utf8(
+                self.buf.get(start..start + text.len()).unwrap_or_default(),
+            )
+            .ok());
         }
     }
 }
@@ -340,7 +474,7 @@ impl IdLines {
                     header_skipped = true;
                 }
                 Err(_) => {
-                    let msg = format!("{text:?} is not an integer id (one id per line)");
+                    let msg = format!("{} is not an integer id (one id per line)", preview(text));
                     return Err(self.lines.bad(msg));
                 }
             }
@@ -393,7 +527,7 @@ impl FloatRows {
             out.push(v);
         }
         if let Some(f) = bad_field {
-            return Err(self.lines.bad(format!("{f:?} is not a number")));
+            return Err(self.lines.bad(format!("{} is not a number", preview(&f))));
         }
         let width = out.len() - before;
         match self.width {
@@ -501,5 +635,103 @@ mod tests {
                 "{text:?}: {err}"
             );
         }
+    }
+
+    /// A reader that counts the bytes taken from it.
+    struct Counting<R> {
+        inner: R,
+        taken: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.taken
+                .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+
+    /// 64 MiB without a newline (digits, as a `/dev/zero`-like stream):
+    /// both readers refuse the line at the bound, naming the line and the
+    /// byte offset, having taken little more than `MAX_LINE` bytes.
+    #[test]
+    fn long_lines_are_refused_at_the_bound() {
+        for which in ["edges", "lines"] {
+            let taken = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let src = Counting {
+                inner: std::io::Cursor::new(b"0 1\n".to_vec())
+                    .chain(std::io::repeat(b'7').take(64 << 20)),
+                taken: taken.clone(),
+            };
+            let reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(64 << 10, src));
+            let path = Path::new("long.txt");
+            let err = if which == "edges" {
+                let mut t = TextEdges::from_reader(reader, path);
+                assert_eq!(t.next_edge().unwrap(), Some((0, 1)));
+                t.next_edge().unwrap_err()
+            } else {
+                let mut l = Lines::from_reader(reader, path);
+                assert_eq!(l.next_line().unwrap(), Some("0 1"));
+                l.next_line().map(|x| x.map(str::to_string)).unwrap_err()
+            }
+            .to_string();
+            assert!(
+                err.starts_with("long.txt:2: byte 4: the line is longer than the 1 MiB limit"),
+                "{which}: {err}"
+            );
+            let taken = taken.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                taken <= (MAX_LINE + (128 << 10)) as u64,
+                "{which}: read {taken} bytes for one refused line"
+            );
+        }
+    }
+
+    /// A gzip stream of 8 MiB of the digit 0: refused at the bound, the
+    /// offset counted in decompressed bytes; an id file the same.
+    #[test]
+    fn long_gzip_lines_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("zeros.txt.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&vec![b'0'; 8 << 20]).unwrap();
+        std::fs::write(&p, enc.finish().unwrap()).unwrap();
+        let err = all(&p).unwrap_err().to_string();
+        assert!(
+            err.contains("zeros.txt.gz:1: byte 0 of the decompressed text: the line is longer"),
+            "{err}"
+        );
+        let err = IdLines::open(&p)
+            .unwrap()
+            .next_id()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(":1: byte 0 of the decompressed text"), "{err}");
+    }
+
+    /// At most one header line; the delimiter comes from the first data
+    /// line, not from the header.
+    #[test]
+    fn one_header_line_and_delimiter_from_the_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.csv");
+        std::fs::write(&p, "source node target node\n0,1\n1,2\n").unwrap();
+        assert_eq!(all(&p).unwrap(), vec![(0, 1), (1, 2)]);
+        std::fs::write(&p, "src,dst\nfrom,to\n0,1\n").unwrap();
+        let err = all(&p).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "h.csv:2: \"from,to\": the first data line has no integer fields (split at `,`"
+            ) && err.contains("line 1 was already taken as the one header line"),
+            "{err}"
+        );
+        let digits = "9".repeat(100);
+        std::fs::write(&p, format!("{digits}\n{digits}\n")).unwrap();
+        let err = all(&p).unwrap_err().to_string();
+        assert!(
+            err.contains("h.csv:2:") && err.contains("no integer fields"),
+            "{err}"
+        );
     }
 }

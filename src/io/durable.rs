@@ -17,6 +17,8 @@ use crate::error::{Error, Result};
 
 /// Marker in staging directory names: `.<name>.ginex-tmp-<pid>-<nanos>`.
 const STAGING_MARKER: &str = ".ginex-tmp-";
+/// The longest file name (bytes) Linux filesystems accept (`NAME_MAX`).
+const MAX_FILE_NAME: usize = 255;
 
 /// A temporary directory that becomes the target on [`commit`](Self::commit)
 /// and is removed if dropped before.
@@ -46,9 +48,26 @@ impl StagingDir {
             .into_owned();
         let parent = parent_of(target);
         if !parent.is_dir() {
+            let what = match fs::metadata(&parent) {
+                Ok(_) => "is not a directory",
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist",
+                Err(_) => "cannot be accessed",
+            };
             return Err(Error::invalid_argument(format!(
-                "parent directory {} does not exist",
+                "parent directory {} {what}",
                 parent.display()
+            )));
+        }
+        // The staging directory `.NAME.ginex-tmp-PID-NANOS` must fit the
+        // file-name limit too; say so in terms of the target's name.
+        let overhead = 1 + STAGING_MARKER.len() + 10 + 1 + 20;
+        let limit = MAX_FILE_NAME - overhead;
+        if name.len() > limit {
+            return Err(Error::invalid_argument(format!(
+                "the name {:?} of {} is {} bytes long; store and cache names can be at most {limit} bytes (the file-name limit is {MAX_FILE_NAME}, and the staging directory built beside the target adds {overhead})",
+                name.get(..40).map_or_else(|| name.clone(), |s| format!("{s}…")),
+                target.display(),
+                name.len()
             )));
         }
         remove_stale_staging(&parent, &name);

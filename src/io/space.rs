@@ -9,6 +9,12 @@
 //! filesystem, so the real error paths (staging cleanup, error messages)
 //! run.
 //!
+//! [`free_space`] answers "how many bytes can still be written under this
+//! directory" for the size checks made before a store is written: the
+//! filesystem's free space (`statvfs`), or less when a simulated budget is
+//! smaller, so a test that simulates a small disk sees the up-front
+//! refusal as a user would.
+//!
 //! The budget is global to the process, so a test that sets it must be the
 //! only test in its binary (see `tests/disk_full.rs`).
 
@@ -80,6 +86,32 @@ pub fn simulate_disk_space(bytes: Option<u64>) {
 /// [`simulate_disk_space`] (or since the process started).
 pub fn bytes_written() -> u64 {
     DISK.used()
+}
+
+/// Bytes that can still be written under `dir`: the filesystem's space
+/// available to unprivileged users (`statvfs`: `f_bavail × f_frsize`),
+/// capped by the simulated budget when one is set.
+#[allow(clippy::useless_conversion)] // the statvfs field types vary by platform
+pub fn free_space(dir: &std::path::Path) -> crate::error::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| {
+        crate::error::Error::invalid_argument(format!("{} contains a NUL byte", dir.display()))
+    })?;
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable
+    // statvfs the call fills in; nothing is retained after it returns.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    if rc != 0 {
+        return Err(crate::error::Error::io(
+            "statvfs",
+            dir,
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let fs_free = u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize));
+    let limit = DISK.limit.load(Ordering::SeqCst);
+    let budget_left = limit.saturating_sub(DISK.used());
+    Ok(fs_free.min(budget_left))
 }
 
 /// A writer whose writes are charged against a disk-space budget.
@@ -173,5 +205,19 @@ mod tests {
         out.write_all(&[4; 100]).unwrap();
         assert_eq!(out.get_ref().len(), 110);
         assert_eq!(LOCAL.used(), 100);
+    }
+
+    /// The real filesystem reports some space; a missing directory is an
+    /// error naming it.
+    #[test]
+    fn free_space_of_a_real_directory() {
+        let dir = std::env::temp_dir();
+        assert!(free_space(&dir).unwrap() > 0);
+        let gone = dir.join("ginex-no-such-dir-for-statvfs");
+        let e = free_space(&gone).unwrap_err().to_string();
+        assert!(
+            e.contains("statvfs") && e.contains("ginex-no-such-dir"),
+            "{e}"
+        );
     }
 }

@@ -58,7 +58,9 @@ pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         serde_json::to_writer(&mut *out, &value).map_err(|e| write_err(e.into()))?;
         return writeln!(out).map_err(write_err);
     }
-    if args.verify && args.path.is_file() {
+    // A single file (runtime file, neighbor cache): its kind comes from
+    // the common header; it is shown (and checked) on its own.
+    if args.path.is_file() {
         return writeln!(out, "{}", verify_file(&args.path)?).map_err(write_err);
     }
     let store = Store::open(&args.path)?;
@@ -392,8 +394,17 @@ fn record_json(r: &Record) -> Value {
 fn verify_file(path: &Path) -> Result<String> {
     let mut head = [0u8; ginex::format::header::HEADER_SIZE];
     let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-    f.read_exact(&mut head)
-        .map_err(|e| Error::io("read", path, e))?;
+    f.read_exact(&mut head).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => Error::corrupt(
+            path,
+            0,
+            format!(
+                "the file is shorter than the {}-byte common header every ginex file starts with (torn write, or not a ginex file)",
+                head.len()
+            ),
+        ),
+        _ => Error::io("read", path, e),
+    })?;
     let header = FileHeader::decode(&head, path)?;
     match header.kind {
         FileKind::RunSamples | FileKind::RunChanges => {

@@ -8,7 +8,6 @@ pub mod commands;
 pub mod dump;
 pub mod epoch;
 pub mod export;
-pub mod export;
 pub mod gen;
 pub mod import;
 pub mod machine;
@@ -99,10 +98,17 @@ pub fn finish(result: ginex::error::Result<()>) -> std::process::ExitCode {
             std::process::ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            let mut said = e.to_string();
+            eprintln!("error: {said}");
             let mut cause = std::error::Error::source(&e);
             while let Some(c) = cause {
-                eprintln!("  caused by: {c}");
+                // Variants that show their source inline (`Io`) would
+                // otherwise print the same OS error twice.
+                let text = c.to_string();
+                if !said.contains(&text) {
+                    eprintln!("  caused by: {text}");
+                    said.push_str(&text);
+                }
                 cause = c.source();
             }
             std::process::ExitCode::FAILURE

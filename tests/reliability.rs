@@ -1,0 +1,593 @@
+//! Reliability round 2 (issue 14): every reader of user input stops at a
+//! documented bound, no finite feature silently becomes inf, counts read
+//! from files use checked arithmetic, inputs that change or lie are
+//! refused, `--policy mmap` says it checks nothing, and the messages that
+//! misled now say what is wrong. Each test names its catalog row in
+//! `format/import-errors.md`. (The up-front size check is in
+//! `tests/space_check.rs`: it sets the process-wide simulated disk.)
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::Parser;
+use ginex_cli::commands::{run as ginex_run, GinexCli};
+use ginex_cli::import::{run as import_run, ImportCli};
+use ginex::import::pipeline::{edges_from, EdgeInput};
+
+fn run_import(args: &[&str]) -> ginex::Result<String> {
+    let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();
+    let mut out = Vec::new();
+    import_run(&cli, &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+fn run_ginex(args: &[&str]) -> ginex::Result<String> {
+    let cli = GinexCli::try_parse_from(std::iter::once(&"ginex").chain(args)).unwrap();
+    let mut out = Vec::new();
+    ginex_run(cli, &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    let mut h = format!("{dict:<117}\n").into_bytes();
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend((h.len() as u16).to_le_bytes());
+    b.append(&mut h);
+    b.extend_from_slice(data);
+    b
+}
+
+fn gz(path: &Path, text: &[u8]) {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(text).unwrap();
+    std::fs::write(path, enc.finish().unwrap()).unwrap();
+}
+
+/// `import` fails with every string of `want` in its message and leaves
+/// nothing at `out`.
+fn refused(args: &[&str], out: &Path, want: &[&str]) -> String {
+    let err = run_import(args)
+        .expect_err(&format!("{args:?} succeeded"))
+        .to_string();
+    for w in want {
+        assert!(err.contains(w), "expected {w:?} in: {err}");
+    }
+    assert!(!out.exists(), "a store was left at the target: {err}");
+    err
+}
+
+/// A small OGB csv-layout directory (6 nodes, 7 edges, split `time`).
+fn ogb_dir(root: &Path) -> PathBuf {
+    let d = root.join("ogbn_arxiv");
+    std::fs::create_dir_all(d.join("raw")).unwrap();
+    std::fs::create_dir_all(d.join("split/time")).unwrap();
+    gz(
+        &d.join("raw/edge.csv.gz"),
+        b"0,1\n1,2\n2,0\n3,4\n4,5\n5,3\n0,5\n",
+    );
+    gz(&d.join("raw/num-node-list.csv.gz"), b"6\n");
+    gz(&d.join("raw/num-edge-list.csv.gz"), b"7\n");
+    gz(&d.join("split/time/train.csv.gz"), b"0\n1\n2\n");
+    gz(&d.join("split/time/valid.csv.gz"), b"3\n");
+    gz(&d.join("split/time/test.csv.gz"), b"4\n5\n");
+    d
+}
+
+/// Finding 1: a line with no newline (3 MiB of digits, `/dev/zero`, a
+/// gzip of zeros), a long id-file line, an oversized or endless DGL
+/// metadata document and a long OGB count line are refused at the bound
+/// with the file and the byte offset.
+#[test]
+fn long_lines_and_documents_are_refused_at_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("store");
+    let digits = dir.path().join("digits.txt");
+    std::fs::write(&digits, vec![b'0'; 3 << 20]).unwrap();
+    refused(
+        &["files", "--quiet", "--edges", p(&digits), "--out", p(&out)],
+        &out,
+        &["digits.txt:1: byte 0: the line is longer than the 1 MiB limit"],
+    );
+    if Path::new("/dev/zero").exists() {
+        refused(
+            &["files", "--quiet", "--edges", "/dev/zero", "--out", p(&out)],
+            &out,
+            &["/dev/zero:1: byte 0: the line is longer than the 1 MiB limit"],
+        );
+        refused(
+            &["dgl", "/dev/zero", "--quiet", "--out", p(&out)],
+            &out,
+            &["/dev/zero: byte 4194304: the document exceeds the 4 MiB limit"],
+        );
+    }
+    let zgz = dir.path().join("zeros.txt.gz");
+    gz(&zgz, &vec![b'0'; 8 << 20]);
+    refused(
+        &["files", "--quiet", "--edges", p(&zgz), "--out", p(&out)],
+        &out,
+        &["zeros.txt.gz:1: byte 0 of the decompressed text: the line is longer"],
+    );
+    // An id file: the second line is 2 MiB long.
+    let edges = dir.path().join("e.txt");
+    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
+    let ids = dir.path().join("train.txt");
+    let mut text = b"0\n".to_vec();
+    text.extend(vec![b'7'; 2 << 20]);
+    std::fs::write(&ids, &text).unwrap();
+    refused(
+        &[
+            "files",
+            "--quiet",
+            "--edges",
+            p(&edges),
+            "--train-ids",
+            p(&ids),
+            "--out",
+            p(&out),
+        ],
+        &out,
+        &["train.txt:2: byte 2: the line is longer than the 1 MiB limit"],
+    );
+    // DGL metadata: 5 MiB of whitespace around a valid-looking start.
+    let meta = dir.path().join("metadata.json");
+    let mut doc = b"{\"node_type\": [\"a\"]".to_vec();
+    doc.extend(vec![b' '; 5 << 20]);
+    doc.push(b'}');
+    std::fs::write(&meta, &doc).unwrap();
+    refused(
+        &["dgl", p(&meta), "--quiet", "--out", p(&out)],
+        &out,
+        &["metadata.json: byte 4194304: the document exceeds the 4 MiB limit"],
+    );
+    // OGB count file.
+    let d = ogb_dir(dir.path());
+    gz(&d.join("raw/num-node-list.csv.gz"), &vec![b'6'; 2 << 20]);
+    refused(
+        &["ogb", p(&d), "--quiet", "--out", p(&out)],
+        &out,
+        &["num-node-list.csv.gz:1: byte 0 of the decompressed text: the line is longer"],
+    );
+}
+
+/// Finding 2: finite values that overflow f16 / bf16 are refused naming
+/// row and column unless `--allow-nonfinite`.
+#[test]
+fn half_precision_overflow_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("store");
+    let edges = dir.path().join("e.txt");
+    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
+    for (dtype, values, want) in [
+        (
+            "f16",
+            [1.0f32, 2.0, 3.0, 70000.0, 5.0, 6.0],
+            "feature row 1 column 1 is 70000, which overflows f16 to +inf (largest finite 65504)",
+        ),
+        (
+            "f16",
+            [1.0, 2.0, -1e30, 4.0, 5.0, 6.0],
+            "feature row 1 column 0 is -1000000000000000000000000000000, which overflows f16 to -inf",
+        ),
+        (
+            "bf16",
+            [1.0, 2.0, 3.0, 4.0, f32::MAX, 6.0],
+            "feature row 2 column 0 is 340282350000000000000000000000000000000, which overflows bf16 to +inf",
+        ),
+    ] {
+        let feats = dir.path().join("f.npy");
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&feats, npy("<f4", "(3, 2)", &bytes)).unwrap();
+        let args = [
+            "files",
+            "--quiet",
+            "--edges",
+            p(&edges),
+            "--features",
+            p(&feats),
+            "--dtype",
+            dtype,
+            "--out",
+            p(&out),
+        ];
+        refused(&args, &out, &["f.npy:", want, "--allow-nonfinite"]);
+        let mut with_flag = args.to_vec();
+        with_flag.push("--allow-nonfinite");
+        run_import(&with_flag).unwrap();
+        let s = ginex::Store::open(&out).unwrap();
+        let mut row = vec![0f32; 6];
+        s.read_feature_rows_f32(&[0, 1, 2], &mut row).unwrap();
+        assert_eq!(row.iter().filter(|x| x.is_infinite()).count(), 1, "{row:?}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+const DGL_META: &str = r#"{
+  "graph_name": "g",
+  "node_type": ["n"],
+  "num_nodes_per_chunk": [[3]],
+  "edge_type": ["n:e:n"],
+  "num_edges_per_chunk": [[3, 0]],
+  "edges": {"n:e:n": {"format": {"name": "csv", "delimiter": " "}, "data": ["e.csv", "f.csv"]}}
+}"#;
+
+/// Finding 3: DGL counts that wrap around `u64` are refused, not summed
+/// modulo 2^64.
+#[test]
+fn dgl_counts_that_overflow_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("store");
+    std::fs::write(dir.path().join("e.csv"), "0 1\n1 2\n2 0\n").unwrap();
+    std::fs::write(dir.path().join("f.csv"), "").unwrap();
+    let meta = dir.path().join("metadata.json");
+    std::fs::write(&meta, DGL_META).unwrap();
+    run_import(&["dgl", p(&meta), "--quiet", "--out", p(&out)]).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    for (from, to, key) in [
+        (
+            "[[3]]",
+            "[[18446744073709551615, 7]]",
+            "num_nodes_per_chunk",
+        ),
+        (
+            "[[3, 0]]",
+            "[[18446744073709551615, 7]]",
+            "num_edges_per_chunk",
+        ),
+    ] {
+        assert!(DGL_META.contains(from), "{from}");
+        std::fs::write(&meta, DGL_META.replacen(from, to, 1)).unwrap();
+        refused(
+            &["dgl", p(&meta), "--quiet", "--out", p(&out)],
+            &out,
+            &[&format!(
+                "metadata.json: {key}: the counts overflow 2^64 - 1"
+            )],
+        );
+    }
+}
+
+/// Finding 4: a text edge file that changes while it is read, a stream
+/// whose second pass is shorter than its first, an OGB edge count that
+/// disagrees with the edge file, empty split directories, and a second
+/// header line.
+#[test]
+fn inputs_that_change_or_lie_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("store");
+
+    // Truncated while read (one pass): the file's length changes.
+    let edges = dir.path().join("big.txt");
+    let text: String = (0..5000).map(|i| format!("{i} {}\n", i + 1)).collect();
+    std::fs::write(&edges, &text).unwrap();
+    let input = EdgeInput::from_path(&edges).unwrap();
+    let mut cut = false;
+    let err = edges_from(&input, &mut |_, _, _| {
+        if !cut {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&edges)
+                .unwrap();
+            f.set_len(100).unwrap();
+            cut = true;
+        }
+        Ok(())
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("big.txt: the file changed while it was read")
+            && err.contains(&format!("{} bytes before, 100 after", text.len())),
+        "{err}"
+    );
+
+    // Two passes over a stream (a FIFO): 10 edges, then 5. The writer
+    // serves the second pass only once the first is over: the importer
+    // creates its staging directory between the passes.
+    let fifo = dir.path().join("edges.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let writer = {
+        let fifo = fifo.clone();
+        let parent = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let wait = || std::thread::sleep(std::time::Duration::from_millis(5));
+            for (pass, lines) in [10, 5].into_iter().enumerate() {
+                if pass == 1 {
+                    while !std::fs::read_dir(&parent).unwrap().any(|e| {
+                        e.unwrap()
+                            .file_name()
+                            .to_string_lossy()
+                            .contains("ginex-tmp")
+                    }) {
+                        if std::time::Instant::now() > deadline {
+                            return;
+                        }
+                        wait();
+                    }
+                }
+                // Non-blocking open: ENXIO until the importer opens it.
+                let mut f = loop {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    match std::fs::OpenOptions::new()
+                        .write(true)
+                        .custom_flags(libc::O_NONBLOCK)
+                        .open(&fifo)
+                    {
+                        Ok(f) => break f,
+                        Err(_) if std::time::Instant::now() < deadline => wait(),
+                        Err(_) => return,
+                    }
+                };
+                let text: String = (0..lines).map(|i| format!("{i} {}\n", i + 1)).collect();
+                let _ = f.write_all(text.as_bytes());
+            }
+        })
+    };
+    refused(
+        &["files", "--quiet", "--edges", p(&fifo), "--out", p(&out)],
+        &out,
+        &["edges.fifo: the first pass read 10 edges but the second read 5"],
+    );
+    writer.join().unwrap();
+
+    // OGB: num-edge-list says 9 but the file holds 7.
+    let d = ogb_dir(dir.path());
+    run_import(&["ogb", p(&d), "--quiet", "--out", p(&out)]).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    gz(&d.join("raw/num-edge-list.csv.gz"), b"9\n");
+    refused(
+        &["ogb", p(&d), "--quiet", "--out", p(&out)],
+        &out,
+        &["edge.csv.gz: 7 edges, but", "num-edge-list.csv.gz says 9"],
+    );
+    gz(&d.join("raw/num-edge-list.csv.gz"), b"7\n");
+    // An empty split/<name>/ and a split/ without directories.
+    for f in ["train", "valid", "test"] {
+        std::fs::remove_file(d.join(format!("split/time/{f}.csv.gz"))).unwrap();
+    }
+    refused(
+        &["ogb", p(&d), "--quiet", "--out", p(&out)],
+        &out,
+        &["split/time: the split directory is empty"],
+    );
+    std::fs::remove_dir(d.join("split/time")).unwrap();
+    refused(
+        &["ogb", p(&d), "--quiet", "--out", p(&out)],
+        &out,
+        &["split: split/ holds no split directory"],
+    );
+
+    // At most one header line; the second non-integer line is an error
+    // naming the delimiter; a header with another delimiter is fine.
+    let e = dir.path().join("h.csv");
+    std::fs::write(&e, "src dst\n0,1\n1,2\n").unwrap();
+    run_import(&["files", "--quiet", "--edges", p(&e), "--out", p(&out)]).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::write(&e, "src,dst\nsource,target\n0,1\n").unwrap();
+    refused(
+        &["files", "--quiet", "--edges", p(&e), "--out", p(&out)],
+        &out,
+        &["h.csv:2: \"source,target\": the first data line has no integer fields (split at `,`"],
+    );
+}
+
+/// Finding 9: messages that misled.
+#[test]
+fn misleading_messages_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let edges = dir.path().join("e.txt");
+    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
+    let out = dir.path().join("store");
+
+    // A label of 2^31 - 1 without --num-classes.
+    let labels = dir.path().join("l.npy");
+    let l: Vec<u8> = [0i32, i32::MAX, 1]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    std::fs::write(&labels, npy("<i4", "(3,)", &l)).unwrap();
+    let err = refused(
+        &[
+            "files",
+            "--quiet",
+            "--edges",
+            p(&edges),
+            "--labels",
+            p(&labels),
+            "--out",
+            p(&out),
+        ],
+        &out,
+        &["l.npy:2: label 2147483647 of node 1 would make 2147483648 classes"],
+    );
+    assert!(!err.contains("--num-classes 1"), "{err}");
+
+    // A 250-byte target name.
+    let long = dir.path().join("x".repeat(250));
+    let err = refused(
+        &["files", "--quiet", "--edges", p(&edges), "--out", p(&long)],
+        &long,
+        &["is 250 bytes long; store and cache names can be at most 212 bytes"],
+    );
+    assert!(!err.contains("ginex-tmp"), "{err}");
+
+    // A parent path that is a file.
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let under = file.join("store");
+    refused(
+        &["files", "--quiet", "--edges", p(&edges), "--out", p(&under)],
+        &under,
+        &["plain-file is not a directory"],
+    );
+
+    // A missing input file: the OS error once, not again as a cause.
+    let output = Command::new(env!("CARGO_BIN_EXE_ginex-import"))
+        .args(["files", "--quiet", "--edges"])
+        .arg(dir.path().join("gone.txt"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(
+        stderr.matches("No such file or directory").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("gone.txt"), "{stderr}");
+
+    // A runtime file shorter than its header.
+    let short = dir.path().join("sb-0.samples");
+    std::fs::write(&short, b"GXRC").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_ginex-dump"))
+        .arg("--verify")
+        .arg(&short)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("shorter than the 64-byte common header")
+            && !stderr.contains("fill whole buffer"),
+        "{stderr}"
+    );
+}
+
+/// Finding 9 (`ginex-dump FILE`) and finding 7 (`--policy mmap`): a
+/// neighbor-cache or runtime file is shown, not called "not a ginex
+/// store"; an mmap epoch warns that it checks no CRC and says so in its
+/// report; `--help` says it too.
+#[test]
+fn dump_shows_single_files_and_mmap_says_it_checks_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    run_ginex(&[
+        "gen",
+        "--quiet",
+        "--nodes",
+        "2000",
+        "--avg-degree",
+        "8",
+        "--dim",
+        "8",
+        "--classes",
+        "4",
+        "--seed",
+        "3",
+        "--out",
+        p(&store),
+    ])
+    .unwrap();
+    let cache = dir.path().join("n.ncache");
+    run_ginex(&[
+        "cache",
+        "build",
+        p(&store),
+        "--budget",
+        "16KiB",
+        "--out",
+        p(&cache),
+    ])
+    .unwrap();
+    let dump = |f: &Path| {
+        let output = Command::new(env!("CARGO_BIN_EXE_ginex-dump"))
+            .arg(f)
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let (ok, text) = dump(&cache);
+    assert!(ok && text.contains("neighbor cache"), "{text}");
+    assert!(!text.contains("not a ginex store"), "{text}");
+
+    let runs = dir.path().join("runs");
+    let report = dir.path().join("mmap.json");
+    run_ginex(&[
+        "epoch",
+        p(&store),
+        "--policy",
+        "ginex",
+        "--batch-size",
+        "100",
+        "--max-batches",
+        "3",
+        "--run-dir",
+        p(&runs),
+        "--keep-runs",
+    ])
+    .unwrap();
+    let mut run_files = Vec::new();
+    let mut stack = vec![runs.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sb-")
+            {
+                run_files.push(path);
+            }
+        }
+    }
+    assert!(!run_files.is_empty(), "--keep-runs kept no runtime file");
+    let (ok, text) = dump(&run_files[0]);
+    assert!(ok && text.contains("records"), "{text}");
+    assert!(!text.contains("not a ginex store"), "{text}");
+
+    let output = Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args([
+            "epoch",
+            p(&store),
+            "--policy",
+            "mmap",
+            "--batch-size",
+            "100",
+        ])
+        .args([
+            "--max-batches",
+            "3",
+            "--run-dir",
+            p(&runs),
+            "--report",
+            p(&report),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("without checking their CRCs").count(),
+        1,
+        "one warning per run: {stderr}"
+    );
+    assert!(stderr.contains("checksums: NOT checked"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(v["crc_checked"], false, "{v}");
+
+    let help = Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args(["epoch", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("mmap (the PyG+ baseline)") && help.contains("checks nothing"),
+        "{help}"
+    );
+}
