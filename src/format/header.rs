@@ -356,7 +356,7 @@ mod tests {
         let err = FileHeader::decode(&h.encode(), Path::new("labels")).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::UnsupportedVersion { .. }), "{msg}");
-        assert!(msg.contains("2.0") && msg.contains("1.0..=1.0"), "{msg}");
+        assert!(msg.contains("2.0") && msg.contains("1.0..=1.1"), "{msg}");
     }
 
     #[test]

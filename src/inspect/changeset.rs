@@ -42,7 +42,8 @@
 //! (checked against an exhaustive search in the tests). With `every > 1`
 //! the cache cannot change inside a window, so there C[0] is instead the
 //! `capacity` nearest next uses of carried ∪ traced ids, carried ones
-//! first on ties (tested never to read more than starting empty).
+//! first on ties — or, when that reads more on this trace, the plan of a
+//! fresh cache (k-hop is not optimal; see [`compute_changesets_from`]).
 //!
 //! With `every = k > 1`, batches are merged into windows of `k` (the union of
 //! their ids) and the same algorithm runs over windows: the cache changes
@@ -246,7 +247,33 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
 /// [`compute_changesets`] for a superbatch that starts with the `carried`
 /// ids cached (distinct, at most `capacity`: the previous superbatch's
 /// [`Changesets::final_cache`]).
+///
+/// k-hop (`every > 1`) is not optimal, so no rule for C[0] is best on every
+/// trace; it computes both the carried plan and the plan a fresh cache
+/// would follow (whose init then reads only what the carried cache lacks)
+/// and keeps the one that reads less, so carrying over never reads more
+/// than starting empty.
 pub fn compute_changesets_from<B: AsRef<[u64]>>(
+    batches: &[B],
+    capacity: usize,
+    every: usize,
+    carried: &[u64],
+) -> Changesets {
+    let planned = plan_from(batches, capacity, every, carried);
+    if every <= 1 || carried.is_empty() {
+        return planned;
+    }
+    let mut fresh = plan_from(batches, capacity, every, &[]);
+    let held: std::collections::HashSet<u64> = carried.iter().copied().collect();
+    fresh.init_reads = fresh.init.iter().filter(|id| !held.contains(id)).count() as u64;
+    if fresh.total_reads() < planned.total_reads() {
+        fresh
+    } else {
+        planned
+    }
+}
+
+fn plan_from<B: AsRef<[u64]>>(
     batches: &[B],
     capacity: usize,
     every: usize,
