@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod cgroup;
 pub mod commands;
 pub mod dump;
 pub mod epoch;
@@ -12,6 +13,7 @@ pub mod import;
 pub mod machine;
 pub mod sample;
 pub mod size;
+pub mod svg;
 #[cfg(feature = "train")]
 pub mod train;
 

@@ -9,6 +9,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::machine::machine_description;
+use crate::svg::{Anchor, Svg, PALETTE};
 use ginex::error::{Error, Result};
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
@@ -158,54 +159,35 @@ fn svg_plot(points: &[(Policy, f64, f64)], policies: &[Policy]) -> String {
     let max_x = points.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9);
     let x = |v: f64| m + v / max_x * (w - 2.0 * m);
     let y = |v: f64| h - m - v * (h - 2.0 * m);
-    let colors = [
-        "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#7f7f7f",
-    ];
-    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-    s += &format!("<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n", h - m, w - m, h - m, h - m);
+    let mut s = Svg::new(w, h);
+    s.axes(w, h, m);
     for t in 0..=5 {
         let v = f64::from(t) / 5.0;
-        s += &format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{v:.1}</text>\n",
-            m - 6.0,
-            y(v) + 4.0
-        );
+        s.text(m - 6.0, y(v) + 4.0, Anchor::End, None, &format!("{v:.1}"));
     }
     let mut xs: Vec<f64> = points.iter().map(|p| p.1).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
     for v in &xs {
-        s += &format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.0}%</text>\n",
-            x(*v),
-            h - m + 18.0,
-            v * 100.0
-        );
+        s.text(x(*v), h - m + 18.0, Anchor::Middle, None, &format!("{:.0}%", v * 100.0));
     }
-    s += &format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">feature cache size (% of rows)</text>\n",
+    s.text(
         w / 2.0,
-        h - 15.0
+        h - 15.0,
+        Anchor::Middle,
+        None,
+        "feature cache size (% of rows)",
     );
-    s += &format!("<text x=\"15\" y=\"{}\" transform=\"rotate(-90 15 {})\" text-anchor=\"middle\">miss ratio</text>\n", h / 2.0, h / 2.0);
+    s.vertical_text(15.0, h / 2.0, "miss ratio");
     for (i, p) in policies.iter().enumerate() {
-        let c = colors[i % colors.len()];
-        let pts: Vec<String> = points
+        let c = PALETTE[i % PALETTE.len()];
+        let pts: Vec<(f64, f64)> = points
             .iter()
             .filter(|q| q.0 == *p)
-            .map(|q| format!("{:.1},{:.1}", x(q.1), y(q.2)))
+            .map(|q| (x(q.1), y(q.2)))
             .collect();
-        s += &format!(
-            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>\n",
-            pts.join(" ")
-        );
-        s += &format!(
-            "<text x=\"{}\" y=\"{}\" fill=\"{c}\">{}</text>\n",
-            w - m + 5.0,
-            m + 16.0 * i as f64,
-            p.name()
-        );
+        s.polyline(&pts, c);
+        s.text(w - m + 5.0, m + 16.0 * i as f64, Anchor::Start, Some(c), p.name());
     }
-    s += "</svg>\n";
-    s
+    s.finish()
 }
