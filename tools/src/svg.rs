@@ -6,6 +6,16 @@ pub const PALETTE: [&str; 6] = [
     "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#7f7f7f",
 ];
 
+/// The colour of a feature-cache policy: the same in every plot (ginex red),
+/// grey for a policy not in the palette's list.
+pub fn policy_color(policy: &str) -> &'static str {
+    ["ginex", "degree", "presc", "lru", "mmap", "none"]
+        .iter()
+        .position(|p| *p == policy)
+        .and_then(|i| PALETTE.get(i).copied())
+        .unwrap_or("#8c564b")
+}
+
 /// Horizontal text alignment.
 #[derive(Debug, Clone, Copy)]
 pub enum Anchor {
@@ -44,7 +54,7 @@ impl Svg {
     /// A straight line.
     pub fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str) {
         self.body += &format!(
-            "<line x1=\"{x1}\" y1=\"{y1}\" x2=\"{x2}\" y2=\"{y2}\" stroke=\"{stroke}\"/>\n"
+            "<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"{stroke}\"/>\n"
         );
     }
 
@@ -59,7 +69,7 @@ impl Svg {
     pub fn text(&mut self, x: f64, y: f64, anchor: Anchor, fill: Option<&str>, text: &str) {
         let fill = fill.map(|c| format!(" fill=\"{c}\"")).unwrap_or_default();
         self.body += &format!(
-            "<text x=\"{x}\" y=\"{y}\" text-anchor=\"{}\"{fill}>{}</text>\n",
+            "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{}\"{fill}>{}</text>\n",
             anchor.name(),
             escape(text)
         );
@@ -68,7 +78,7 @@ impl Svg {
     /// Text centred on (x, y), turned to read bottom-up (a y-axis title).
     pub fn vertical_text(&mut self, x: f64, y: f64, text: &str) {
         self.body += &format!(
-            "<text x=\"{x}\" y=\"{y}\" transform=\"rotate(-90 {x} {y})\" text-anchor=\"middle\">{}</text>\n",
+            "<text x=\"{x:.1}\" y=\"{y:.1}\" transform=\"rotate(-90 {x:.1} {y:.1})\" text-anchor=\"middle\">{}</text>\n",
             escape(text)
         );
     }
@@ -130,12 +140,17 @@ mod tests {
         assert!(doc.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\""));
         assert!(doc.ends_with("</svg>\n"));
         assert_eq!(doc.matches("<line ").count(), 2);
-        assert!(doc.contains("<line x1=\"10\" y1=\"40\" x2=\"90\" y2=\"40\" stroke=\"black\"/>"));
+        assert!(doc.contains(
+            "<line x1=\"10.0\" y1=\"40.0\" x2=\"90.0\" y2=\"40.0\" stroke=\"black\"/>"
+        ));
         assert!(doc.contains(
             "text-anchor=\"end\" fill=\"#d62728\">a&lt;b &amp; &quot;c&quot;</text>"
         ));
-        assert!(doc.contains("transform=\"rotate(-90 3 25)\""));
+        assert!(doc.contains("transform=\"rotate(-90 3.0 25.0)\""));
         assert!(doc.contains("<rect x=\"1.0\" y=\"2.0\" width=\"3.0\" height=\"4.0\" fill=\"red\"/>"));
         assert!(doc.contains("points=\"0.0,1.0 2.5,3.3\""));
+        assert_eq!(policy_color("ginex"), PALETTE[0]);
+        assert_eq!(policy_color("none"), PALETTE[5]);
+        assert_eq!(policy_color("future"), "#8c564b");
     }
 }

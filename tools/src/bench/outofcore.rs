@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
 use crate::size::parse_bytes;
-use crate::svg::{Anchor, Svg, PALETTE};
+use crate::svg::{policy_color, Anchor, Svg};
 use ginex::error::{Error, Result};
 use ginex::exec::policy::Policy;
 use ginex::store::Store;
@@ -265,7 +265,7 @@ pub fn budget_args(
         if sets_flag(extra, flag) {
             said.push(format!("{flag} as given after --"));
         } else {
-            let bytes = memory / 100 * share;
+            let bytes = (u128::from(memory) * share / 100) as u64;
             args.push(flag.into());
             args.push(bytes.to_string());
             said.push(format!("{flag} {bytes} ({share} % of M)"));
@@ -511,7 +511,7 @@ pub fn bar_plot(summaries: &[PolicySummary], title: &str, baseline: &str) -> Str
     }
     s.vertical_text(15.0, h / 2.0, "process wall time (s)");
     for (i, p) in summaries.iter().enumerate() {
-        let c = PALETTE[i % PALETTE.len()];
+        let c = policy_color(&p.policy);
         let cx = m + slot * (i as f64 + 0.5);
         let bw = slot * 0.6;
         match p.wall {
@@ -576,6 +576,15 @@ fn tail(path: &Path, n: usize) -> String {
         .collect()
 }
 
+/// Features over the memory cap, with enough digits to read on a tiny store.
+pub fn times_text(x: f64) -> String {
+    if x >= 0.1 {
+        format!("{x:.2}x")
+    } else {
+        format!("{x:.4}x")
+    }
+}
+
 fn fmt_load() -> String {
     load_average().map_or_else(|| "unknown".into(), |l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]))
 }
@@ -632,13 +641,13 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     eprintln!("bench outofcore: {}", args.store.display());
     eprintln!("  machine: {}; load average {}", machine_description(), fmt_load());
     eprintln!(
-        "  store: {} nodes, {} edges, dim {} {}, features {:.1} MiB = {:.2}x the memory cap",
+        "  store: {} nodes, {} edges, dim {} {}, features {:.1} MiB = {} the memory cap",
         store.num_nodes(),
         store.num_edges(),
         store.feature_dim(),
         store.dtype().name(),
         mib(feature_bytes),
-        feature_bytes as f64 / memory.max(1) as f64
+        times_text(feature_bytes as f64 / memory.max(1) as f64)
     );
     eprintln!(
         "  parameters: memory cap {} ({} bytes, page cache included) per run, {} round(s) in ABAB order, policies {}, child `ginex {sub} STORE --policy P{}{}{}`; page cache dropped before each run",
@@ -760,10 +769,10 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     }
     if let Some(path) = &args.plot {
         let title = format!(
-            "ginex {sub}, {} nodes, memory cap {} ({:.1}x features)",
+            "ginex {sub}, {} nodes, features {} a memory cap of {}",
             store.num_nodes(),
-            args.memory,
-            feature_bytes as f64 / memory.max(1) as f64
+            times_text(feature_bytes as f64 / memory.max(1) as f64),
+            args.memory
         );
         std::fs::write(path, bar_plot(&summaries, &title, &base))
             .map_err(|e| Error::io("write", path, e))?;
@@ -831,16 +840,16 @@ mod tests {
             a,
             [
                 "--feature-cache-bytes",
-                &(m / 100 * 50).to_string(),
+                &(m / 2).to_string(),
                 "--neighbor-cache-bytes",
-                &(m / 100 * 8).to_string()
+                &(m * 8 / 100).to_string()
             ]
         );
         assert!(note.contains("has no --memory") && note.contains("50 % of M"), "{note}");
         // The user's explicit sizes after -- win.
         let extra = names(&["--feature-cache-bytes=1GiB"]);
         let (a, _) = budget_args(m, "1000MiB", false, &extra);
-        assert_eq!(a, ["--neighbor-cache-bytes", &(m / 100 * 8).to_string()]);
+        assert_eq!(a, ["--neighbor-cache-bytes", &(m * 8 / 100).to_string()]);
         let (a, note) = budget_args(m, "1000MiB", true, &names(&["--memory", "2GiB"]));
         assert!(a.is_empty() && note.contains("as given"), "{note}");
         assert!(sets_flag(&names(&["--run-dir", "x"]), "--run-dir"));
