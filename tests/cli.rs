@@ -397,7 +397,14 @@ fn bench_outofcore_runs_each_policy_in_a_memory_cgroup_and_cleans_up() {
     let output = Command::new(env!("CARGO_BIN_EXE_ginex"))
         .args(["bench", "outofcore"])
         .arg(&store)
-        .args(["--memory", "512MiB", "--policies", "none,lru", "--rounds", "1"])
+        .args([
+            "--memory",
+            "512MiB",
+            "--policies",
+            "none,lru",
+            "--rounds",
+            "1",
+        ])
         .arg("--json")
         .arg(&json)
         .arg("--plot")

@@ -130,7 +130,8 @@ impl MemoryCgroup {
     /// still apply), else at the hierarchy's root. Fails with every
     /// attempt's reason when none works (not root, no cgroup fs).
     pub fn create(name: &str, limit: u64) -> Result<MemoryCgroup> {
-        let mounts = parse_mounts(&std::fs::read_to_string("/proc/self/mounts").unwrap_or_default());
+        let mounts =
+            parse_mounts(&std::fs::read_to_string("/proc/self/mounts").unwrap_or_default());
         let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let mut tried: Vec<String> = Vec::new();
         let mut candidates: Vec<(CgroupVersion, PathBuf)> = Vec::new();
@@ -163,7 +164,11 @@ impl MemoryCgroup {
         for (version, parent) in candidates {
             match Self::create_under(&parent, version, name, limit) {
                 Ok(cg) => return Ok(cg),
-                Err(e) => tried.push(format!("cgroup {} under {}: {e}", version.name(), parent.display())),
+                Err(e) => tried.push(format!(
+                    "cgroup {} under {}: {e}",
+                    version.name(),
+                    parent.display()
+                )),
             }
         }
         Err(Error::io(
@@ -313,14 +318,18 @@ cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0
         let v2_only = parse_mounts("cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n");
         assert_eq!(v2_only.v1_memory, None);
         assert_eq!(v2_only.v2, Some(PathBuf::from("/sys/fs/cgroup")));
-        assert_eq!(parse_mounts("proc /proc proc rw 0 0\n"), CgroupMounts::default());
+        assert_eq!(
+            parse_mounts("proc /proc proc rw 0 0\n"),
+            CgroupMounts::default()
+        );
         let spaced = parse_mounts("cgroup /mnt/my\\040cg cgroup rw,cpu,memory 0 0\n");
         assert_eq!(spaced.v1_memory, Some(PathBuf::from("/mnt/my cg")));
     }
 
     #[test]
     fn own_cgroup_reads_the_memory_line_or_the_unified_line() {
-        let text = "9:name=systemd:/\n4:memory,hugetlb:/process_api/abc\n1:cpu:/\n0::/user.slice/x\n";
+        let text =
+            "9:name=systemd:/\n4:memory,hugetlb:/process_api/abc\n1:cpu:/\n0::/user.slice/x\n";
         assert_eq!(
             own_cgroup(text, CgroupVersion::V1).as_deref(),
             Some("/process_api/abc")
@@ -341,7 +350,10 @@ cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0
         assert_eq!(keyed_counter(v2, "oom_kill"), Some(1));
         assert_eq!(keyed_counter(v2, "oom"), Some(2));
         // An old kernel without the counter, or a garbled value.
-        assert_eq!(keyed_counter("oom_kill_disable 0\nunder_oom 0\n", "oom_kill"), None);
+        assert_eq!(
+            keyed_counter("oom_kill_disable 0\nunder_oom 0\n", "oom_kill"),
+            None
+        );
         assert_eq!(keyed_counter("oom_kill x\n", "oom_kill"), None);
     }
 

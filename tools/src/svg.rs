@@ -61,7 +61,13 @@ impl Svg {
     /// The x axis along the bottom and the y axis along the left of a plot
     /// area inset by `margin` on every side.
     pub fn axes(&mut self, width: f64, height: f64, margin: f64) {
-        self.line(margin, height - margin, width - margin, height - margin, "black");
+        self.line(
+            margin,
+            height - margin,
+            width - margin,
+            height - margin,
+            "black",
+        );
         self.line(margin, margin, margin, height - margin, "black");
     }
 
@@ -137,17 +143,19 @@ mod tests {
         s.rect(1.0, 2.0, 3.0, 4.0, "red");
         s.polyline(&[(0.0, 1.0), (2.5, 3.26)], "blue");
         let doc = s.finish();
-        assert!(doc.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\""));
+        assert!(doc
+            .starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\""));
         assert!(doc.ends_with("</svg>\n"));
         assert_eq!(doc.matches("<line ").count(), 2);
-        assert!(doc.contains(
-            "<line x1=\"10.0\" y1=\"40.0\" x2=\"90.0\" y2=\"40.0\" stroke=\"black\"/>"
-        ));
-        assert!(doc.contains(
-            "text-anchor=\"end\" fill=\"#d62728\">a&lt;b &amp; &quot;c&quot;</text>"
-        ));
+        assert!(doc
+            .contains("<line x1=\"10.0\" y1=\"40.0\" x2=\"90.0\" y2=\"40.0\" stroke=\"black\"/>"));
+        assert!(
+            doc.contains("text-anchor=\"end\" fill=\"#d62728\">a&lt;b &amp; &quot;c&quot;</text>")
+        );
         assert!(doc.contains("transform=\"rotate(-90 3.0 25.0)\""));
-        assert!(doc.contains("<rect x=\"1.0\" y=\"2.0\" width=\"3.0\" height=\"4.0\" fill=\"red\"/>"));
+        assert!(
+            doc.contains("<rect x=\"1.0\" y=\"2.0\" width=\"3.0\" height=\"4.0\" fill=\"red\"/>")
+        );
         assert!(doc.contains("points=\"0.0,1.0 2.5,3.3\""));
         assert_eq!(policy_color("ginex"), PALETTE[0]);
         assert_eq!(policy_color("none"), PALETTE[5]);

@@ -258,10 +258,7 @@ pub fn budget_args(
     }
     let mut args = Vec::new();
     let mut said = Vec::new();
-    for (flag, share) in [
-        ("--feature-cache-bytes", 50),
-        ("--neighbor-cache-bytes", 8),
-    ] {
+    for (flag, share) in [("--feature-cache-bytes", 50), ("--neighbor-cache-bytes", 8)] {
         if sets_flag(extra, flag) {
             said.push(format!("{flag} as given after --"));
         } else {
@@ -423,7 +420,11 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
         "MB read",
         "peak MiB",
         "OOM",
-        if train { format!(" {:>9}", "seeds/s") } else { String::new() },
+        if train {
+            format!(" {:>9}", "seeds/s")
+        } else {
+            String::new()
+        },
         "runs"
     );
     for p in summaries {
@@ -443,11 +444,16 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
             p.ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}x")),
             opt(p.misses),
             opt(p.optimal_misses),
-            p.bytes_read.map_or_else(|| "-".into(), |b| format!("{:.1}", b as f64 / 1e6)),
+            p.bytes_read
+                .map_or_else(|| "-".into(), |b| format!("{:.1}", b as f64 / 1e6)),
             p.peak_bytes.map_or_else(|| "-".into(), mib),
             p.oom_kills,
             if train {
-                format!(" {:>9}", p.seeds_per_s.map_or_else(|| "-".into(), |v| format!("{v:.0}")))
+                format!(
+                    " {:>9}",
+                    p.seeds_per_s
+                        .map_or_else(|| "-".into(), |v| format!("{v:.0}"))
+                )
             } else {
                 String::new()
             },
@@ -586,7 +592,10 @@ pub fn times_text(x: f64) -> String {
 }
 
 fn fmt_load() -> String {
-    load_average().map_or_else(|| "unknown".into(), |l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]))
+    load_average().map_or_else(
+        || "unknown".into(),
+        |l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]),
+    )
 }
 
 /// `ginex bench outofcore`.
@@ -597,10 +606,14 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     }
     let policies: Vec<String> = match &args.policies {
         Some(p) => p.iter().map(|s| s.trim().to_string()).collect(),
-        None => (if args.train { TRAIN_POLICIES } else { EPOCH_POLICIES })
-            .split(',')
-            .map(String::from)
-            .collect(),
+        None => (if args.train {
+            TRAIN_POLICIES
+        } else {
+            EPOCH_POLICIES
+        })
+        .split(',')
+        .map(String::from)
+        .collect(),
     };
     if policies.is_empty() {
         return Err(Error::invalid_argument("--policies is empty"));
@@ -639,7 +652,11 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     let base = baseline(&policies).unwrap_or("ginex").to_string();
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
     eprintln!("bench outofcore: {}", args.store.display());
-    eprintln!("  machine: {}; load average {}", machine_description(), fmt_load());
+    eprintln!(
+        "  machine: {}; load average {}",
+        machine_description(),
+        fmt_load()
+    );
     eprintln!(
         "  store: {} nodes, {} edges, dim {} {}, features {:.1} MiB = {} the memory cap",
         store.num_nodes(),
@@ -668,10 +685,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
         let cg = MemoryCgroup::create(&format!("ginex-bench-{pid}-{i}"), memory)?;
         if cgroup_desc.is_empty() {
             cgroup_desc = format!("{} ({})", cg.version().name(), cg.dir().display());
-            eprintln!(
-                "  cgroup {} per run, limit {memory} bytes",
-                cgroup_desc
-            );
+            eprintln!("  cgroup {} per run, limit {memory} bytes", cgroup_desc);
         }
         let report = work.0.join(format!("r{round}-{policy}.json"));
         let log = work.0.join(format!("r{round}-{policy}.log"));
@@ -685,12 +699,17 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             }
         }
         if !sets_flag(&args.extra, "--run-dir") {
-            child_args.extend(["--run-dir".into(), work.0.join("runs").display().to_string()]);
+            child_args.extend([
+                "--run-dir".into(),
+                work.0.join("runs").display().to_string(),
+            ]);
         }
         child_args.extend(budget.iter().cloned());
         child_args.extend(args.extra.iter().cloned());
         let log_file = std::fs::File::create(&log).map_err(|e| Error::io("create", &log, e))?;
-        let log_err = log_file.try_clone().map_err(|e| Error::io("open", &log, e))?;
+        let log_err = log_file
+            .try_clone()
+            .map_err(|e| Error::io("open", &log, e))?;
         let mut cmd = cg.command(&exe, &child_args);
         cmd.stdin(Stdio::null()).stdout(log_file).stderr(log_err);
         drop_caches()?;
@@ -812,7 +831,10 @@ mod tests {
     fn rounds_alternate_policies() {
         let order = run_order(&names(&["ginex", "mmap"]), 3);
         let got: Vec<String> = order.iter().map(|(r, p)| format!("{r}{p}")).collect();
-        assert_eq!(got, ["1ginex", "1mmap", "2ginex", "2mmap", "3ginex", "3mmap"]);
+        assert_eq!(
+            got,
+            ["1ginex", "1mmap", "2ginex", "2mmap", "3ginex", "3mmap"]
+        );
     }
 
     #[test]
@@ -845,7 +867,10 @@ mod tests {
                 &(m * 8 / 100).to_string()
             ]
         );
-        assert!(note.contains("has no --memory") && note.contains("50 % of M"), "{note}");
+        assert!(
+            note.contains("has no --memory") && note.contains("50 % of M"),
+            "{note}"
+        );
         // The user's explicit sizes after -- win.
         let extra = names(&["--feature-cache-bytes=1GiB"]);
         let (a, _) = budget_args(m, "1000MiB", false, &extra);
@@ -865,10 +890,22 @@ mod tests {
         )
         .unwrap();
         let m = metrics_from_report(&epoch, false);
-        assert_eq!((m.hits, m.misses, m.bytes_read), (Some(90), Some(10), Some(40960)));
+        assert_eq!(
+            (m.hits, m.misses, m.bytes_read),
+            (Some(90), Some(10), Some(40960))
+        );
         assert_eq!(m.optimal_misses, Some(7));
         let order: Vec<&str> = m.stages.iter().map(|s| s.0.as_str()).collect();
-        assert_eq!(order, ["neighbor_cache_build", "sample", "gather", "total", "zz_new"]);
+        assert_eq!(
+            order,
+            [
+                "neighbor_cache_build",
+                "sample",
+                "gather",
+                "total",
+                "zz_new"
+            ]
+        );
         // Policies other than ginex have no optimum.
         let m = metrics_from_report(&serde_json::json!({"optimal_misses": []}), false);
         assert_eq!(m.optimal_misses, None);
@@ -905,7 +942,10 @@ mod tests {
         assert_eq!(lru.wall, Some((30.0, 33.0, 36.0)));
         assert_eq!(lru.ratio, Some(33.0 / 12.0));
         assert_eq!((lru.misses, lru.bytes_read), (Some(510), Some(510 * 1024)));
-        assert_eq!(lru.stages, vec![("sample".into(), 16.5), ("total".into(), 33.0)]);
+        assert_eq!(
+            lru.stages,
+            vec![("sample".into(), 16.5), ("total".into(), 33.0)]
+        );
         assert_eq!(s[1].ratio, Some(1.0));
         let mmap = &s[2];
         assert_eq!((mmap.runs, mmap.ok_runs, mmap.oom_kills), (2, 1, 1));
@@ -932,19 +972,46 @@ mod tests {
         let t = table(&s, "ginex", false);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 4, "{t}");
-        for want in ["policy", "x ginex", "misses", "opt misses", "MB read", "peak MiB", "OOM"] {
+        for want in [
+            "policy",
+            "x ginex",
+            "misses",
+            "opt misses",
+            "MB read",
+            "peak MiB",
+            "OOM",
+        ] {
             assert!(lines[0].contains(want), "{want} missing: {t}");
         }
         assert!(!lines[0].contains("seeds/s"));
-        assert!(lines[1].contains("10.00 / 10.00 / 10.00") && lines[1].contains("1.00x"), "{t}");
-        assert!(lines[2].contains("4.00x") && lines[2].contains("0.9") && lines[2].contains("700.0"), "{t}");
+        assert!(
+            lines[1].contains("10.00 / 10.00 / 10.00") && lines[1].contains("1.00x"),
+            "{t}"
+        );
+        assert!(
+            lines[2].contains("4.00x") && lines[2].contains("0.9") && lines[2].contains("700.0"),
+            "{t}"
+        );
         assert!(lines[3].contains("0/1 ok (round 1: exit 1)"), "{t}");
-        assert!(table(&s, "ginex", true).lines().next().unwrap().contains("seeds/s"));
+        assert!(table(&s, "ginex", true)
+            .lines()
+            .next()
+            .unwrap()
+            .contains("seeds/s"));
         let st = stage_table(&s);
         let lines: Vec<&str> = st.lines().collect();
-        assert!(lines[0].contains("sample") && lines[0].contains("total"), "{st}");
-        assert!(lines[2].contains("20.000") && lines[2].contains("40.000"), "{st}");
-        assert!(lines[3].trim_start().starts_with("none") && lines[3].contains('-'), "{st}");
+        assert!(
+            lines[0].contains("sample") && lines[0].contains("total"),
+            "{st}"
+        );
+        assert!(
+            lines[2].contains("20.000") && lines[2].contains("40.000"),
+            "{st}"
+        );
+        assert!(
+            lines[3].trim_start().starts_with("none") && lines[3].contains('-'),
+            "{st}"
+        );
     }
 
     #[test]
@@ -959,7 +1026,10 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
         // Background plus one bar per policy that finished.
         assert_eq!(svg.matches("<rect").count(), 3, "{svg}");
-        assert!(svg.contains("4.00x ginex") && svg.contains("1.00x ginex"), "{svg}");
+        assert!(
+            svg.contains("4.00x ginex") && svg.contains("1.00x ginex"),
+            "{svg}"
+        );
         assert!(svg.contains(">failed<") && svg.contains(">none<"), "{svg}");
         assert!(svg.contains("cap &lt;1GiB&gt;"), "{svg}");
         // The tallest whisker stays inside the plot area.

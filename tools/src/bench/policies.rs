@@ -169,7 +169,13 @@ fn svg_plot(points: &[(Policy, f64, f64)], policies: &[Policy]) -> String {
     xs.sort_by(f64::total_cmp);
     xs.dedup();
     for v in &xs {
-        s.text(x(*v), h - m + 18.0, Anchor::Middle, None, &format!("{:.0}%", v * 100.0));
+        s.text(
+            x(*v),
+            h - m + 18.0,
+            Anchor::Middle,
+            None,
+            &format!("{:.0}%", v * 100.0),
+        );
     }
     s.text(
         w / 2.0,
@@ -187,7 +193,13 @@ fn svg_plot(points: &[(Policy, f64, f64)], policies: &[Policy]) -> String {
             .map(|q| (x(q.1), y(q.2)))
             .collect();
         s.polyline(&pts, c);
-        s.text(w - m + 5.0, m + 16.0 * i as f64, Anchor::Start, Some(c), p.name());
+        s.text(
+            w - m + 5.0,
+            m + 16.0 * i as f64,
+            Anchor::Start,
+            Some(c),
+            p.name(),
+        );
     }
     s.finish()
 }
