@@ -445,6 +445,8 @@ fn bench_outofcore_runs_each_policy_in_a_memory_cgroup_and_cleans_up() {
         assert!(peak > 0 && peak <= 512 << 20, "{run}");
         assert!(run["misses"].as_u64().unwrap() > 0, "{run}");
         assert!(run["wall_seconds"].as_f64().unwrap() > 0.0, "{run}");
+        assert!(run["disk_read_bytes"].is_u64(), "{run}");
+        assert!(run["peak_rss_bytes"].as_u64().unwrap() > 0, "{run}");
     }
     assert_eq!(v["summary"][0]["ratio_to_baseline"], 1.0);
     assert_eq!(v["store"]["nodes"], 3000);

@@ -110,6 +110,8 @@ pub struct Metrics {
     pub bytes_read: Option<u64>,
     /// Training throughput (`--train`).
     pub seeds_per_s: Option<f64>,
+    /// The child's peak RSS (`VmHWM`), when its report gives it.
+    pub peak_rss_bytes: Option<u64>,
     /// Stage seconds in the report's order (see [`STAGE_ORDER`]).
     pub stages: Vec<(String, f64)>,
 }
@@ -162,6 +164,7 @@ pub fn metrics_from_report(v: &Value, train: bool) -> Metrics {
         optimal_misses,
         bytes_read: u(e, "bytes_read"),
         seeds_per_s: e.get("seeds_per_s").and_then(Value::as_f64),
+        peak_rss_bytes: u(v, "peak_rss_bytes"),
         stages,
     }
 }
@@ -188,6 +191,10 @@ pub struct RunRecord {
     pub peak_bytes: Option<u64>,
     /// OOM kills inside the cgroup.
     pub oom_kills: Option<u64>,
+    /// Bytes the child read from the block device (`read_bytes` of
+    /// `/proc/PID/io`, read while it is a zombie): counts mmap page faults
+    /// and readahead, which the report's own counters cannot see.
+    pub disk_read_bytes: Option<u64>,
     /// From the child's report (empty when it wrote none).
     pub metrics: Metrics,
 }
@@ -199,6 +206,7 @@ impl RunRecord {
         json!({
             "round": self.round, "policy": self.policy, "wall_seconds": self.wall_s,
             "exit": self.exit.describe(), "cgroup_peak_bytes": self.peak_bytes, "oom_kills": self.oom_kills,
+            "disk_read_bytes": self.disk_read_bytes, "peak_rss_bytes": m.peak_rss_bytes,
             "hits": m.hits, "misses": m.misses, "optimal_misses": m.optimal_misses, "bytes_read": m.bytes_read,
             "seeds_per_s": m.seeds_per_s,
             "seconds": m.stages.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
@@ -212,6 +220,44 @@ pub fn run_order(policies: &[String], rounds: u32) -> Vec<(u32, String)> {
     (1..=rounds)
         .flat_map(|r| policies.iter().map(move |p| (r, p.clone())))
         .collect()
+}
+
+/// The state letter of a `/proc/PID/stat` text (`Z` = exited, not yet
+/// waited for); the command name may hold spaces and parentheses.
+pub fn proc_state(stat: &str) -> Option<char> {
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
+/// Waits for `child` to exit and returns its status, the wall time from
+/// `start` to its exit, and `read_bytes` of its `/proc/PID/io`, read while
+/// it is a zombie (before it is reaped, so the numbers are final).
+fn wait_measured(
+    child: &mut std::process::Child,
+    start: Instant,
+) -> std::io::Result<(std::process::ExitStatus, f64, Option<u64>)> {
+    let proc_dir = PathBuf::from(format!("/proc/{}", child.id()));
+    loop {
+        let state = std::fs::read_to_string(proc_dir.join("stat"))
+            .ok()
+            .and_then(|s| proc_state(&s));
+        match state {
+            Some('Z' | 'X') => break,
+            Some(_) => {}
+            // No /proc: time the plain wait.
+            None => return Ok((child.wait()?, start.elapsed().as_secs_f64(), None)),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let read = std::fs::read_to_string(proc_dir.join("io"))
+        .ok()
+        .and_then(|t| crate::cgroup::keyed_counter(&t, "read_bytes:"));
+    Ok((child.wait()?, wall, read))
 }
 
 /// Whether a `--help` text offers `flag` (`--memory`, not `--memory-x`).
@@ -296,6 +342,10 @@ pub struct PolicySummary {
     pub optimal_misses: Option<u64>,
     /// Median bytes read.
     pub bytes_read: Option<u64>,
+    /// Median bytes read from the block device by the child process.
+    pub disk_read_bytes: Option<u64>,
+    /// Highest peak RSS of the child over all runs.
+    pub peak_rss_bytes: Option<u64>,
     /// Median seeds/s (`--train`).
     pub seeds_per_s: Option<f64>,
     /// Highest cgroup peak over all runs.
@@ -378,6 +428,8 @@ pub fn summarize(runs: &[RunRecord], policies: &[String]) -> Vec<PolicySummary> 
                 misses: median_u64(ok.iter().map(|r| r.metrics.misses)),
                 optimal_misses: median_u64(ok.iter().map(|r| r.metrics.optimal_misses)),
                 bytes_read: median_u64(ok.iter().map(|r| r.metrics.bytes_read)),
+                disk_read_bytes: median_u64(ok.iter().map(|r| r.disk_read_bytes)),
+                peak_rss_bytes: all.iter().filter_map(|r| r.metrics.peak_rss_bytes).max(),
                 seeds_per_s: median(ok.iter().filter_map(|r| r.metrics.seeds_per_s).collect()),
                 peak_bytes: all.iter().filter_map(|r| r.peak_bytes).max(),
                 oom_kills: all.iter().filter_map(|r| r.oom_kills).sum(),
@@ -411,14 +463,16 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String {
     let mib = |b: u64| format!("{:.1}", b as f64 / (1 << 20) as f64);
     let mut s = format!(
-        "  {:<8} {:>26} {:>9} {:>12} {:>12} {:>10} {:>9} {:>4}{} {}\n",
+        "  {:<8} {:>26} {:>9} {:>12} {:>12} {:>10} {:>10} {:>9} {:>9} {:>4}{} {}\n",
         "policy",
         "wall s (min/median/max)",
         format!("x {baseline}"),
         "misses",
         "opt misses",
         "MB read",
+        "disk MB",
         "peak MiB",
+        "RSS MiB",
         "OOM",
         if train {
             format!(" {:>9}", "seeds/s")
@@ -438,7 +492,7 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
             format!("{}/{} ok ({})", p.ok_runs, p.runs, p.failures.join(", "))
         };
         s += &format!(
-            "  {:<8} {:>26} {:>9} {:>12} {:>12} {:>10} {:>9} {:>4}{} {}\n",
+            "  {:<8} {:>26} {:>9} {:>12} {:>12} {:>10} {:>10} {:>9} {:>9} {:>4}{} {}\n",
             p.policy,
             wall,
             p.ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}x")),
@@ -446,7 +500,10 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
             opt(p.optimal_misses),
             p.bytes_read
                 .map_or_else(|| "-".into(), |b| format!("{:.1}", b as f64 / 1e6)),
+            p.disk_read_bytes
+                .map_or_else(|| "-".into(), |b| format!("{:.1}", b as f64 / 1e6)),
             p.peak_bytes.map_or_else(|| "-".into(), mib),
+            p.peak_rss_bytes.map_or_else(|| "-".into(), mib),
             p.oom_kills,
             if train {
                 format!(
@@ -548,7 +605,8 @@ pub fn summary_json(p: &PolicySummary) -> Value {
         "policy": p.policy, "runs": p.runs, "ok_runs": p.ok_runs,
         "wall_seconds": p.wall.map(|(a, m, b)| json!({"min": a, "median": m, "max": b})),
         "ratio_to_baseline": p.ratio, "misses": p.misses, "optimal_misses": p.optimal_misses,
-        "bytes_read": p.bytes_read, "seeds_per_s": p.seeds_per_s, "cgroup_peak_bytes": p.peak_bytes,
+        "bytes_read": p.bytes_read, "disk_read_bytes": p.disk_read_bytes, "peak_rss_bytes": p.peak_rss_bytes,
+        "seeds_per_s": p.seeds_per_s, "cgroup_peak_bytes": p.peak_bytes,
         "oom_kills": p.oom_kills, "failures": p.failures,
         "seconds": p.stages.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
     })
@@ -714,8 +772,10 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
         cmd.stdin(Stdio::null()).stdout(log_file).stderr(log_err);
         drop_caches()?;
         let t = Instant::now();
-        let status = cmd.status().map_err(|e| Error::io("run", &exe, e))?;
-        let wall_s = t.elapsed().as_secs_f64();
+        let (status, wall_s, disk_read_bytes) = cmd
+            .spawn()
+            .and_then(|mut child| wait_measured(&mut child, t))
+            .map_err(|e| Error::io("run", &exe, e))?;
         let exit = Exit::from_status(status);
         let peak_bytes = cg.peak_bytes()?;
         let oom_kills = cg.oom_kills()?;
@@ -726,8 +786,9 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             .map(|v| metrics_from_report(&v, args.train))
             .unwrap_or_default();
         eprintln!(
-            "  round {round} {policy:<7} {wall_s:>9.2} s  {}  cgroup peak {} MiB  OOM kills {}",
+            "  round {round} {policy:<7} {wall_s:>9.2} s  {}  disk read {} MB  cgroup peak {} MiB  OOM kills {}",
             exit.describe(),
+            disk_read_bytes.map_or_else(|| "-".into(), |b| format!("{:.1}", b as f64 / 1e6)),
             peak_bytes.map_or_else(|| "-".into(), |b| format!("{:.1}", mib(b))),
             opt(oom_kills)
         );
@@ -751,6 +812,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             exit,
             peak_bytes,
             oom_kills,
+            disk_read_bytes,
             metrics,
         });
         let _ = std::fs::remove_file(&report);
@@ -758,7 +820,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
 
     let summaries = summarize(&runs, &policies);
     eprintln!(
-        "  per policy, over {} round(s); wall = child process spawn to exit; misses and MB read from the child's report; peak = cgroup peak (page cache included):",
+        "  per policy, over {} round(s); wall = child process spawn to exit; misses, MB read (gather engine) and RSS from the child's report; disk MB = the child's read_bytes in /proc/PID/io (mmap faults and readahead included); peak = cgroup peak (page cache included):",
         args.rounds
     );
     eprint!("{}", table(&summaries, &base, args.train));
@@ -812,12 +874,14 @@ mod tests {
             exit,
             peak_bytes: Some(700 << 20),
             oom_kills: Some(0),
+            disk_read_bytes: Some(misses * 4096),
             metrics: Metrics {
                 hits: Some(10),
                 misses: Some(misses),
                 optimal_misses: None,
                 bytes_read: Some(misses * 1024),
                 seeds_per_s: None,
+                peak_rss_bytes: Some(100 << 20),
                 stages: vec![("sample".into(), wall_s / 2.0), ("total".into(), wall_s)],
             },
         }
@@ -825,6 +889,18 @@ mod tests {
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn process_states_parse_past_odd_command_names() {
+        assert_eq!(proc_state("42 (ginex) R 1 42 42 0 -1"), Some('R'));
+        assert_eq!(proc_state("42 (a) b) c) Z 1 42"), Some('Z'));
+        assert_eq!(proc_state("garbage"), None);
+        let io = "rchar: 1354000\nread_bytes: 218202112\nwrite_bytes: 4096\n";
+        assert_eq!(
+            crate::cgroup::keyed_counter(io, "read_bytes:"),
+            Some(218_202_112)
+        );
     }
 
     #[test]
@@ -943,6 +1019,10 @@ mod tests {
         assert_eq!(lru.ratio, Some(33.0 / 12.0));
         assert_eq!((lru.misses, lru.bytes_read), (Some(510), Some(510 * 1024)));
         assert_eq!(
+            (lru.disk_read_bytes, lru.peak_rss_bytes),
+            (Some(510 * 4096), Some(100 << 20))
+        );
+        assert_eq!(
             lru.stages,
             vec![("sample".into(), 16.5), ("total".into(), 33.0)]
         );
@@ -978,7 +1058,9 @@ mod tests {
             "misses",
             "opt misses",
             "MB read",
+            "disk MB",
             "peak MiB",
+            "RSS MiB",
             "OOM",
         ] {
             assert!(lines[0].contains(want), "{want} missing: {t}");
@@ -989,7 +1071,11 @@ mod tests {
             "{t}"
         );
         assert!(
-            lines[2].contains("4.00x") && lines[2].contains("0.9") && lines[2].contains("700.0"),
+            lines[2].contains("4.00x")
+                && lines[2].contains(" 0.9 ")
+                && lines[2].contains(" 3.7 ")
+                && lines[2].contains("700.0")
+                && lines[2].contains("100.0"),
             "{t}"
         );
         assert!(lines[3].contains("0/1 ok (round 1: exit 1)"), "{t}");
