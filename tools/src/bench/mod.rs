@@ -11,6 +11,7 @@ pub mod changeset;
 pub mod import;
 pub mod io;
 pub mod outofcore;
+pub mod outofcore_report;
 pub mod policies;
 pub mod sample;
 pub mod verify;
