@@ -357,3 +357,149 @@ fn bench_import_reports_against_a_plain_copy_and_cleans_up() {
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("raw")], "{text}");
 }
+
+/// Why the out-of-core benchmark cannot run here (not root, no memory
+/// cgroup), or `None` when it can.
+fn cgroup_unavailable() -> Option<String> {
+    let probe = format!("ginex-test-probe-{}", std::process::id());
+    match ginex_cli::cgroup::MemoryCgroup::create(&probe, 64 << 20) {
+        Ok(_cg) => None,
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// `ginex bench outofcore` runs each policy as its own process inside a
+/// memory cgroup, reports wall time, counters, the cgroup's peak and OOM
+/// kills, writes JSON and SVG, and leaves no cgroup or scratch files — also
+/// when a child fails.
+#[test]
+fn bench_outofcore_runs_each_policy_in_a_memory_cgroup_and_cleans_up() {
+    if let Some(why) = cgroup_unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("g");
+    gen(&[
+        "--nodes",
+        "3000",
+        "--avg-degree",
+        "6",
+        "--dim",
+        "8",
+        "--classes",
+        "4",
+        "--out",
+        store.to_str().unwrap(),
+    ]);
+    let json = dir.path().join("ooc.json");
+    let plot = dir.path().join("ooc.svg");
+    let output = Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args(["bench", "outofcore"])
+        .arg(&store)
+        .args([
+            "--memory",
+            "512MiB",
+            "--policies",
+            "none,lru",
+            "--rounds",
+            "1",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--plot")
+        .arg(&plot)
+        .args(["--", "--batch-size", "100"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{err}");
+    for want in [
+        "machine:",
+        "load average",
+        "store: 3000 nodes",
+        "memory cap 512MiB (536870912 bytes",
+        "page cache dropped before each run",
+        "--batch-size 100",
+        "x none",
+        "peak MiB",
+        "stage seconds",
+    ] {
+        assert!(err.contains(want), "{want:?} missing in:\n{err}");
+    }
+    for policy in ["none", "lru"] {
+        assert!(
+            err.lines()
+                .any(|l| l.trim_start().starts_with(policy) && l.ends_with("1/1 ok")),
+            "no {policy} row in:\n{err}"
+        );
+    }
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{v}");
+    for (run, policy) in runs.iter().zip(["none", "lru"]) {
+        assert_eq!(run["policy"], policy);
+        assert_eq!(run["exit"], "ok");
+        assert_eq!(run["oom_kills"], 0);
+        let peak = run["cgroup_peak_bytes"].as_u64().unwrap();
+        assert!(peak > 0 && peak <= 512 << 20, "{run}");
+        assert!(run["misses"].as_u64().unwrap() > 0, "{run}");
+        assert!(run["wall_seconds"].as_f64().unwrap() > 0.0, "{run}");
+        assert!(run["disk_read_bytes"].is_u64(), "{run}");
+        assert!(run["peak_rss_bytes"].as_u64().unwrap() > 0, "{run}");
+    }
+    assert_eq!(v["summary"][0]["ratio_to_baseline"], 1.0);
+    assert_eq!(v["store"]["nodes"], 3000);
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.contains(">none<") && svg.contains(">lru<"), "{svg}");
+    // The cgroups are gone.
+    let cgroup = v["parameters"]["cgroup"].as_str().unwrap();
+    let cg_dir = cgroup.split('(').nth(1).unwrap().trim_end_matches(')');
+    assert!(!Path::new(cg_dir).exists(), "{cg_dir} left behind");
+
+    // A child that fails (bad fanouts) stops the benchmark with the child's
+    // own error, and still leaves nothing behind.
+    let child = Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args(["bench", "outofcore"])
+        .arg(&store)
+        .args(["--memory", "256MiB", "--policies", "none"])
+        .args(["--", "--fanouts", "x"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bench_pid = child.id();
+    let output = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{err}");
+    assert!(
+        err.contains("(none, round 1) failed with exit 1") && err.contains("fanout"),
+        "{err}"
+    );
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["g", "ooc.json", "ooc.svg"], "{err}");
+    let parent = Path::new(cg_dir).parent().unwrap();
+    let stale: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&format!("ginex-bench-{bench_pid}-")))
+        .collect();
+    assert!(stale.is_empty(), "cgroups left behind: {stale:?}");
+
+    // Flags the benchmark sets itself are refused before anything runs.
+    let output = Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args(["bench", "outofcore"])
+        .arg(&store)
+        .args(["--memory", "256MiB", "--", "--policy", "lru"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        !output.status.success() && err.contains("--policy after -- is set by the benchmark"),
+        "{err}"
+    );
+}

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod cgroup;
 pub mod commands;
 pub mod dump;
 pub mod epoch;

@@ -52,3 +52,10 @@ pub fn peak_rss_bytes() -> Option<u64> {
         .ok()?;
     Some(kib * 1024)
 }
+
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`), if known.
+pub fn load_average() -> Option<[f64; 3]> {
+    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut it = s.split_whitespace().map(|v| v.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}

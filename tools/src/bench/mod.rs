@@ -12,6 +12,8 @@ pub mod curves;
 pub mod export;
 pub mod import;
 pub mod io;
+pub mod outofcore;
+pub mod outofcore_report;
 pub mod policies;
 pub mod sample;
 pub mod verify;
@@ -41,6 +43,10 @@ pub enum BenchCommand {
     /// `ginex-import files` on a raw dataset (`ginex gen --raw`) against a
     /// plain copy of the same inputs: phases, edges/s, peak RSS.
     Import(import::ImportBenchArgs),
+    /// Every policy's whole epoch as its own process inside a memory cgroup
+    /// of `--memory` (page cache included): wall time, misses, bytes read,
+    /// cgroup peak and OOM kills, ratios to ginex.
+    Outofcore(outofcore::OutOfCoreBenchArgs),
 }
 
 /// Runs one benchmark, printing its report to `out`.
@@ -54,5 +60,6 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         BenchCommand::Curves(args) => curves::run_curves_bench(&args, out),
         BenchCommand::Export(args) => export::run_export_bench(&args, out),
         BenchCommand::Import(args) => import::run_import_bench(&args, out),
+        BenchCommand::Outofcore(args) => outofcore::run_outofcore_bench(&args, out),
     }
 }

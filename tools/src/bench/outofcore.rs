@@ -1,0 +1,501 @@
+//! `ginex bench outofcore`: every feature-cache policy runs a whole epoch
+//! (or one training epoch with `--train`) as its own child process inside a
+//! memory cgroup of M bytes, page cache included and dropped before each
+//! run; the table reports process wall time, ratios to ginex, misses and
+//! bytes read, the cgroup's peak and OOM kills, with the stage breakdown the
+//! child's own report gives.
+//!
+//! The orchestration (`run_outofcore_bench`) spawns and measures; everything
+//! it prints or writes is assembled by the pure functions of
+//! [`super::outofcore_report`], which its unit tests check.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use super::outofcore_report::{
+    bar_plot, baseline, metrics_from_report, opt, stage_table, summarize, summary_json, table,
+    Exit, RunRecord,
+};
+use crate::cgroup::MemoryCgroup;
+use crate::machine::{drop_caches, load_average, machine_description};
+use crate::size::parse_bytes;
+use ginex::error::{Error, Result};
+use ginex::exec::policy::Policy;
+use ginex::store::Store;
+
+/// The policies an epoch benchmark compares by default.
+pub const EPOCH_POLICIES: &str = "ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none";
+/// The policies a `--train` benchmark compares by default.
+pub const TRAIN_POLICIES: &str = "ginex,mmap";
+
+/// Arguments of `ginex bench outofcore`.
+///
+/// Example: ginex bench outofcore STORE --memory 3GiB --rounds 2 --json ooc.json --plot ooc.svg -- --fanouts 10,10,10
+#[derive(Debug, Args)]
+pub struct OutOfCoreBenchArgs {
+    /// The store.
+    pub store: PathBuf,
+    /// Memory cap of every run's cgroup, page cache included (e.g. 3GiB).
+    #[arg(long)]
+    pub memory: String,
+    /// Policies to compare [default: ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none;
+    /// with --train: ginex,mmap].
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Option<Vec<String>>,
+    /// Rounds; each round runs every policy once (ABAB order).
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
+    /// Write every run and the summary as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write an SVG bar plot of wall time per policy here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Run `ginex train STORE --epochs 1` instead of `ginex epoch` and
+    /// report seeds/s (needs a binary built with the `train` feature).
+    #[arg(long)]
+    pub train: bool,
+    /// Extra arguments for every child (`ginex epoch` / `ginex train`),
+    /// after `--`.
+    #[arg(last = true)]
+    pub extra: Vec<String>,
+}
+
+/// The rounds in run order: round 1 runs every policy, then round 2, …
+/// (ABAB, so slow drifts of the machine spread over all policies).
+pub fn run_order(policies: &[String], rounds: u32) -> Vec<(u32, String)> {
+    (1..=rounds)
+        .flat_map(|r| policies.iter().map(move |p| (r, p.clone())))
+        .collect()
+}
+
+/// The state letter of a `/proc/PID/stat` text (`Z` = exited, not yet
+/// waited for); the command name may hold spaces and parentheses.
+pub fn proc_state(stat: &str) -> Option<char> {
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
+/// Waits for `child` to exit and returns its status, the wall time from
+/// `start` to its exit, and `read_bytes` of its `/proc/PID/io`, read while
+/// it is a zombie (before it is reaped, so the numbers are final).
+fn wait_measured(
+    child: &mut std::process::Child,
+    start: Instant,
+) -> std::io::Result<(std::process::ExitStatus, f64, Option<u64>)> {
+    let proc_dir = PathBuf::from(format!("/proc/{}", child.id()));
+    loop {
+        let state = std::fs::read_to_string(proc_dir.join("stat"))
+            .ok()
+            .and_then(|s| proc_state(&s));
+        match state {
+            Some('Z' | 'X') => break,
+            Some(_) => {}
+            // No /proc: time the plain wait.
+            None => return Ok((child.wait()?, start.elapsed().as_secs_f64(), None)),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let read = std::fs::read_to_string(proc_dir.join("io"))
+        .ok()
+        .and_then(|t| crate::cgroup::keyed_counter(&t, "read_bytes:"));
+    Ok((child.wait()?, wall, read))
+}
+
+/// Whether a `--help` text offers `flag` (`--memory`, not `--memory-x`).
+pub fn help_has_flag(help: &str, flag: &str) -> bool {
+    help.split_whitespace().any(|t| {
+        let t = t.trim_end_matches(',');
+        t == flag || t.strip_prefix(flag).is_some_and(|r| r.starts_with('='))
+    })
+}
+
+/// Whether a clap `--help` text lists subcommand `name` under `Commands:`.
+pub fn help_has_subcommand(help: &str, name: &str) -> bool {
+    help.lines()
+        .skip_while(|l| l.trim() != "Commands:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .any(|l| !l.starts_with("   ") && l.split_whitespace().next() == Some(name))
+}
+
+/// Whether the argument list sets `flag` (`--flag v` or `--flag=v`).
+pub fn sets_flag(args: &[String], flag: &str) -> bool {
+    args.iter()
+        .any(|a| a == flag || a.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+}
+
+/// The memory-budget arguments for a child, and a note saying what was
+/// done: `--memory M` when the child supports it and the extra arguments
+/// do not set it; otherwise explicit cache sizes (feature cache 50 %,
+/// neighbor cache 8 % of M) for the ones the extra arguments leave unset.
+pub fn budget_args(
+    memory: u64,
+    memory_text: &str,
+    child_supports_memory: bool,
+    extra: &[String],
+) -> (Vec<String>, String) {
+    if sets_flag(extra, "--memory") {
+        return (Vec::new(), "--memory as given after --".into());
+    }
+    if child_supports_memory {
+        return (
+            vec!["--memory".into(), memory_text.into()],
+            format!("passed to the child as --memory {memory_text}"),
+        );
+    }
+    let mut args = Vec::new();
+    let mut said = Vec::new();
+    for (flag, share) in [("--feature-cache-bytes", 50), ("--neighbor-cache-bytes", 8)] {
+        if sets_flag(extra, flag) {
+            said.push(format!("{flag} as given after --"));
+        } else {
+            let bytes = (u128::from(memory) * share / 100) as u64;
+            args.push(flag.into());
+            args.push(bytes.to_string());
+            said.push(format!("{flag} {bytes} ({share} % of M)"));
+        }
+    }
+    (
+        args,
+        format!(
+            "the child has no --memory; passing explicit cache sizes: {}",
+            said.join(", ")
+        ),
+    )
+}
+
+/// A directory removed (with everything in it) when dropped.
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn help_text(exe: &Path, args: &[&str]) -> Result<String> {
+    let o = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::io("run", exe, e))?;
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// The last `n` lines of a file (a child's log), indented.
+fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| format!("    {l}\n"))
+        .collect()
+}
+
+/// Features over the memory cap, with enough digits to read on a tiny store.
+pub fn times_text(x: f64) -> String {
+    if x >= 0.1 {
+        format!("{x:.2}x")
+    } else {
+        format!("{x:.4}x")
+    }
+}
+
+fn fmt_load() -> String {
+    load_average().map_or_else(
+        || "unknown".into(),
+        |l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]),
+    )
+}
+
+/// `ginex bench outofcore`.
+pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Result<()> {
+    let memory = parse_bytes(&args.memory)?;
+    if args.rounds == 0 {
+        return Err(Error::invalid_argument("--rounds must be at least 1"));
+    }
+    let policies: Vec<String> = match &args.policies {
+        Some(p) => p.iter().map(|s| s.trim().to_string()).collect(),
+        None => (if args.train {
+            TRAIN_POLICIES
+        } else {
+            EPOCH_POLICIES
+        })
+        .split(',')
+        .map(String::from)
+        .collect(),
+    };
+    if policies.is_empty() {
+        return Err(Error::invalid_argument("--policies is empty"));
+    }
+    for p in &policies {
+        Policy::parse(p)?;
+    }
+    let set_by_bench: &[&str] = if args.train {
+        &["--policy", "--report", "--epochs"]
+    } else {
+        &["--policy", "--report"]
+    };
+    if let Some(f) = set_by_bench.iter().find(|f| sets_flag(&args.extra, f)) {
+        return Err(Error::invalid_argument(format!(
+            "{f} after -- is set by the benchmark itself; remove it"
+        )));
+    }
+    let store = Store::open(&args.store)?;
+    let exe = std::env::current_exe().map_err(|e| Error::io("locate", "current executable", e))?;
+    let sub = if args.train { "train" } else { "epoch" };
+    if args.train && !help_has_subcommand(&help_text(&exe, &["--help"])?, "train") {
+        eprintln!(
+            "bench outofcore --train: skipped: {} was built without the `train` feature (cargo build --features train)",
+            exe.display()
+        );
+        return Ok(());
+    }
+    let supports_memory = help_has_flag(&help_text(&exe, &[sub, "--help"])?, "--memory");
+    let (budget, budget_note) = budget_args(memory, &args.memory, supports_memory, &args.extra);
+
+    let pid = std::process::id();
+    let work = WorkDir(args.store.with_extension(format!("bench-outofcore-{pid}")));
+    std::fs::create_dir(&work.0).map_err(|e| Error::io("mkdir", &work.0, e))?;
+    let feature_bytes = store.num_nodes() * store.layout().row_bytes() as u64;
+    let load_start = load_average();
+    let base = baseline(&policies).unwrap_or("ginex").to_string();
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    eprintln!("bench outofcore: {}", args.store.display());
+    eprintln!(
+        "  machine: {}; load average {}",
+        machine_description(),
+        fmt_load()
+    );
+    eprintln!(
+        "  store: {} nodes, {} edges, dim {} {}, features {:.1} MiB = {} the memory cap",
+        store.num_nodes(),
+        store.num_edges(),
+        store.feature_dim(),
+        store.dtype().name(),
+        mib(feature_bytes),
+        times_text(feature_bytes as f64 / memory.max(1) as f64)
+    );
+    eprintln!(
+        "  parameters: memory cap {} ({} bytes, page cache included) per run, {} round(s) in ABAB order, policies {}, child `ginex {sub} STORE --policy P{}{}{}`; page cache dropped before each run",
+        args.memory,
+        memory,
+        args.rounds,
+        policies.join(","),
+        if args.train { " --epochs 1" } else { "" },
+        budget.iter().map(|a| format!(" {a}")).collect::<String>(),
+        args.extra.iter().map(|a| format!(" {a}")).collect::<String>(),
+    );
+    eprintln!("  memory budget: {budget_note}");
+
+    let mut runs: Vec<RunRecord> = Vec::new();
+    let mut cgroup_desc = String::new();
+    let order = run_order(&policies, args.rounds);
+    for (i, (round, policy)) in order.iter().enumerate() {
+        let cg = MemoryCgroup::create(&format!("ginex-bench-{pid}-{i}"), memory)?;
+        if cgroup_desc.is_empty() {
+            cgroup_desc = format!("{} ({})", cg.version().name(), cg.dir().display());
+            eprintln!("  cgroup {} per run, limit {memory} bytes", cgroup_desc);
+        }
+        let report = work.0.join(format!("r{round}-{policy}.json"));
+        let log = work.0.join(format!("r{round}-{policy}.log"));
+        let mut child_args: Vec<String> = vec![sub.into(), args.store.display().to_string()];
+        child_args.extend(["--policy".into(), policy.clone()]);
+        child_args.extend(["--report".into(), report.display().to_string()]);
+        if args.train {
+            child_args.extend(["--epochs".into(), "1".into()]);
+            if !sets_flag(&args.extra, "--eval-every") {
+                child_args.extend(["--eval-every".into(), "0".into()]);
+            }
+        }
+        if !sets_flag(&args.extra, "--run-dir") {
+            child_args.extend([
+                "--run-dir".into(),
+                work.0.join("runs").display().to_string(),
+            ]);
+        }
+        child_args.extend(budget.iter().cloned());
+        child_args.extend(args.extra.iter().cloned());
+        let log_file = std::fs::File::create(&log).map_err(|e| Error::io("create", &log, e))?;
+        let log_err = log_file
+            .try_clone()
+            .map_err(|e| Error::io("open", &log, e))?;
+        let mut cmd = cg.command(&exe, &child_args);
+        cmd.stdin(Stdio::null()).stdout(log_file).stderr(log_err);
+        drop_caches()?;
+        let t = Instant::now();
+        let (status, wall_s, disk_read_bytes) = cmd
+            .spawn()
+            .and_then(|mut child| wait_measured(&mut child, t))
+            .map_err(|e| Error::io("run", &exe, e))?;
+        let exit = Exit::from_status(status);
+        let peak_bytes = cg.peak_bytes()?;
+        let oom_kills = cg.oom_kills()?;
+        drop(cg);
+        let metrics = std::fs::read(&report)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .map(|v| metrics_from_report(&v, args.train))
+            .unwrap_or_default();
+        eprintln!(
+            "  round {round} {policy:<7} {wall_s:>9.2} s  {}  disk read {} MB  cgroup peak {} MiB  OOM kills {}",
+            exit.describe(),
+            disk_read_bytes.map_or_else(|| "-".into(), |b| format!("{:.1}", b as f64 / 1e6)),
+            peak_bytes.map_or_else(|| "-".into(), |b| format!("{:.1}", mib(b))),
+            opt(oom_kills)
+        );
+        let killed = oom_kills.unwrap_or(0) > 0 || exit == Exit::Signal(9);
+        if exit != Exit::Ok && !killed {
+            return Err(Error::io(
+                "run",
+                &exe,
+                std::io::Error::other(format!(
+                    "`ginex {}` ({policy}, round {round}) failed with {}; its last output:\n{}",
+                    child_args.join(" "),
+                    exit.describe(),
+                    tail(&log, 15)
+                )),
+            ));
+        }
+        runs.push(RunRecord {
+            round: *round,
+            policy: policy.clone(),
+            wall_s,
+            exit,
+            peak_bytes,
+            oom_kills,
+            disk_read_bytes,
+            metrics,
+        });
+        let _ = std::fs::remove_file(&report);
+    }
+
+    let summaries = summarize(&runs, &policies);
+    eprintln!(
+        "  per policy, over {} round(s); wall = child process spawn to exit; misses, MB read (gather engine) and RSS from the child's report; disk MB = the child's read_bytes in /proc/PID/io (mmap faults and readahead included); peak = cgroup peak (page cache included):",
+        args.rounds
+    );
+    eprint!("{}", table(&summaries, &base, args.train));
+    eprintln!("  stage seconds (the child's own report, median):");
+    eprint!("{}", stage_table(&summaries));
+    eprintln!("  load average after: {}", fmt_load());
+    let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
+    for s in &summaries {
+        writeln!(out, "{}", summary_json(s)).map_err(w)?;
+    }
+    if let Some(path) = &args.json {
+        let v = json!({
+            "bench": "outofcore", "machine": machine_description(),
+            "load_average": {"start": load_start, "end": load_average()},
+            "store": {"path": args.store, "nodes": store.num_nodes(), "edges": store.num_edges(),
+                      "dim": store.feature_dim(), "dtype": store.dtype().name(), "feature_bytes": feature_bytes,
+                      "feature_bytes_over_memory": feature_bytes as f64 / memory.max(1) as f64},
+            "parameters": {"memory_bytes": memory, "memory": args.memory, "rounds": args.rounds, "policies": policies,
+                           "mode": sub, "budget_args": budget, "budget_note": budget_note, "extra_args": args.extra,
+                           "cgroup": cgroup_desc, "baseline": base, "page_cache_dropped": true},
+            "runs": runs.iter().map(RunRecord::to_json).collect::<Vec<_>>(),
+            "summary": summaries.iter().map(summary_json).collect::<Vec<_>>(),
+        });
+        std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
+            .map_err(|e| Error::io("write", path, e))?;
+        eprintln!("  json: {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "ginex {sub}, {} nodes, features {} a memory cap of {}",
+            store.num_nodes(),
+            times_text(feature_bytes as f64 / memory.max(1) as f64),
+            args.memory
+        );
+        std::fs::write(path, bar_plot(&summaries, &title, &base))
+            .map_err(|e| Error::io("write", path, e))?;
+        eprintln!("  plot: {}", path.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn process_states_parse_past_odd_command_names() {
+        assert_eq!(proc_state("42 (ginex) R 1 42 42 0 -1"), Some('R'));
+        assert_eq!(proc_state("42 (a) b) c) Z 1 42"), Some('Z'));
+        assert_eq!(proc_state("garbage"), None);
+        let io = "rchar: 1354000\nread_bytes: 218202112\nwrite_bytes: 4096\n";
+        assert_eq!(
+            crate::cgroup::keyed_counter(io, "read_bytes:"),
+            Some(218_202_112)
+        );
+    }
+
+    #[test]
+    fn rounds_alternate_policies() {
+        let order = run_order(&names(&["ginex", "mmap"]), 3);
+        let got: Vec<String> = order.iter().map(|(r, p)| format!("{r}{p}")).collect();
+        assert_eq!(
+            got,
+            ["1ginex", "1mmap", "2ginex", "2mmap", "3ginex", "3mmap"]
+        );
+    }
+
+    #[test]
+    fn help_texts_are_searched_for_flags_and_subcommands() {
+        let epoch_help = "Usage: ginex epoch [OPTIONS] <STORE>\n\nOptions:\n      --memory-x <M>  no\n      --policy <POLICY>  p\n";
+        assert!(!help_has_flag(epoch_help, "--memory"));
+        assert!(help_has_flag(epoch_help, "--policy"));
+        assert!(help_has_flag("  -m, --memory <M>  cap\n", "--memory"));
+        assert!(help_has_flag("  --memory=<M>\n", "--memory"));
+        let top = "ginex\n\nUsage: ginex <COMMAND>\n\nCommands:\n  gen      Generate\n  train    Train a GNN\n  help     Print\n\nOptions:\n  -h, --help\n";
+        assert!(help_has_subcommand(top, "train"));
+        assert!(help_has_subcommand(top, "gen"));
+        let no_train = "Commands:\n  gen      Generate\n           train is not here\n  bench    Run\n\nOptions:\n  train\n";
+        assert!(!help_has_subcommand(no_train, "train"));
+    }
+
+    #[test]
+    fn budget_goes_as_memory_or_as_explicit_cache_sizes() {
+        let m = 1000 << 20;
+        let (a, note) = budget_args(m, "1000MiB", true, &[]);
+        assert_eq!(a, ["--memory", "1000MiB"]);
+        assert!(note.contains("--memory 1000MiB"), "{note}");
+        let (a, note) = budget_args(m, "1000MiB", false, &[]);
+        assert_eq!(
+            a,
+            [
+                "--feature-cache-bytes",
+                &(m / 2).to_string(),
+                "--neighbor-cache-bytes",
+                &(m * 8 / 100).to_string()
+            ]
+        );
+        assert!(
+            note.contains("has no --memory") && note.contains("50 % of M"),
+            "{note}"
+        );
+        // The user's explicit sizes after -- win.
+        let extra = names(&["--feature-cache-bytes=1GiB"]);
+        let (a, _) = budget_args(m, "1000MiB", false, &extra);
+        assert_eq!(a, ["--neighbor-cache-bytes", &(m * 8 / 100).to_string()]);
+        let (a, note) = budget_args(m, "1000MiB", true, &names(&["--memory", "2GiB"]));
+        assert!(a.is_empty() && note.contains("as given"), "{note}");
+        assert!(sets_flag(&names(&["--run-dir", "x"]), "--run-dir"));
+        assert!(!sets_flag(&names(&["--run-dirs"]), "--run-dir"));
+    }
+}
