@@ -41,6 +41,7 @@ pub mod sample;
 pub mod store;
 #[cfg(feature = "train")]
 pub mod train;
+pub mod verify;
 
 pub use error::{Error, Result};
 pub use store::Store;

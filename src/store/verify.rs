@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::format::header::FileKind;
 use crate::format::manifest::store_file_name;
 use crate::format::PAGE_SIZE;
-use crate::io::read::open;
+use crate::io::read::{open, stream_crc, STREAM_CHUNK};
 use crate::store::{read_checked_file, Store};
 
 /// What [`Store::verify`] checked.
@@ -25,14 +25,12 @@ pub struct VerifyReport {
     pub segments: u64,
 }
 
-const CHUNK: usize = 8 << 20;
-
 /// Streams a file's payload through `visit`, checking the header padding is
 /// zero and the payload CRC matches the header.
 fn stream_payload(
     store: &Store,
     kind: FileKind,
-    mut visit: impl FnMut(u64, &[u8]) -> Result<()>,
+    visit: impl FnMut(u64, &[u8]) -> Result<()>,
 ) -> Result<u64> {
     let path = store.dir().join(store_file_name(kind));
     let entry = store
@@ -40,9 +38,9 @@ fn stream_payload(
         .file(kind)
         .ok_or_else(|| Error::corrupt(&path, 0, "file is not in the manifest"))?;
     let header_len = kind.header_len() as u64;
-    let mut reader = BufReader::with_capacity(CHUNK, open(&path)?);
+    let file = open(&path)?;
     let mut head = vec![0u8; header_len as usize];
-    read_all(&mut reader, &path, 0, &mut head)?;
+    crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
     if let Some(i) = head[crate::format::header::HEADER_SIZE..]
         .iter()
         .position(|&b| b != 0)
@@ -53,18 +51,7 @@ fn stream_payload(
             "header padding is not zero",
         ));
     }
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; CHUNK];
-    let mut pos = 0u64;
-    let payload_len = entry.len - header_len;
-    while pos < payload_len {
-        let n = (payload_len - pos).min(CHUNK as u64) as usize;
-        read_all(&mut reader, &path, header_len + pos, &mut buf[..n])?;
-        hasher.update(&buf[..n]);
-        visit(pos, &buf[..n])?;
-        pos += n as u64;
-    }
-    let got = hasher.finalize();
+    let got = stream_crc(&file, &path, header_len, entry.len - header_len, visit)?;
     if got != entry.payload_crc {
         return Err(Error::ChecksumMismatch {
             path,
@@ -190,7 +177,7 @@ impl Store {
         }
         file.seek(SeekFrom::Start(PAGE_SIZE as u64))
             .map_err(|e| Error::io("seek", &path, e))?;
-        let mut reader = BufReader::with_capacity(CHUNK, file);
+        let mut reader = BufReader::with_capacity(STREAM_CHUNK, file);
         let mut whole = crc32fast::Hasher::new();
         let mut buf = Vec::new();
         let mut ids = Vec::new();

@@ -1,7 +1,7 @@
 //! `ginex-dump`: summarise a store, verify every checksum, or print any
 //! single file as JSON (schema: `format/dump-json.md`).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -18,6 +18,7 @@ use ginex::format::tables::{decode_labels, decode_original_ids, Splits};
 use ginex::format::PAGE_SIZE;
 use ginex::inspect::runfile::Record;
 use ginex::store::Store;
+use ginex::verify::FileReport;
 
 /// Inspect and verify ginex files.
 ///
@@ -231,7 +232,9 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     let header = FileHeader::decode(&head, path)?;
     // The payload CRC is streamed; large files (feature pages, indices) are
     // then read only as far as the rows or lists printed.
-    let (crc, streamed) = stream_crc(&file, path, u64::from(header.header_len), file_len)?;
+    let start = u64::from(header.header_len);
+    let streamed = file_len.saturating_sub(start);
+    let crc = ginex::io::read::stream_crc(&file, path, start, streamed, |_, _| Ok(()))?;
     let large = matches!(header.kind, FileKind::FeaturePages | FileKind::Indices);
     let mut bytes = Vec::new();
     if !large {
@@ -347,20 +350,6 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     Ok(v)
 }
 
-/// CRC of `[start, file_len)` read in 8 MiB chunks, and its length.
-fn stream_crc(file: &std::fs::File, path: &Path, start: u64, file_len: u64) -> Result<(u32, u64)> {
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; 8 << 20];
-    let mut at = start;
-    while at < file_len {
-        let n = ((file_len - at) as usize).min(buf.len());
-        ginex::io::read::read_exact_at(file, path, at, &mut buf[..n])?;
-        hasher.update(&buf[..n]);
-        at += n as u64;
-    }
-    Ok((hasher.finalize(), file_len.saturating_sub(start)))
-}
-
 /// The first `len` payload bytes of a page-header file (fewer if the file
 /// is shorter: the decoders then report the damage).
 fn read_prefix(file: &std::fs::File, path: &Path, len: u64) -> Result<Vec<u8>> {
@@ -388,52 +377,28 @@ fn record_json(r: &Record) -> Value {
     }
 }
 
-/// Verifies one file that is not a store directory (runtime files).
+/// The line `ginex-dump --verify FILE` prints for a file that is not a store.
 fn verify_file(path: &Path) -> Result<String> {
-    let mut head = [0u8; ginex::format::header::HEADER_SIZE];
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-    f.read_exact(&mut head)
-        .map_err(|e| Error::io("read", path, e))?;
-    let header = FileHeader::decode(&head, path)?;
-    match header.kind {
-        FileKind::RunSamples | FileKind::RunChanges => {
-            let records = ginex::inspect::runfile::read_all(path, header.kind)?;
-            Ok(format!(
-                "ok: {} verified: {} file, {} records, {} bytes",
-                path.display(),
-                header.kind.name(),
-                records.len(),
-                header.file_len()
-            ))
-        }
-        FileKind::NeighborCache => {
-            let cache = ginex::sample::ncache::NeighborCache::open_unbound(path)?;
-            let mut ids = Vec::new();
-            for v in cache.cached_nodes() {
-                ids.clear();
-                ginex::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
-                if ids.windows(2).any(|w| w[1] < w[0]) {
-                    return Err(Error::corrupt(
-                        path,
-                        64,
-                        format!("cached list of node {v} is not sorted"),
-                    ));
-                }
-            }
-            Ok(format!(
-                "ok: {} verified: neighbor cache, {} lists ({}), {} bytes; use `ginex cache verify CACHE --store STORE` to compare with its store",
-                path.display(),
-                cache.header().count,
-                cache.header().codec.name(),
-                header.file_len()
-            ))
-        }
-        kind => Err(Error::invalid_argument(format!(
-            "{} is a {} file of a store; verify the store directory that holds it",
+    Ok(match ginex::verify::verify_file(path)? {
+        FileReport::Runtime {
+            kind,
+            records,
+            bytes,
+        } => format!(
+            "ok: {} verified: {} file, {records} records, {bytes} bytes",
             path.display(),
-            kind.name()
-        ))),
-    }
+            kind.name(),
+        ),
+        FileReport::NeighborCache {
+            lists,
+            codec,
+            bytes,
+        } => format!(
+            "ok: {} verified: neighbor cache, {lists} lists ({}), {bytes} bytes; use `ginex cache verify CACHE --store STORE` to compare with its store",
+            path.display(),
+            codec.name(),
+        ),
+    })
 }
 
 fn segment_json(s: &Segment) -> Value {
