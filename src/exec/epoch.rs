@@ -365,7 +365,7 @@ fn run_per_batch(
             batch: b,
             hits: batch.ids.len() as u64 - misses,
             misses,
-            checksum: crc32fast::hash(&out),
+            checksum: crate::format::crc32(&out),
         });
         consume(&EpochBatch {
             batch: b,
@@ -433,7 +433,7 @@ fn run_ginex(
                 batch: b,
                 hits: rec.ids.len() as u64 - misses,
                 misses,
-                checksum: crc32fast::hash(&out),
+                checksum: crate::format::crc32(&out),
             });
             consume(&EpochBatch {
                 batch: b,

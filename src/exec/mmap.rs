@@ -6,7 +6,6 @@ use memmap2::{Advice, Mmap};
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
 use crate::format::PAGE_SIZE;
 use crate::sample::source::NeighborSource;
 use crate::store::Store;
@@ -19,7 +18,7 @@ pub struct MmapStore<'a> {
 }
 
 fn map(store: &Store, kind: FileKind) -> Result<Mmap> {
-    let path = store.dir().join(store_file_name(kind));
+    let path = store.path_of(kind);
     let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
     let map = crate::io::read::map_readonly(&file, &path)?;
     map.advise(Advice::Random)

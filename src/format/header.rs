@@ -178,7 +178,7 @@ impl FileHeader {
         b[HEADER_LEN_OFFSET..FLAGS_OFFSET].copy_from_slice(&self.header_len.to_le_bytes());
         b[PAYLOAD_LEN_OFFSET..PAYLOAD_CRC_OFFSET].copy_from_slice(&self.payload_len.to_le_bytes());
         b[PAYLOAD_CRC_OFFSET..RESERVED_OFFSET].copy_from_slice(&self.payload_crc.to_le_bytes());
-        let crc = crc32fast::hash(&b[..HEADER_CRC_OFFSET]);
+        let crc = crate::format::crc32(&b[..HEADER_CRC_OFFSET]);
         b[HEADER_CRC_OFFSET..HEADER_SIZE].copy_from_slice(&crc.to_le_bytes());
         b
     }
@@ -200,7 +200,7 @@ impl FileHeader {
             return Err(Error::corrupt(path, 0, "bad magic: not a ginex file"));
         }
         let stored = le_u32(b, HEADER_CRC_OFFSET);
-        let computed = crc32fast::hash(&b[..HEADER_CRC_OFFSET]);
+        let computed = crate::format::crc32(&b[..HEADER_CRC_OFFSET]);
         if stored != computed {
             return Err(Error::ChecksumMismatch {
                 path: path.to_path_buf(),

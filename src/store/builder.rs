@@ -293,7 +293,7 @@ impl FeatureWriter {
         self.page[self.fill..].fill(0);
         for page in self.page.chunks_exact(PAGE_SIZE) {
             self.crcs
-                .write_payload(&crc32fast::hash(page).to_le_bytes())?;
+                .write_payload(&crate::format::crc32(page).to_le_bytes())?;
         }
         self.pages.write_payload(&self.page)?;
         self.fill = 0;

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
 use crate::format::PAGE_SIZE;
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
 use crate::io::page_reader::{make_reader, Backend, PageReader, ReadOp};
+use crate::store::segments::check_segment;
 use crate::store::Store;
 
 /// Counters of a gatherer since it was created.
@@ -93,8 +93,8 @@ impl Gatherer {
             options.faults.clone(),
         )?;
         let features =
-            reader.add_file(&store.dir().join(store_file_name(FileKind::FeaturePages)))?;
-        let indices = reader.add_file(&store.dir().join(store_file_name(FileKind::Indices)))?;
+            reader.add_file(&store.path_of(FileKind::FeaturePages))?;
+        let indices = reader.add_file(&store.path_of(FileKind::Indices))?;
         Ok(Gatherer {
             reader,
             features,
@@ -204,7 +204,7 @@ impl Gatherer {
                 let (page, _) = runs[k];
                 for (i, chunk) in bytes.chunks_exact(PAGE_SIZE).enumerate() {
                     let p = page + i as u64;
-                    let got = crc32fast::hash(chunk);
+                    let got = crate::format::crc32(chunk);
                     let expected = crcs.get(p as usize).copied().unwrap_or(!got);
                     if got != expected {
                         let run = first + k;
@@ -213,7 +213,7 @@ impl Gatherer {
                             .find(|&&(r, _)| r == run)
                             .map_or(0, |&(_, pos)| pos);
                         return Err(Error::ChecksumMismatch {
-                            path: store.dir().join(store_file_name(FileKind::FeaturePages)),
+                            path: store.path_of(FileKind::FeaturePages),
                             region: format!("feature page {p} (holding node {})", ids[pos]),
                             offset: PAGE_SIZE as u64 * (p + 1),
                             expected,
@@ -319,21 +319,18 @@ impl Gatherer {
             allow_eof: true,
         }));
         self.reader.read_batch(&self.ops, &mut self.buf)?;
-        let path = store.dir().join(store_file_name(FileKind::Indices));
+        let path = store.path_of(FileKind::Indices);
         let bytes = self.buf.as_slice();
         for (k, &s) in unique.iter().enumerate() {
             let seg = &segments[s];
             let at = seg_at[k];
-            let got = crc32fast::hash(&bytes[at..at + (seg.edge_count * width) as usize]);
-            if got != seg.crc {
-                return Err(Error::ChecksumMismatch {
-                    path,
-                    region: format!("segment {s}"),
-                    offset: page + seg.edge_start * width,
-                    expected: seg.crc,
-                    got,
-                });
-            }
+            check_segment(
+                &path,
+                s,
+                seg,
+                page + seg.edge_start * width,
+                &bytes[at..at + (seg.edge_count * width) as usize],
+            )?;
         }
         let indptr = store.indptr();
         let mut lists = Vec::with_capacity(nodes.len());

@@ -9,6 +9,7 @@
 mod builder;
 pub mod edges;
 pub mod gather;
+pub mod segments;
 mod verify;
 
 pub use builder::{FeatureWriter, ListSink, StoreBuilder, StoreSpec, TopologyWriter};
@@ -83,7 +84,7 @@ pub fn read_checked_file(path: &Path, kind: FileKind) -> Result<CheckedFile> {
     }
     let mut payload = vec![0u8; on_disk as usize];
     read_exact_at(&file, path, start, &mut payload)?;
-    let got = crc32fast::hash(&payload);
+    let got = crate::format::crc32(&payload);
     if got != header.payload_crc {
         return Err(Error::ChecksumMismatch {
             path: path.to_path_buf(),
@@ -268,7 +269,9 @@ impl Store {
         Ok(())
     }
 
-    fn path_of(&self, kind: FileKind) -> PathBuf {
+    /// The path of the store's file of `kind` (the one place that builds
+    /// it from the directory and the file name).
+    pub fn path_of(&self, kind: FileKind) -> PathBuf {
         self.dir.join(store_file_name(kind))
     }
 
@@ -283,16 +286,7 @@ impl Store {
         let start = PAGE_SIZE as u64 + seg.edge_start * width.bytes() as u64;
         let mut buf = vec![0u8; seg.edge_count as usize * width.bytes()];
         read_exact_at(&self.indices, &path, start, &mut buf)?;
-        let got = crc32fast::hash(&buf);
-        if got != seg.crc {
-            return Err(Error::ChecksumMismatch {
-                path,
-                region: format!("segment {seg_index}"),
-                offset: start,
-                expected: seg.crc,
-                got,
-            });
-        }
+        segments::check_segment(&path, seg_index, &seg, start, &buf)?;
         let lo = (self.indptr[v as usize] - seg.edge_start) as usize * width.bytes();
         let hi = (self.indptr[v as usize + 1] - seg.edge_start) as usize * width.bytes();
         let mut out = Vec::with_capacity((hi - lo) / width.bytes());
@@ -357,7 +351,7 @@ impl Store {
                 self.page_crcs.get(index as usize).copied().ok_or_else(|| {
                     Error::OutOfRange(format!("feature page {index} does not exist"))
                 })?;
-            let got = crc32fast::hash(page);
+            let got = crate::format::crc32(page);
             if got != expected {
                 return Err(Error::ChecksumMismatch {
                     path,

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, stream_crc, STREAM_CHUNK};
+use crate::store::segments::check_segment;
 use crate::store::{read_checked_file, Store};
 
 /// What [`Store::verify`] checked.
@@ -32,7 +32,7 @@ fn stream_payload(
     kind: FileKind,
     visit: impl FnMut(u64, &[u8]) -> Result<()>,
 ) -> Result<u64> {
-    let path = store.dir().join(store_file_name(kind));
+    let path = store.path_of(kind);
     let entry = store
         .manifest()
         .file(kind)
@@ -101,7 +101,7 @@ impl Store {
             FileKind::SegmentTable,
             FileKind::PageChecksums,
         ] {
-            let path = self.dir().join(store_file_name(kind));
+            let path = self.path_of(kind);
             let checked = read_checked_file(&path, kind)?;
             report.files += 1;
             report.bytes += checked.header.file_len();
@@ -110,11 +110,11 @@ impl Store {
 
         // Feature pages: payload CRC and every page CRC.
         let crcs = self.page_crcs();
-        let pages_path = self.dir().join(store_file_name(FileKind::FeaturePages));
+        let pages_path = self.path_of(FileKind::FeaturePages);
         report.bytes += stream_payload(self, FileKind::FeaturePages, |pos, chunk| {
             for (i, page) in chunk.chunks_exact(PAGE_SIZE).enumerate() {
                 let index = pos / PAGE_SIZE as u64 + i as u64;
-                let got = crc32fast::hash(page);
+                let got = crate::format::crc32(page);
                 let expected = crcs.get(index as usize).copied().unwrap_or(!got);
                 if got != expected {
                     return Err(Error::ChecksumMismatch {
@@ -152,7 +152,7 @@ impl Store {
     /// Streams `indices` segment by segment: payload CRC, segment CRCs, ids
     /// in range and each list sorted.
     fn verify_indices(&self, progress: &mut dyn FnMut(u64)) -> Result<u64> {
-        let path = self.dir().join(store_file_name(FileKind::Indices));
+        let path = self.path_of(FileKind::Indices);
         let width = self.index_width();
         let wb = width.bytes() as u64;
         let n = self.num_nodes();
@@ -187,16 +187,7 @@ impl Store {
             buf.resize((seg.edge_count * wb) as usize, 0);
             read_all(&mut reader, &path, offset, &mut buf)?;
             whole.update(&buf);
-            let got = crc32fast::hash(&buf);
-            if got != seg.crc {
-                return Err(Error::ChecksumMismatch {
-                    path,
-                    region: format!("segment {si}"),
-                    offset,
-                    expected: seg.crc,
-                    got,
-                });
-            }
+            check_segment(&path, si, seg, offset, &buf)?;
             ids.clear();
             width.decode(&buf, &mut ids);
             for v in seg.first_node..seg.end_node() {

@@ -483,7 +483,7 @@ fn pages_json(
             let page = payload
                 .get(p * PAGE_SIZE..(p + 1) * PAGE_SIZE)
                 .unwrap_or_default();
-            crcs.get(p).copied() == Some(crc32fast::hash(page))
+            crcs.get(p).copied() == Some(ginex::format::crc32(page))
         });
         out.push(json!({"node": r, "page": loc.page, "offset_in_page": loc.offset_in_page, "page_crc_ok": page_ok, "values": values}));
     }
