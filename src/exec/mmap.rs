@@ -65,7 +65,6 @@ impl NeighborSource for MmapStore<'_> {
 
     fn with_lists(&self, nodes: &[u64], visit: &mut dyn FnMut(usize, &[u64])) -> Result<()> {
         let width = self.store.index_width();
-        let wb = width.bytes();
         let indptr = self.store.indptr();
         let mut list = Vec::new();
         for (i, &v) in nodes.iter().enumerate() {
@@ -75,8 +74,8 @@ impl NeighborSource for MmapStore<'_> {
                     self.store.num_nodes()
                 )));
             }
-            let lo = PAGE_SIZE + indptr[v as usize] as usize * wb;
-            let hi = PAGE_SIZE + indptr[v as usize + 1] as usize * wb;
+            let lo = width.edge_file_offset(indptr[v as usize]) as usize;
+            let hi = width.edge_file_offset(indptr[v as usize + 1]) as usize;
             let bytes = self.indices.get(lo..hi).ok_or_else(|| {
                 Error::corrupt(self.store.dir(), lo as u64, "list outside the mapped file")
             })?;

@@ -51,6 +51,12 @@ impl IndexWidth {
         edge.checked_mul(self.bytes() as u64)
     }
 
+    /// File offset in `indices` (after its one-page header) of edge number
+    /// `edge`; for edges of a store, whose length the manifest bounds.
+    pub fn edge_file_offset(self, edge: u64) -> u64 {
+        crate::format::PAGE_SIZE as u64 + edge * self.bytes() as u64
+    }
+
     /// Appends `id` in this width.
     pub fn push(self, id: u64, out: &mut Vec<u8>) {
         match self {

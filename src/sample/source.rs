@@ -42,7 +42,13 @@ impl InMemoryTopology {
                     format!("segment {i} lies outside the file"),
                 )
             })?;
-            check_segment(&path, i, seg, (crate::format::PAGE_SIZE + lo) as u64, region)?;
+            check_segment(
+                &path,
+                i,
+                seg,
+                (crate::format::PAGE_SIZE + lo) as u64,
+                region,
+            )?;
         }
         let mut indices = Vec::with_capacity(store.num_edges() as usize);
         width.decode(payload, &mut indices);

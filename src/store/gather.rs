@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
+use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
@@ -92,8 +93,7 @@ impl Gatherer {
             options.direct,
             options.faults.clone(),
         )?;
-        let features =
-            reader.add_file(&store.path_of(FileKind::FeaturePages))?;
+        let features = reader.add_file(&store.path_of(FileKind::FeaturePages))?;
         let indices = reader.add_file(&store.path_of(FileKind::Indices))?;
         Ok(Gatherer {
             reader,
@@ -192,7 +192,7 @@ impl Gatherer {
             self.ops
                 .extend(runs.iter().enumerate().map(|(k, &(page, pages))| ReadOp {
                     file: self.features,
-                    offset: (PAGE_SIZE as u64) * (page + 1),
+                    offset: FeatureLayout::page_offset(page),
                     len: pages as usize * PAGE_SIZE,
                     dst: k * per_run,
                     allow_eof: false,
@@ -215,7 +215,7 @@ impl Gatherer {
                         return Err(Error::ChecksumMismatch {
                             path: store.path_of(FileKind::FeaturePages),
                             region: format!("feature page {p} (holding node {})", ids[pos]),
-                            offset: PAGE_SIZE as u64 * (p + 1),
+                            offset: FeatureLayout::page_offset(p),
                             expected,
                             got,
                         });

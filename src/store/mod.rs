@@ -283,7 +283,7 @@ impl Store {
         let seg = self.segments[seg_index];
         let width = self.index_width();
         let path = self.path_of(FileKind::Indices);
-        let start = PAGE_SIZE as u64 + seg.edge_start * width.bytes() as u64;
+        let start = width.edge_file_offset(seg.edge_start);
         let mut buf = vec![0u8; seg.edge_count as usize * width.bytes()];
         read_exact_at(&self.indices, &path, start, &mut buf)?;
         segments::check_segment(&path, seg_index, &seg, start, &buf)?;
@@ -343,7 +343,7 @@ impl Store {
     /// against its CRC.
     pub fn read_pages(&self, first: u64, buf: &mut [u8]) -> Result<()> {
         let path = self.path_of(FileKind::FeaturePages);
-        let offset = PAGE_SIZE as u64 + first * PAGE_SIZE as u64;
+        let offset = FeatureLayout::page_offset(first);
         read_exact_at(&self.features, &path, offset, buf)?;
         for (i, page) in buf.chunks_exact(PAGE_SIZE).enumerate() {
             let index = first + i as u64;
@@ -356,7 +356,7 @@ impl Store {
                 return Err(Error::ChecksumMismatch {
                     path,
                     region: format!("feature page {index}"),
-                    offset: offset + i as u64 * PAGE_SIZE as u64,
+                    offset: FeatureLayout::page_offset(index),
                     expected,
                     got,
                 });

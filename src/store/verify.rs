@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
+use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, stream_crc, STREAM_CHUNK};
 use crate::store::segments::check_segment;
@@ -120,7 +121,7 @@ impl Store {
                     return Err(Error::ChecksumMismatch {
                         path: pages_path.clone(),
                         region: format!("feature page {index}"),
-                        offset: PAGE_SIZE as u64 + index * PAGE_SIZE as u64,
+                        offset: FeatureLayout::page_offset(index),
                         expected,
                         got,
                     });
@@ -183,7 +184,7 @@ impl Store {
         let mut ids = Vec::new();
         let mut done = 0u64;
         for (si, seg) in self.segments().iter().enumerate() {
-            let offset = PAGE_SIZE as u64 + seg.edge_start * wb;
+            let offset = width.edge_file_offset(seg.edge_start);
             buf.resize((seg.edge_count * wb) as usize, 0);
             read_all(&mut reader, &path, offset, &mut buf)?;
             whole.update(&buf);
@@ -195,7 +196,7 @@ impl Store {
                 let hi = (indptr[v as usize + 1] - seg.edge_start) as usize;
                 let list = &ids[lo..hi];
                 if let Some(j) = list.iter().position(|&u| u >= n) {
-                    let at = PAGE_SIZE as u64 + (indptr[v as usize] + j as u64) * wb;
+                    let at = width.edge_file_offset(indptr[v as usize] + j as u64);
                     return Err(Error::corrupt(
                         &path,
                         at,
@@ -203,7 +204,7 @@ impl Store {
                     ));
                 }
                 if let Some(j) = list.windows(2).position(|w| w[1] < w[0]) {
-                    let at = PAGE_SIZE as u64 + (indptr[v as usize] + j as u64 + 1) * wb;
+                    let at = width.edge_file_offset(indptr[v as usize] + j as u64 + 1);
                     return Err(Error::corrupt(
                         &path,
                         at,

@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::machine::machine_description;
 use ginex::error::{Error, Result};
 use ginex::format::header::FileKind;
+use ginex::format::pages::FeatureLayout;
 use ginex::format::PAGE_SIZE;
 use ginex::io::page_reader::{open_for_reads, Backend};
 use ginex::io::read::drop_from_page_cache;
@@ -84,7 +85,7 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
             let loc = layout.locate(id);
             let len = loc.pages as usize * PAGE_SIZE;
             buf.ensure_len(len)?;
-            let off = PAGE_SIZE as u64 * (loc.page + 1);
+            let off = FeatureLayout::page_offset(loc.page);
             f.file
                 .read_exact_at(buf.as_mut_slice(), off)
                 .map_err(|e| Error::ReadFailed {
