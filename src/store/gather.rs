@@ -15,7 +15,8 @@ use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
-use crate::io::page_reader::{make_reader, Backend, PageReader, ReadOp};
+use crate::io::page_reader::{PageReader, ReadOp};
+use crate::io::{make_reader, Backend};
 use crate::store::segments::check_segment;
 use crate::store::Store;
 

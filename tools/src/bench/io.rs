@@ -16,8 +16,9 @@ use ginex::error::{Error, Result};
 use ginex::format::header::FileKind;
 use ginex::format::pages::FeatureLayout;
 use ginex::format::PAGE_SIZE;
-use ginex::io::page_reader::{open_for_reads, Backend};
+use ginex::io::page_reader::open_for_reads;
 use ginex::io::read::drop_from_page_cache;
+use ginex::io::Backend;
 use ginex::store::gather::{GatherOptions, Gatherer};
 use ginex::store::Store;
 
