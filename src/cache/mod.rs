@@ -1,5 +1,6 @@
-//! The buffer manager: the feature cache driven by changesets, and (with
-//! the executor issue) the static baseline policies.
+//! The buffer manager: the feature cache driven by changesets, the LRU
+//! baseline and the static baselines' selections (degree, PreSC).
 
 pub mod feature_cache;
 pub mod lru;
+pub mod static_policy;

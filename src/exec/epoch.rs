@@ -10,9 +10,10 @@ use serde_json::{json, Value};
 
 use crate::cache::feature_cache::{FeatureCache, RowSource};
 use crate::cache::lru::LruCache;
+use crate::cache::static_policy::{top_out_degree, top_presampled};
 use crate::error::{Error, Result};
 use crate::exec::mmap::MmapStore;
-use crate::exec::policy::{top_out_degree, top_presampled, Policy};
+use crate::exec::policy::Policy;
 use crate::format::ncache::Codec;
 use crate::inspect::superbatch::{inspect_superbatch, read_superbatch, SuperbatchSpec};
 use crate::sample::ncache::{build as build_ncache, NeighborCache};

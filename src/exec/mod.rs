@@ -1,7 +1,7 @@
 //! The executor: one epoch of data preparation under any feature-cache
-//! policy, with stage timers and counters (`ginex epoch`). The memory
-//! planner (one `--memory` budget split between the caches) comes later;
-//! for now the split is explicit.
+//! policy (`policy`), with stage timers and counters (`ginex epoch`), and
+//! the mmap baseline (`mmap`). The memory split between the feature and
+//! neighbor caches is given explicitly (no planner yet).
 
 pub mod epoch;
 pub mod mmap;
