@@ -1,8 +1,8 @@
 //! The library's one error type.
 //!
 //! Every variant carries the context a user needs to act: the file, the
-//! position inside it and the reason. Binaries wrap it in `anyhow` for
-//! printing; the library never panics on bad input.
+//! position inside it and the reason. The binaries print it and exit non-zero
+//! (`ginex_cli::finish`); the library never panics on bad input.
 
 use std::path::PathBuf;
 

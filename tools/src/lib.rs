@@ -3,13 +3,13 @@
 //! `io::Write`, so tests can drive the tools without spawning processes.
 
 pub mod bench;
-pub mod cache;
 pub mod commands;
 pub mod dump;
 pub mod epoch;
 pub mod gen;
 pub mod import;
 pub mod machine;
+pub mod neighbor_cache;
 pub mod sample;
 pub mod size;
 #[cfg(feature = "train")]
