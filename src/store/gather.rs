@@ -148,14 +148,7 @@ impl Gatherer {
     pub fn gather(&mut self, store: &Store, ids: &[u64], out: &mut [u8]) -> Result<()> {
         let layout = store.layout();
         let rb = layout.row_bytes();
-        if out.len() != ids.len() * rb {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} bytes, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * rb
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), rb, "bytes")?;
         let n = store.num_nodes();
         // Unique page runs, sorted: (first page, pages).
         self.pages.clear();
@@ -245,14 +238,7 @@ impl Gatherer {
 
     /// Like [`gather`](Self::gather), converting to `f32`.
     pub fn gather_f32(&mut self, store: &Store, ids: &[u64], out: &mut [f32]) -> Result<()> {
-        if out.len() != ids.len() * store.feature_dim() as usize {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} values, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * store.feature_dim() as usize
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), store.feature_dim() as usize, "values")?;
         let mut raw = std::mem::take(&mut self.raw);
         raw.resize(ids.len() * store.layout().row_bytes(), 0);
         let result = self.gather(store, ids, &mut raw);

@@ -300,14 +300,7 @@ impl Store {
     pub fn read_feature_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
         let layout = self.layout();
         let row_bytes = layout.row_bytes();
-        if out.len() != ids.len() * row_bytes {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} bytes, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * row_bytes
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), row_bytes, "bytes")?;
         let mut page_buf = vec![0u8; layout.pages_per_row() as usize * PAGE_SIZE];
         let mut loaded: Option<u64> = None;
         for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(row_bytes)) {
@@ -326,14 +319,7 @@ impl Store {
     /// (`ids.len() * dim` values).
     pub fn read_feature_rows_f32(&self, ids: &[u64], out: &mut [f32]) -> Result<()> {
         let mut raw = vec![0u8; ids.len() * self.layout().row_bytes()];
-        if out.len() != ids.len() * self.feature_dim() as usize {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} values, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * self.feature_dim() as usize
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), self.feature_dim() as usize, "values")?;
         self.read_feature_rows(ids, &mut raw)?;
         self.dtype().decode_to_f32(&raw, out);
         Ok(())

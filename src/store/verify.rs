@@ -6,7 +6,7 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::format::header::FileKind;
+use crate::format::header::{FileKind, HEADER_SIZE};
 use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, stream_crc, STREAM_CHUNK};
@@ -42,16 +42,7 @@ fn stream_payload(
     let file = open(&path)?;
     let mut head = vec![0u8; header_len as usize];
     crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
-    if let Some(i) = head[crate::format::header::HEADER_SIZE..]
-        .iter()
-        .position(|&b| b != 0)
-    {
-        return Err(Error::corrupt(
-            &path,
-            (crate::format::header::HEADER_SIZE + i) as u64,
-            "header padding is not zero",
-        ));
-    }
+    check_header_padding(&path, &head)?;
     let got = stream_crc(&file, &path, header_len, entry.len - header_len, visit)?;
     if got != entry.payload_crc {
         return Err(Error::ChecksumMismatch {
@@ -63,6 +54,18 @@ fn stream_payload(
         });
     }
     Ok(entry.len)
+}
+
+/// Checks that the bytes of a page header after the common header are zero.
+fn check_header_padding(path: &Path, head: &[u8]) -> Result<()> {
+    if let Some(i) = head[HEADER_SIZE..].iter().position(|&b| b != 0) {
+        return Err(Error::corrupt(
+            path,
+            (HEADER_SIZE + i) as u64,
+            "header padding is not zero",
+        ));
+    }
+    Ok(())
 }
 
 fn read_all(r: &mut BufReader<File>, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -166,16 +169,7 @@ impl Store {
         let mut file = open(&path)?;
         let mut head = vec![0u8; PAGE_SIZE];
         crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
-        if let Some(i) = head[crate::format::header::HEADER_SIZE..]
-            .iter()
-            .position(|&b| b != 0)
-        {
-            return Err(Error::corrupt(
-                &path,
-                (crate::format::header::HEADER_SIZE + i) as u64,
-                "header padding is not zero",
-            ));
-        }
+        check_header_padding(&path, &head)?;
         file.seek(SeekFrom::Start(PAGE_SIZE as u64))
             .map_err(|e| Error::io("seek", &path, e))?;
         let mut reader = BufReader::with_capacity(STREAM_CHUNK, file);
