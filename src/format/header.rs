@@ -3,6 +3,8 @@
 //! Layout and rules: `format/header.md`. The offsets below are the single
 //! source of truth for the byte table in that document (a test checks them).
 
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -186,7 +188,7 @@ impl FileHeader {
     /// Decodes and validates a header: magic, header checksum, reserved
     /// bytes, kind, version range and header length. `path` is for errors.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<FileHeader> {
-        let Some(b) = bytes.get(..HEADER_SIZE) else {
+        let Some(b) = bytes.first_chunk::<HEADER_SIZE>() else {
             return Err(Error::corrupt(
                 path,
                 0,
@@ -289,6 +291,7 @@ impl FileHeader {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
