@@ -6,12 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use crate::args::Fanouts;
 use crate::machine::{machine_description, peak_rss_bytes};
-use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::exec::policy::Policy;
-use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
@@ -37,20 +36,20 @@ pub struct DataArgs {
     /// The store.
     pub store: PathBuf,
     /// Feature-cache policy: ginex, degree, presc, lru, mmap, none.
-    #[arg(long, default_value = "ginex")]
-    pub policy: String,
+    #[arg(long, default_value = "ginex", value_parser = crate::args::policy)]
+    pub policy: Policy,
     /// Feature-cache size (rows = bytes / row bytes).
-    #[arg(long, default_value = "256MiB")]
-    pub feature_cache_bytes: String,
+    #[arg(long, default_value = "256MiB", value_parser = crate::args::bytes)]
+    pub feature_cache_bytes: u64,
     /// Neighbor-cache size (0 = none); built before the epoch, timed apart.
-    #[arg(long, default_value = "0")]
-    pub neighbor_cache_bytes: String,
+    #[arg(long, default_value = "0", value_parser = crate::args::bytes)]
+    pub neighbor_cache_bytes: u64,
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
     /// Fanouts (-1 = all neighbors).
-    #[arg(long, default_value = "10,10,10")]
-    pub fanouts: String,
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts)]
+    pub fanouts: Fanouts,
     /// Batches per superbatch (ginex).
     #[arg(long, default_value_t = 100)]
     pub superbatch: u64,
@@ -82,12 +81,12 @@ impl DataArgs {
     pub fn config(&self, store: &Store) -> Result<EpochConfig> {
         let row_bytes = store.layout().row_bytes() as u64;
         Ok(EpochConfig {
-            policy: Policy::parse(&self.policy)?,
-            feature_cache_rows: (parse_bytes(&self.feature_cache_bytes)? / row_bytes)
-                .min(store.num_nodes()) as usize,
-            neighbor_cache_bytes: parse_bytes(&self.neighbor_cache_bytes)?,
+            policy: self.policy,
+            feature_cache_rows: (self.feature_cache_bytes / row_bytes).min(store.num_nodes())
+                as usize,
+            neighbor_cache_bytes: self.neighbor_cache_bytes,
             batch_size: self.batch_size,
-            fanouts: parse_fanouts(&self.fanouts)?,
+            fanouts: self.fanouts.clone(),
             superbatch: self.superbatch,
             changeset_every: self.changeset_every,
             seed: self.seed,

@@ -2,6 +2,7 @@
 //! the clap types here and calls a `run` function that writes to any
 //! `io::Write`, so tests can drive the tools without spawning processes.
 
+pub mod args;
 pub mod bench;
 pub mod commands;
 pub mod dump;
