@@ -1,11 +1,8 @@
-//! `ginex-dump`: summarise a store, verify every checksum, or print any
-//! single file as JSON (schema: `format/dump-json.md`).
+//! `ginex-dump --json PATH`: any single file, or a store's summary, as
+//! JSON (schema: `format/dump-json.md`).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::Path;
 
-use clap::Parser;
 use serde_json::{json, Value};
 
 use ginex::error::{Error, Result};
@@ -18,152 +15,10 @@ use ginex::format::tables::{decode_labels, decode_original_ids, Splits};
 use ginex::format::PAGE_SIZE;
 use ginex::inspect::runfile::Record;
 use ginex::store::Store;
-use ginex::verify::FileReport;
 
-/// Inspect and verify ginex files.
-///
-///   ginex-dump STORE             summary: counts, dtype, sizes, degrees, files
-///   ginex-dump --verify STORE    check every checksum; exit 1 naming the
-///                                file and offset of the first damage
-///   ginex-dump --verify FILE     check a runtime file (every record)
-///   ginex-dump --json PATH       print one file (or a store's summary) as JSON
-#[derive(Debug, Parser)]
-#[command(name = "ginex-dump", version, verbatim_doc_comment)]
-pub struct DumpArgs {
-    /// A store directory, or with --json any single file of a store.
-    pub path: PathBuf,
-    /// Check every checksum of every file and the structure of every table.
-    #[arg(long, conflicts_with = "json")]
-    pub verify: bool,
-    /// Print the file's header and decoded contents as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// With --json: print at most this many items (rows, lists, ids, …) and
-    /// mark the output `"truncated": true`.
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
+use super::summary::degree_stats;
 
-/// Runs `ginex-dump`.
-pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
-    let write_err = |e: std::io::Error| Error::io("write", "<stdout>", e);
-    if args.json {
-        let value = if args.path.is_dir() {
-            summary_json(&Store::open(&args.path)?)?
-        } else {
-            file_json(&args.path, args.limit)?
-        };
-        serde_json::to_writer(&mut *out, &value).map_err(|e| write_err(e.into()))?;
-        return writeln!(out).map_err(write_err);
-    }
-    if args.verify && args.path.is_file() {
-        return writeln!(out, "{}", verify_file(&args.path)?).map_err(write_err);
-    }
-    let store = Store::open(&args.path)?;
-    if args.verify {
-        let total: u64 = store.manifest().files.iter().map(|f| f.len).sum();
-        let bar = crate::progress_bar(total, "verify", args.quiet);
-        let started = Instant::now();
-        let mut base = 0u64;
-        let mut last = 0u64;
-        let report = store.verify_with_progress(&mut |done| {
-            // Progress restarts per file; keep a running total.
-            if done < last {
-                base += last;
-            }
-            last = done;
-            bar.set_position(base + done);
-        })?;
-        bar.finish_and_clear();
-        let secs = started.elapsed().as_secs_f64();
-        return writeln!(
-            out,
-            "ok: {} verified: {} files, {} feature pages, {} segments, {:.1} MB in {secs:.2} s ({:.0} MB/s)",
-            args.path.display(),
-            report.files,
-            report.pages,
-            report.segments,
-            report.bytes as f64 / 1e6,
-            report.bytes as f64 / 1e6 / secs.max(1e-9)
-        )
-        .map_err(write_err);
-    }
-    print_summary(&store, out).map_err(write_err)
-}
-
-fn degree_stats(indptr: &[u64]) -> (u64, f64, u64, u64, u64) {
-    let mut deg: Vec<u64> = indptr.windows(2).map(|w| w[1] - w[0]).collect();
-    if deg.is_empty() {
-        return (0, 0.0, 0, 0, 0);
-    }
-    deg.sort_unstable();
-    let pct = |q: f64| deg[((deg.len() - 1) as f64 * q).round() as usize];
-    let mean = deg.iter().sum::<u64>() as f64 / deg.len() as f64;
-    (deg[0], mean, pct(0.5), pct(0.99), deg[deg.len() - 1])
-}
-
-fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
-    let m = store.manifest();
-    writeln!(out, "store {}", store.dir().display())?;
-    writeln!(
-        out,
-        "  format          v{}",
-        ginex::format::version::CURRENT
-    )?;
-    writeln!(out, "  nodes           {}", m.num_nodes)?;
-    writeln!(out, "  edges           {}", m.num_edges)?;
-    writeln!(
-        out,
-        "  features        dim {} {} ({} bytes/row, {} rows/page)",
-        m.layout.dim,
-        m.layout.dtype.name(),
-        m.layout.row_bytes(),
-        m.layout.rows_per_page()
-    )?;
-    writeln!(out, "  index width     {} bytes", m.index_width.bytes())?;
-    let (min, mean, p50, p99, max) = degree_stats(store.indptr());
-    writeln!(
-        out,
-        "  in-degree       min {min} mean {mean:.2} p50 {p50} p99 {p99} max {max}"
-    )?;
-    writeln!(out, "  segments        {}", store.segments().len())?;
-    if let Ok(Some(labels)) = store.labels() {
-        let missing = labels.iter().filter(|&&l| l < 0).count();
-        writeln!(
-            out,
-            "  labels          {} classes, {missing} nodes without a label",
-            m.num_classes
-        )?;
-    }
-    if let Ok(Some(s)) = store.splits() {
-        writeln!(
-            out,
-            "  splits          train {} valid {} test {}",
-            s.train.len(),
-            s.valid.len(),
-            s.test.len()
-        )?;
-    }
-    writeln!(out, "  files")?;
-    let mut total = 0;
-    for f in &m.files {
-        total += f.len;
-        writeln!(
-            out,
-            "    {:<16} {:<15} {:>14} bytes  crc {:#010x}",
-            f.name(),
-            f.kind.name(),
-            f.len,
-            f.payload_crc
-        )?;
-    }
-    writeln!(out, "  total           {total} bytes")
-}
-
-fn summary_json(store: &Store) -> Result<Value> {
+pub(super) fn summary_json(store: &Store) -> Result<Value> {
     let m = store.manifest();
     let (min, mean, p50, p99, max) = degree_stats(store.indptr());
     let splits = store.splits()?;
@@ -375,30 +230,6 @@ fn record_json(r: &Record) -> Value {
             "in_ids": update.in_ids, "out_ids": update.out_ids, "in_positions": update.in_positions,
         }),
     }
-}
-
-/// The line `ginex-dump --verify FILE` prints for a file that is not a store.
-fn verify_file(path: &Path) -> Result<String> {
-    Ok(match ginex::verify::verify_file(path)? {
-        FileReport::Runtime {
-            kind,
-            records,
-            bytes,
-        } => format!(
-            "ok: {} verified: {} file, {records} records, {bytes} bytes",
-            path.display(),
-            kind.name(),
-        ),
-        FileReport::NeighborCache {
-            lists,
-            codec,
-            bytes,
-        } => format!(
-            "ok: {} verified: neighbor cache, {lists} lists ({}), {bytes} bytes; use `ginex cache verify CACHE --store STORE` to compare with its store",
-            path.display(),
-            codec.name(),
-        ),
-    })
 }
 
 fn segment_json(s: &Segment) -> Value {
