@@ -1,8 +1,8 @@
 //! The library's one error type.
 //!
 //! Every variant carries the context a user needs to act: the file, the
-//! position inside it and the reason. Binaries wrap it in `anyhow` for
-//! printing; the library never panics on bad input.
+//! position inside it and the reason. The binaries print it and exit non-zero
+//! (`ginex_cli::finish`); the library never panics on bad input.
 
 use std::path::PathBuf;
 
@@ -108,6 +108,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// Checks that an output buffer of `len` `unit`s (bytes, values) holds
+    /// exactly `rows` rows of `per_row` each, the contract of every
+    /// feature-row reader.
+    pub fn check_output_len(len: usize, rows: usize, per_row: usize, unit: &str) -> Result<()> {
+        if len != rows * per_row {
+            return Err(Error::OutOfRange(format!(
+                "output holds {len} {unit}, {rows} rows need {}",
+                rows * per_row
+            )));
+        }
+        Ok(())
+    }
+
     /// Wraps an `io::Error` with the operation and path it came from.
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -60,7 +60,7 @@ fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<(u64, usize, u32)>
             "batch {} rows differ from the store's",
             b.batch
         );
-        seen.push((b.batch, b.ids.len(), crc32fast::hash(b.rows)));
+        seen.push((b.batch, b.ids.len(), ginex::format::crc32(b.rows)));
         Ok(())
     })
     .unwrap();

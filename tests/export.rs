@@ -9,9 +9,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use ginex_cli::export::{run as export_run, ExportCli};
-use ginex_cli::commands::{run as ginex_run, GinexCli};
-use ginex_cli::import::{run as import_run, ImportCli};
 use ginex::export::dgl::{export_dgl, DglExport};
 use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
 use ginex::export::{EdgeFormat, ExportReport};
@@ -22,6 +19,9 @@ use ginex::import::files::{import_files, FilesImport};
 use ginex::import::pipeline::CommonOptions;
 use ginex::store::{ListSink, StoreBuilder, StoreSpec};
 use ginex::Store;
+use ginex_cli::commands::{run as ginex_run, GinexCli};
+use ginex_cli::export::{run as export_run, ExportCli};
+use ginex_cli::import::{run as import_run, ImportCli};
 
 fn fixture(name: &str) -> PathBuf {
     // Run as a test of the CLI crate (tools/): the fixtures are one level up.

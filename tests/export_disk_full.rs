@@ -10,11 +10,11 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use clap::Parser;
-use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex::export::dgl::{export_dgl, DglExport};
 use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
 use ginex::export::ExportReport;
 use ginex::io::space::{bytes_written, simulate_disk_space};
+use ginex_cli::commands::{run as ginex_run, GinexCli};
 
 fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)

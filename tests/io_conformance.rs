@@ -12,7 +12,8 @@ use ginex::format::pages::Dtype;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::io::aligned::AlignedBuf;
 use ginex::io::fault::FaultPlan;
-use ginex::io::page_reader::{make_reader, Backend, ReadOp};
+use ginex::io::page_reader::ReadOp;
+use ginex::io::{make_reader, Backend};
 use ginex::store::gather::{GatherOptions, Gatherer};
 use ginex::{Error, Store};
 

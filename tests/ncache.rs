@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ginex::format::ncache::Codec;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::io::fault::FaultPlan;
-use ginex::io::page_reader::Backend;
+use ginex::io::Backend;
 use ginex::sample::ncache::{build, NeighborCache};
 use ginex::sample::sampler::EpochSampler;
 use ginex::sample::source::{InMemoryTopology, ListCache, StoreSource};

@@ -26,9 +26,22 @@ fn ok(out: &Output) -> String {
 fn store(dir: &Path) -> String {
     let s = dir.join("s");
     ok(&ginex(&[
-        "gen", "--quiet", "--nodes", "400000", "--avg-degree", "8", "--dim", "64",
-        "--classes", "8", "--split", "0.02,0.01,0.01", "--seed", "2",
-        "--out", s.to_str().unwrap(),
+        "gen",
+        "--quiet",
+        "--nodes",
+        "400000",
+        "--avg-degree",
+        "8",
+        "--dim",
+        "64",
+        "--classes",
+        "8",
+        "--split",
+        "0.02,0.01,0.01",
+        "--seed",
+        "2",
+        "--out",
+        s.to_str().unwrap(),
     ]));
     s.to_str().unwrap().to_string()
 }
@@ -42,10 +55,17 @@ fn memory_budget_caches_built_once_and_killed_runs() {
     let dir = tempfile::tempdir().unwrap();
     let st = store(dir.path());
     let epoch = |extra: &[&str]| -> Vec<String> {
-        let mut a: Vec<String> = ["epoch", st.as_str(), "--batch-size", "500", "--fanouts", "10,5"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut a: Vec<String> = [
+            "epoch",
+            st.as_str(),
+            "--batch-size",
+            "500",
+            "--fanouts",
+            "10,5",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
@@ -57,11 +77,19 @@ fn memory_budget_caches_built_once_and_killed_runs() {
     // --memory: the plan is printed and followed, and the process stays
     // within the budget.
     let r1 = dir.path().join("r1.json");
-    let stderr = ok(&run(&["--memory", "128MiB", "--report", r1.to_str().unwrap()]));
+    let stderr = ok(&run(&[
+        "--memory",
+        "128MiB",
+        "--report",
+        r1.to_str().unwrap(),
+    ]));
     assert!(stderr.contains("memory plan for 128 MiB"), "{stderr}");
     let v = report(&r1);
     let plan = &v["memory_plan"];
-    assert!(plan["feature_cache_rows"].as_u64().unwrap() > 1000, "{plan}");
+    assert!(
+        plan["feature_cache_rows"].as_u64().unwrap() > 1000,
+        "{plan}"
+    );
     assert!(plan["neighbor_cache_bytes"].as_u64().unwrap() > 0, "{plan}");
     let rss = v["peak_rss_bytes"].as_u64().unwrap();
     assert!(rss <= 128 << 20, "peak RSS {} MiB over 128 MiB", rss >> 20);
@@ -70,32 +98,54 @@ fn memory_budget_caches_built_once_and_killed_runs() {
     // The neighbor cache was built once, beside the store: the next run
     // under the same budget reuses it.
     let r2 = dir.path().join("r2.json");
-    ok(&run(&["--memory", "128MiB", "--report", r2.to_str().unwrap()]));
+    ok(&run(&[
+        "--memory",
+        "128MiB",
+        "--report",
+        r2.to_str().unwrap(),
+    ]));
     let v2 = report(&r2);
     assert_eq!(v2["neighbor_cache_reused"], true);
     assert_eq!(v2["seconds"]["neighbor_cache_build"], 0.0);
-    assert_eq!(v2["per_batch"], v["per_batch"], "same batches, same counters");
+    assert_eq!(
+        v2["per_batch"], v["per_batch"],
+        "same batches, same counters"
+    );
     assert!(Path::new(&format!("{st}.ncache")).is_dir());
 
     // `ginex cache build` writes where runs look for it.
     ok(&ginex(&["cache", "build", &st, "--budget", "1MiB"]));
     let r3 = dir.path().join("r3.json");
-    ok(&run(&["--neighbor-cache-bytes", "1MiB", "--report", r3.to_str().unwrap()]));
+    ok(&run(&[
+        "--neighbor-cache-bytes",
+        "1MiB",
+        "--report",
+        r3.to_str().unwrap(),
+    ]));
     assert_eq!(report(&r3)["neighbor_cache_reused"], true);
 
     // An impossible budget is refused with the minimum it needs.
     let out = run(&["--memory", "40MiB"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("below the") && err.contains("at the least"), "{err}");
+    assert!(
+        err.contains("below the") && err.contains("at the least"),
+        "{err}"
+    );
     assert!(err.contains("--memory") && err.contains("MiB"), "{err}");
 
     // A pipelined run killed mid-epoch leaves its runtime files behind; the
     // next run beside it removes them and succeeds.
     let runs = dir.path().join("runs");
     let args = epoch(&[
-        "--pipeline", "full", "--superbatch", "2", "--feature-cache-bytes", "8MiB",
-        "--run-dir", runs.to_str().unwrap(),
+        "--pipeline",
+        "full",
+        "--superbatch",
+        "2",
+        "--feature-cache-bytes",
+        "8MiB",
+        "--run-dir",
+        runs.to_str().unwrap(),
     ]);
     let mut killed = 0;
     for delay_ms in [150u64, 400, 900] {
@@ -116,7 +166,9 @@ fn memory_budget_caches_built_once_and_killed_runs() {
     let r4 = dir.path().join("r4.json");
     let mut again = args.clone();
     again.extend(["--report".to_string(), r4.to_str().unwrap().to_string()]);
-    ok(&ginex(&again.iter().map(String::as_str).collect::<Vec<_>>()));
+    ok(&ginex(
+        &again.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
     let left: Vec<_> = std::fs::read_dir(&runs)
         .map(|d| d.map(|e| e.unwrap().file_name()).collect())
         .unwrap_or_default();

@@ -4,7 +4,6 @@
 //! `ginex bench curves` writes its table, JSON and plot.
 
 use ginex::cache::dynamic::DynamicKind;
-use ginex_cli::bench::curves::{run_curves_bench_to, CurvesBenchArgs};
 use ginex::exec::curves::{
     offsets_path, replay, sample_trace, CurvePolicy, ReplayConfig, StaticRanks, Trace, TraceSpec,
 };
@@ -13,6 +12,7 @@ use ginex::exec::policy::Policy;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::sample::source::InMemoryTopology;
 use ginex::Store;
+use ginex_cli::bench::curves::{run_curves_bench_to, CurvesBenchArgs};
 use proptest::prelude::*;
 
 fn setup() -> (tempfile::TempDir, Store) {

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Parser;
+use ginex::import::pipeline::{edges_from, EdgeInput};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::import::{run as import_run, ImportCli};
-use ginex::import::pipeline::{edges_from, EdgeInput};
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {
     let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();
@@ -290,7 +290,10 @@ fn inputs_that_change_or_lie_are_refused() {
     // serves the second pass only once the first is over: the importer
     // creates its staging directory between the passes.
     let fifo = dir.path().join("edges.fifo");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success(), "mkfifo failed");
     let writer = {
         let fifo = fifo.clone();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::io::fault::FaultPlan;
-use ginex::io::page_reader::Backend;
+use ginex::io::Backend;
 use ginex::sample::sampler::{
     batch_seed, decode_hops, encode_hops, sample_batch, EpochSampler, SampledBatch,
 };

@@ -8,8 +8,8 @@ use std::io::Write as _;
 use std::path::Path;
 
 use clap::Parser;
-use ginex_cli::import::{run as import_run, ImportCli};
 use ginex::io::space::{bytes_written, simulate_disk_space};
+use ginex_cli::import::{run as import_run, ImportCli};
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {
     let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();

@@ -205,14 +205,7 @@ impl FeatureCache {
     pub fn gather(&mut self, ids: &[u64], out: &mut [u8], source: &dyn RowSource) -> Result<u64> {
         let started = Instant::now();
         let rb = self.row_bytes;
-        if out.len() != ids.len() * rb {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} bytes, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * rb
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), rb, "bytes")?;
         self.miss_ids.clear();
         self.miss_at.clear();
         for (pos, &id) in ids.iter().enumerate() {

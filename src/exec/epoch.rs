@@ -10,10 +10,11 @@ use serde_json::{json, Value};
 
 use crate::cache::dynamic::{new_row_cache, RowGather};
 use crate::cache::feature_cache::{FeatureCache, RowSource};
+use crate::cache::static_policy::{top_out_degree, top_presampled};
 use crate::error::{Error, Result};
 use crate::exec::mmap::MmapStore;
 use crate::exec::pipeline::{run_ginex, Pipeline};
-use crate::exec::policy::{top_out_degree, top_presampled, Policy};
+use crate::exec::policy::Policy;
 use crate::exec::run_dir::RunDir;
 use crate::format::ncache::Codec;
 use crate::sample::ncache_reuse::{open_or_build, NcacheOrigin};
@@ -425,7 +426,7 @@ fn run_per_batch(
             batch: b,
             hits: batch.ids.len() as u64 - misses,
             misses,
-            checksum: crc32fast::hash(&out),
+            checksum: crate::format::crc32(&out),
         });
         consume(&EpochBatch {
             batch: b,

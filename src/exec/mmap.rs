@@ -6,7 +6,6 @@ use memmap2::{Advice, Mmap};
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
 use crate::format::PAGE_SIZE;
 use crate::sample::source::NeighborSource;
 use crate::store::Store;
@@ -23,7 +22,7 @@ pub struct MmapStore<'a> {
 }
 
 fn map(store: &Store, kind: FileKind) -> Result<Mmap> {
-    let path = store.dir().join(store_file_name(kind));
+    let path = store.path_of(kind);
     let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
     let map = crate::io::read::map_readonly(&file, &path)?;
     map.advise(Advice::Random)
@@ -71,7 +70,6 @@ impl NeighborSource for MmapStore<'_> {
 
     fn with_lists(&self, nodes: &[u64], visit: &mut dyn FnMut(usize, &[u64])) -> Result<()> {
         let width = self.store.index_width();
-        let wb = width.bytes();
         let indptr = self.store.indptr();
         let mut list = Vec::new();
         for (i, &v) in nodes.iter().enumerate() {
@@ -81,8 +79,8 @@ impl NeighborSource for MmapStore<'_> {
                     self.store.num_nodes()
                 )));
             }
-            let lo = PAGE_SIZE + indptr[v as usize] as usize * wb;
-            let hi = PAGE_SIZE + indptr[v as usize + 1] as usize * wb;
+            let lo = width.edge_file_offset(indptr[v as usize]) as usize;
+            let hi = width.edge_file_offset(indptr[v as usize + 1]) as usize;
             let bytes = self.indices.get(lo..hi).ok_or_else(|| {
                 Error::corrupt(self.store.dir(), lo as u64, "list outside the mapped file")
             })?;

@@ -51,6 +51,12 @@ impl IndexWidth {
         edge.checked_mul(self.bytes() as u64)
     }
 
+    /// File offset in `indices` (after its one-page header) of edge number
+    /// `edge`; for edges of a store, whose length the manifest bounds.
+    pub fn edge_file_offset(self, edge: u64) -> u64 {
+        crate::format::PAGE_SIZE as u64 + edge * self.bytes() as u64
+    }
+
     /// Appends `id` in this width.
     pub fn push(self, id: u64, out: &mut Vec<u8>) {
         match self {
@@ -292,7 +298,7 @@ mod tests {
             for s in &segments {
                 let lo = (s.edge_start as usize) * width.bytes();
                 let hi = lo + s.edge_count as usize * width.bytes();
-                prop_assert_eq!(s.crc, crc32fast::hash(&indices[lo..hi]));
+                prop_assert_eq!(s.crc, crate::format::crc32(&indices[lo..hi]));
             }
         }
     }
@@ -404,7 +410,7 @@ mod tests {
             (s.first_node, s.node_count, s.edge_start, s.edge_count),
             (0, 2, 0, 4)
         );
-        assert_eq!(s.crc, crc32fast::hash(&[0; 16]));
+        assert_eq!(s.crc, crate::format::crc32(&[0; 16]));
         assert!(p.push_node(2, 4, &[]).is_none());
         let last = p.close().unwrap();
         assert_eq!(

@@ -3,6 +3,8 @@
 //! Layout and rules: `format/header.md`. The offsets below are the single
 //! source of truth for the byte table in that document (a test checks them).
 
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -188,7 +190,7 @@ impl FileHeader {
         b[HEADER_LEN_OFFSET..FLAGS_OFFSET].copy_from_slice(&self.header_len.to_le_bytes());
         b[PAYLOAD_LEN_OFFSET..PAYLOAD_CRC_OFFSET].copy_from_slice(&self.payload_len.to_le_bytes());
         b[PAYLOAD_CRC_OFFSET..RESERVED_OFFSET].copy_from_slice(&self.payload_crc.to_le_bytes());
-        let crc = crc32fast::hash(&b[..HEADER_CRC_OFFSET]);
+        let crc = crate::format::crc32(&b[..HEADER_CRC_OFFSET]);
         b[HEADER_CRC_OFFSET..HEADER_SIZE].copy_from_slice(&crc.to_le_bytes());
         b
     }
@@ -196,7 +198,7 @@ impl FileHeader {
     /// Decodes and validates a header: magic, header checksum, reserved
     /// bytes, kind, version range and header length. `path` is for errors.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<FileHeader> {
-        let Some(b) = bytes.get(..HEADER_SIZE) else {
+        let Some(b) = bytes.first_chunk::<HEADER_SIZE>() else {
             return Err(Error::corrupt(
                 path,
                 0,
@@ -210,7 +212,7 @@ impl FileHeader {
             return Err(Error::corrupt(path, 0, "bad magic: not a ginex file"));
         }
         let stored = le_u32(b, HEADER_CRC_OFFSET);
-        let computed = crc32fast::hash(&b[..HEADER_CRC_OFFSET]);
+        let computed = crate::format::crc32(&b[..HEADER_CRC_OFFSET]);
         if stored != computed {
             return Err(Error::ChecksumMismatch {
                 path: path.to_path_buf(),
@@ -299,6 +301,7 @@ impl FileHeader {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

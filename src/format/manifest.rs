@@ -3,6 +3,8 @@
 //! Spec: `format/manifest.md`. The manifest is written last; a directory
 //! without a valid manifest is not a store.
 
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -124,7 +126,7 @@ impl Manifest {
     /// Decodes and validates a manifest payload. `path` is for errors.
     pub fn decode(p: &[u8], path: &Path) -> Result<Manifest> {
         let bad = |at: usize, what: String| Error::corrupt(path, at as u64, what);
-        if p.len() < FILE_ENTRIES_OFFSET {
+        let Some(fixed) = p.first_chunk::<FILE_ENTRIES_OFFSET>() else {
             return Err(bad(
                 0,
                 format!(
@@ -132,15 +134,15 @@ impl Manifest {
                     p.len()
                 ),
             ));
-        }
+        };
         let num_nodes = le_u64(p, NUM_NODES_OFFSET);
         let dim = le_u32(p, FEATURE_DIM_OFFSET);
-        let dtype_code = p[DTYPE_OFFSET];
+        let dtype_code = fixed[DTYPE_OFFSET];
         let dtype = Dtype::from_u8(dtype_code)
             .ok_or_else(|| bad(DTYPE_OFFSET, format!("unknown dtype code {dtype_code}")))?;
         let layout = FeatureLayout::new(dim, dtype)
             .map_err(|_| bad(FEATURE_DIM_OFFSET, "feature dimension is 0".into()))?;
-        let width_code = p[INDEX_WIDTH_OFFSET];
+        let width_code = fixed[INDEX_WIDTH_OFFSET];
         let index_width = IndexWidth::from_bytes(width_code).ok_or_else(|| {
             bad(
                 INDEX_WIDTH_OFFSET,
@@ -153,7 +155,7 @@ impl Manifest {
                 format!("index width {width_code} is wrong for {num_nodes} nodes"),
             ));
         }
-        if p[MANIFEST_RESERVED_OFFSET..NUM_CLASSES_OFFSET] != [0, 0] {
+        if fixed[MANIFEST_RESERVED_OFFSET..NUM_CLASSES_OFFSET] != [0, 0] {
             return Err(bad(
                 MANIFEST_RESERVED_OFFSET,
                 "reserved bytes are not zero".into(),
@@ -171,7 +173,7 @@ impl Manifest {
             let entry = p
                 .get(at + 1..tail + FILE_ENTRY_TAIL)
                 .ok_or_else(|| bad(at, format!("file entry {i} is truncated")))?;
-            let name = &entry[..name_len];
+            let name = entry.get(..name_len).unwrap_or_default();
             let kind_raw = le_u32(entry, name_len);
             let kind = FileKind::from_u32(kind_raw)
                 .filter(|k| k.listed_in_manifest())
@@ -249,6 +251,7 @@ impl Manifest {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -221,23 +221,10 @@ fn encode_delta_bitpack(list: &[u64], out: &mut Vec<u8>) {
         return;
     };
     let max_gap = list.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-    let bits = 64 - max_gap.leading_zeros();
+    let bits = bits_of(max_gap);
     out.push(bits as u8);
     push_varint(first, out);
-    let mut acc: u128 = 0;
-    let mut filled = 0u32;
-    for w in list.windows(2) {
-        acc |= u128::from(w[1] - w[0]) << filled;
-        filled += bits;
-        while filled >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            filled -= 8;
-        }
-    }
-    if filled > 0 {
-        out.push(acc as u8);
-    }
+    pack_bits(list.windows(2).map(|w| w[1] - w[0]), bits, out);
 }
 
 fn decode_delta_bitpack(b: &[u8], degree: u64, out: &mut Vec<u64>) -> Option<()> {

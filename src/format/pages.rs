@@ -164,6 +164,11 @@ impl FeatureLayout {
             })
     }
 
+    /// File offset of feature page `page` (the header fills page 0).
+    pub fn page_offset(page: u64) -> u64 {
+        PAGE_SIZE as u64 * (page + 1)
+    }
+
     /// Payload bytes of the feature file for `num_rows` rows.
     pub fn payload_len(&self, num_rows: u64) -> Result<u64> {
         Ok(self.num_pages(num_rows)? * PAGE_SIZE as u64)

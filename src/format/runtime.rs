@@ -93,7 +93,7 @@ impl RecordHeader {
             kind,
             batch,
             payload_len: payload.len() as u64,
-            payload_crc: crc32fast::hash(payload),
+            payload_crc: crate::format::crc32(payload),
         }
     }
 
@@ -106,7 +106,7 @@ impl RecordHeader {
         b[REC_LEN_OFFSET..REC_PAYLOAD_CRC_OFFSET].copy_from_slice(&self.payload_len.to_le_bytes());
         b[REC_PAYLOAD_CRC_OFFSET..REC_HEADER_CRC_OFFSET]
             .copy_from_slice(&self.payload_crc.to_le_bytes());
-        let crc = crc32fast::hash(&b[..REC_HEADER_CRC_OFFSET]);
+        let crc = crate::format::crc32(&b[..REC_HEADER_CRC_OFFSET]);
         b[REC_HEADER_CRC_OFFSET..].copy_from_slice(&crc.to_le_bytes());
         b
     }
@@ -124,7 +124,7 @@ impl RecordHeader {
             return Err(bad("bad record magic".into()));
         }
         let stored = le_u32(b, REC_HEADER_CRC_OFFSET);
-        let got = crc32fast::hash(&b[..REC_HEADER_CRC_OFFSET]);
+        let got = crate::format::crc32(&b[..REC_HEADER_CRC_OFFSET]);
         if stored != got {
             return Err(Error::ChecksumMismatch {
                 path: path.to_path_buf(),

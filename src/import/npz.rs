@@ -510,7 +510,7 @@ impl NpzWriter {
 
     /// Adds a member holding `data`.
     pub fn add(&mut self, name: &str, data: &[u8], method: Method) -> Result<()> {
-        let crc = crc32fast::hash(data);
+        let crc = crate::format::crc32(data);
         let body = match method {
             Method::Stored => data.to_vec(),
             Method::Deflate => {

@@ -211,7 +211,7 @@ impl RunReader {
         self.read(&mut payload, Some(h.batch))?;
         let payload_at = at + RECORD_HEADER_SIZE as u64;
         self.offset = payload_at + h.payload_len;
-        let got = crc32fast::hash(&payload);
+        let got = crate::format::crc32(&payload);
         if got != h.payload_crc {
             return Err(Error::ChecksumMismatch {
                 path: self.path.clone(),

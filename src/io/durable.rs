@@ -159,6 +159,21 @@ pub fn fsync_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io("fsync directory", dir, e))
 }
 
+/// Replaces `dir/name` atomically: `write` fills a temporary file beside it,
+/// which is fsynced and renamed over the target, then the directory is
+/// fsynced. A crash leaves the old or the new version, never neither.
+pub fn write_atomic(dir: &Path, name: &str, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    write(&tmp)?;
+    File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io("fsync", &tmp, e))?;
+    let target = dir.join(name);
+    fs::rename(&tmp, &target).map_err(|e| Error::io("rename", &target, e))?;
+    fsync_dir(dir)
+}
+
 /// Renames `from` to `to`, failing if `to` exists (`RENAME_NOREPLACE`).
 /// On filesystems without `renameat2` support it checks and renames, which
 /// is racy only against a concurrent creator of the same path.

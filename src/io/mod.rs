@@ -3,6 +3,7 @@
 //! a `SAFETY:` argument.
 
 pub mod aligned;
+pub mod backend;
 pub mod durable;
 pub mod fault;
 pub mod page_reader;
@@ -11,3 +12,5 @@ pub mod read;
 pub mod space;
 pub mod uring;
 pub mod writer;
+
+pub use backend::{make_reader, Backend};

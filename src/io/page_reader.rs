@@ -1,12 +1,11 @@
 //! Batched positional reads behind one trait, with two implementations:
-//! [`UringReader`](crate::io::uring::UringReader) (io_uring, deep queue) and
-//! [`PreadReader`](crate::io::pread::PreadReader) (pread on a few threads).
-//! Both run the same conformance tests and consult the same [`FaultPlan`].
+//! `io::uring` (io_uring, deep queue) and `io::pread` (pread on a few
+//! threads); `io::backend` picks one. Both run the same conformance tests
+//! and consult the same [`FaultPlan`].
 
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io::aligned::{AlignedBuf, IO_ALIGN};
@@ -209,49 +208,4 @@ pub fn validate_ops(ops: &[ReadOp], files: &[OpenFile], out_len: usize) -> Resul
         ));
     }
     Ok(())
-}
-
-/// Which reader to build.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// io_uring if the kernel allows it, else pread.
-    Auto,
-    /// io_uring only (error if unavailable).
-    Uring,
-    /// pread on a thread pool.
-    Pread,
-}
-
-/// Builds a reader: `queue_depth` in-flight reads (io_uring) or threads
-/// (pread, at most 64), files opened with `O_DIRECT` when `direct`.
-pub fn make_reader(
-    backend: Backend,
-    queue_depth: usize,
-    direct: bool,
-    faults: Arc<FaultPlan>,
-) -> Result<Box<dyn PageReader>> {
-    let pread = || {
-        Box::new(crate::io::pread::PreadReader::new(
-            queue_depth.clamp(1, 64),
-            direct,
-            faults.clone(),
-        )) as Box<dyn PageReader>
-    };
-    match backend {
-        Backend::Pread => Ok(pread()),
-        Backend::Uring => Ok(Box::new(crate::io::uring::UringReader::new(
-            queue_depth,
-            direct,
-            faults.clone(),
-        )?)),
-        Backend::Auto => {
-            match crate::io::uring::UringReader::new(queue_depth, direct, faults.clone()) {
-                Ok(r) => Ok(Box::new(r)),
-                Err(e) => {
-                    tracing::warn!("io_uring unavailable ({e}); using pread");
-                    Ok(pread())
-                }
-            }
-        }
-    }
 }

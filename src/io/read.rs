@@ -39,6 +39,34 @@ pub fn ends_early(path: &Path, offset: u64, len: u64) -> Error {
     }
 }
 
+/// Bytes read per call by [`stream_crc`].
+pub const STREAM_CHUNK: usize = 8 << 20;
+
+/// Streams `len` bytes of `file` from `start` in [`STREAM_CHUNK`] pieces:
+/// calls `visit(position from start, chunk)` for each and returns the CRC-32
+/// of the whole range (the crc of [`crate::format::crc32`]). A file shorter
+/// than the range is reported as truncation at the offset where it ends.
+pub fn stream_crc(
+    file: &File,
+    path: &Path,
+    start: u64,
+    len: u64,
+    mut visit: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<u32> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; (len.min(STREAM_CHUNK as u64)) as usize];
+    let mut pos = 0u64;
+    while pos < len {
+        let n = (len - pos).min(STREAM_CHUNK as u64) as usize;
+        let chunk = &mut buf[..n];
+        read_exact_at(file, path, start + pos, chunk)?;
+        hasher.update(chunk);
+        visit(pos, chunk)?;
+        pos += n as u64;
+    }
+    Ok(hasher.finalize())
+}
+
 /// Opens a file for reading.
 pub fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io("open", path, e))

@@ -21,7 +21,7 @@ use crate::store::{read_checked_file, Store};
 
 /// CRC of a store's manifest payload: what a cache is tied to.
 pub fn store_identity(store: &Store) -> u32 {
-    crc32fast::hash(&store.manifest().encode())
+    crate::format::crc32(&store.manifest().encode())
 }
 
 /// What a build produced.

@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::format::csc::IndexWidth;
 use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
 use crate::store::gather::{GatherOptions, Gatherer};
+use crate::store::segments::check_segment;
 use crate::store::Store;
 
 /// Serves the in-neighbor lists of many nodes at once (one hop's targets).
@@ -28,7 +28,7 @@ pub struct InMemoryTopology {
 impl InMemoryTopology {
     /// Loads every list of `store` (each segment checked against its CRC).
     pub fn load(store: &Store) -> Result<Self> {
-        let path = store.dir().join(store_file_name(FileKind::Indices));
+        let path = store.path_of(FileKind::Indices);
         let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
         let width = store.index_width();
         let payload = bytes.get(crate::format::PAGE_SIZE..).unwrap_or_default();
@@ -42,16 +42,13 @@ impl InMemoryTopology {
                     format!("segment {i} lies outside the file"),
                 )
             })?;
-            let got = crc32fast::hash(region);
-            if got != seg.crc {
-                return Err(Error::ChecksumMismatch {
-                    path,
-                    region: format!("segment {i}"),
-                    offset: (crate::format::PAGE_SIZE + lo) as u64,
-                    expected: seg.crc,
-                    got,
-                });
-            }
+            check_segment(
+                &path,
+                i,
+                seg,
+                (crate::format::PAGE_SIZE + lo) as u64,
+                region,
+            )?;
         }
         let mut indices = Vec::with_capacity(store.num_edges() as usize);
         width.decode(payload, &mut indices);

@@ -73,6 +73,16 @@ impl StoreBuilder {
         self.staging.path().join(store_file_name(kind))
     }
 
+    /// Writes a small file of `kind` whose payload `encode` appends, and
+    /// records it for the manifest.
+    fn write_small(&mut self, kind: FileKind, encode: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+        let mut payload = Vec::new();
+        encode(&mut payload);
+        let h = write_file(&self.file_path(kind), kind, &payload)?;
+        self.record(h);
+        Ok(())
+    }
+
     fn record(&mut self, header: FileHeader) {
         self.files.push(FileEntry {
             kind: header.kind,
@@ -136,14 +146,7 @@ impl StoreBuilder {
                 labels[i]
             )));
         }
-        let mut payload = Vec::new();
-        encode_labels(labels, &mut payload);
-        let h = write_file(
-            &self.file_path(FileKind::Labels),
-            FileKind::Labels,
-            &payload,
-        )?;
-        self.record(h);
+        self.write_small(FileKind::Labels, |p| encode_labels(labels, p))?;
         self.num_classes = num_classes;
         Ok(())
     }
@@ -173,15 +176,7 @@ impl StoreBuilder {
                 "node {id} is in more than one split"
             )));
         }
-        let mut payload = Vec::new();
-        splits.encode(&mut payload);
-        let h = write_file(
-            &self.file_path(FileKind::Splits),
-            FileKind::Splits,
-            &payload,
-        )?;
-        self.record(h);
-        Ok(())
+        self.write_small(FileKind::Splits, |p| splits.encode(p))
     }
 
     /// Writes the original id of every node (for inputs whose ids were remapped).
@@ -193,15 +188,7 @@ impl StoreBuilder {
                 self.spec.num_nodes
             )));
         }
-        let mut payload = Vec::new();
-        encode_original_ids(ids, &mut payload);
-        let h = write_file(
-            &self.file_path(FileKind::OriginalIds),
-            FileKind::OriginalIds,
-            &payload,
-        )?;
-        self.record(h);
-        Ok(())
+        self.write_small(FileKind::OriginalIds, |p| encode_original_ids(ids, p))
     }
 
     /// Writes the manifest and commits the store to its target path.
@@ -293,7 +280,7 @@ impl FeatureWriter {
         self.page[self.fill..].fill(0);
         for page in self.page.chunks_exact(PAGE_SIZE) {
             self.crcs
-                .write_payload(&crc32fast::hash(page).to_le_bytes())?;
+                .write_payload(&crate::format::crc32(page).to_le_bytes())?;
         }
         self.pages.write_payload(&self.page)?;
         self.fill = 0;

@@ -220,31 +220,14 @@ impl SortJob<'_> {
             ));
         }
         let mut counts = vec![0u64; parts];
-        let rec = 2 * self.width.bytes();
-        let mut reader = BufReader::with_capacity(
-            SPILL_BUFFER,
-            File::open(path).map_err(|e| Error::io("open", path, e))?,
-        );
-        let mut buf = vec![0u8; rec * 4096];
-        let mut left = count;
-        let mut pair = Vec::with_capacity(2);
-        while left > 0 {
-            let n = left.min(4096) as usize;
-            reader
-                .read_exact(&mut buf[..n * rec])
-                .map_err(|e| Error::io("read", path, e))?;
-            for r in buf[..n * rec].chunks_exact(rec) {
-                pair.clear();
-                self.width.decode(r, &mut pair);
-                let p = ((pair[0] - lo) / part_nodes) as usize;
-                writers[p]
-                    .write_all(r)
-                    .map_err(|e| Error::io("write", &sub_paths[p], e))?;
-                counts[p] += 1;
-            }
-            left -= n as u64;
-        }
-        drop(reader);
+        self.read_spill(path, count, 4096, |r, pair| {
+            let p = ((pair[0] - lo) / part_nodes) as usize;
+            writers[p]
+                .write_all(r)
+                .map_err(|e| Error::io("write", &sub_paths[p], e))?;
+            counts[p] += 1;
+            Ok(())
+        })?;
         fs::remove_file(path).map_err(|e| Error::io("remove", path, e))?;
         for (w, p) in writers.into_iter().zip(&sub_paths) {
             w.into_inner()
@@ -259,34 +242,50 @@ impl SortJob<'_> {
 
     /// Loads a bucket as `(dst, src)` pairs packed for sorting.
     fn load(&self, path: &Path, count: u64) -> Result<Edges> {
+        let mut edges = match self.width {
+            IndexWidth::U32 => Edges::Packed(Vec::with_capacity(count as usize)),
+            IndexWidth::U64 => Edges::Wide(Vec::with_capacity(count as usize)),
+        };
+        self.read_spill(path, count, 8192, |_, pair| {
+            match &mut edges {
+                Edges::Packed(v) => v.push(pair[0] << 32 | pair[1]),
+                Edges::Wide(v) => v.push((pair[0], pair[1])),
+            }
+            Ok(())
+        })?;
+        Ok(edges)
+    }
+
+    /// Streams the `count` `(dst, src)` records of a spill file, `chunk`
+    /// records per read, calling `visit(record bytes, [dst, src])` on each.
+    fn read_spill(
+        &self,
+        path: &Path,
+        count: u64,
+        chunk: usize,
+        mut visit: impl FnMut(&[u8], &[u64]) -> Result<()>,
+    ) -> Result<()> {
         let rec = 2 * self.width.bytes();
         let mut reader = BufReader::with_capacity(
             SPILL_BUFFER,
             File::open(path).map_err(|e| Error::io("open", path, e))?,
         );
-        let mut buf = vec![0u8; rec * 8192];
+        let mut buf = vec![0u8; rec * chunk];
         let mut left = count;
-        let mut edges = match self.width {
-            IndexWidth::U32 => Edges::Packed(Vec::with_capacity(count as usize)),
-            IndexWidth::U64 => Edges::Wide(Vec::with_capacity(count as usize)),
-        };
         let mut pair = Vec::with_capacity(2);
         while left > 0 {
-            let n = left.min(8192) as usize;
+            let n = left.min(chunk as u64) as usize;
             reader
                 .read_exact(&mut buf[..n * rec])
                 .map_err(|e| Error::io("read", path, e))?;
             for r in buf[..n * rec].chunks_exact(rec) {
                 pair.clear();
                 self.width.decode(r, &mut pair);
-                match &mut edges {
-                    Edges::Packed(v) => v.push(pair[0] << 32 | pair[1]),
-                    Edges::Wide(v) => v.push((pair[0], pair[1])),
-                }
+                visit(r, &pair)?;
             }
             left -= n as u64;
         }
-        Ok(edges)
+        Ok(())
     }
 
     fn emit(&mut self, mut edges: Edges, lo: u64, hi: u64) -> Result<()> {

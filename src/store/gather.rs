@@ -11,11 +11,13 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
+use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
-use crate::io::page_reader::{make_reader, Backend, PageReader, ReadOp};
+use crate::io::page_reader::{PageReader, ReadOp};
+use crate::io::{make_reader, Backend};
+use crate::store::segments::check_segment;
 use crate::store::Store;
 
 /// Counters of a gatherer since it was created.
@@ -92,9 +94,8 @@ impl Gatherer {
             options.direct,
             options.faults.clone(),
         )?;
-        let features =
-            reader.add_file(&store.dir().join(store_file_name(FileKind::FeaturePages)))?;
-        let indices = reader.add_file(&store.dir().join(store_file_name(FileKind::Indices)))?;
+        let features = reader.add_file(&store.path_of(FileKind::FeaturePages))?;
+        let indices = reader.add_file(&store.path_of(FileKind::Indices))?;
         Ok(Gatherer {
             reader,
             features,
@@ -147,14 +148,7 @@ impl Gatherer {
     pub fn gather(&mut self, store: &Store, ids: &[u64], out: &mut [u8]) -> Result<()> {
         let layout = store.layout();
         let rb = layout.row_bytes();
-        if out.len() != ids.len() * rb {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} bytes, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * rb
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), rb, "bytes")?;
         let n = store.num_nodes();
         // Unique page runs, sorted: (first page, pages).
         self.pages.clear();
@@ -192,7 +186,7 @@ impl Gatherer {
             self.ops
                 .extend(runs.iter().enumerate().map(|(k, &(page, pages))| ReadOp {
                     file: self.features,
-                    offset: (PAGE_SIZE as u64) * (page + 1),
+                    offset: FeatureLayout::page_offset(page),
                     len: pages as usize * PAGE_SIZE,
                     dst: k * per_run,
                     allow_eof: false,
@@ -204,7 +198,7 @@ impl Gatherer {
                 let (page, _) = runs[k];
                 for (i, chunk) in bytes.chunks_exact(PAGE_SIZE).enumerate() {
                     let p = page + i as u64;
-                    let got = crc32fast::hash(chunk);
+                    let got = crate::format::crc32(chunk);
                     let expected = crcs.get(p as usize).copied().unwrap_or(!got);
                     if got != expected {
                         let run = first + k;
@@ -213,9 +207,9 @@ impl Gatherer {
                             .find(|&&(r, _)| r == run)
                             .map_or(0, |&(_, pos)| pos);
                         return Err(Error::ChecksumMismatch {
-                            path: store.dir().join(store_file_name(FileKind::FeaturePages)),
+                            path: store.path_of(FileKind::FeaturePages),
                             region: format!("feature page {p} (holding node {})", ids[pos]),
-                            offset: PAGE_SIZE as u64 * (p + 1),
+                            offset: FeatureLayout::page_offset(p),
                             expected,
                             got,
                         });
@@ -244,14 +238,7 @@ impl Gatherer {
 
     /// Like [`gather`](Self::gather), converting to `f32`.
     pub fn gather_f32(&mut self, store: &Store, ids: &[u64], out: &mut [f32]) -> Result<()> {
-        if out.len() != ids.len() * store.feature_dim() as usize {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} values, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * store.feature_dim() as usize
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), store.feature_dim() as usize, "values")?;
         let mut raw = std::mem::take(&mut self.raw);
         raw.resize(ids.len() * store.layout().row_bytes(), 0);
         let result = self.gather(store, ids, &mut raw);
@@ -319,21 +306,18 @@ impl Gatherer {
             allow_eof: true,
         }));
         self.reader.read_batch(&self.ops, &mut self.buf)?;
-        let path = store.dir().join(store_file_name(FileKind::Indices));
+        let path = store.path_of(FileKind::Indices);
         let bytes = self.buf.as_slice();
         for (k, &s) in unique.iter().enumerate() {
             let seg = &segments[s];
             let at = seg_at[k];
-            let got = crc32fast::hash(&bytes[at..at + (seg.edge_count * width) as usize]);
-            if got != seg.crc {
-                return Err(Error::ChecksumMismatch {
-                    path,
-                    region: format!("segment {s}"),
-                    offset: page + seg.edge_start * width,
-                    expected: seg.crc,
-                    got,
-                });
-            }
+            check_segment(
+                &path,
+                s,
+                seg,
+                page + seg.edge_start * width,
+                &bytes[at..at + (seg.edge_count * width) as usize],
+            )?;
         }
         let indptr = store.indptr();
         let mut lists = Vec::with_capacity(nodes.len());

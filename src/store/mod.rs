@@ -84,7 +84,7 @@ pub fn read_checked_file(path: &Path, kind: FileKind) -> Result<CheckedFile> {
     }
     let mut payload = vec![0u8; on_disk as usize];
     read_exact_at(&file, path, start, &mut payload)?;
-    let got = crc32fast::hash(&payload);
+    let got = crate::format::crc32(&payload);
     if got != header.payload_crc {
         return Err(Error::ChecksumMismatch {
             path: path.to_path_buf(),
@@ -269,7 +269,8 @@ impl Store {
         Ok(())
     }
 
-    /// The path of the store file of `kind`: the one place that names them.
+    /// The path of the store's file of `kind` (the one place that builds
+    /// it from the directory and the file name).
     pub fn path_of(&self, kind: FileKind) -> PathBuf {
         self.dir.join(store_file_name(kind))
     }
@@ -282,19 +283,10 @@ impl Store {
         let seg = self.segments[seg_index];
         let width = self.index_width();
         let path = self.path_of(FileKind::Indices);
-        let start = PAGE_SIZE as u64 + seg.edge_start * width.bytes() as u64;
+        let start = width.edge_file_offset(seg.edge_start);
         let mut buf = vec![0u8; seg.edge_count as usize * width.bytes()];
         read_exact_at(&self.indices, &path, start, &mut buf)?;
-        let got = crc32fast::hash(&buf);
-        if got != seg.crc {
-            return Err(Error::ChecksumMismatch {
-                path,
-                region: format!("segment {seg_index}"),
-                offset: start,
-                expected: seg.crc,
-                got,
-            });
-        }
+        segments::check_segment(&path, seg_index, &seg, start, &buf)?;
         let lo = (self.indptr[v as usize] - seg.edge_start) as usize * width.bytes();
         let hi = (self.indptr[v as usize + 1] - seg.edge_start) as usize * width.bytes();
         let mut out = Vec::with_capacity((hi - lo) / width.bytes());
@@ -308,14 +300,7 @@ impl Store {
     pub fn read_feature_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
         let layout = self.layout();
         let row_bytes = layout.row_bytes();
-        if out.len() != ids.len() * row_bytes {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} bytes, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * row_bytes
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), row_bytes, "bytes")?;
         let mut page_buf = vec![0u8; layout.pages_per_row() as usize * PAGE_SIZE];
         let mut loaded: Option<u64> = None;
         for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(row_bytes)) {
@@ -334,14 +319,7 @@ impl Store {
     /// (`ids.len() * dim` values).
     pub fn read_feature_rows_f32(&self, ids: &[u64], out: &mut [f32]) -> Result<()> {
         let mut raw = vec![0u8; ids.len() * self.layout().row_bytes()];
-        if out.len() != ids.len() * self.feature_dim() as usize {
-            return Err(Error::OutOfRange(format!(
-                "output holds {} values, {} rows need {}",
-                out.len(),
-                ids.len(),
-                ids.len() * self.feature_dim() as usize
-            )));
-        }
+        Error::check_output_len(out.len(), ids.len(), self.feature_dim() as usize, "values")?;
         self.read_feature_rows(ids, &mut raw)?;
         self.dtype().decode_to_f32(&raw, out);
         Ok(())
@@ -351,7 +329,7 @@ impl Store {
     /// against its CRC.
     pub fn read_pages(&self, first: u64, buf: &mut [u8]) -> Result<()> {
         let path = self.path_of(FileKind::FeaturePages);
-        let offset = PAGE_SIZE as u64 + first * PAGE_SIZE as u64;
+        let offset = FeatureLayout::page_offset(first);
         read_exact_at(&self.features, &path, offset, buf)?;
         for (i, page) in buf.chunks_exact(PAGE_SIZE).enumerate() {
             let index = first + i as u64;
@@ -359,12 +337,12 @@ impl Store {
                 self.page_crcs.get(index as usize).copied().ok_or_else(|| {
                     Error::OutOfRange(format!("feature page {index} does not exist"))
                 })?;
-            let got = crc32fast::hash(page);
+            let got = crate::format::crc32(page);
             if got != expected {
                 return Err(Error::ChecksumMismatch {
                     path,
                     region: format!("feature page {index}"),
-                    offset: offset + i as u64 * PAGE_SIZE as u64,
+                    offset: FeatureLayout::page_offset(index),
                     expected,
                     got,
                 });

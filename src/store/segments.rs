@@ -5,17 +5,11 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::format::crc32;
 use crate::format::csc::Segment;
 use crate::format::header::FileKind;
-use crate::format::PAGE_SIZE;
 use crate::io::read::read_exact_at;
 use crate::store::Store;
-
-/// File offset of `indices` edge number `edge` (the payload starts after
-/// the one-page header).
-pub fn indices_file_offset(width_bytes: usize, edge: u64) -> u64 {
-    PAGE_SIZE as u64 + edge * width_bytes as u64
-}
 
 /// Checks segment `index` (`seg`), whose bytes `bytes` were read from
 /// `path` at file offset `offset`, against its CRC.
@@ -26,7 +20,7 @@ pub fn check_segment(
     offset: u64,
     bytes: &[u8],
 ) -> Result<()> {
-    let got = crc32fast::hash(bytes);
+    let got = crc32(bytes);
     if got != seg.crc {
         return Err(Error::ChecksumMismatch {
             path: path.to_path_buf(),
@@ -70,7 +64,7 @@ impl Store {
                 s += 1;
             }
             let start = segments[first].edge_start;
-            let offset = indices_file_offset(wb, start);
+            let offset = width.edge_file_offset(start);
             buf.resize(bytes as usize, 0);
             read_exact_at(&file, &path, offset, &mut buf)?;
             for (i, seg) in segments[first..s].iter().enumerate() {

@@ -6,10 +6,11 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::format::header::FileKind;
-use crate::format::manifest::store_file_name;
+use crate::format::header::{FileKind, HEADER_SIZE};
+use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
-use crate::io::read::open;
+use crate::io::read::{open, stream_crc, STREAM_CHUNK};
+use crate::store::segments::check_segment;
 use crate::store::{read_checked_file, Store};
 
 /// What [`Store::verify`] checked.
@@ -25,46 +26,24 @@ pub struct VerifyReport {
     pub segments: u64,
 }
 
-const CHUNK: usize = 8 << 20;
-
 /// Streams a file's payload through `visit`, checking the header padding is
 /// zero and the payload CRC matches the header.
 fn stream_payload(
     store: &Store,
     kind: FileKind,
-    mut visit: impl FnMut(u64, &[u8]) -> Result<()>,
+    visit: impl FnMut(u64, &[u8]) -> Result<()>,
 ) -> Result<u64> {
-    let path = store.dir().join(store_file_name(kind));
+    let path = store.path_of(kind);
     let entry = store
         .manifest()
         .file(kind)
         .ok_or_else(|| Error::corrupt(&path, 0, "file is not in the manifest"))?;
     let header_len = kind.header_len() as u64;
-    let mut reader = BufReader::with_capacity(CHUNK, open(&path)?);
+    let file = open(&path)?;
     let mut head = vec![0u8; header_len as usize];
-    read_all(&mut reader, &path, 0, &mut head)?;
-    if let Some(i) = head[crate::format::header::HEADER_SIZE..]
-        .iter()
-        .position(|&b| b != 0)
-    {
-        return Err(Error::corrupt(
-            &path,
-            (crate::format::header::HEADER_SIZE + i) as u64,
-            "header padding is not zero",
-        ));
-    }
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; CHUNK];
-    let mut pos = 0u64;
-    let payload_len = entry.len - header_len;
-    while pos < payload_len {
-        let n = (payload_len - pos).min(CHUNK as u64) as usize;
-        read_all(&mut reader, &path, header_len + pos, &mut buf[..n])?;
-        hasher.update(&buf[..n]);
-        visit(pos, &buf[..n])?;
-        pos += n as u64;
-    }
-    let got = hasher.finalize();
+    crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
+    check_header_padding(&path, &head)?;
+    let got = stream_crc(&file, &path, header_len, entry.len - header_len, visit)?;
     if got != entry.payload_crc {
         return Err(Error::ChecksumMismatch {
             path,
@@ -75,6 +54,18 @@ fn stream_payload(
         });
     }
     Ok(entry.len)
+}
+
+/// Checks that the bytes of a page header after the common header are zero.
+fn check_header_padding(path: &Path, head: &[u8]) -> Result<()> {
+    if let Some(i) = head[HEADER_SIZE..].iter().position(|&b| b != 0) {
+        return Err(Error::corrupt(
+            path,
+            (HEADER_SIZE + i) as u64,
+            "header padding is not zero",
+        ));
+    }
+    Ok(())
 }
 
 fn read_all(r: &mut BufReader<File>, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -114,7 +105,7 @@ impl Store {
             FileKind::SegmentTable,
             FileKind::PageChecksums,
         ] {
-            let path = self.dir().join(store_file_name(kind));
+            let path = self.path_of(kind);
             let checked = read_checked_file(&path, kind)?;
             report.files += 1;
             report.bytes += checked.header.file_len();
@@ -123,17 +114,17 @@ impl Store {
 
         // Feature pages: payload CRC and every page CRC.
         let crcs = self.page_crcs();
-        let pages_path = self.dir().join(store_file_name(FileKind::FeaturePages));
+        let pages_path = self.path_of(FileKind::FeaturePages);
         report.bytes += stream_payload(self, FileKind::FeaturePages, |pos, chunk| {
             for (i, page) in chunk.chunks_exact(PAGE_SIZE).enumerate() {
                 let index = pos / PAGE_SIZE as u64 + i as u64;
-                let got = crc32fast::hash(page);
+                let got = crate::format::crc32(page);
                 let expected = crcs.get(index as usize).copied().unwrap_or(!got);
                 if got != expected {
                     return Err(Error::ChecksumMismatch {
                         path: pages_path.clone(),
                         region: format!("feature page {index}"),
-                        offset: PAGE_SIZE as u64 + index * PAGE_SIZE as u64,
+                        offset: FeatureLayout::page_offset(index),
                         expected,
                         got,
                     });
@@ -165,7 +156,7 @@ impl Store {
     /// Streams `indices` segment by segment: payload CRC, segment CRCs, ids
     /// in range and each list sorted.
     fn verify_indices(&self, progress: &mut dyn FnMut(u64)) -> Result<u64> {
-        let path = self.dir().join(store_file_name(FileKind::Indices));
+        let path = self.path_of(FileKind::Indices);
         let width = self.index_width();
         let wb = width.bytes() as u64;
         let n = self.num_nodes();
@@ -178,38 +169,20 @@ impl Store {
         let mut file = open(&path)?;
         let mut head = vec![0u8; PAGE_SIZE];
         crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
-        if let Some(i) = head[crate::format::header::HEADER_SIZE..]
-            .iter()
-            .position(|&b| b != 0)
-        {
-            return Err(Error::corrupt(
-                &path,
-                (crate::format::header::HEADER_SIZE + i) as u64,
-                "header padding is not zero",
-            ));
-        }
+        check_header_padding(&path, &head)?;
         file.seek(SeekFrom::Start(PAGE_SIZE as u64))
             .map_err(|e| Error::io("seek", &path, e))?;
-        let mut reader = BufReader::with_capacity(CHUNK, file);
+        let mut reader = BufReader::with_capacity(STREAM_CHUNK, file);
         let mut whole = crc32fast::Hasher::new();
         let mut buf = Vec::new();
         let mut ids = Vec::new();
         let mut done = 0u64;
         for (si, seg) in self.segments().iter().enumerate() {
-            let offset = PAGE_SIZE as u64 + seg.edge_start * wb;
+            let offset = width.edge_file_offset(seg.edge_start);
             buf.resize((seg.edge_count * wb) as usize, 0);
             read_all(&mut reader, &path, offset, &mut buf)?;
             whole.update(&buf);
-            let got = crc32fast::hash(&buf);
-            if got != seg.crc {
-                return Err(Error::ChecksumMismatch {
-                    path,
-                    region: format!("segment {si}"),
-                    offset,
-                    expected: seg.crc,
-                    got,
-                });
-            }
+            check_segment(&path, si, seg, offset, &buf)?;
             ids.clear();
             width.decode(&buf, &mut ids);
             for v in seg.first_node..seg.end_node() {
@@ -217,7 +190,7 @@ impl Store {
                 let hi = (indptr[v as usize + 1] - seg.edge_start) as usize;
                 let list = &ids[lo..hi];
                 if let Some(j) = list.iter().position(|&u| u >= n) {
-                    let at = PAGE_SIZE as u64 + (indptr[v as usize] + j as u64) * wb;
+                    let at = width.edge_file_offset(indptr[v as usize] + j as u64);
                     return Err(Error::corrupt(
                         &path,
                         at,
@@ -225,7 +198,7 @@ impl Store {
                     ));
                 }
                 if let Some(j) = list.windows(2).position(|w| w[1] < w[0]) {
-                    let at = PAGE_SIZE as u64 + (indptr[v as usize] + j as u64 + 1) * wb;
+                    let at = width.edge_file_offset(indptr[v as usize] + j as u64 + 1);
                     return Err(Error::corrupt(
                         &path,
                         at,

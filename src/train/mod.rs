@@ -1,6 +1,7 @@
 //! The training layer (cargo feature `train`, tch/libtorch): models over
-//! sampled hops, and (with the executor) the trainer loop, evaluation and
-//! checkpoints. It never touches the disk directly.
+//! sampled hops (`model`), one optimisation step and evaluation (`trainer`),
+//! and the epoch loop on the executor's batches with checkpoints and
+//! prediction (`run`). It reads the store only through the executor.
 
 pub mod model;
 pub mod run;

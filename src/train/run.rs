@@ -14,7 +14,7 @@ use tch::Device;
 
 use crate::error::{Error, Result};
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochConfig, EpochReport};
-use crate::io::durable::fsync_dir;
+use crate::io::durable::write_atomic;
 use crate::sample::ncache::store_identity;
 use crate::store::Store;
 use crate::train::model::Hop;
@@ -205,20 +205,6 @@ const MUST_MATCH: [&str; 8] = [
     "store_nodes",
     "seed",
 ];
-
-fn write_atomic(dir: &Path, name: &str, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    write(&tmp)?;
-    std::fs::File::open(&tmp)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| Error::io("fsync", &tmp, e))?;
-    // rename(2) replaces the old file atomically: a crash leaves the old
-    // or the new version, never neither.
-    let target = dir.join(name);
-    std::fs::rename(&tmp, &target).map_err(|e| Error::io("rename", &target, e))?;
-    fsync_dir(dir)
-}
 
 /// Saves model + optimizer + metadata for `epoch`, then points `LATEST` at it.
 fn save_checkpoint(dir: &Path, trainer: &Trainer, meta: &Value, epoch: u64) -> Result<()> {

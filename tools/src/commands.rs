@@ -1,4 +1,5 @@
-//! The `ginex` tool: generate synthetic data, benchmark (later: train).
+//! The `ginex` tool's subcommands: generate, sample, inspect, run an epoch,
+//! train and predict (feature `train`), neighbor caches, benchmarks.
 
 use std::io::Write;
 
@@ -36,7 +37,7 @@ pub enum GinexCommand {
     Predict(crate::train::PredictArgs),
     /// Build or verify a neighbor cache.
     #[command(subcommand)]
-    Cache(crate::cache::CacheCommand),
+    Cache(crate::neighbor_cache::CacheCommand),
     /// Run a benchmark and print its report.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
@@ -48,7 +49,7 @@ pub fn run(cli: GinexCli, out: &mut dyn Write) -> Result<()> {
         GinexCommand::Gen(args) => crate::gen::run(&args, out),
         GinexCommand::Sample(args) => crate::sample::run_sample(&args, out),
         GinexCommand::Inspect(args) => crate::sample::run_inspect(&args, out),
-        GinexCommand::Cache(cmd) => crate::cache::run(&cmd, out),
+        GinexCommand::Cache(cmd) => crate::neighbor_cache::run(&cmd, out),
         GinexCommand::Epoch(args) => crate::epoch::run(&args, out),
         #[cfg(feature = "train")]
         GinexCommand::Train(args) => crate::train::run_train(&args, out),

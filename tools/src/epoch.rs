@@ -6,14 +6,13 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use crate::args::Fanouts;
 use crate::machine::{machine_description, peak_rss_bytes};
-use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
 use ginex::exec::policy::Policy;
-use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
@@ -42,24 +41,24 @@ pub struct DataArgs {
     /// mmap, none. Every policy but mmap checks the page CRC of every feature
     /// read; mmap (the PyG+ baseline) reads through the page cache and checks
     /// nothing.
-    #[arg(long, default_value = "ginex")]
-    pub policy: String,
+    #[arg(long, default_value = "ginex", value_parser = crate::args::policy)]
+    pub policy: Policy,
     /// One memory budget for the whole process (e.g. 3GiB): the planner
     /// measures a few batches and sizes the neighbor cache, the feature
     /// cache and the superbatch to fit, prints the plan, and refuses a
     /// budget it cannot meet with the minimum it needs. Explicit cache and
     /// superbatch sizes override its choices.
-    #[arg(long)]
-    pub memory: Option<String>,
+    #[arg(long, value_parser = crate::args::bytes)]
+    pub memory: Option<u64>,
     /// Feature-cache size (rows = bytes / row bytes) [default: 256MiB, or
     /// planned with --memory].
-    #[arg(long)]
-    pub feature_cache_bytes: Option<String>,
+    #[arg(long, value_parser = crate::args::bytes)]
+    pub feature_cache_bytes: Option<u64>,
     /// Neighbor-cache size (0 = none) [default: 0, or planned with
     /// --memory]. Built once beside the store (STORE.ncache/) and reused by
     /// every later run with the same size; see `ginex cache build`.
-    #[arg(long)]
-    pub neighbor_cache_bytes: Option<String>,
+    #[arg(long, value_parser = crate::args::bytes)]
+    pub neighbor_cache_bytes: Option<u64>,
     /// Neighbor-cache file to use instead of the default location (must
     /// match the store, codec and size; built there if missing).
     #[arg(long)]
@@ -68,8 +67,8 @@ pub struct DataArgs {
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
     /// Fanouts (-1 = all neighbors).
-    #[arg(long, default_value = "10,10,10")]
-    pub fanouts: String,
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts)]
+    pub fanouts: Fanouts,
     /// Batches per superbatch (ginex) [default: 100, or planned with --memory].
     #[arg(long)]
     pub superbatch: Option<u64>,
@@ -118,25 +117,17 @@ impl DataArgs {
     ) -> Result<(EpochConfig, Option<MemoryPlan>)> {
         let row_bytes = store.layout().row_bytes() as u64;
         let explicit = ExplicitSizes {
-            feature_cache_bytes: self
-                .feature_cache_bytes
-                .as_deref()
-                .map(parse_bytes)
-                .transpose()?,
-            neighbor_cache_bytes: self
-                .neighbor_cache_bytes
-                .as_deref()
-                .map(parse_bytes)
-                .transpose()?,
+            feature_cache_bytes: self.feature_cache_bytes,
+            neighbor_cache_bytes: self.neighbor_cache_bytes,
             superbatch: self.superbatch,
         };
         let mut config = EpochConfig {
-            policy: Policy::parse(&self.policy)?,
+            policy: self.policy,
             feature_cache_rows: (explicit.feature_cache_bytes.unwrap_or(256 << 20) / row_bytes)
                 .min(store.num_nodes()) as usize,
             neighbor_cache_bytes: explicit.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.batch_size,
-            fanouts: parse_fanouts(&self.fanouts)?,
+            fanouts: self.fanouts.clone(),
             superbatch: self.superbatch.unwrap_or(100),
             changeset_every: self.changeset_every,
             seed: self.seed,
@@ -158,14 +149,8 @@ impl DataArgs {
             max_batches: self.max_batches,
             seed_nodes: None,
         };
-        let plan = match &self.memory {
-            Some(m) => Some(plan_epoch(
-                store,
-                &mut config,
-                parse_bytes(m)?,
-                explicit,
-                extra_bytes,
-            )?),
+        let plan = match self.memory {
+            Some(m) => Some(plan_epoch(store, &mut config, m, explicit, extra_bytes)?),
             None => None,
         };
         Ok((config, plan))

@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::format::pages::Dtype;
 use ginex::import::dgl::{import_dgl, DglImport};
@@ -67,8 +66,8 @@ pub struct CommonArgs {
     #[arg(long)]
     pub allow_nonfinite: bool,
     /// Memory budget (the CSC build spills to disk beyond it).
-    #[arg(long, default_value = "2GiB")]
-    pub memory: String,
+    #[arg(long, default_value = "2GiB", value_parser = crate::args::bytes)]
+    pub memory: u64,
     /// No progress bars on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -87,7 +86,7 @@ impl CommonArgs {
                 remove_self_loops: self.remove_self_loops,
             },
             allow_nonfinite: self.allow_nonfinite,
-            memory: parse_bytes(&self.memory)?,
+            memory: self.memory,
             quiet: self.quiet,
             ..CommonOptions::new(self.out.clone())
         })

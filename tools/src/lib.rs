@@ -2,8 +2,8 @@
 //! the clap types here and calls a `run` function that writes to any
 //! `io::Write`, so tests can drive the tools without spawning processes.
 
+pub mod args;
 pub mod bench;
-pub mod cache;
 pub mod cgroup;
 pub mod commands;
 pub mod dump;
@@ -12,6 +12,7 @@ pub mod export;
 pub mod gen;
 pub mod import;
 pub mod machine;
+pub mod neighbor_cache;
 pub mod sample;
 pub mod size;
 pub mod svg;

@@ -10,7 +10,7 @@ use serde_json::json;
 use ginex::error::{Error, Result};
 use ginex::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
 use ginex::sample::ncache::NeighborCache;
-use ginex::sample::sampler::{parse_fanouts, EpochSampler};
+use ginex::sample::sampler::EpochSampler;
 use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
 use ginex::store::gather::GatherOptions;
 use ginex::store::Store;
@@ -21,8 +21,8 @@ pub struct SamplingArgs {
     /// The store.
     pub store: PathBuf,
     /// Neighbors per hop, seeds' hop first; -1 = all.
-    #[arg(long, default_value = "10,10,10")]
-    pub fanouts: String,
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts)]
+    pub fanouts: crate::args::Fanouts,
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
@@ -65,9 +65,13 @@ pub struct InspectArgs {
     /// Which superbatch of the epoch.
     #[arg(long, default_value_t = 0)]
     pub index: u64,
-    /// Feature cache capacity in rows.
-    #[arg(long)]
-    pub feature_cache_rows: usize,
+    /// Feature cache size in bytes (rows = bytes / row bytes), the unit of
+    /// `ginex epoch` and `ginex train`.
+    #[arg(long, value_parser = crate::args::bytes, required_unless_present = "feature_cache_rows")]
+    pub feature_cache_bytes: Option<u64>,
+    /// Feature cache size in rows, instead of --feature-cache-bytes.
+    #[arg(long, conflicts_with = "feature_cache_bytes")]
+    pub feature_cache_rows: Option<usize>,
     /// Sampling worker threads (default: number of cores).
     #[arg(long)]
     pub workers: Option<usize>,
@@ -118,7 +122,7 @@ fn train_nodes(store: &Store) -> Result<Vec<u64>> {
 pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
     let a = &args.sampling;
     let store = Store::open(&a.store)?;
-    let fanouts = parse_fanouts(&a.fanouts)?;
+    let fanouts = a.fanouts.clone();
     let train = train_nodes(&store)?;
     let v = with_source(&store, a, |src| {
         let sampler =
@@ -145,7 +149,7 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
 pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let a = &args.sampling;
     let store = Store::open(&a.store)?;
-    let fanouts = parse_fanouts(&a.fanouts)?;
+    let fanouts = a.fanouts.clone();
     let train = train_nodes(&store)?;
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io("create directory", &args.out, e))?;
     let workers = args.workers.unwrap_or_else(|| {
@@ -153,6 +157,12 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    let capacity = match (args.feature_cache_rows, args.feature_cache_bytes) {
+        (Some(rows), _) => rows,
+        (None, bytes) => {
+            (bytes.unwrap_or(0) / store.layout().row_bytes() as u64).min(store.num_nodes()) as usize
+        }
+    };
     let v = with_source(&store, a, |src| {
         let sampler =
             EpochSampler::new(src, &train, a.batch_size, fanouts.clone(), a.seed, a.epoch)?;
@@ -169,7 +179,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             first_batch: first,
             num_batches: args.superbatch.min(sampler.num_batches() - first),
             workers,
-            capacity: args.feature_cache_rows,
+            capacity,
             every: args.changeset_every.max(1),
         };
         let r = inspect_superbatch(&sampler, &spec, &args.out)?;

@@ -15,10 +15,10 @@ pub fn policy_color(policy: &str) -> &'static str {
     [
         "ginex", "degree", "presc", "lru", "mmap", "none", "sieve", "s3fifo", "clock",
     ]
-        .iter()
-        .position(|p| *p == policy)
-        .and_then(|i| PALETTE.get(i).copied())
-        .unwrap_or("#8c564b")
+    .iter()
+    .position(|p| *p == policy)
+    .and_then(|i| PALETTE.get(i).copied())
+    .unwrap_or("#8c564b")
 }
 
 /// Horizontal text alignment.
@@ -134,7 +134,6 @@ pub fn escape(text: &str) -> String {
     }
     s
 }
-
 
 /// One line of a chart: a name and its (x, y) points, in x order.
 pub struct Series {

@@ -10,7 +10,6 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::machine::{drop_caches, machine_description, peak_rss_bytes};
-use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::import::files::{import_files, FilesImport};
 use ginex::import::pipeline::ImportReport;
@@ -25,8 +24,8 @@ pub struct ImportBenchArgs {
     #[arg(long)]
     pub edges: Option<PathBuf>,
     /// Memory budget of the import.
-    #[arg(long, default_value = "2GiB")]
-    pub memory: String,
+    #[arg(long, default_value = "2GiB", value_parser = crate::args::bytes)]
+    pub memory: u64,
     /// Where the stores and the copy are written (default: beside RAW);
     /// removed after each round.
     #[arg(long)]
@@ -105,7 +104,7 @@ fn import_once(args: &ImportBenchArgs, out: &Path) -> Result<ImportReport> {
         raw("valid_ids.npy"),
         raw("test_ids.npy"),
     ];
-    opts.common.memory = parse_bytes(&args.memory)?;
+    opts.common.memory = args.memory;
     import_files(&opts)
 }
 

@@ -14,10 +14,11 @@ use serde_json::json;
 use crate::machine::machine_description;
 use ginex::error::{Error, Result};
 use ginex::format::header::FileKind;
-use ginex::format::manifest::store_file_name;
+use ginex::format::pages::FeatureLayout;
 use ginex::format::PAGE_SIZE;
-use ginex::io::page_reader::{open_for_reads, Backend};
+use ginex::io::page_reader::open_for_reads;
 use ginex::io::read::drop_from_page_cache;
+use ginex::io::Backend;
 use ginex::store::gather::{GatherOptions, Gatherer};
 use ginex::store::Store;
 
@@ -73,7 +74,7 @@ fn random_batch(n: u64, len: usize, seed: u64) -> Vec<u64> {
 /// Ginex's miss path: one synchronous direct `pread` of a row's page(s) per
 /// requested row, on one thread, no deduplication (checksums still checked).
 fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
-    let path = store.dir().join(store_file_name(FileKind::FeaturePages));
+    let path = store.path_of(FileKind::FeaturePages);
     let f = open_for_reads(&path, true)?;
     let layout = store.layout();
     let mut buf =
@@ -85,7 +86,7 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
             let loc = layout.locate(id);
             let len = loc.pages as usize * PAGE_SIZE;
             buf.ensure_len(len)?;
-            let off = PAGE_SIZE as u64 * (loc.page + 1);
+            let off = FeatureLayout::page_offset(loc.page);
             f.file
                 .read_exact_at(buf.as_mut_slice(), off)
                 .map_err(|e| Error::ReadFailed {
@@ -94,7 +95,7 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
                     len: len as u64,
                     source: e,
                 })?;
-            let crc = crc32fast::hash(&buf.as_slice()[..PAGE_SIZE]);
+            let crc = ginex::format::crc32(&buf.as_slice()[..PAGE_SIZE]);
             if store.page_crcs().get(loc.page as usize) != Some(&crc) {
                 return Err(Error::corrupt(&path, off, "page checksum mismatch"));
             }
@@ -172,7 +173,7 @@ fn fio_iops(file: &std::path::Path, seconds: u32) -> Option<f64> {
 /// `ginex bench io`.
 pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
-    let pages_path = store.dir().join(store_file_name(FileKind::FeaturePages));
+    let pages_path = store.path_of(FileKind::FeaturePages);
     let batches: Vec<Vec<u64>> = (0..args.batches)
         .map(|b| random_batch(store.num_nodes(), args.batch, args.seed + b as u64))
         .collect();

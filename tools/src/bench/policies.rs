@@ -14,7 +14,6 @@ use ginex::error::{Error, Result};
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::format::header::FileKind;
-use ginex::format::manifest::store_file_name;
 use ginex::io::read::drop_from_page_cache;
 use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
@@ -119,7 +118,7 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
             };
             // Every run starts from a cold page cache (mmap depends on it).
             for kind in [FileKind::FeaturePages, FileKind::Indices] {
-                drop_from_page_cache(&store.dir().join(store_file_name(kind)))?;
+                drop_from_page_cache(&store.path_of(kind))?;
             }
             let r = run_epoch(&store, &config, &mut |_| Ok(()))?;
             let secs = r.total().as_secs_f64();

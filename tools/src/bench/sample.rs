@@ -13,7 +13,6 @@ use serde_json::json;
 use crate::machine::machine_description;
 use ginex::error::{Error, Result};
 use ginex::format::header::FileKind;
-use ginex::format::manifest::store_file_name;
 use ginex::format::ncache::Codec;
 use ginex::io::read::drop_from_page_cache;
 use ginex::sample::ncache::{build, encoded_size, NeighborCache};
@@ -108,7 +107,7 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
         .filter(|t| !t.is_empty())
         .ok_or_else(|| Error::invalid_argument("the store has no training nodes"))?;
     let topo = InMemoryTopology::load(&store)?;
-    let indices_path = store.dir().join(store_file_name(FileKind::Indices));
+    let indices_path = store.path_of(FileKind::Indices);
     let indices_bytes = store.num_edges() * store.index_width().bytes() as u64;
     let scratch = tempfile_dir(&args.store)?;
     let w = |e: std::io::Error| Error::io("write", "<stdout>", e);

@@ -1,5 +1,5 @@
-//! `ginex`: generate synthetic data, sample, inspect, benchmark. Thin
-//! wrapper over `ginex_cli::ginex`.
+//! `ginex`: generate synthetic data, sample, inspect, run epochs, train,
+//! benchmark. Thin wrapper over `ginex_cli::commands`.
 
 use clap::Parser;
 

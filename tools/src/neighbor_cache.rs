@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::format::ncache::Codec;
 use ginex::sample::ncache::{build, NeighborCache};
@@ -28,8 +27,8 @@ pub struct CacheBuildArgs {
     /// The store.
     pub store: PathBuf,
     /// Size limit of the cache file (e.g. 256MiB); everything counts.
-    #[arg(long)]
-    pub budget: String,
+    #[arg(long, value_parser = crate::args::bytes)]
+    pub budget: u64,
     /// List codec: raw (Ginex), zstd-list (Ginex++), delta-bitpack,
     /// block-bitpack (delta-bitpack with a compact block location table).
     #[arg(long, default_value = "block-bitpack")]
@@ -57,7 +56,7 @@ pub fn run(cmd: &CacheCommand, out: &mut dyn Write) -> Result<()> {
     match cmd {
         CacheCommand::Build(a) => {
             let store = Store::open(&a.store)?;
-            let (budget, codec) = (parse_bytes(&a.budget)?, Codec::parse(&a.codec)?);
+            let (budget, codec) = (a.budget, Codec::parse(&a.codec)?);
             let path = a
                 .out
                 .clone()

@@ -1,11 +1,8 @@
-//! `ginex-dump`: summarise a store, verify every checksum, or print any
-//! single file as JSON (schema: `format/dump-json.md`).
+//! `ginex-dump --json PATH`: any single file, or a store's summary, as
+//! JSON (schema: `format/dump-json.md`).
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::Path;
 
-use clap::Parser;
 use serde_json::{json, Value};
 
 use ginex::error::{Error, Result};
@@ -19,152 +16,9 @@ use ginex::format::PAGE_SIZE;
 use ginex::inspect::runfile::Record;
 use ginex::store::Store;
 
-/// Inspect and verify ginex files.
-///
-///   ginex-dump STORE             summary: counts, dtype, sizes, degrees, files
-///   ginex-dump --verify STORE    check every checksum; exit 1 naming the
-///                                file and offset of the first damage
-///   ginex-dump --verify FILE     check a runtime file (every record)
-///   ginex-dump --json PATH       print one file (or a store's summary) as JSON
-#[derive(Debug, Parser)]
-#[command(name = "ginex-dump", version, verbatim_doc_comment)]
-pub struct DumpArgs {
-    /// A store directory, or with --json any single file of a store.
-    pub path: PathBuf,
-    /// Check every checksum of every file and the structure of every table.
-    #[arg(long, conflicts_with = "json")]
-    pub verify: bool,
-    /// Print the file's header and decoded contents as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// With --json: print at most this many items (rows, lists, ids, …) and
-    /// mark the output `"truncated": true`.
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
+use super::summary::degree_stats;
 
-/// Runs `ginex-dump`.
-pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
-    let write_err = |e: std::io::Error| Error::io("write", "<stdout>", e);
-    if args.json {
-        let value = if args.path.is_dir() {
-            summary_json(&Store::open(&args.path)?)?
-        } else {
-            file_json(&args.path, args.limit)?
-        };
-        serde_json::to_writer(&mut *out, &value).map_err(|e| write_err(e.into()))?;
-        return writeln!(out).map_err(write_err);
-    }
-    // A single file (runtime file, neighbor cache): its kind comes from
-    // the common header; it is shown (and checked) on its own.
-    if args.path.is_file() {
-        return writeln!(out, "{}", verify_file(&args.path)?).map_err(write_err);
-    }
-    let store = Store::open(&args.path)?;
-    if args.verify {
-        let total: u64 = store.manifest().files.iter().map(|f| f.len).sum();
-        let bar = crate::progress_bar(total, "verify", args.quiet);
-        let started = Instant::now();
-        let mut base = 0u64;
-        let mut last = 0u64;
-        let report = store.verify_with_progress(&mut |done| {
-            // Progress restarts per file; keep a running total.
-            if done < last {
-                base += last;
-            }
-            last = done;
-            bar.set_position(base + done);
-        })?;
-        bar.finish_and_clear();
-        let secs = started.elapsed().as_secs_f64();
-        return writeln!(
-            out,
-            "ok: {} verified: {} files, {} feature pages, {} segments, {:.1} MB in {secs:.2} s ({:.0} MB/s)",
-            args.path.display(),
-            report.files,
-            report.pages,
-            report.segments,
-            report.bytes as f64 / 1e6,
-            report.bytes as f64 / 1e6 / secs.max(1e-9)
-        )
-        .map_err(write_err);
-    }
-    print_summary(&store, out).map_err(write_err)
-}
-
-fn degree_stats(indptr: &[u64]) -> (u64, f64, u64, u64, u64) {
-    let mut deg: Vec<u64> = indptr.windows(2).map(|w| w[1] - w[0]).collect();
-    if deg.is_empty() {
-        return (0, 0.0, 0, 0, 0);
-    }
-    deg.sort_unstable();
-    let pct = |q: f64| deg[((deg.len() - 1) as f64 * q).round() as usize];
-    let mean = deg.iter().sum::<u64>() as f64 / deg.len() as f64;
-    (deg[0], mean, pct(0.5), pct(0.99), deg[deg.len() - 1])
-}
-
-fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
-    let m = store.manifest();
-    writeln!(out, "store {}", store.dir().display())?;
-    writeln!(
-        out,
-        "  format          v{}",
-        ginex::format::header::FileKind::Manifest.written_version()
-    )?;
-    writeln!(out, "  nodes           {}", m.num_nodes)?;
-    writeln!(out, "  edges           {}", m.num_edges)?;
-    writeln!(
-        out,
-        "  features        dim {} {} ({} bytes/row, {} rows/page)",
-        m.layout.dim,
-        m.layout.dtype.name(),
-        m.layout.row_bytes(),
-        m.layout.rows_per_page()
-    )?;
-    writeln!(out, "  index width     {} bytes", m.index_width.bytes())?;
-    let (min, mean, p50, p99, max) = degree_stats(store.indptr());
-    writeln!(
-        out,
-        "  in-degree       min {min} mean {mean:.2} p50 {p50} p99 {p99} max {max}"
-    )?;
-    writeln!(out, "  segments        {}", store.segments().len())?;
-    if let Ok(Some(labels)) = store.labels() {
-        let missing = labels.iter().filter(|&&l| l < 0).count();
-        writeln!(
-            out,
-            "  labels          {} classes, {missing} nodes without a label",
-            m.num_classes
-        )?;
-    }
-    if let Ok(Some(s)) = store.splits() {
-        writeln!(
-            out,
-            "  splits          train {} valid {} test {}",
-            s.train.len(),
-            s.valid.len(),
-            s.test.len()
-        )?;
-    }
-    writeln!(out, "  files")?;
-    let mut total = 0;
-    for f in &m.files {
-        total += f.len;
-        writeln!(
-            out,
-            "    {:<16} {:<15} {:>14} bytes  crc {:#010x}",
-            f.name(),
-            f.kind.name(),
-            f.len,
-            f.payload_crc
-        )?;
-    }
-    writeln!(out, "  total           {total} bytes")
-}
-
-fn summary_json(store: &Store) -> Result<Value> {
+pub(super) fn summary_json(store: &Store) -> Result<Value> {
     let m = store.manifest();
     let (min, mean, p50, p99, max) = degree_stats(store.indptr());
     let splits = store.splits()?;
@@ -233,7 +87,9 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     let header = FileHeader::decode(&head, path)?;
     // The payload CRC is streamed; large files (feature pages, indices) are
     // then read only as far as the rows or lists printed.
-    let (crc, streamed) = stream_crc(&file, path, u64::from(header.header_len), file_len)?;
+    let start = u64::from(header.header_len);
+    let streamed = file_len.saturating_sub(start);
+    let crc = ginex::io::read::stream_crc(&file, path, start, streamed, |_, _| Ok(()))?;
     let large = matches!(header.kind, FileKind::FeaturePages | FileKind::Indices);
     let mut bytes = Vec::new();
     if !large {
@@ -349,20 +205,6 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     Ok(v)
 }
 
-/// CRC of `[start, file_len)` read in 8 MiB chunks, and its length.
-fn stream_crc(file: &std::fs::File, path: &Path, start: u64, file_len: u64) -> Result<(u32, u64)> {
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; 8 << 20];
-    let mut at = start;
-    while at < file_len {
-        let n = ((file_len - at) as usize).min(buf.len());
-        ginex::io::read::read_exact_at(file, path, at, &mut buf[..n])?;
-        hasher.update(&buf[..n]);
-        at += n as u64;
-    }
-    Ok((hasher.finalize(), file_len.saturating_sub(start)))
-}
-
 /// The first `len` payload bytes of a page-header file (fewer if the file
 /// is shorter: the decoders then report the damage).
 fn read_prefix(file: &std::fs::File, path: &Path, len: u64) -> Result<Vec<u8>> {
@@ -387,63 +229,6 @@ fn record_json(r: &Record) -> Value {
             "kind": "update", "batch": batch,
             "in_ids": update.in_ids, "out_ids": update.out_ids, "in_positions": update.in_positions,
         }),
-    }
-}
-
-/// Verifies one file that is not a store directory (runtime files).
-fn verify_file(path: &Path) -> Result<String> {
-    let mut head = [0u8; ginex::format::header::HEADER_SIZE];
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
-    f.read_exact(&mut head).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => Error::corrupt(
-            path,
-            0,
-            format!(
-                "the file is shorter than the {}-byte common header every ginex file starts with (torn write, or not a ginex file)",
-                head.len()
-            ),
-        ),
-        _ => Error::io("read", path, e),
-    })?;
-    let header = FileHeader::decode(&head, path)?;
-    match header.kind {
-        FileKind::RunSamples | FileKind::RunChanges => {
-            let records = ginex::inspect::runfile::read_all(path, header.kind)?;
-            Ok(format!(
-                "ok: {} verified: {} file, {} records, {} bytes",
-                path.display(),
-                header.kind.name(),
-                records.len(),
-                header.file_len()
-            ))
-        }
-        FileKind::NeighborCache => {
-            let cache = ginex::sample::ncache::NeighborCache::open_unbound(path)?;
-            let mut ids = Vec::new();
-            for v in cache.cached_nodes() {
-                ids.clear();
-                ginex::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
-                if ids.windows(2).any(|w| w[1] < w[0]) {
-                    return Err(Error::corrupt(
-                        path,
-                        64,
-                        format!("cached list of node {v} is not sorted"),
-                    ));
-                }
-            }
-            Ok(format!(
-                "ok: {} verified: neighbor cache, {} lists ({}), {} bytes; use `ginex cache verify CACHE --store STORE` to compare with its store",
-                path.display(),
-                cache.header().count,
-                cache.header().codec.name(),
-                header.file_len()
-            ))
-        }
-        kind => Err(Error::invalid_argument(format!(
-            "{} is a {} file of a store; verify the store directory that holds it",
-            path.display(),
-            kind.name()
-        ))),
     }
 }
 
@@ -529,7 +314,7 @@ fn pages_json(
             let page = payload
                 .get(p * PAGE_SIZE..(p + 1) * PAGE_SIZE)
                 .unwrap_or_default();
-            crcs.get(p).copied() == Some(crc32fast::hash(page))
+            crcs.get(p).copied() == Some(ginex::format::crc32(page))
         });
         out.push(json!({"node": r, "page": loc.page, "offset_in_page": loc.offset_in_page, "page_crc_ok": page_ok, "values": values}));
     }

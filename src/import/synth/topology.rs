@@ -1,0 +1,159 @@
+//! The synthetic topology: R-MAT edges with homophily rewiring, built
+//! into CSC within the memory budget.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::*;
+use crate::error::Result;
+use crate::rng::{stream_seed, Wyrand};
+use crate::store::edges::{CscOptions, CscStats, EdgeBucketer};
+use crate::store::ListSink;
+
+pub(super) const EDGE_CHUNK: u64 = 1 << 18;
+// R-MAT quadrant thresholds in 1/65536: a = 0.57, a+b = 0.76, a+b+c = 0.95.
+pub(super) const RMAT_A: u64 = 37_356;
+pub(super) const RMAT_AB: u64 = 49_807;
+pub(super) const RMAT_ABC: u64 = 62_259;
+
+pub(super) fn rmat_pair(rng: &mut Wyrand, scale: u32, n: u64) -> (u64, u64) {
+    loop {
+        let (mut src, mut dst) = (0u64, 0u64);
+        let mut r = 0u64;
+        for level in 0..scale {
+            if level % 4 == 0 {
+                r = rng.next_u64();
+            }
+            let x = r & 0xffff;
+            r >>= 16;
+            let (s, d) = if x < RMAT_A {
+                (0, 0)
+            } else if x < RMAT_AB {
+                (0, 1)
+            } else if x < RMAT_ABC {
+                (1, 0)
+            } else {
+                (1, 1)
+            };
+            src = src << 1 | s;
+            dst = dst << 1 | d;
+        }
+        if src < n && dst < n {
+            return (src, dst);
+        }
+    }
+}
+
+pub(super) fn edge_chunk(
+    p: &SynthParams,
+    planted: &Planted,
+    chunk: u64,
+    total: u64,
+) -> Vec<(u64, u64)> {
+    let count = (total - chunk * EDGE_CHUNK).min(EDGE_CHUNK);
+    let scale = 64 - (p.nodes - 1).leading_zeros();
+    let mut rng = Wyrand(stream_seed(p.seed, PURPOSE_EDGES, chunk));
+    (0..count)
+        .map(|_| {
+            let (mut src, dst) = rmat_pair(&mut rng, scale, p.nodes);
+            if rng.unit() < p.homophily {
+                src = planted.nearest_in_class(src, planted.class(dst));
+            }
+            (src, dst)
+        })
+        .collect()
+}
+
+/// Draws every edge and builds the CSC lists into `sink`.
+pub(super) fn build_topology(
+    p: &SynthParams,
+    planted: &Planted,
+    scratch: &Path,
+    sink: &mut dyn ListSink,
+    progress: &dyn Progress,
+    phases: &mut Vec<(&'static str, Duration)>,
+) -> Result<CscStats> {
+    let total = p.target_edges();
+    let fixed =
+        p.nodes * if p.classes > SCAN_CLASSES { 12 } else { 4 } + (p.memory / 4).min(256 << 20);
+    let sort_budget = p.memory.saturating_sub(fixed).max(16 << 20);
+    let mut bucketer = EdgeBucketer::new(scratch, p.nodes, total, sort_budget)?;
+    let started = Instant::now();
+    progress.begin("edges", total);
+    let chunks = total.div_ceil(EDGE_CHUNK);
+    let window = (rayon::current_num_threads() as u64 * 2).max(2);
+    let draw = |from: u64| -> Vec<Vec<(u64, u64)>> {
+        let to = (from + window).min(chunks);
+        (from..to)
+            .into_par_iter()
+            .map(|c| edge_chunk(p, planted, c, total))
+            .collect()
+    };
+    // Spill window k while the other threads draw window k + 1.
+    let mut ready = draw(0);
+    let mut next = window;
+    while !ready.is_empty() {
+        let spill = |batch: Vec<Vec<(u64, u64)>>, bucketer: &mut EdgeBucketer| -> Result<()> {
+            for edges in batch {
+                for &(s, d) in &edges {
+                    bucketer.push(s, d)?;
+                }
+                progress.advance(edges.len() as u64);
+            }
+            Ok(())
+        };
+        let (spilled, drawn) = rayon::join(
+            || spill(std::mem::take(&mut ready), &mut bucketer),
+            || {
+                if next < chunks {
+                    draw(next)
+                } else {
+                    Vec::new()
+                }
+            },
+        );
+        spilled?;
+        ready = drawn;
+        next += window;
+    }
+    progress.end();
+    phases.push(("draw edges", started.elapsed()));
+
+    let started = Instant::now();
+    progress.begin("csc", p.nodes);
+    let mut counted = CountingSink {
+        inner: sink,
+        progress,
+        pending: 0,
+    };
+    let stats = bucketer.finish(
+        CscOptions {
+            dedup: true,
+            remove_self_loops: true,
+        },
+        &mut counted,
+    )?;
+    progress.advance(counted.pending);
+    progress.end();
+    phases.push(("sort + write csc", started.elapsed()));
+    Ok(stats)
+}
+
+pub(super) struct CountingSink<'a> {
+    inner: &'a mut dyn ListSink,
+    progress: &'a dyn Progress,
+    pending: u64,
+}
+
+impl ListSink for CountingSink<'_> {
+    fn push_list(&mut self, list: &[u64]) -> Result<()> {
+        self.pending += 1;
+        if self.pending == 1 << 16 {
+            self.progress.advance(self.pending);
+            self.pending = 0;
+        }
+        self.inner.push_list(list)
+    }
+}

@@ -1,0 +1,74 @@
+//! `ginex-dump STORE`: counts, dtype, sizes, degree statistics and files.
+
+use std::io::Write;
+
+use ginex::store::Store;
+
+pub(super) fn degree_stats(indptr: &[u64]) -> (u64, f64, u64, u64, u64) {
+    let mut deg: Vec<u64> = indptr.windows(2).map(|w| w[1] - w[0]).collect();
+    if deg.is_empty() {
+        return (0, 0.0, 0, 0, 0);
+    }
+    deg.sort_unstable();
+    let pct = |q: f64| deg[((deg.len() - 1) as f64 * q).round() as usize];
+    let mean = deg.iter().sum::<u64>() as f64 / deg.len() as f64;
+    (deg[0], mean, pct(0.5), pct(0.99), deg[deg.len() - 1])
+}
+
+pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
+    let m = store.manifest();
+    writeln!(out, "store {}", store.dir().display())?;
+    writeln!(
+        out,
+        "  format          v{}",
+        ginex::format::header::FileKind::Manifest.written_version()
+    )?;
+    writeln!(out, "  nodes           {}", m.num_nodes)?;
+    writeln!(out, "  edges           {}", m.num_edges)?;
+    writeln!(
+        out,
+        "  features        dim {} {} ({} bytes/row, {} rows/page)",
+        m.layout.dim,
+        m.layout.dtype.name(),
+        m.layout.row_bytes(),
+        m.layout.rows_per_page()
+    )?;
+    writeln!(out, "  index width     {} bytes", m.index_width.bytes())?;
+    let (min, mean, p50, p99, max) = degree_stats(store.indptr());
+    writeln!(
+        out,
+        "  in-degree       min {min} mean {mean:.2} p50 {p50} p99 {p99} max {max}"
+    )?;
+    writeln!(out, "  segments        {}", store.segments().len())?;
+    if let Ok(Some(labels)) = store.labels() {
+        let missing = labels.iter().filter(|&&l| l < 0).count();
+        writeln!(
+            out,
+            "  labels          {} classes, {missing} nodes without a label",
+            m.num_classes
+        )?;
+    }
+    if let Ok(Some(s)) = store.splits() {
+        writeln!(
+            out,
+            "  splits          train {} valid {} test {}",
+            s.train.len(),
+            s.valid.len(),
+            s.test.len()
+        )?;
+    }
+    writeln!(out, "  files")?;
+    let mut total = 0;
+    for f in &m.files {
+        total += f.len;
+        writeln!(
+            out,
+            "    {:<16} {:<15} {:>14} bytes  crc {:#010x}",
+            f.name(),
+            f.kind.name(),
+            f.len,
+            f.payload_crc
+        )?;
+    }
+    writeln!(out, "  total           {total} bytes")
+}
