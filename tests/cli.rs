@@ -457,7 +457,7 @@ fn bench_outofcore_runs_each_policy_in_a_memory_cgroup_and_cleans_up() {
     let cg_dir = cgroup.split('(').nth(1).unwrap().trim_end_matches(')');
     assert!(!Path::new(cg_dir).exists(), "{cg_dir} left behind");
 
-    // A child that fails (bad fanouts) stops the benchmark with the child's
+    // A child that fails (bad fanouts: a usage error, exit 2) stops the benchmark with the child's
     // own error, and still leaves nothing behind.
     let child = Command::new(env!("CARGO_BIN_EXE_ginex"))
         .args(["bench", "outofcore"])
@@ -473,7 +473,7 @@ fn bench_outofcore_runs_each_policy_in_a_memory_cgroup_and_cleans_up() {
     let err = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!output.status.success(), "{err}");
     assert!(
-        err.contains("(none, round 1) failed with exit 1") && err.contains("fanout"),
+        err.contains("(none, round 1) failed with exit 2") && err.contains("fanout"),
         "{err}"
     );
     let mut left: Vec<_> = std::fs::read_dir(dir.path())
