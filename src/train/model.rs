@@ -386,8 +386,9 @@ impl Gnn {
         let e = e.maximum(&(&e * 0.2));
         // Softmax over each target's in-edges (self-loop included); the
         // per-target max only stabilises the exponentials.
+        let index = hop.loop_dst.unsqueeze(1).expand([-1, g.heads], false);
         let max = Tensor::full([hop.num_dst, g.heads], f64::NEG_INFINITY, (Kind::Float, h.device()))
-            .index_reduce(0, &hop.loop_dst, &e.detach(), "amax", true);
+            .internal_scatter_reduce(0, &index, &e.detach(), "amax", true);
         let ex = (e - max.index_select(0, &hop.loop_dst)).exp();
         let den = Tensor::zeros([hop.num_dst, g.heads], (Kind::Float, h.device()))
             .index_add(0, &hop.loop_dst, &ex);
