@@ -306,8 +306,11 @@ fn dense_gat_layer(
         .matmul(&p[&format!("layer{i}.weight")].tr())
         .view([n, heads, out]);
     let s_src = (&wh * att_src.unsqueeze(0)).sum_dim_intlist(-1, false, Kind::Float); // n × heads
-    let s_dst =
-        (&wh * p[&format!("layer{i}.att_dst")].unsqueeze(0)).sum_dim_intlist(-1, false, Kind::Float);
+    let s_dst = (&wh * p[&format!("layer{i}.att_dst")].unsqueeze(0)).sum_dim_intlist(
+        -1,
+        false,
+        Kind::Float,
+    );
     // e[h][i][j] = s_dst[i] + s_src[j]
     let e = s_dst.tr().unsqueeze(2) + s_src.tr().unsqueeze(1);
     let e = e.maximum(&(&e * 0.2));
@@ -396,17 +399,15 @@ fn knobs_change_training_and_are_recorded() {
         assert!(!seen.contains(&got), "{name} did not change training");
         seen.push(got);
     }
-    let meta: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("adamw/epoch-00001.json")).unwrap(),
-    )
-    .unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("adamw/epoch-00001.json")).unwrap())
+            .unwrap();
     assert_eq!(meta["optimizer"], "adamw");
     assert_eq!(meta["weight_decay"], 0.05);
     assert_eq!(meta["init"], "glorot");
-    let meta: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("step/epoch-00001.json")).unwrap(),
-    )
-    .unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("step/epoch-00001.json")).unwrap())
+            .unwrap();
     assert_eq!(meta["lr_schedule"]["kind"], "step");
 }
 
@@ -426,9 +427,10 @@ fn early_stop_keeps_best_checkpoint_which_predict_uses() {
     o.eval_fanouts = Some(vec![-1, -1]);
     let results = train(&store, &o, &mut std::io::sink()).unwrap();
     assert!(results.len() < 40, "never stopped early");
-    let best = results
-        .iter()
-        .fold(&results[0], |b, r| if r.valid_acc > b.valid_acc { r } else { b });
+    let best = results.iter().fold(
+        &results[0],
+        |b, r| if r.valid_acc > b.valid_acc { r } else { b },
+    );
     let last = results.last().unwrap();
     assert_eq!(last.epoch, best.epoch + 2, "stopped at the wrong epoch");
     let ckpt = dir.path().join("es");
@@ -484,13 +486,21 @@ fn checkpoint_directories_are_never_mixed() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("already holds checkpoints") && err.contains("--resume") && err.contains("--overwrite"),
+        err.contains("already holds checkpoints")
+            && err.contains("--resume")
+            && err.contains("--overwrite"),
         "{err}"
     );
-    assert!(dir.path().join("c/epoch-00002.ot").exists(), "the refused run touched the old one");
+    assert!(
+        dir.path().join("c/epoch-00002.ot").exists(),
+        "the refused run touched the old one"
+    );
     other.overwrite = true;
     train(&store, &other, &mut std::io::sink()).unwrap();
-    assert!(!dir.path().join("c/epoch-00002.ot").exists(), "old epochs left beside the new run");
+    assert!(
+        !dir.path().join("c/epoch-00002.ot").exists(),
+        "old epochs left beside the new run"
+    );
     let latest = std::fs::read_to_string(dir.path().join("c/LATEST")).unwrap();
     assert_eq!(latest, "epoch-00001");
     other.overwrite = false;
@@ -498,10 +508,16 @@ fn checkpoint_directories_are_never_mixed() {
     let mut log = Vec::new();
     assert!(train(&store, &other, &mut log).unwrap().is_empty());
     let log = String::from_utf8(log).unwrap();
-    assert!(log.contains("is complete") && log.contains("nothing to do"), "{log}");
+    assert!(
+        log.contains("is complete") && log.contains("nothing to do"),
+        "{log}"
+    );
     // More epochs continue the finished run.
     other.epochs = 3;
-    assert_eq!(train(&store, &other, &mut std::io::sink()).unwrap().len(), 1);
+    assert_eq!(
+        train(&store, &other, &mut std::io::sink()).unwrap().len(),
+        1
+    );
 }
 
 /// Crash safety: `ginex train` SIGKILLed at 10 moments (5 of them while a
@@ -547,12 +563,19 @@ fn killed_training_resumes_to_the_same_final_parameters() {
         c
     };
     let out = run("straight", false).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let crash = dir.path().join("crash");
     let writing = || {
         std::fs::read_dir(&crash)
-            .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().contains(".tmp-")))
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            })
             .unwrap_or(false)
     };
     let mut killed = 0;
@@ -582,15 +605,28 @@ fn killed_training_resumes_to_the_same_final_parameters() {
         }
         child.wait().unwrap();
     }
-    assert!(killed >= 8, "only {killed} of 10 runs were killed before they finished");
+    assert!(
+        killed >= 8,
+        "only {killed} of 10 runs were killed before they finished"
+    );
     let out = run("crash", true).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let last = format!("epoch-{:05}.ot", epochs - 1);
     let a = std::fs::read(dir.path().join("straight").join(&last)).unwrap();
     let b = std::fs::read(crash.join(&last)).unwrap();
-    assert!(a == b, "final parameters differ after {killed} kills and resumes");
+    assert!(
+        a == b,
+        "final parameters differ after {killed} kills and resumes"
+    );
     assert!(!writing(), "a temporary checkpoint file was left behind");
     let out = run("crash", true).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && stdout.contains("is complete"), "{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("is complete"),
+        "{stdout}"
+    );
 }

@@ -10,10 +10,12 @@ use crate::cli::bench::machine_description;
 use crate::cli::epoch::DataArgs;
 use crate::error::{Error, Result};
 use crate::import::npy_write::NpyWriter;
-use crate::store::Store;
 use crate::sample::sampler::parse_fanouts;
+use crate::store::Store;
 use crate::train::model::{InitKind, ModelKind};
-use crate::train::run::{config_from_meta, predict, predict_checkpoint, train, LrSchedule, TrainOptions};
+use crate::train::run::{
+    config_from_meta, predict, predict_checkpoint, train, LrSchedule, TrainOptions,
+};
 use crate::train::trainer::{OptimizerKind, TrainConfig};
 
 /// Model flags shared by `train` and `predict`.
@@ -218,7 +220,11 @@ fn options(
         resume,
         overwrite: knobs.overwrite,
         lr_schedule: LrSchedule::parse(&knobs.lr_schedule, knobs.lr_step_every, knobs.lr_gamma)?,
-        eval_fanouts: knobs.eval_fanouts.as_deref().map(parse_fanouts).transpose()?,
+        eval_fanouts: knobs
+            .eval_fanouts
+            .as_deref()
+            .map(parse_fanouts)
+            .transpose()?,
         early_stop: knobs.early_stop,
         device: device(&model.device)?,
     })
@@ -252,13 +258,13 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     let results = train(&store, &opts, out)?;
     if let Some(path) = &args.report {
         let m = &opts.model;
-        let best = results
-            .iter()
-            .filter(|r| r.valid_acc.is_some())
-            .fold(None::<&crate::train::run::EpochResult>, |b, r| match b {
+        let best = results.iter().filter(|r| r.valid_acc.is_some()).fold(
+            None::<&crate::train::run::EpochResult>,
+            |b, r| match b {
                 Some(b) if b.valid_acc >= r.valid_acc => Some(b),
                 _ => Some(r),
-            });
+            },
+        );
         let v = json!({
             "model": m.model.name(), "hidden": m.hidden, "dropout": m.dropout, "lr": m.lr,
             "weight_decay": m.weight_decay, "optimizer": m.optimizer.name(), "input_dropout": m.input_dropout,
@@ -294,10 +300,7 @@ fn read_nodes(store: &Store, path: &std::path::Path) -> Result<Vec<u64>> {
             return Err(Error::InvalidInput {
                 source_file: path.to_path_buf(),
                 line: Some(i as u64 + 1),
-                reason: format!(
-                    "node {v} is not below the node count {}",
-                    store.num_nodes()
-                ),
+                reason: format!("node {v} is not below the node count {}", store.num_nodes()),
             });
         }
         nodes.push(v);
@@ -314,21 +317,33 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         Some(f) => parse_fanouts(f)?,
         None => serde_json::from_value::<Vec<i64>>(meta["eval_fanouts"].clone())
             .or_else(|_| serde_json::from_value::<Vec<i64>>(meta["fanouts"].clone()))
-            .map_err(|_| Error::invalid_argument("checkpoint metadata has no fanouts; pass --fanouts"))?,
+            .map_err(|_| {
+                Error::invalid_argument("checkpoint metadata has no fanouts; pass --fanouts")
+            })?,
     };
     // Every override that contradicts the checkpoint, reported at once.
     let mut mismatches = Vec::new();
     if let Some(m) = &args.model {
         let m = ModelKind::parse(m)?;
         if m != config.model {
-            mismatches.push(format!("--model {} but the checkpoint holds {}", m.name(), config.model.name()));
+            mismatches.push(format!(
+                "--model {} but the checkpoint holds {}",
+                m.name(),
+                config.model.name()
+            ));
         }
     }
     if let Some(h) = args.hidden.filter(|&h| h != config.hidden) {
-        mismatches.push(format!("--hidden {h} but the checkpoint has {}", config.hidden));
+        mismatches.push(format!(
+            "--hidden {h} but the checkpoint has {}",
+            config.hidden
+        ));
     }
     if let Some(h) = args.heads.filter(|&h| h != config.heads) {
-        mismatches.push(format!("--heads {h} but the checkpoint has {}", config.heads));
+        mismatches.push(format!(
+            "--heads {h} but the checkpoint has {}",
+            config.heads
+        ));
     }
     if fanouts.len() != config.layers {
         mismatches.push(format!(
@@ -379,7 +394,11 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         stem,
         args.checkpoint.display(),
         opts.model.model.name(),
-        if meta["best_epoch"].is_null() { "latest epoch" } else { "best epoch by validation accuracy" },
+        if meta["best_epoch"].is_null() {
+            "latest epoch"
+        } else {
+            "best epoch by validation accuracy"
+        },
         opts.model.hidden,
         opts.data.fanouts
     )
@@ -406,13 +425,17 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         .map(|s| s.test.into_iter().collect())
         .unwrap_or_default();
     let acc = crate::train::run::accuracy(&logits, classes as usize, &nodes, &labels, None);
-    let test_acc = crate::train::run::accuracy(&logits, classes as usize, &nodes, &labels, Some(&test));
+    let test_acc =
+        crate::train::run::accuracy(&logits, classes as usize, &nodes, &labels, Some(&test));
     let line = match (acc, test_acc) {
         (None, _) => "no labelled nodes among them: accuracy not computed".to_string(),
         (Some((c, n)), t) => format!(
             "accuracy on the {n} labelled nodes: {:.4} ({c} correct){}",
             c as f64 / n as f64,
-            t.map_or(String::new(), |(c, n)| format!("; on the {n} test-split nodes: {:.4}", c as f64 / n as f64))
+            t.map_or(String::new(), |(c, n)| format!(
+                "; on the {n} test-split nodes: {:.4}",
+                c as f64 / n as f64
+            ))
         ),
     };
     writeln!(out, "{line}").map_err(|e| Error::io("write", "<stdout>", e))

@@ -93,8 +93,7 @@ impl HopTensors {
                 let deg_src = Tensor::zeros([hop.num_src as i64], (Kind::Float, device))
                     .index_add(0, &src, &ones);
                 (
-                    ((deg_dst.index_select(0, &dst) + 1.0)
-                        * (deg_src.index_select(0, &src) + 1.0))
+                    ((deg_dst.index_select(0, &dst) + 1.0) * (deg_src.index_select(0, &src) + 1.0))
                         .rsqrt(),
                     (&deg_dst + 1.0).reciprocal(),
                 )
@@ -375,23 +374,40 @@ impl Gnn {
         self.layers.len()
     }
 
-    fn gat_layer(&self, g: &GatParams, h: &Tensor, hop: &HopTensors, train: bool, last: bool) -> Tensor {
+    fn gat_layer(
+        &self,
+        g: &GatParams,
+        h: &Tensor,
+        hop: &HopTensors,
+        train: bool,
+        last: bool,
+    ) -> Tensor {
         let rows = h.size()[0];
         let wh = h.matmul(&g.weight.tr()).view([rows, g.heads, g.out]);
         let a_src = (&wh * g.att_src.unsqueeze(0)).sum_dim_intlist(-1, false, Kind::Float);
-        let a_dst = (wh.narrow(0, 0, hop.num_dst) * g.att_dst.unsqueeze(0))
-            .sum_dim_intlist(-1, false, Kind::Float);
+        let a_dst = (wh.narrow(0, 0, hop.num_dst) * g.att_dst.unsqueeze(0)).sum_dim_intlist(
+            -1,
+            false,
+            Kind::Float,
+        );
         let e = a_src.index_select(0, &hop.loop_src) + a_dst.index_select(0, &hop.loop_dst);
         // LeakyReLU with slope 0.2.
         let e = e.maximum(&(&e * 0.2));
         // Softmax over each target's in-edges (self-loop included); the
         // per-target max only stabilises the exponentials.
         let index = hop.loop_dst.unsqueeze(1).expand([-1, g.heads], false);
-        let max = Tensor::full([hop.num_dst, g.heads], f64::NEG_INFINITY, (Kind::Float, h.device()))
-            .internal_scatter_reduce(0, &index, &e.detach(), "amax", true);
+        let max = Tensor::full(
+            [hop.num_dst, g.heads],
+            f64::NEG_INFINITY,
+            (Kind::Float, h.device()),
+        )
+        .internal_scatter_reduce(0, &index, &e.detach(), "amax", true);
         let ex = (e - max.index_select(0, &hop.loop_dst)).exp();
-        let den = Tensor::zeros([hop.num_dst, g.heads], (Kind::Float, h.device()))
-            .index_add(0, &hop.loop_dst, &ex);
+        let den = Tensor::zeros([hop.num_dst, g.heads], (Kind::Float, h.device())).index_add(
+            0,
+            &hop.loop_dst,
+            &ex,
+        );
         let mut alpha = ex / den.index_select(0, &hop.loop_dst);
         if train && self.attn_dropout > 0.0 {
             alpha = alpha.dropout(self.attn_dropout, true);

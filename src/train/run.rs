@@ -79,7 +79,9 @@ impl LrSchedule {
 
     fn to_json(self) -> Value {
         match self {
-            LrSchedule::Step { every, gamma } => json!({"kind": "step", "every": every, "gamma": gamma}),
+            LrSchedule::Step { every, gamma } => {
+                json!({"kind": "step", "every": every, "gamma": gamma})
+            }
             _ => json!({"kind": self.name()}),
         }
     }
@@ -665,11 +667,17 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             }
             progress.complete = false;
             start = done + 1;
-            log_line(log, &format!("resumed from {} after epoch {done}{best}", dir.display()))?;
+            log_line(
+                log,
+                &format!("resumed from {} after epoch {done}{best}", dir.display()),
+            )?;
         } else {
             log_line(
                 log,
-                &format!("no checkpoint in {} yet: starting at epoch 0", dir.display()),
+                &format!(
+                    "no checkpoint in {} yet: starting at epoch 0",
+                    dir.display()
+                ),
             )?;
         }
     }
@@ -828,7 +836,11 @@ pub fn predict_checkpoint(dir: &Path) -> Result<(String, Value)> {
     let stem = match latest["best_epoch"].as_u64() {
         Some(b) => stem_of(b),
         None => stem_of(latest["epoch"].as_u64().ok_or_else(|| {
-            Error::corrupt(dir.join("LATEST"), 0, "the latest checkpoint has no epoch number")
+            Error::corrupt(
+                dir.join("LATEST"),
+                0,
+                "the latest checkpoint has no epoch number",
+            )
         })?),
     };
     let meta = read_meta(dir, &stem)?;
@@ -880,7 +892,10 @@ pub fn accuracy(
         let arg = row
             .iter()
             .enumerate()
-            .fold((0, f32::NEG_INFINITY), |b, (i, &x)| if x > b.1 { (i, x) } else { b })
+            .fold(
+                (0, f32::NEG_INFINITY),
+                |b, (i, &x)| if x > b.1 { (i, x) } else { b },
+            )
             .0;
         labelled += 1;
         correct += u64::from(arg == label as usize);
@@ -913,7 +928,10 @@ mod tests {
         // 3 nodes x 2 classes; node 1 has no label.
         let logits = [0.0, 1.0, 5.0, 0.0, 2.0, 1.0];
         let labels = [1, -1, 1];
-        assert_eq!(accuracy(&logits, 2, &[0, 1, 2], &labels, None), Some((1, 2)));
+        assert_eq!(
+            accuracy(&logits, 2, &[0, 1, 2], &labels, None),
+            Some((1, 2))
+        );
         let only: std::collections::HashSet<u64> = [2].into_iter().collect();
         assert_eq!(
             accuracy(&logits, 2, &[0, 1, 2], &labels, Some(&only)),

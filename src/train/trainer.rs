@@ -74,7 +74,8 @@ impl OptimizerKind {
 impl TrainConfig {
     /// The initialisation in effect.
     pub fn init_kind(&self) -> InitKind {
-        self.init.unwrap_or_else(|| InitKind::default_for(self.model))
+        self.init
+            .unwrap_or_else(|| InitKind::default_for(self.model))
     }
 
     /// The model this configuration builds.
