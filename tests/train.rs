@@ -375,7 +375,8 @@ fn knobs_change_training_and_are_recorded() {
     };
     let base = run("base", &|_| {});
     assert_eq!(base, run("base2", &|_| {}), "same options, different run");
-    let variants: [(&str, &dyn Fn(&mut TrainOptions)); 6] = [
+    type Knob<'a> = (&'a str, &'a dyn Fn(&mut TrainOptions));
+    let variants: [Knob; 6] = [
         ("wd", &|o| o.model.weight_decay = 0.05),
         ("adamw", &|o| {
             o.model.weight_decay = 0.05;

@@ -28,9 +28,9 @@ pub enum GinexCommand {
     Inspect(crate::cli::sample::InspectArgs),
     /// Run one epoch of data preparation under a cache policy, measured.
     Epoch(crate::cli::epoch::EpochArgs),
-    /// Train a GNN (GraphSAGE, GCN or MLP) through the out-of-core data path.
+    /// Train a GNN (GraphSAGE, GCN, GAT or MLP) through the out-of-core data path.
     #[cfg(feature = "train")]
-    Train(crate::cli::train::TrainArgs),
+    Train(Box<crate::cli::train::TrainArgs>),
     /// Write final-layer outputs of a trained model as .npy.
     #[cfg(feature = "train")]
     Predict(crate::cli::train::PredictArgs),

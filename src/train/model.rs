@@ -318,7 +318,7 @@ impl Gnn {
                 let last = i + 1 == n;
                 let output = if last { spec.classes } else { spec.hidden };
                 let p = vs / format!("layer{i}");
-                let layer = if spec.kind == ModelKind::Gat {
+                if spec.kind == ModelKind::Gat {
                     let h = if last { spec.out_heads.max(1) } else { heads };
                     let (weight_init, att_init) = match spec.init {
                         InitKind::Glorot => (glorot(input, h * output), glorot(h, output)),
@@ -356,8 +356,7 @@ impl Gnn {
                         neigh,
                         gat: None,
                     }
-                };
-                layer
+                }
             })
             .collect();
         Gnn {
