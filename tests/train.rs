@@ -7,8 +7,9 @@ use ginex::exec::epoch::EpochConfig;
 use ginex::exec::policy::Policy;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::train::model::ModelKind;
-use ginex::train::run::{predict, train, TrainOptions};
-use ginex::train::trainer::TrainConfig;
+use ginex::train::run::{logits, predict, train, LrSchedule, TrainOptions};
+use ginex::train::tch::{self, Device, Kind, Tensor};
+use ginex::train::trainer::{OptimizerKind, TrainConfig, Trainer};
 use ginex::Store;
 
 /// libtorch's random generator is process-global: tests that train run one
@@ -45,6 +46,7 @@ fn options(
             lr: 0.01,
             layers: 2,
             seed: 1,
+            ..TrainConfig::default()
         },
         data: EpochConfig {
             policy,
@@ -70,6 +72,10 @@ fn options(
         eval_every: 1,
         checkpoint: Some(dir.join(ckpt)),
         resume: false,
+        overwrite: false,
+        lr_schedule: LrSchedule::Constant,
+        eval_fanouts: None,
+        early_stop: None,
         device: tch::Device::Cpu,
     }
 }
@@ -194,4 +200,437 @@ fn predict_returns_logits_for_every_node() {
     let logits = predict(&store, &opts, &nodes).unwrap();
     assert_eq!(logits.len(), nodes.len() * 4);
     assert!(logits.iter().all(|x| x.is_finite()));
+}
+
+/// A small directed graph (synthetic: no self-loops, no duplicate edges).
+fn small_store(dir: &std::path::Path) -> Store {
+    let p = SynthParams {
+        nodes: 150,
+        avg_degree: 4.0,
+        dim: 6,
+        classes: 3,
+        seed: 9,
+        split: [0.4, 0.2, 0.2],
+        ..SynthParams::default()
+    };
+    generate_store(&p, &dir.join("small"), &NoProgress).unwrap();
+    Store::open(dir.join("small")).unwrap()
+}
+
+/// The model's named parameters (`layer0.root.weight`, …) on the CPU.
+fn params(t: &Trainer) -> std::collections::HashMap<String, Tensor> {
+    t.state()
+        .into_iter()
+        .filter_map(|(n, v)| n.strip_prefix("model.").map(|n| (n.to_string(), v)))
+        .collect()
+}
+
+/// Dense inputs of the whole graph: features `X` (n × dim) and the
+/// in-adjacency `A` (`A[i][j] = 1` when `j -> i`).
+fn dense_graph(store: &Store) -> (Tensor, Tensor) {
+    let n = store.num_nodes() as usize;
+    let dim = store.feature_dim() as usize;
+    let mut x = vec![0f32; n * dim];
+    let ids: Vec<u64> = (0..n as u64).collect();
+    store.read_feature_rows_f32(&ids, &mut x).unwrap();
+    let mut a = vec![0f32; n * n];
+    for i in 0..n {
+        for j in store.in_neighbors(i as u64).unwrap() {
+            a[i * n + j as usize] = 1.0;
+        }
+    }
+    (
+        Tensor::from_slice(&x).view([n as i64, dim as i64]),
+        Tensor::from_slice(&a).view([n as i64, n as i64]),
+    )
+}
+
+fn full_data(dir: &std::path::Path) -> EpochConfig {
+    let mut d = options(dir, ModelKind::Gcn, Policy::None, 1, "unused").data;
+    d.fanouts = vec![-1, -1];
+    d.batch_size = 37;
+    d
+}
+
+fn max_abs_diff(a: &[f32], b: &Tensor) -> f64 {
+    let got = Tensor::from_slice(a).view(b.size().as_slice());
+    (got - b).abs().max().double_value(&[])
+}
+
+/// With full fanouts, GCN over sampled blocks equals full-batch
+/// `D^-1/2 (A+I) D^-1/2 X W` (D: the graph's in-degrees + 1) to float
+/// tolerance, for every node and across batch boundaries.
+#[test]
+fn gcn_with_full_fanouts_equals_dense_full_batch_gcn() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let config = TrainConfig {
+        model: ModelKind::Gcn,
+        hidden: 5,
+        layers: 2,
+        seed: 4,
+        ..TrainConfig::default()
+    };
+    let trainer = Trainer::new(config, 6, 3, Device::Cpu);
+    let nodes: Vec<u64> = (0..store.num_nodes()).collect();
+    let got = logits(&store, &trainer, &full_data(dir.path()), &nodes).unwrap();
+
+    let (x, a) = dense_graph(&store);
+    let n = store.num_nodes() as i64;
+    let a_hat = a + Tensor::eye(n, (Kind::Float, Device::Cpu));
+    let d = a_hat.sum_dim_intlist(1, false, Kind::Float).rsqrt();
+    let norm = d.unsqueeze(1) * a_hat * d.unsqueeze(0);
+    let p = params(&trainer);
+    let layer = |h: &Tensor, i: usize| {
+        norm.matmul(&h.matmul(&p[&format!("layer{i}.root.weight")].tr()))
+            + &p[&format!("layer{i}.root.bias")]
+    };
+    let want = layer(&layer(&x, 0).relu(), 1);
+    let diff = max_abs_diff(&got, &want);
+    assert!(diff < 1e-5, "GCN differs from dense GCN by {diff}");
+    // Block degrees would differ: the test sees the normalisation.
+    assert!(want.abs().max().double_value(&[]) > 1e-3);
+}
+
+/// Dense GAT layer: softmax over `A + I` of LeakyReLU(0.2) attention, heads
+/// concatenated (hidden) or averaged (last).
+fn dense_gat_layer(
+    h: &Tensor,
+    mask: &Tensor,
+    p: &std::collections::HashMap<String, Tensor>,
+    i: usize,
+    last: bool,
+) -> Tensor {
+    let att_src = &p[&format!("layer{i}.att_src")];
+    let (heads, out) = (att_src.size()[0], att_src.size()[1]);
+    let n = h.size()[0];
+    let wh = h
+        .matmul(&p[&format!("layer{i}.weight")].tr())
+        .view([n, heads, out]);
+    let s_src = (&wh * att_src.unsqueeze(0)).sum_dim_intlist(-1, false, Kind::Float); // n × heads
+    let s_dst = (&wh * p[&format!("layer{i}.att_dst")].unsqueeze(0)).sum_dim_intlist(
+        -1,
+        false,
+        Kind::Float,
+    );
+    // e[h][i][j] = s_dst[i] + s_src[j]
+    let e = s_dst.tr().unsqueeze(2) + s_src.tr().unsqueeze(1);
+    let e = e.maximum(&(&e * 0.2));
+    let e = e.masked_fill(&mask.eq(0.0).unsqueeze(0), f64::NEG_INFINITY);
+    let alpha = e.softmax(-1, Kind::Float); // heads × n × n
+    let outs = alpha.matmul(&wh.permute([1, 0, 2])); // heads × n × out
+    let combined = if last {
+        outs.mean_dim(0, false, Kind::Float)
+    } else {
+        outs.permute([1, 0, 2]).reshape([n, heads * out])
+    };
+    combined + &p[&format!("layer{i}.bias")]
+}
+
+/// With full fanouts, GAT over sampled blocks equals a dense GAT (masked
+/// softmax over the whole graph) to float tolerance.
+#[test]
+fn gat_with_full_fanouts_equals_dense_gat() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let config = TrainConfig {
+        model: ModelKind::Gat,
+        hidden: 4,
+        layers: 2,
+        heads: 3,
+        out_heads: 2,
+        seed: 6,
+        ..TrainConfig::default()
+    };
+    let trainer = Trainer::new(config, 6, 3, Device::Cpu);
+    let nodes: Vec<u64> = (0..store.num_nodes()).rev().collect();
+    let got = logits(&store, &trainer, &full_data(dir.path()), &nodes).unwrap();
+
+    let (x, a) = dense_graph(&store);
+    let n = store.num_nodes() as i64;
+    let mask = a + Tensor::eye(n, (Kind::Float, Device::Cpu));
+    let p = params(&trainer);
+    let hidden = dense_gat_layer(&x, &mask, &p, 0, false).elu();
+    let want = dense_gat_layer(&hidden, &mask, &p, 1, true);
+    let order = Tensor::from_slice(&nodes.iter().map(|&v| v as i64).collect::<Vec<_>>());
+    let want = want.index_select(0, &order);
+    let diff = max_abs_diff(&got, &want);
+    assert!(diff < 1e-5, "GAT differs from dense GAT by {diff}");
+}
+
+/// Every knob reaches the optimizer or the model: weight decay (L2 and
+/// decoupled), input dropout, init and the lr schedule each change the
+/// parameters after one epoch; the defaults reproduce themselves.
+#[test]
+fn knobs_change_training_and_are_recorded() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let run = |name: &str, f: &dyn Fn(&mut TrainOptions)| {
+        let mut o = options(dir.path(), ModelKind::Gcn, Policy::None, 2, name);
+        o.data.fanouts = vec![3, 3];
+        o.data.batch_size = 30;
+        f(&mut o);
+        train(&store, &o, &mut std::io::sink()).unwrap();
+        std::fs::read(dir.path().join(name).join("epoch-00001.ot")).unwrap()
+    };
+    let base = run("base", &|_| {});
+    assert_eq!(base, run("base2", &|_| {}), "same options, different run");
+    type Knob<'a> = (&'a str, &'a dyn Fn(&mut TrainOptions));
+    let variants: [Knob; 6] = [
+        ("wd", &|o| o.model.weight_decay = 0.05),
+        ("adamw", &|o| {
+            o.model.weight_decay = 0.05;
+            o.model.optimizer = OptimizerKind::AdamW;
+        }),
+        ("indrop", &|o| o.model.input_dropout = 0.5),
+        ("kaiming", &|o| {
+            o.model.init = Some(ginex::train::model::InitKind::Kaiming)
+        }),
+        ("cosine", &|o| o.lr_schedule = LrSchedule::Cosine),
+        ("step", &|o| {
+            o.lr_schedule = LrSchedule::Step {
+                every: 1,
+                gamma: 0.1,
+            }
+        }),
+    ];
+    let mut seen = vec![base];
+    for (name, f) in variants {
+        let got = run(name, f);
+        assert!(!seen.contains(&got), "{name} did not change training");
+        seen.push(got);
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("adamw/epoch-00001.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["optimizer"], "adamw");
+    assert_eq!(meta["weight_decay"], 0.05);
+    assert_eq!(meta["init"], "glorot");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("step/epoch-00001.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["lr_schedule"]["kind"], "step");
+}
+
+/// Early stopping keeps the best-validation epoch's checkpoint, removes the
+/// others, and `predict` uses it; `--resume` of the stopped run says it is
+/// complete and trains nothing.
+#[test]
+fn early_stop_keeps_best_checkpoint_which_predict_uses() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let mut o = options(dir.path(), ModelKind::Gcn, Policy::None, 40, "es");
+    o.data.fanouts = vec![3, 3];
+    o.data.batch_size = 30;
+    o.model.lr = 0.05;
+    o.early_stop = Some(2);
+    o.eval_fanouts = Some(vec![-1, -1]);
+    let results = train(&store, &o, &mut std::io::sink()).unwrap();
+    assert!(results.len() < 40, "never stopped early");
+    let best = results.iter().fold(
+        &results[0],
+        |b, r| if r.valid_acc > b.valid_acc { r } else { b },
+    );
+    let last = results.last().unwrap();
+    assert_eq!(last.epoch, best.epoch + 2, "stopped at the wrong epoch");
+    let ckpt = dir.path().join("es");
+    let mut files: Vec<String> = std::fs::read_dir(&ckpt)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let stem = |e: u64| format!("epoch-{e:05}");
+    let mut want = vec![
+        format!("{}.json", stem(best.epoch)),
+        format!("{}.ot", stem(best.epoch)),
+        format!("{}.json", stem(last.epoch)),
+        format!("{}.ot", stem(last.epoch)),
+        "LATEST".to_string(),
+    ];
+    want.sort();
+    assert_eq!(files, want);
+
+    let nodes: Vec<u64> = (0..store.num_nodes()).collect();
+    let mut p = o.clone();
+    p.data.fanouts = vec![-1, -1];
+    let got = predict(&store, &p, &nodes).unwrap();
+    let mut at_best = Trainer::new(o.model.clone(), 6, 3, Device::Cpu);
+    at_best
+        .load(&ckpt.join(format!("{}.ot", stem(best.epoch))))
+        .unwrap();
+    let want = logits(&store, &at_best, &p.data, &nodes).unwrap();
+    assert_eq!(got, want, "predict did not use the best epoch");
+
+    let mut again = o.clone();
+    again.resume = true;
+    let mut log = Vec::new();
+    assert!(train(&store, &again, &mut log).unwrap().is_empty());
+    let log = String::from_utf8(log).unwrap();
+    assert!(log.contains("is complete"), "{log}");
+}
+
+/// A fresh run refuses a directory holding another run's checkpoints;
+/// `overwrite` replaces them; `resume` of a finished run says so.
+#[test]
+fn checkpoint_directories_are_never_mixed() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let mut o = options(dir.path(), ModelKind::Sage, Policy::None, 3, "c");
+    o.data.fanouts = vec![3, 3];
+    o.eval_every = 0;
+    train(&store, &o, &mut std::io::sink()).unwrap();
+    let mut other = options(dir.path(), ModelKind::Gcn, Policy::None, 2, "c");
+    other.data.fanouts = vec![3, 3];
+    let err = train(&store, &other, &mut std::io::sink())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("already holds checkpoints")
+            && err.contains("--resume")
+            && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert!(
+        dir.path().join("c/epoch-00002.ot").exists(),
+        "the refused run touched the old one"
+    );
+    other.overwrite = true;
+    train(&store, &other, &mut std::io::sink()).unwrap();
+    assert!(
+        !dir.path().join("c/epoch-00002.ot").exists(),
+        "old epochs left beside the new run"
+    );
+    let latest = std::fs::read_to_string(dir.path().join("c/LATEST")).unwrap();
+    assert_eq!(latest, "epoch-00001");
+    other.overwrite = false;
+    other.resume = true;
+    let mut log = Vec::new();
+    assert!(train(&store, &other, &mut log).unwrap().is_empty());
+    let log = String::from_utf8(log).unwrap();
+    assert!(
+        log.contains("is complete") && log.contains("nothing to do"),
+        "{log}"
+    );
+    // More epochs continue the finished run.
+    other.epochs = 3;
+    assert_eq!(
+        train(&store, &other, &mut std::io::sink()).unwrap().len(),
+        1
+    );
+}
+
+/// Crash safety: `ginex train` SIGKILLed at 10 moments (5 of them while a
+/// checkpoint file is being written, held open by the test hook), each
+/// time resumed with `--resume`, ends with exactly the parameters of an
+/// uninterrupted run, and leaves no temporary file behind.
+#[test]
+fn killed_training_resumes_to_the_same_final_parameters() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let p = SynthParams {
+        nodes: 1500,
+        avg_degree: 6.0,
+        dim: 8,
+        classes: 3,
+        seed: 2,
+        split: [0.4, 0.1, 0.1],
+        ..SynthParams::default()
+    };
+    let store = dir.path().join("s");
+    generate_store(&p, &store, &NoProgress).unwrap();
+    let epochs = 8;
+    let run = |ckpt: &str, resume: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ginex"));
+        c.arg("train")
+            .arg(&store)
+            .args(["--model", "gcn", "--hidden", "16", "--fanouts", "4,4"])
+            .args(["--batch-size", "150", "--policy", "none", "--device", "cpu"])
+            .args(["--workers", "2", "--seed", "3", "--weight-decay", "0.0005"])
+            .args(["--input-dropout", "0.2", "--early-stop", "100"])
+            .args(["--epochs", &epochs.to_string()])
+            .arg("--run-dir")
+            .arg(dir.path().join(format!("runs-{ckpt}")))
+            .arg("--checkpoint")
+            .arg(dir.path().join(ckpt))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if resume {
+            c.arg("--resume");
+        }
+        c
+    };
+    let out = run("straight", false).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let crash = dir.path().join("crash");
+    let writing = || {
+        std::fs::read_dir(&crash)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            })
+            .unwrap_or(false)
+    };
+    let mut killed = 0;
+    for k in 0..10u64 {
+        let mut child = run("crash", true)
+            .env("GINEX_TEST_CHECKPOINT_SLEEP_MS", "40")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        if k % 2 == 0 {
+            // Mid-write: once a temporary checkpoint file exists, a little later.
+            while !writing() && started.elapsed() < Duration::from_secs(20) {
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            std::thread::sleep(Duration::from_millis((k * 23) % 100));
+        } else {
+            std::thread::sleep(Duration::from_millis(200 + (k * 131) % 500));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            killed += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(
+        killed >= 8,
+        "only {killed} of 10 runs were killed before they finished"
+    );
+    let out = run("crash", true).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = format!("epoch-{:05}.ot", epochs - 1);
+    let a = std::fs::read(dir.path().join("straight").join(&last)).unwrap();
+    let b = std::fs::read(crash.join(&last)).unwrap();
+    assert!(
+        a == b,
+        "final parameters differ after {killed} kills and resumes"
+    );
+    assert!(!writing(), "a temporary checkpoint file was left behind");
+    let out = run("crash", true).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("is complete"),
+        "{stdout}"
+    );
 }

@@ -30,7 +30,7 @@ if [ "${GINEX_SKIP_TRAIN:-0}" != "1" ]; then
   eval "$(bash tools/setup-libtorch.sh --env)"
   cargo clippy --workspace --all-targets --features train -- -D warnings
   cargo test -p ginex --features train --lib train:: 2>&1 | tee -a "$LOG"
-  cargo test -p ginex --features train --test train 2>&1 | tee -a "$LOG"
+  cargo test -p ginex-cli --features train --test train 2>&1 | tee -a "$LOG"
 fi
 
 if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then

@@ -1,7 +1,15 @@
 //! GNN models over sampled bipartite hops: GraphSAGE (mean aggregation with
-//! a root weight, as PyG's `SAGEConv`), GCN (symmetric normalisation with
-//! self-loops on each sampled hop) and an MLP baseline that ignores the
-//! graph. Aggregation uses `index_add`, never a per-edge Rust loop.
+//! a root weight, as PyG's `SAGEConv`), GCN (Kipf & Welling: symmetric
+//! normalisation with self-loops), GAT (Veličković et al.: multi-head
+//! attention) and an MLP baseline that ignores the graph. Aggregation uses
+//! `index_add`, never a per-edge Rust loop.
+//!
+//! **GCN's normalisation** is `1/sqrt(d̂_i d̂_j)` with `d̂ = in-degree + 1`
+//! taken from the *graph* (the store's CSC `indptr`, so the in-degree of a
+//! directed graph; multi-edges count), not from the sampled block, when the
+//! batch carries those degrees (the training loop always passes them). With
+//! full fanouts a GCN then equals full-batch `D^-1/2 (A+I) D^-1/2 X W`.
+//! A batch without degrees (hand-built in tests) falls back to the block's.
 
 use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
@@ -30,15 +38,26 @@ pub struct HopTensors {
     dst: Tensor,
     /// 1 / max(in-degree, 1) per target (SAGE mean).
     inv_deg: Tensor,
-    /// 1 / sqrt((deg_dst + 1) (deg_src + 1)) per edge (GCN).
+    /// 1 / sqrt(d̂_dst d̂_src) per edge (GCN).
     gcn_norm: Tensor,
-    /// 1 / (deg_dst + 1) per target (GCN self-loop weight).
+    /// 1 / d̂_dst per target (GCN self-loop weight).
     gcn_self: Tensor,
+    /// Edges plus one self-loop per target (GAT).
+    loop_src: Tensor,
+    loop_dst: Tensor,
 }
 
 impl HopTensors {
-    /// Moves a hop to `device` and precomputes its normalisations.
+    /// Moves a hop to `device` and precomputes its normalisations from the
+    /// block's own degrees.
     pub fn new(hop: &Hop, device: Device) -> Result<Self> {
+        Self::with_degrees(hop, None, device)
+    }
+
+    /// As [`new`](Self::new), with GCN's `d̂` (graph in-degree + 1) of each
+    /// local node (`degrees[i]` for local index `i`, at least `num_src`
+    /// values) when given.
+    pub fn with_degrees(hop: &Hop, degrees: Option<&[f32]>, device: Device) -> Result<Self> {
         if hop.src.len() != hop.dst.len() || hop.num_dst > hop.num_src {
             return Err(Error::invalid_argument(
                 "hop: src/dst lengths differ or targets exceed sources",
@@ -51,17 +70,38 @@ impl HopTensors {
                 "hop: an edge index is out of range",
             ));
         }
+        if degrees.is_some_and(|d| d.len() < hop.num_src) {
+            return Err(Error::invalid_argument(
+                "hop: fewer degrees than source rows",
+            ));
+        }
         let src = Tensor::from_slice(&hop.src).to_device(device);
         let dst = Tensor::from_slice(&hop.dst).to_device(device);
         let ones = Tensor::ones([hop.src.len() as i64], (Kind::Float, device));
         let deg_dst =
             Tensor::zeros([hop.num_dst as i64], (Kind::Float, device)).index_add(0, &dst, &ones);
-        let deg_src =
-            Tensor::zeros([hop.num_src as i64], (Kind::Float, device)).index_add(0, &src, &ones);
         let inv_deg = deg_dst.clamp_min(1.0).reciprocal();
-        let gcn_norm =
-            ((deg_dst.index_select(0, &dst) + 1.0) * (deg_src.index_select(0, &src) + 1.0)).rsqrt();
-        let gcn_self = (deg_dst + 1.0).reciprocal();
+        let (gcn_norm, gcn_self) = match degrees {
+            Some(d) => {
+                let d = Tensor::from_slice(&d[..hop.num_src]).to_device(device);
+                (
+                    (d.index_select(0, &dst) * d.index_select(0, &src)).rsqrt(),
+                    d.narrow(0, 0, hop.num_dst as i64).reciprocal(),
+                )
+            }
+            None => {
+                let deg_src = Tensor::zeros([hop.num_src as i64], (Kind::Float, device))
+                    .index_add(0, &src, &ones);
+                (
+                    ((deg_dst.index_select(0, &dst) + 1.0) * (deg_src.index_select(0, &src) + 1.0))
+                        .rsqrt(),
+                    (&deg_dst + 1.0).reciprocal(),
+                )
+            }
+        };
+        let loops = Tensor::arange(hop.num_dst as i64, (Kind::Int64, device));
+        let loop_src = Tensor::cat(&[&src, &loops], 0);
+        let loop_dst = Tensor::cat(&[&dst, &loops], 0);
         Ok(HopTensors {
             num_dst: hop.num_dst as i64,
             src,
@@ -69,6 +109,8 @@ impl HopTensors {
             inv_deg,
             gcn_norm,
             gcn_self,
+            loop_src,
+            loop_dst,
         })
     }
 
@@ -90,19 +132,22 @@ pub enum ModelKind {
     Sage,
     /// GCN with symmetric normalisation.
     Gcn,
+    /// GAT, multi-head attention.
+    Gat,
     /// MLP on the seeds' own features.
     Mlp,
 }
 
 impl ModelKind {
-    /// Parses `sage`, `gcn` or `mlp`.
+    /// Parses `sage`, `gcn`, `gat` or `mlp`.
     pub fn parse(s: &str) -> Result<Self> {
         match s {
             "sage" => Ok(ModelKind::Sage),
             "gcn" => Ok(ModelKind::Gcn),
+            "gat" => Ok(ModelKind::Gat),
             "mlp" => Ok(ModelKind::Mlp),
             _ => Err(Error::invalid_argument(format!(
-                "unknown model {s:?}; use sage, gcn or mlp"
+                "unknown model {s:?}; use sage, gcn, gat or mlp"
             ))),
         }
     }
@@ -112,14 +157,129 @@ impl ModelKind {
         match self {
             ModelKind::Sage => "sage",
             ModelKind::Gcn => "gcn",
+            ModelKind::Gat => "gat",
             ModelKind::Mlp => "mlp",
         }
     }
 }
 
+/// Weight initialisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitKind {
+    /// Glorot (Xavier) uniform weights, zero biases (the GCN and GAT papers).
+    Glorot,
+    /// Kaiming uniform weights and biases (PyTorch's `nn.Linear` default).
+    Kaiming,
+}
+
+impl InitKind {
+    /// Parses `glorot` (or `xavier`) or `kaiming`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "glorot" | "xavier" => Ok(InitKind::Glorot),
+            "kaiming" => Ok(InitKind::Kaiming),
+            _ => Err(Error::invalid_argument(format!(
+                "unknown init {s:?}; use glorot or kaiming"
+            ))),
+        }
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            InitKind::Glorot => "glorot",
+            InitKind::Kaiming => "kaiming",
+        }
+    }
+
+    /// The papers' choice: Glorot for GCN and GAT, Kaiming otherwise.
+    pub fn default_for(kind: ModelKind) -> Self {
+        match kind {
+            ModelKind::Gcn | ModelKind::Gat => InitKind::Glorot,
+            ModelKind::Sage | ModelKind::Mlp => InitKind::Kaiming,
+        }
+    }
+}
+
+/// Everything that shapes a model.
+#[derive(Debug, Clone)]
+pub struct GnnSpec {
+    /// Architecture.
+    pub kind: ModelKind,
+    /// Input feature width.
+    pub in_dim: i64,
+    /// Hidden width (per head for GAT).
+    pub hidden: i64,
+    /// Output classes.
+    pub classes: i64,
+    /// Layers (= hops).
+    pub layers: usize,
+    /// Dropout after each hidden layer's activation.
+    pub dropout: f64,
+    /// Dropout on the input features.
+    pub input_dropout: f64,
+    /// GAT: attention heads of the hidden layers (concatenated).
+    pub heads: i64,
+    /// GAT: attention heads of the last layer (averaged).
+    pub out_heads: i64,
+    /// GAT: dropout on the normalised attention coefficients.
+    pub attn_dropout: f64,
+    /// Weight initialisation.
+    pub init: InitKind,
+}
+
+impl GnnSpec {
+    /// A spec with the defaults of the other knobs.
+    pub fn basic(kind: ModelKind, in_dim: i64, hidden: i64, classes: i64, layers: usize) -> Self {
+        GnnSpec {
+            kind,
+            in_dim,
+            hidden,
+            classes,
+            layers,
+            dropout: 0.0,
+            input_dropout: 0.0,
+            heads: 1,
+            out_heads: 1,
+            attn_dropout: 0.0,
+            init: InitKind::default_for(kind),
+        }
+    }
+}
+
+struct GatParams {
+    heads: i64,
+    out: i64,
+    weight: Tensor,
+    att_src: Tensor,
+    att_dst: Tensor,
+    bias: Tensor,
+}
+
 struct Layer {
     root: nn::Linear,
     neigh: Option<nn::Linear>,
+    gat: Option<GatParams>,
+}
+
+fn glorot(fan_in: i64, fan_out: i64) -> nn::Init {
+    let a = (6.0 / (fan_in + fan_out) as f64).sqrt();
+    nn::Init::Uniform { lo: -a, up: a }
+}
+
+fn linear(p: nn::Path, input: i64, output: i64, bias: bool, init: InitKind) -> nn::Linear {
+    let config = match init {
+        InitKind::Kaiming => nn::LinearConfig {
+            bias,
+            ..Default::default()
+        },
+        InitKind::Glorot => nn::LinearConfig {
+            ws_init: glorot(input, output),
+            bs_init: Some(nn::Init::Const(0.0)),
+            bias,
+        },
+    };
+    nn::linear(p, input, output, config)
 }
 
 /// A stack of layers, one per hop.
@@ -127,11 +287,13 @@ pub struct Gnn {
     kind: ModelKind,
     layers: Vec<Layer>,
     dropout: f64,
+    input_dropout: f64,
+    attn_dropout: f64,
 }
 
 impl Gnn {
     /// Builds a model in `vs`: `layers` layers from `in_dim` through
-    /// `hidden` to `classes`.
+    /// `hidden` to `classes`, other knobs at their defaults.
     pub fn new(
         vs: &nn::Path,
         kind: ModelKind,
@@ -141,40 +303,123 @@ impl Gnn {
         layers: usize,
         dropout: f64,
     ) -> Self {
-        let layers = (0..layers.max(1))
+        let mut spec = GnnSpec::basic(kind, in_dim, hidden, classes, layers);
+        spec.dropout = dropout;
+        Self::from_spec(vs, &spec)
+    }
+
+    /// Builds the model `spec` describes in `vs`.
+    pub fn from_spec(vs: &nn::Path, spec: &GnnSpec) -> Self {
+        let n = spec.layers.max(1);
+        let heads = spec.heads.max(1);
+        let mut input = spec.in_dim;
+        let layers = (0..n)
             .map(|i| {
-                let input = if i == 0 { in_dim } else { hidden };
-                let output = if i + 1 == layers.max(1) {
-                    classes
-                } else {
-                    hidden
-                };
+                let last = i + 1 == n;
+                let output = if last { spec.classes } else { spec.hidden };
                 let p = vs / format!("layer{i}");
-                let root = nn::linear(&p / "root", input, output, Default::default());
-                let neigh = (kind == ModelKind::Sage).then(|| {
-                    nn::linear(
-                        &p / "neigh",
-                        input,
-                        output,
-                        nn::LinearConfig {
-                            bias: false,
-                            ..Default::default()
+                if spec.kind == ModelKind::Gat {
+                    let h = if last { spec.out_heads.max(1) } else { heads };
+                    let (weight_init, att_init) = match spec.init {
+                        InitKind::Glorot => (glorot(input, h * output), glorot(h, output)),
+                        InitKind::Kaiming => (nn::init::DEFAULT_KAIMING_UNIFORM, glorot(h, output)),
+                    };
+                    let gat = GatParams {
+                        heads: h,
+                        out: output,
+                        weight: p.var("weight", &[h * output, input], weight_init),
+                        att_src: p.var("att_src", &[h, output], att_init),
+                        att_dst: p.var("att_dst", &[h, output], att_init),
+                        bias: p.var(
+                            "bias",
+                            &[if last { output } else { h * output }],
+                            nn::Init::Const(0.0),
+                        ),
+                    };
+                    input = if last { output } else { h * output };
+                    // An unused placeholder keeps the struct simple.
+                    Layer {
+                        root: nn::Linear {
+                            ws: Tensor::zeros([0], (Kind::Float, p.device())),
+                            bs: None,
                         },
-                    )
-                });
-                Layer { root, neigh }
+                        neigh: None,
+                        gat: Some(gat),
+                    }
+                } else {
+                    let root = linear(&p / "root", input, output, true, spec.init);
+                    let neigh = (spec.kind == ModelKind::Sage)
+                        .then(|| linear(&p / "neigh", input, output, false, spec.init));
+                    input = output;
+                    Layer {
+                        root,
+                        neigh,
+                        gat: None,
+                    }
+                }
             })
             .collect();
         Gnn {
-            kind,
+            kind: spec.kind,
             layers,
-            dropout,
+            dropout: spec.dropout,
+            input_dropout: spec.input_dropout,
+            attn_dropout: spec.attn_dropout,
         }
     }
 
     /// Number of layers (= hops consumed).
     pub fn num_layers(&self) -> usize {
         self.layers.len()
+    }
+
+    fn gat_layer(
+        &self,
+        g: &GatParams,
+        h: &Tensor,
+        hop: &HopTensors,
+        train: bool,
+        last: bool,
+    ) -> Tensor {
+        let rows = h.size()[0];
+        let wh = h.matmul(&g.weight.tr()).view([rows, g.heads, g.out]);
+        let a_src = (&wh * g.att_src.unsqueeze(0)).sum_dim_intlist(-1, false, Kind::Float);
+        let a_dst = (wh.narrow(0, 0, hop.num_dst) * g.att_dst.unsqueeze(0)).sum_dim_intlist(
+            -1,
+            false,
+            Kind::Float,
+        );
+        let e = a_src.index_select(0, &hop.loop_src) + a_dst.index_select(0, &hop.loop_dst);
+        // LeakyReLU with slope 0.2.
+        let e = e.maximum(&(&e * 0.2));
+        // Softmax over each target's in-edges (self-loop included); the
+        // per-target max only stabilises the exponentials.
+        let index = hop.loop_dst.unsqueeze(1).expand([-1, g.heads], false);
+        let max = Tensor::full(
+            [hop.num_dst, g.heads],
+            f64::NEG_INFINITY,
+            (Kind::Float, h.device()),
+        )
+        .internal_scatter_reduce(0, &index, &e.detach(), "amax", true);
+        let ex = (e - max.index_select(0, &hop.loop_dst)).exp();
+        let den = Tensor::zeros([hop.num_dst, g.heads], (Kind::Float, h.device())).index_add(
+            0,
+            &hop.loop_dst,
+            &ex,
+        );
+        let mut alpha = ex / den.index_select(0, &hop.loop_dst);
+        if train && self.attn_dropout > 0.0 {
+            alpha = alpha.dropout(self.attn_dropout, true);
+        }
+        let msg = wh.index_select(0, &hop.loop_src) * alpha.unsqueeze(-1);
+        let out = Tensor::zeros([hop.num_dst, g.heads, g.out], (Kind::Float, h.device()))
+            .index_add(0, &hop.loop_dst, &msg);
+        let out = if last {
+            out.mean_dim(1, false, Kind::Float)
+        } else {
+            out.view([hop.num_dst, g.heads * g.out])
+        };
+        out + &g.bias
     }
 
     /// Logits of the seeds. `x` holds the rows of every sampled node
@@ -189,7 +434,11 @@ impl Gnn {
             )));
         }
         let mut h = x.shallow_clone();
+        if train && self.input_dropout > 0.0 {
+            h = h.dropout(self.input_dropout, true);
+        }
         for (i, (layer, hop)) in self.layers.iter().zip(hops).enumerate() {
+            let last = i + 1 == self.layers.len();
             let targets = h.narrow(0, 0, hop.num_dst);
             h = match self.kind {
                 ModelKind::Mlp => layer.root.forward(&targets),
@@ -211,9 +460,18 @@ impl Gnn {
                         None => out,
                     }
                 }
+                ModelKind::Gat => match &layer.gat {
+                    Some(g) => self.gat_layer(g, &h, hop, train, last),
+                    None => return Err(Error::invalid_argument("GAT layer without parameters")),
+                },
             };
-            if i + 1 < self.layers.len() {
-                h = h.relu().dropout(self.dropout, train);
+            if !last {
+                h = if self.kind == ModelKind::Gat {
+                    h.elu()
+                } else {
+                    h.relu()
+                };
+                h = h.dropout(self.dropout, train);
             }
         }
         Ok(h)

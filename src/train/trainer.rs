@@ -7,7 +7,7 @@ use std::path::Path;
 use tch::{nn, Device, Kind, Tensor};
 
 use crate::error::{Error, Result};
-use crate::train::model::{Gnn, Hop, HopTensors, ModelKind};
+use crate::train::model::{Gnn, GnnSpec, Hop, HopTensors, InitKind, ModelKind};
 
 /// Model and optimizer settings (Ginex's defaults).
 #[derive(Debug, Clone)]
@@ -24,6 +24,76 @@ pub struct TrainConfig {
     pub layers: usize,
     /// Seed of the parameter initialisation and dropout.
     pub seed: u64,
+    /// Weight decay: L2 added to the gradient (Adam, as the reference
+    /// implementations) or decoupled (AdamW).
+    pub weight_decay: f64,
+    /// Adam with L2 or AdamW.
+    pub optimizer: OptimizerKind,
+    /// Dropout on the input features.
+    pub input_dropout: f64,
+    /// Weight initialisation (`None`: the model's paper default).
+    pub init: Option<InitKind>,
+    /// GAT: heads of the hidden layers.
+    pub heads: i64,
+    /// GAT: heads of the last layer (averaged).
+    pub out_heads: i64,
+    /// GAT: dropout on attention coefficients.
+    pub attn_dropout: f64,
+}
+
+/// The optimizer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptimizerKind {
+    /// Adam; weight decay is L2 added to the gradient (`torch.optim.Adam`).
+    Adam,
+    /// AdamW; weight decay is decoupled (`torch.optim.AdamW`).
+    AdamW,
+}
+
+impl OptimizerKind {
+    /// Parses `adam` or `adamw`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "adam" => Ok(OptimizerKind::Adam),
+            "adamw" => Ok(OptimizerKind::AdamW),
+            _ => Err(Error::invalid_argument(format!(
+                "unknown optimizer {s:?}; use adam or adamw"
+            ))),
+        }
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            OptimizerKind::Adam => "adam",
+            OptimizerKind::AdamW => "adamw",
+        }
+    }
+}
+
+impl TrainConfig {
+    /// The initialisation in effect.
+    pub fn init_kind(&self) -> InitKind {
+        self.init
+            .unwrap_or_else(|| InitKind::default_for(self.model))
+    }
+
+    /// The model this configuration builds.
+    pub fn spec(&self, in_dim: i64, classes: i64) -> GnnSpec {
+        GnnSpec {
+            kind: self.model,
+            in_dim,
+            hidden: self.hidden,
+            classes,
+            layers: self.layers,
+            dropout: self.dropout,
+            input_dropout: self.input_dropout,
+            heads: self.heads,
+            out_heads: self.out_heads,
+            attn_dropout: self.attn_dropout,
+            init: self.init_kind(),
+        }
+    }
 }
 
 impl Default for TrainConfig {
@@ -35,6 +105,13 @@ impl Default for TrainConfig {
             lr: 0.003,
             layers: 3,
             seed: 0,
+            weight_decay: 0.0,
+            optimizer: OptimizerKind::Adam,
+            input_dropout: 0.0,
+            init: None,
+            heads: 8,
+            out_heads: 1,
+            attn_dropout: 0.0,
         }
     }
 }
@@ -50,6 +127,9 @@ pub struct TrainBatch {
     pub hops: Vec<Hop>,
     /// Label of each seed, `-1` = missing (skipped by the loss).
     pub labels: Vec<i64>,
+    /// GCN's `d̂` (graph in-degree + 1) of every sampled node, in row
+    /// order; empty = use the sampled block's degrees.
+    pub degrees: Vec<f32>,
 }
 
 /// Loss and accuracy of one step.
@@ -80,6 +160,7 @@ pub struct Trainer {
     adam_m: Vec<Tensor>,
     adam_v: Vec<Tensor>,
     step: i64,
+    lr: f64,
 }
 
 impl Trainer {
@@ -87,18 +168,11 @@ impl Trainer {
     pub fn new(config: TrainConfig, in_dim: i64, classes: i64, device: Device) -> Self {
         tch::manual_seed(config.seed as i64);
         let vs = nn::VarStore::new(device);
-        let model = Gnn::new(
-            &vs.root(),
-            config.model,
-            in_dim,
-            config.hidden,
-            classes,
-            config.layers,
-            config.dropout,
-        );
+        let model = Gnn::from_spec(&vs.root(), &config.spec(in_dim, classes));
         let vars = Self::ordered_vars(&vs);
         let adam_m = vars.iter().map(Tensor::zeros_like).collect();
         let adam_v = vars.iter().map(Tensor::zeros_like).collect();
+        let lr = config.lr;
         Trainer {
             vs,
             model,
@@ -107,6 +181,7 @@ impl Trainer {
             adam_m,
             adam_v,
             step: 0,
+            lr,
         }
     }
 
@@ -118,6 +193,11 @@ impl Trainer {
     /// The configuration.
     pub fn config(&self) -> &TrainConfig {
         &self.config
+    }
+
+    /// Sets the learning rate of the next steps (a schedule's value).
+    pub fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
     }
 
     fn ordered_vars(vs: &nn::VarStore) -> Vec<Tensor> {
@@ -138,10 +218,11 @@ impl Trainer {
         let x = Tensor::from_slice(&batch.features)
             .view([rows as i64, batch.dim as i64])
             .to_device(self.device);
+        let degrees = (!batch.degrees.is_empty()).then_some(batch.degrees.as_slice());
         let hops = batch
             .hops
             .iter()
-            .map(|h| HopTensors::new(h, self.device))
+            .map(|h| HopTensors::with_degrees(h, degrees, self.device))
             .collect::<Result<Vec<_>>>()?;
         Ok((x, hops))
     }
@@ -200,14 +281,24 @@ impl Trainer {
 
     fn adam_update(&mut self, vars: &[Tensor]) {
         self.step += 1;
-        let (lr, t) = (self.config.lr, self.step as f64);
+        let (lr, t) = (self.lr, self.step as f64);
+        let wd = self.config.weight_decay;
+        let decoupled = self.config.optimizer == OptimizerKind::AdamW;
         let bc1 = 1.0 - BETA1.powf(t);
         let bc2 = 1.0 - BETA2.powf(t);
         tch::no_grad(|| {
             for ((p, m), v) in vars.iter().zip(&mut self.adam_m).zip(&mut self.adam_v) {
-                let g = p.grad();
+                let mut g = p.grad();
                 if !g.defined() {
                     continue;
+                }
+                if wd != 0.0 {
+                    if decoupled {
+                        let mut p = p.shallow_clone();
+                        let _ = p.g_mul_scalar_(1.0 - lr * wd);
+                    } else {
+                        g = &g + p * wd;
+                    }
                 }
                 let _ = m.g_mul_scalar_(BETA1).g_add_(&(&g * (1.0 - BETA1)));
                 let _ = v.g_mul_scalar_(BETA2).g_add_(&(&g * &g * (1.0 - BETA2)));
@@ -384,6 +475,7 @@ mod tests {
                 dst,
             }],
             labels,
+            degrees: Vec::new(),
         }
     }
 
@@ -395,6 +487,7 @@ mod tests {
             lr: 0.05,
             layers: 1,
             seed: 3,
+            ..TrainConfig::default()
         }
     }
 

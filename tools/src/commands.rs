@@ -29,9 +29,9 @@ pub enum GinexCommand {
     Inspect(crate::sample::InspectArgs),
     /// Run one epoch of data preparation under a cache policy, measured.
     Epoch(crate::epoch::EpochArgs),
-    /// Train a GNN (GraphSAGE, GCN or MLP) through the out-of-core data path.
+    /// Train a GNN (GraphSAGE, GCN, GAT or MLP) through the out-of-core data path.
     #[cfg(feature = "train")]
-    Train(crate::train::TrainArgs),
+    Train(Box<crate::train::TrainArgs>),
     /// Write final-layer outputs of a trained model as .npy.
     #[cfg(feature = "train")]
     Predict(crate::train::PredictArgs),

@@ -9,11 +9,15 @@ use serde_json::json;
 use crate::epoch::DataArgs;
 use crate::machine::machine_description;
 use ginex::error::{Error, Result};
+use ginex::exec::policy::Policy;
 use ginex::import::npy_write::NpyWriter;
+use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
-use ginex::train::model::ModelKind;
-use ginex::train::run::{predict, train, TrainOptions};
-use ginex::train::trainer::TrainConfig;
+use ginex::train::model::{InitKind, ModelKind};
+use ginex::train::run::{
+    config_from_meta, predict, predict_checkpoint, train, LrSchedule, TrainOptions,
+};
+use ginex::train::trainer::{OptimizerKind, TrainConfig};
 
 /// Model flags shared by `train` and `predict`.
 #[derive(Debug, Args)]
@@ -39,6 +43,57 @@ pub struct ModelArgs {
     pub checkpoint: Option<PathBuf>,
 }
 
+/// Training knobs (regularisation, initialisation, schedule, evaluation,
+/// selection), all recorded in the checkpoint metadata and the report.
+#[derive(Debug, Args)]
+pub struct KnobArgs {
+    /// Weight decay (L2 added to the gradient as torch.optim.Adam does;
+    /// decoupled with --optimizer adamw).
+    #[arg(long, default_value_t = 0.0)]
+    pub weight_decay: f64,
+    /// Optimizer: adam (weight decay as L2) or adamw (decoupled).
+    #[arg(long, default_value = "adam")]
+    pub optimizer: String,
+    /// Dropout on the input features.
+    #[arg(long, default_value_t = 0.0)]
+    pub input_dropout: f64,
+    /// Weight initialisation: glorot or kaiming (default: glorot for gcn
+    /// and gat, as in their papers; kaiming for sage and mlp).
+    #[arg(long)]
+    pub init: Option<String>,
+    /// GAT: attention heads of the hidden layers (concatenated).
+    #[arg(long, default_value_t = 8)]
+    pub heads: i64,
+    /// GAT: attention heads of the last layer (averaged).
+    #[arg(long, default_value_t = 1)]
+    pub out_heads: i64,
+    /// GAT: dropout on the attention coefficients (default: --dropout).
+    #[arg(long)]
+    pub attn_dropout: Option<f64>,
+    /// Learning-rate schedule: constant, step (x --lr-gamma every
+    /// --lr-step-every epochs) or cosine (to 0 over --epochs).
+    #[arg(long, default_value = "constant")]
+    pub lr_schedule: String,
+    /// Epochs per step of --lr-schedule step.
+    #[arg(long, default_value_t = 30)]
+    pub lr_step_every: u64,
+    /// Factor per step of --lr-schedule step.
+    #[arg(long, default_value_t = 0.1)]
+    pub lr_gamma: f64,
+    /// Fanouts of evaluation passes (default: --fanouts; -1 = full
+    /// neighbourhoods, e.g. --eval-fanouts -1,-1).
+    #[arg(long, allow_hyphen_values = true)]
+    pub eval_fanouts: Option<String>,
+    /// Stop after N evaluations without a better validation accuracy (the
+    /// best epoch's checkpoint is kept and used by predict either way).
+    #[arg(long)]
+    pub early_stop: Option<u64>,
+    /// Replace another run's checkpoints in --checkpoint (without it such a
+    /// directory is refused unless --resume).
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
 /// Train a GNN on a store through the out-of-core data path.
 ///
 /// Example: ginex train STORE --model sage --fanouts 10,10,10 --epochs 5 --policy ginex --checkpoint ckpt/
@@ -50,6 +105,9 @@ pub struct TrainArgs {
     /// Model and checkpoints.
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Training knobs.
+    #[command(flatten)]
+    pub knobs: KnobArgs,
     /// Epochs.
     #[arg(long, default_value_t = 10)]
     pub epochs: u64,
@@ -65,21 +123,59 @@ pub struct TrainArgs {
 }
 
 /// Write the final-layer outputs (logits) of every node, or of the nodes
-/// listed one per line in --nodes, as an .npy of shape (nodes, classes).
+/// listed one per line in --nodes, as an .npy of shape (nodes, classes),
+/// and print the accuracy on the nodes that have labels. The model (kind,
+/// hidden width, layers, heads) and the evaluation fanouts come from the
+/// checkpoint; the best epoch by validation accuracy is used.
+///
+/// Example: ginex predict STORE --checkpoint ckpt/ --out logits.npy
 #[derive(Debug, Args)]
 pub struct PredictArgs {
-    /// The data path.
-    #[command(flatten)]
-    pub data: DataArgs,
-    /// Model and checkpoint.
-    #[command(flatten)]
-    pub model: ModelArgs,
-    /// File with one node id per line (default: all nodes).
+    /// The store.
+    pub store: PathBuf,
+    /// Checkpoint directory written by `ginex train --checkpoint`.
     #[arg(long)]
-    pub nodes: Option<PathBuf>,
+    pub checkpoint: PathBuf,
     /// Output .npy (must not exist).
     #[arg(long)]
     pub out: PathBuf,
+    /// File with one node id per line (default: all nodes).
+    #[arg(long)]
+    pub nodes: Option<PathBuf>,
+    /// Fanouts (default: the checkpoint's evaluation fanouts; -1 = all).
+    #[arg(long, allow_hyphen_values = true)]
+    pub fanouts: Option<String>,
+    /// Architecture (default: the checkpoint's; a different value is an error).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Hidden width (default: the checkpoint's; a different value is an error).
+    #[arg(long)]
+    pub hidden: Option<i64>,
+    /// GAT heads (default: the checkpoint's; a different value is an error).
+    #[arg(long)]
+    pub heads: Option<i64>,
+    /// Feature-cache policy of the data path.
+    #[arg(long, default_value = "none", value_parser = crate::args::policy)]
+    pub policy: Policy,
+    /// Feature-cache size [default: 256MiB, or planned with --memory].
+    #[arg(long, value_parser = crate::args::bytes)]
+    pub feature_cache_bytes: Option<u64>,
+    /// One memory budget for the whole process (see `ginex epoch --help`):
+    /// sizes the caches and the superbatch to fit, or refuses.
+    #[arg(long, value_parser = crate::args::bytes)]
+    pub memory: Option<u64>,
+    /// Nodes per batch.
+    #[arg(long, default_value_t = 1000)]
+    pub batch_size: usize,
+    /// Sampling workers (default: cores).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Directory for runtime files (default: STORE.runs beside the store).
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Device: auto (CUDA when available), cpu, cuda.
+    #[arg(long, default_value = "auto")]
+    pub device: String,
 }
 
 fn device(s: &str) -> Result<ginex::train::tch::Device> {
@@ -105,6 +201,7 @@ fn options(
     store: &Store,
     data: &DataArgs,
     model: &ModelArgs,
+    knobs: &KnobArgs,
     epochs: u64,
     eval_every: u64,
     resume: bool,
@@ -121,12 +218,27 @@ fn options(
             lr: model.lr,
             layers: data_cfg.fanouts.len(),
             seed: data.seed,
+            weight_decay: knobs.weight_decay,
+            optimizer: OptimizerKind::parse(&knobs.optimizer)?,
+            input_dropout: knobs.input_dropout,
+            init: knobs.init.as_deref().map(InitKind::parse).transpose()?,
+            heads: knobs.heads,
+            out_heads: knobs.out_heads,
+            attn_dropout: knobs.attn_dropout.unwrap_or(model.dropout),
         },
         data: data_cfg,
         epochs,
         eval_every,
         checkpoint: model.checkpoint.clone(),
         resume,
+        overwrite: knobs.overwrite,
+        lr_schedule: LrSchedule::parse(&knobs.lr_schedule, knobs.lr_step_every, knobs.lr_gamma)?,
+        eval_fanouts: knobs
+            .eval_fanouts
+            .as_deref()
+            .map(parse_fanouts)
+            .transpose()?,
+        early_stop: knobs.early_stop,
         device: device(&model.device)?,
     })
 }
@@ -138,6 +250,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
         &store,
         &args.data,
         &args.model,
+        &args.knobs,
         args.epochs,
         args.eval_every,
         args.resume,
@@ -157,10 +270,24 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     let results = train(&store, &opts, out)?;
     if let Some(path) = &args.report {
+        let m = &opts.model;
+        let best = results.iter().filter(|r| r.valid_acc.is_some()).fold(
+            None::<&ginex::train::run::EpochResult>,
+            |b, r| match b {
+                Some(b) if b.valid_acc >= r.valid_acc => Some(b),
+                _ => Some(r),
+            },
+        );
         let v = json!({
-            "model": opts.model.model.name(), "hidden": opts.model.hidden, "dropout": opts.model.dropout, "lr": opts.model.lr,
+            "model": m.model.name(), "hidden": m.hidden, "dropout": m.dropout, "lr": m.lr,
+            "weight_decay": m.weight_decay, "optimizer": m.optimizer.name(), "input_dropout": m.input_dropout,
+            "init": m.init_kind().name(), "heads": m.heads, "out_heads": m.out_heads, "attn_dropout": m.attn_dropout,
+            "lr_schedule": opts.lr_schedule.name(), "eval_every": opts.eval_every,
+            "eval_fanouts": opts.eval_fanouts.as_ref().unwrap_or(&opts.data.fanouts), "early_stop": opts.early_stop,
             "policy": opts.data.policy.name(), "batch_size": opts.data.batch_size, "fanouts": opts.data.fanouts, "seed": opts.data.seed,
             "device": format!("{:?}", opts.device), "machine": machine_description(),
+            "best_epoch": best.map(|r| r.epoch), "best_valid_acc": best.and_then(|r| r.valid_acc),
+            "test_acc_at_best_valid": best.and_then(|r| r.test_acc),
             "epochs": results.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         });
         std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
@@ -169,40 +296,130 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+fn read_nodes(store: &Store, path: &std::path::Path) -> Result<Vec<u64>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    let mut nodes = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: u64 = line.trim().parse().map_err(|_| Error::InvalidInput {
+            source_file: path.to_path_buf(),
+            line: Some(i as u64 + 1),
+            reason: format!("{line:?} is not a node id"),
+        })?;
+        if v >= store.num_nodes() {
+            return Err(Error::InvalidInput {
+                source_file: path.to_path_buf(),
+                line: Some(i as u64 + 1),
+                reason: format!("node {v} is not below the node count {}", store.num_nodes()),
+            });
+        }
+        nodes.push(v);
+    }
+    Ok(nodes)
+}
+
 /// Runs `ginex predict`.
 pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
-    let store = Store::open(&args.data.store)?;
-    let opts = options(&store, &args.data, &args.model, 0, 0, false)?;
+    let store = Store::open(&args.store)?;
+    let (stem, meta) = predict_checkpoint(&args.checkpoint)?;
+    let mut config = config_from_meta(&meta)?;
+    let fanouts = match &args.fanouts {
+        Some(f) => parse_fanouts(f)?,
+        None => serde_json::from_value::<Vec<i64>>(meta["eval_fanouts"].clone())
+            .or_else(|_| serde_json::from_value::<Vec<i64>>(meta["fanouts"].clone()))
+            .map_err(|_| {
+                Error::invalid_argument("checkpoint metadata has no fanouts; pass --fanouts")
+            })?,
+    };
+    // Every override that contradicts the checkpoint, reported at once.
+    let mut mismatches = Vec::new();
+    if let Some(m) = &args.model {
+        let m = ModelKind::parse(m)?;
+        if m != config.model {
+            mismatches.push(format!(
+                "--model {} but the checkpoint holds {}",
+                m.name(),
+                config.model.name()
+            ));
+        }
+    }
+    if let Some(h) = args.hidden.filter(|&h| h != config.hidden) {
+        mismatches.push(format!(
+            "--hidden {h} but the checkpoint has {}",
+            config.hidden
+        ));
+    }
+    if let Some(h) = args.heads.filter(|&h| h != config.heads) {
+        mismatches.push(format!(
+            "--heads {h} but the checkpoint has {}",
+            config.heads
+        ));
+    }
+    if fanouts.len() != config.layers {
+        mismatches.push(format!(
+            "--fanouts gives {} hops but the checkpoint's model has {} layers",
+            fanouts.len(),
+            config.layers
+        ));
+    }
+    if !mismatches.is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "{} does not match the checkpoint {}: {} (leave these flags out to use the checkpoint's)",
+            args.checkpoint.display(),
+            stem,
+            mismatches.join("; ")
+        )));
+    }
+    config.layers = fanouts.len();
+    let data = DataArgs {
+        store: args.store.clone(),
+        policy: args.policy,
+        memory: args.memory,
+        feature_cache_bytes: args.feature_cache_bytes,
+        neighbor_cache_bytes: None,
+        neighbor_cache: None,
+        batch_size: args.batch_size,
+        fanouts: fanouts.clone(),
+        superbatch: None,
+        pipeline: "overlap".into(),
+        no_carry_over: false,
+        changeset_every: 1,
+        presc_rounds: 1,
+        seed: config.seed,
+        workers: args.workers,
+        run_dir: args.run_dir.clone(),
+        keep_runs: false,
+        max_batches: None,
+    };
+    let (data_cfg, plan) = data.config(&store, TRAIN_EXTRA_BYTES)?;
+    if let Some(p) = plan {
+        eprintln!("{}", p.describe());
+    }
+    let mut opts = TrainOptions::new(config, data_cfg, 0);
+    opts.checkpoint = Some(args.checkpoint.clone());
+    opts.device = device(&args.device)?;
     let nodes: Vec<u64> = match &args.nodes {
         None => (0..store.num_nodes()).collect(),
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
-            let mut nodes = Vec::new();
-            for (i, line) in text
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-            {
-                let v: u64 = line.trim().parse().map_err(|_| Error::InvalidInput {
-                    source_file: path.clone(),
-                    line: Some(i as u64 + 1),
-                    reason: format!("{line:?} is not a node id"),
-                })?;
-                if v >= store.num_nodes() {
-                    return Err(Error::InvalidInput {
-                        source_file: path.clone(),
-                        line: Some(i as u64 + 1),
-                        reason: format!(
-                            "node {v} is not below the node count {}",
-                            store.num_nodes()
-                        ),
-                    });
-                }
-                nodes.push(v);
-            }
-            nodes
-        }
+        Some(path) => read_nodes(&store, path)?,
     };
+    writeln!(
+        out,
+        "predicting with {} of {} ({} {}, hidden {}, fanouts {:?})",
+        stem,
+        args.checkpoint.display(),
+        opts.model.model.name(),
+        if meta["best_epoch"].is_null() {
+            "latest epoch"
+        } else {
+            "best epoch by validation accuracy"
+        },
+        opts.model.hidden,
+        opts.data.fanouts
+    )
+    .map_err(|e| Error::io("write", "<stdout>", e))?;
     let logits = predict(&store, &opts, &nodes)?;
     let classes = u64::from(store.num_classes());
     let mut w = NpyWriter::create(&args.out, "<f4", &[classes])?;
@@ -218,5 +435,25 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         args.out.display(),
         nodes.len()
     )
-    .map_err(|e| Error::io("write", "<stdout>", e))
+    .map_err(|e| Error::io("write", "<stdout>", e))?;
+    let labels = store.labels()?.unwrap_or_default();
+    let test: std::collections::HashSet<u64> = store
+        .splits()?
+        .map(|s| s.test.into_iter().collect())
+        .unwrap_or_default();
+    let acc = ginex::train::run::accuracy(&logits, classes as usize, &nodes, &labels, None);
+    let test_acc =
+        ginex::train::run::accuracy(&logits, classes as usize, &nodes, &labels, Some(&test));
+    let line = match (acc, test_acc) {
+        (None, _) => "no labelled nodes among them: accuracy not computed".to_string(),
+        (Some((c, n)), t) => format!(
+            "accuracy on the {n} labelled nodes: {:.4} ({c} correct){}",
+            c as f64 / n as f64,
+            t.map_or(String::new(), |(c, n)| format!(
+                "; on the {n} test-split nodes: {:.4}",
+                c as f64 / n as f64
+            ))
+        ),
+    };
+    writeln!(out, "{line}").map_err(|e| Error::io("write", "<stdout>", e))
 }
