@@ -14,6 +14,9 @@ use crate::error::{Error, Result};
 use crate::inspect::changeset::Update;
 use crate::io::aligned::AlignedBuf;
 
+/// Bytes of rows `init` reads at a time.
+pub const INIT_CHUNK_BYTES: usize = 32 << 20;
+
 /// Address-table value of a node that is not cached.
 pub const EMPTY: u32 = u32::MAX;
 
@@ -182,17 +185,23 @@ impl FeatureCache {
             .rev()
             .filter(|&s| self.slot_ids[s as usize] == FREE)
             .collect();
+        // Rows are read in chunks of about INIT_CHUNK_BYTES, so an init of
+        // millions of rows needs no second copy of them in memory.
         let rb = self.row_bytes;
-        self.miss_rows.resize(load.len() * rb, 0);
-        source.read_rows(&load, &mut self.miss_rows)?;
-        for (k, &id) in load.iter().enumerate() {
-            let slot = self.free_slots.pop().ok_or_else(|| {
-                Error::invalid_argument("init: no free slot left (internal)".to_string())
-            })? as usize;
-            self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb]
-                .copy_from_slice(&self.miss_rows[k * rb..(k + 1) * rb]);
-            self.table[id as usize] = slot as u32;
-            self.slot_ids[slot] = id;
+        let per_chunk = (INIT_CHUNK_BYTES / rb.max(1)).max(1);
+        let mut buf = vec![0u8; per_chunk.min(load.len()) * rb];
+        for ids in load.chunks(per_chunk) {
+            let rows = &mut buf[..ids.len() * rb];
+            source.read_rows(ids, rows)?;
+            for (k, &id) in ids.iter().enumerate() {
+                let slot = self.free_slots.pop().ok_or_else(|| {
+                    Error::invalid_argument("init: no free slot left (internal)".to_string())
+                })? as usize;
+                self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb]
+                    .copy_from_slice(&rows[k * rb..(k + 1) * rb]);
+                self.table[id as usize] = slot as u32;
+                self.slot_ids[slot] = id;
+            }
         }
         self.counters.init_reads += load.len() as u64;
         self.counters.init_time += started.elapsed();

@@ -207,7 +207,10 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     } else {
         1
     };
-    let batch_buffers = ws.max_ids * rb * (2 + window) + ws.max_ids * 24 + IO_BUFFER_BYTES;
+    let batch_buffers = ws.max_ids * rb * (2 + window)
+        + ws.max_ids * 24
+        + IO_BUFFER_BYTES
+        + crate::cache::feature_cache::INIT_CHUNK_BYTES as u64;
     // Per batch of a superbatch in flight: its records being sampled or
     // read back, and its share of the changeset working memory.
     let per_batch = if req.policy == Policy::Ginex {
