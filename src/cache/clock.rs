@@ -53,7 +53,7 @@ impl Replacement for Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::dynamic::testing::{batches, gather_hits};
+    use crate::cache::dynamic::testing::matches_reference;
     use std::collections::VecDeque;
 
     /// Reference second chance as a FIFO queue: the front is the oldest;
@@ -86,16 +86,5 @@ mod tests {
         seq
     }
 
-    proptest::proptest! {
-        #[test]
-        fn matches_reference_and_returns_true_rows(
-            batches in batches(60),
-            capacity in 1usize..50,
-        ) {
-            proptest::prop_assert_eq!(
-                gather_hits::<Clock>(&batches, capacity, 60),
-                reference(&batches, capacity)
-            );
-        }
-    }
+    matches_reference!(Clock, reference, 1usize..50);
 }

@@ -278,24 +278,6 @@ impl<P: Replacement> RowGather for DynamicCache<P> {
     }
 }
 
-/// A dynamic row cache of policy `kind`.
-pub fn new_row_cache(
-    kind: DynamicKind,
-    num_nodes: u64,
-    capacity: usize,
-    row_bytes: usize,
-) -> Result<Box<dyn RowGather>> {
-    use crate::cache::{clock::Clock, lru::Lru, s3fifo::S3Fifo, sieve::Sieve};
-    Ok(match kind {
-        DynamicKind::Lru => Box::new(DynamicCache::<Lru>::new(num_nodes, capacity, row_bytes)?),
-        DynamicKind::Sieve => Box::new(DynamicCache::<Sieve>::new(num_nodes, capacity, row_bytes)?),
-        DynamicKind::S3fifo => {
-            Box::new(DynamicCache::<S3Fifo>::new(num_nodes, capacity, row_bytes)?)
-        }
-        DynamicKind::Clock => Box::new(DynamicCache::<Clock>::new(num_nodes, capacity, row_bytes)?),
-    })
-}
-
 /// A doubly linked list over slots (LRU's recency order, SIEVE's queue):
 /// `head` is the newest end; `prev` points toward the head.
 pub(crate) struct SlotList {
@@ -390,6 +372,28 @@ pub(crate) mod testing {
     }
 
     /// Random batches of distinct ids below `nodes`.
+    /// The property every dynamic policy's tests state: on random batches
+    /// and capacities (in `$capacities`), `$policy` hits exactly where `$reference` (a small,
+    /// obviously correct model of the paper's algorithm) hits, and returns
+    /// the true rows.
+    macro_rules! matches_reference {
+        ($policy:ty, $reference:path, $capacities:expr) => {
+            proptest::proptest! {
+                #[test]
+                fn matches_reference_and_returns_true_rows(
+                    batches in $crate::cache::dynamic::testing::batches(60),
+                    capacity in $capacities,
+                ) {
+                    proptest::prop_assert_eq!(
+                        $crate::cache::dynamic::testing::gather_hits::<$policy>(&batches, capacity, 60),
+                        $reference(&batches, capacity)
+                    );
+                }
+            }
+        };
+    }
+    pub(crate) use matches_reference;
+
     pub(crate) fn batches(nodes: u64) -> impl proptest::strategy::Strategy<Value = Vec<Vec<u64>>> {
         use proptest::strategy::Strategy;
         proptest::collection::vec(

@@ -186,7 +186,10 @@ impl FeatureCache {
             .filter(|&s| self.slot_ids[s as usize] == FREE)
             .collect();
         // Rows are read in chunks of about INIT_CHUNK_BYTES, so an init of
-        // millions of rows needs no second copy of them in memory.
+        // millions of rows needs no second copy of them in memory; in id
+        // order, so the rows of one page fall in one chunk and each page is
+        // read once (the gather engine deduplicates pages per call).
+        load.sort_unstable();
         let rb = self.row_bytes;
         let per_chunk = (INIT_CHUNK_BYTES / rb.max(1)).max(1);
         let mut buf = vec![0u8; per_chunk.min(load.len()) * rb];

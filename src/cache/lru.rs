@@ -41,7 +41,7 @@ impl Replacement for Lru {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::dynamic::testing::{batches, gather_hits};
+    use crate::cache::dynamic::testing::matches_reference;
     use std::collections::VecDeque;
 
     /// Reference LRU on a deque, with the same within-batch semantics:
@@ -70,16 +70,5 @@ mod tests {
         seq
     }
 
-    proptest::proptest! {
-        #[test]
-        fn matches_reference_and_returns_true_rows(
-            batches in batches(60),
-            capacity in 0usize..50,
-        ) {
-            proptest::prop_assert_eq!(
-                gather_hits::<Lru>(&batches, capacity, 60),
-                reference(&batches, capacity)
-            );
-        }
-    }
+    matches_reference!(Lru, reference, 0usize..50);
 }

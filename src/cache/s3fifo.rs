@@ -144,7 +144,7 @@ impl Replacement for S3Fifo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::dynamic::testing::{batches, gather_hits};
+    use crate::cache::dynamic::testing::{gather_hits, matches_reference};
     use std::collections::HashMap;
 
     /// Reference S3-FIFO on id queues (front = oldest) with a plain ghost
@@ -239,18 +239,7 @@ mod tests {
         seq
     }
 
-    proptest::proptest! {
-        #[test]
-        fn matches_reference_and_returns_true_rows(
-            batches in batches(60),
-            capacity in 1usize..50,
-        ) {
-            proptest::prop_assert_eq!(
-                gather_hits::<S3Fifo>(&batches, capacity, 60),
-                reference(&batches, capacity)
-            );
-        }
-    }
+    matches_reference!(S3Fifo, reference, 1usize..50);
 
     #[test]
     fn ghost_hit_goes_to_main_and_survives_a_scan() {

@@ -65,7 +65,7 @@ impl Replacement for Sieve {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::dynamic::testing::{batches, gather_hits};
+    use crate::cache::dynamic::testing::{gather_hits, matches_reference};
 
     /// Reference SIEVE on a vector ordered tail (index 0, oldest) to head,
     /// with the hand as an index into it.
@@ -102,18 +102,7 @@ mod tests {
         seq
     }
 
-    proptest::proptest! {
-        #[test]
-        fn matches_reference_and_returns_true_rows(
-            batches in batches(60),
-            capacity in 1usize..50,
-        ) {
-            proptest::prop_assert_eq!(
-                gather_hits::<Sieve>(&batches, capacity, 60),
-                reference(&batches, capacity)
-            );
-        }
-    }
+    matches_reference!(Sieve, reference, 1usize..50);
 
     #[test]
     fn hand_keeps_visited_rows_and_evicts_new_ones_first() {

@@ -5,10 +5,12 @@
 //! policy lab: miss-ratio curves of every policy replayed from one sampled
 //! trace.
 
+pub mod config;
 pub mod curves;
 pub mod epoch;
 pub mod mmap;
 pub mod pipeline;
 pub mod plan;
 pub mod policy;
+pub mod report;
 pub mod run_dir;

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use crate::cache::feature_cache::{FeatureCache, RowSource};
 use crate::error::{Error, Result};
-use crate::exec::epoch::{BatchStat, EpochBatch, EpochConfig, EpochReport};
+use crate::exec::config::EpochConfig;
+use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::inspect::changeset::Changesets;
 use crate::inspect::superbatch::{
     precompute_changesets, read_superbatch, sample_superbatch, SampledSuperbatch, SuperbatchFiles,

@@ -1,0 +1,53 @@
+//! What an epoch runs: the policy, cache sizes, batches, the superbatch
+//! schedule, where runtime files go.
+
+use std::path::PathBuf;
+
+use crate::exec::pipeline::Pipeline;
+use crate::exec::policy::Policy;
+
+/// What an epoch runs.
+#[derive(Debug, Clone)]
+pub struct EpochConfig {
+    /// Feature-cache policy.
+    pub policy: Policy,
+    /// Feature-cache capacity in rows.
+    pub feature_cache_rows: usize,
+    /// Neighbor-cache budget in bytes (0 = none; unused by `mmap`).
+    pub neighbor_cache_bytes: u64,
+    /// Seeds per batch.
+    pub batch_size: usize,
+    /// Fanouts.
+    pub fanouts: Vec<i64>,
+    /// Batches per superbatch (`ginex`).
+    pub superbatch: u64,
+    /// k of the k-hop approximation (`ginex`).
+    pub changeset_every: usize,
+    /// Run seed.
+    pub seed: u64,
+    /// Epoch number.
+    pub epoch: u64,
+    /// Pre-sampling epochs (`presc`).
+    pub presc_rounds: u64,
+    /// Sampling workers (`ginex`'s superbatch sampling).
+    pub workers: usize,
+    /// Directory for runtime files.
+    pub run_dir: PathBuf,
+    /// The neighbor cache file (None: the default location beside the
+    /// store, see [`crate::sample::ncache_reuse`]); built there when missing.
+    pub neighbor_cache: Option<PathBuf>,
+    /// Keep runtime files after each superbatch (in this run's own
+    /// directory under `run_dir`, named in the report).
+    pub keep_runs: bool,
+    /// How the `ginex` inspector overlaps the executor.
+    pub pipeline: Pipeline,
+    /// `ginex`: each superbatch starts with the cache the previous one ended
+    /// with (false: every superbatch's cache is rebuilt from nothing, as
+    /// Ginex does; kept for comparison).
+    pub carry_over: bool,
+    /// Stop after this many batches (None = the whole epoch).
+    pub max_batches: Option<u64>,
+    /// Seed nodes: the training split shuffled per epoch (None), or these
+    /// nodes in this order (evaluation, prediction).
+    pub seed_nodes: Option<Vec<u64>>,
+}
