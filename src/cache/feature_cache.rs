@@ -15,7 +15,7 @@ use crate::inspect::changeset::Update;
 use crate::io::aligned::AlignedBuf;
 
 /// Bytes of rows `init` reads at a time.
-pub const INIT_CHUNK_BYTES: usize = 32 << 20;
+pub const INIT_CHUNK_BYTES: usize = 8 << 20;
 
 /// Address-table value of a node that is not cached.
 pub const EMPTY: u32 = u32::MAX;

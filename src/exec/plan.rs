@@ -257,8 +257,8 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let topology_bytes = store.num_edges() * store.index_width().bytes() as u64 + 8 * n;
     let neighbor_cache_bytes = match req.neighbor_cache_bytes {
         Some(b) => b,
-        // Whole MiB, so runs under one budget find the cache built before.
-        None if uses_ncache => (caches / 8).min(topology_bytes) >> 20 << 20,
+        // Whole 64 KiB, so runs under one budget find the cache built before.
+        None if uses_ncache => (caches / 8).min(topology_bytes) >> 16 << 16,
         None => 0,
     };
     // A slot: its row, its id (8) and a free-list entry (4).
@@ -320,6 +320,10 @@ pub fn plan_epoch(
     let batches = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
+    let seeds = sampler.order.len() as u64;
+    drop(sampler);
+    drop(source);
+    crate::io::heap::release_free_memory();
     let req = PlanRequest {
         memory,
         policy: config.policy,
@@ -327,7 +331,7 @@ pub fn plan_epoch(
         changeset_every: config.changeset_every,
         workers: config.workers,
         batches,
-        seeds: sampler.order.len() as u64,
+        seeds,
         superbatch: explicit.superbatch,
         feature_cache_bytes: explicit.feature_cache_bytes,
         neighbor_cache_bytes: explicit.neighbor_cache_bytes,

@@ -122,7 +122,7 @@ impl EpochReport {
         json!({
             "hits": self.hits(), "misses": self.misses(), "miss_ratio": self.miss_ratio(),
             "batch_misses": self.batch_misses(), "init_reads": self.init_reads,
-            "optimal_init_reads": self.optimal_init_reads,
+            "optimal_init_reads": self.optimal_init_reads, "optimal_total": (!self.optimal_misses.is_empty()).then(|| self.optimal_total()),
             "neighbor_cache_reused": self.neighbor_cache_reused,
             "pages_read": self.pages_read, "bytes_read": self.bytes_read,
             "neighbor_cache_hit_ratio": self.neighbor_hit_ratio,

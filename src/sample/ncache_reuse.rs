@@ -116,6 +116,9 @@ pub fn open_or_build<'s>(
         Err(e) => return Err(e),
     }
     let built = started.elapsed();
+    // The build's per-list buffers are freed; give them back before the
+    // caches of the run are allocated.
+    crate::io::heap::release_free_memory();
     Ok((
         NeighborCache::open(&path, store)?,
         path,

@@ -86,7 +86,9 @@ pub fn metrics_from_report(v: &Value, train: bool) -> Metrics {
     };
     let fc = e.get("feature_cache").unwrap_or(e);
     let u = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
-    let optimal_misses = match e.get("optimal_misses") {
+    // The optimum of ginex's schedule, init reads included (`optimal_total`);
+    // reports without it give the per-batch optimum only.
+    let optimal_misses = match e.get("optimal_total").or_else(|| e.get("optimal_misses")) {
         Some(Value::Array(a)) if !a.is_empty() => Some(a.iter().filter_map(Value::as_u64).sum()),
         Some(Value::Number(n)) => n.as_u64(),
         _ => None,
