@@ -21,6 +21,8 @@ fuzz_target!(|data: &[u8]| {
         feat_key: "feat".into(),
         label_key: "label".into(),
         mask_keys: ["train_mask".into(), "val_mask".into(), "test_mask".into()],
+        orig_id_key: None,
+        num_classes: None,
         common,
     };
     match import_dgl(&opts) {

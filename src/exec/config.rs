@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::exec::pipeline::Pipeline;
+use crate::error::{Error, Result};
 use crate::exec::policy::Policy;
 
 /// What an epoch runs.
@@ -50,4 +50,43 @@ pub struct EpochConfig {
     /// Seed nodes: the training split shuffled per epoch (None), or these
     /// nodes in this order (evaluation, prediction).
     pub seed_nodes: Option<Vec<u64>>,
+}
+
+/// How the `ginex` inspector's stages overlap the executor (see
+/// [`crate::exec::pipeline`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pipeline {
+    /// Every stage alone.
+    Serial,
+    /// Changesets of `s` while `s+1` samples; the main loop alone (Ginex).
+    #[default]
+    Overlap,
+    /// Also sample and precompute `s+1` during the main loop of `s`.
+    Full,
+}
+
+impl Pipeline {
+    /// Every schedule.
+    pub const ALL: [Pipeline; 3] = [Pipeline::Serial, Pipeline::Overlap, Pipeline::Full];
+
+    /// Name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pipeline::Serial => "serial",
+            Pipeline::Overlap => "overlap",
+            Pipeline::Full => "full",
+        }
+    }
+
+    /// Parses a name.
+    pub fn parse(s: &str) -> Result<Pipeline> {
+        Pipeline::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "unknown pipeline {s:?}; use serial, overlap or full"
+                ))
+            })
+    }
 }

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use crate::cache::feature_cache::{FeatureCache, RowSource};
 use crate::error::{Error, Result};
 use crate::exec::config::EpochConfig;
+pub use crate::exec::config::Pipeline;
 use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::inspect::changeset::Changesets;
 use crate::inspect::superbatch::{
@@ -33,44 +34,6 @@ use crate::inspect::superbatch::{
     SuperbatchSpec,
 };
 use crate::sample::sampler::{decode_hops, EpochSampler};
-
-/// How the inspector's stages overlap the executor (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Pipeline {
-    /// Every stage alone.
-    Serial,
-    /// Changesets of `s` while `s+1` samples; the main loop alone (Ginex).
-    #[default]
-    Overlap,
-    /// Also sample and precompute `s+1` during the main loop of `s`.
-    Full,
-}
-
-impl Pipeline {
-    /// Every schedule.
-    pub const ALL: [Pipeline; 3] = [Pipeline::Serial, Pipeline::Overlap, Pipeline::Full];
-
-    /// Name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pipeline::Serial => "serial",
-            Pipeline::Overlap => "overlap",
-            Pipeline::Full => "full",
-        }
-    }
-
-    /// Parses a name.
-    pub fn parse(s: &str) -> Result<Pipeline> {
-        Pipeline::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "unknown pipeline {s:?}; use serial, overlap or full"
-                ))
-            })
-    }
-}
 
 /// A superbatch whose changesets are computed and written.
 struct Prepared {
