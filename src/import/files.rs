@@ -10,11 +10,10 @@ use crate::error::{Error, Result};
 use crate::format::tables::Splits;
 use crate::import::npy::NpyFile;
 use crate::import::pipeline::{
-    bad, check_passes, edges_from, feature_shape, features_from_npy, labels_from_npy, progress,
-    random_split, read_ids, Build, CommonOptions, EdgeInput, ImportReport,
+    bad, check_passes, edges_from, feature_shape, features_from_npy, for_each_id, labels_from_npy,
+    progress, random_split, read_ids, Build, CommonOptions, EdgeInput, ImportReport,
 };
 use crate::import::remap::{IdCollector, IdMap};
-use crate::import::text::IdLines;
 
 /// What to import.
 #[derive(Debug, Clone)]
@@ -267,39 +266,7 @@ fn read_orig_ids(path: &std::path::Path, n: u64) -> Result<Vec<u64>> {
         })?);
         Ok(())
     };
-    if path.extension().is_some_and(|e| e == "npy") {
-        let f = NpyFile::open(path)?;
-        if f.header.shape.len() > 2 || f.header.shape.get(1).is_some_and(|&c| c != 1) {
-            return Err(bad(
-                path,
-                None,
-                format!(
-                    "original ids have shape {:?}; expected (N,) or (N, 1)",
-                    f.header.shape
-                ),
-            ));
-        }
-        let (mut raw, mut vals) = (Vec::new(), Vec::new());
-        let k = f.len();
-        for first in (0..k).step_by(1 << 20) {
-            let c = (1u64 << 20).min(k - first) as usize;
-            if !f.read_ints(first, c, &mut raw, &mut vals)? {
-                return Err(bad(
-                    path,
-                    None,
-                    "original ids must be integers, the array holds floats",
-                ));
-            }
-            for (i, v) in vals.iter().enumerate() {
-                push(*v, first + i as u64 + 1)?;
-            }
-        }
-    } else {
-        let mut lines = IdLines::open(path)?;
-        while let Some(v) = lines.next_id()? {
-            push(v, lines.line())?;
-        }
-    }
+    for_each_id(path, ("original ids have", "N", "original ids"), &mut push)?;
     if ids.len() as u64 != n {
         return Err(bad(
             path,

@@ -571,11 +571,16 @@ pub fn labels_from_npy(f: &NpyFile, out: &mut Vec<i32>) -> Result<()> {
     Ok(())
 }
 
-/// Reads a list of node ids (`.npy` of shape (K,)/(K,1), or text with one
-/// id per line, `.gz` allowed), checks them against `n` (or maps them),
-/// sorts them and refuses repeats.
-pub fn read_ids(path: &Path, n: u64, map: Option<&IdMap>) -> Result<Vec<u64>> {
-    let mut ids = Vec::new();
+/// Calls `visit(value, position)` for every integer of an id file: `.npy`
+/// of shape (K,)/(K,1) (position = 1-based element), or text with one id per
+/// line, `.gz` allowed (position = line). `words` name the file's contents
+/// in errors: ("id array has", "K", "ids").
+pub fn for_each_id(
+    path: &Path,
+    words: (&str, &str, &str),
+    visit: &mut dyn FnMut(i128, u64) -> Result<()>,
+) -> Result<()> {
+    let (has, len, plural) = words;
     if path.extension().is_some_and(|e| e == "npy") {
         let f = NpyFile::open(path)?;
         if f.header.shape.len() > 2 || f.header.shape.get(1).is_some_and(|&c| c != 1) {
@@ -583,7 +588,7 @@ pub fn read_ids(path: &Path, n: u64, map: Option<&IdMap>) -> Result<Vec<u64>> {
                 path,
                 None,
                 format!(
-                    "id array has shape {:?}; expected (K,) or (K, 1)",
+                    "{has} shape {:?}; expected ({len},) or ({len}, 1)",
                     f.header.shape
                 ),
             ));
@@ -596,19 +601,31 @@ pub fn read_ids(path: &Path, n: u64, map: Option<&IdMap>) -> Result<Vec<u64>> {
                 return Err(bad(
                     path,
                     None,
-                    "ids must be integers, the array holds floats",
+                    format!("{plural} must be integers, the array holds floats"),
                 ));
             }
             for (i, v) in vals.iter().enumerate() {
-                ids.push(node_id(*v, n, map, path, first + i as u64 + 1, "id")?);
+                visit(*v, first + i as u64 + 1)?;
             }
         }
     } else {
         let mut lines = IdLines::open(path)?;
         while let Some(v) = lines.next_id()? {
-            ids.push(node_id(v, n, map, path, lines.line(), "id")?);
+            visit(v, lines.line())?;
         }
     }
+    Ok(())
+}
+
+/// Reads a list of node ids (`.npy` of shape (K,)/(K,1), or text with one
+/// id per line, `.gz` allowed), checks them against `n` (or maps them),
+/// sorts them and refuses repeats.
+pub fn read_ids(path: &Path, n: u64, map: Option<&IdMap>) -> Result<Vec<u64>> {
+    let mut ids = Vec::new();
+    for_each_id(path, ("id array has", "K", "ids"), &mut |v, at| {
+        ids.push(node_id(v, n, map, path, at, "id")?);
+        Ok(())
+    })?;
     let before = ids.len();
     ids.sort_unstable();
     ids.dedup();
