@@ -17,6 +17,11 @@ use crate::io::aligned::AlignedBuf;
 /// Bytes of rows `init` reads at a time.
 pub const INIT_CHUNK_BYTES: usize = 8 << 20;
 
+/// Rows of `row_bytes` in one [`INIT_CHUNK_BYTES`] read (at least one).
+pub fn init_chunk_rows(row_bytes: usize) -> usize {
+    (INIT_CHUNK_BYTES / row_bytes.max(1)).max(1)
+}
+
 /// Address-table value of a node that is not cached.
 pub const EMPTY: u32 = u32::MAX;
 
@@ -149,8 +154,33 @@ impl FeatureCache {
     /// Makes the cache hold exactly `ids` (distinct, at most `capacity`):
     /// rows it holds already stay in their slots and are not read again,
     /// cached ids not in `ids` are evicted, and only the missing rows are
-    /// read through `source`, in one call. Returns the rows read.
+    /// read through `source`, in id order, [`INIT_CHUNK_BYTES`] at a time.
+    /// Returns the rows read.
     pub fn init(&mut self, ids: &[u64], source: &dyn RowSource) -> Result<u64> {
+        let load = self.begin_init(ids)?;
+        let started = Instant::now();
+        // In id order, so the rows of one page fall in one chunk and each
+        // page is read once (the gather engine deduplicates pages per call);
+        // in chunks, so an init of millions of rows needs no second copy of
+        // them in memory.
+        let rb = self.row_bytes;
+        let per_chunk = init_chunk_rows(rb);
+        let mut buf = vec![0u8; per_chunk.min(load.len()) * rb];
+        for ids in load.chunks(per_chunk) {
+            let rows = &mut buf[..ids.len() * rb];
+            source.read_rows(ids, rows)?;
+            self.fill(ids, rows)?;
+        }
+        self.counters.init_time += started.elapsed();
+        Ok(load.len() as u64)
+    }
+
+    /// The first half of [`FeatureCache::init`]: evicts every cached id not
+    /// in `ids` (distinct, at most `capacity`) and returns, ascending, the
+    /// ids of `ids` not cached yet. The caller reads their rows and hands
+    /// them to [`FeatureCache::fill`] in any order and chunking, and must
+    /// not gather an id before it is filled (it would count as a miss).
+    pub fn begin_init(&mut self, ids: &[u64]) -> Result<Vec<u64>> {
         let started = Instant::now();
         if ids.len() > self.capacity() {
             return Err(Error::invalid_argument(format!(
@@ -185,30 +215,40 @@ impl FeatureCache {
             .rev()
             .filter(|&s| self.slot_ids[s as usize] == FREE)
             .collect();
-        // Rows are read in chunks of about INIT_CHUNK_BYTES, so an init of
-        // millions of rows needs no second copy of them in memory; in id
-        // order, so the rows of one page fall in one chunk and each page is
-        // read once (the gather engine deduplicates pages per call).
         load.sort_unstable();
-        let rb = self.row_bytes;
-        let per_chunk = (INIT_CHUNK_BYTES / rb.max(1)).max(1);
-        let mut buf = vec![0u8; per_chunk.min(load.len()) * rb];
-        for ids in load.chunks(per_chunk) {
-            let rows = &mut buf[..ids.len() * rb];
-            source.read_rows(ids, rows)?;
-            for (k, &id) in ids.iter().enumerate() {
-                let slot = self.free_slots.pop().ok_or_else(|| {
-                    Error::invalid_argument("init: no free slot left (internal)".to_string())
-                })? as usize;
-                self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb]
-                    .copy_from_slice(&rows[k * rb..(k + 1) * rb]);
-                self.table[id as usize] = slot as u32;
-                self.slot_ids[slot] = id;
-            }
-        }
-        self.counters.init_reads += load.len() as u64;
         self.counters.init_time += started.elapsed();
-        Ok(load.len() as u64)
+        Ok(load)
+    }
+
+    /// Inserts the rows (`ids.len() * row_bytes`) of `ids`, none of them
+    /// cached, into free slots; counted as init reads.
+    pub fn fill(&mut self, ids: &[u64], rows: &[u8]) -> Result<()> {
+        let rb = self.row_bytes;
+        Error::check_output_len(rows.len(), ids.len(), rb, "bytes")?;
+        if ids.len() > self.free_slots.len() {
+            return Err(Error::invalid_argument(format!(
+                "init fills {} rows but the cache has {} free slots",
+                ids.len(),
+                self.free_slots.len()
+            )));
+        }
+        for (k, &id) in ids.iter().enumerate() {
+            let i = self.check_id(id)?;
+            if self.table[i] != EMPTY {
+                return Err(Error::invalid_argument(format!(
+                    "init fills node {id}, which is cached already"
+                )));
+            }
+            let slot = self.free_slots.pop().ok_or_else(|| {
+                Error::invalid_argument("init: no free slot left (internal)".to_string())
+            })? as usize;
+            self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb]
+                .copy_from_slice(&rows[k * rb..(k + 1) * rb]);
+            self.table[i] = slot as u32;
+            self.slot_ids[slot] = id;
+        }
+        self.counters.init_reads += ids.len() as u64;
+        Ok(())
     }
 
     /// Fills `out` (`ids.len() * row_bytes`) with the rows of `ids`: hits

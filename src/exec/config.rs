@@ -59,9 +59,11 @@ pub enum Pipeline {
     /// Every stage alone.
     Serial,
     /// Changesets of `s` while `s+1` samples; the main loop alone (Ginex).
-    #[default]
     Overlap,
-    /// Also sample and precompute `s+1` during the main loop of `s`.
+    /// Also sample and precompute `s+1` during the main loop of `s`, and
+    /// read `s`'s init rows while its batches run (staged init, see
+    /// [`crate::exec::staged_init`]). The default: the fastest measured.
+    #[default]
     Full,
 }
 

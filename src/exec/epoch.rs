@@ -2,11 +2,10 @@
 //! policy: sample, (inspect and precompute changesets,) gather each batch's
 //! feature rows through the policy's cache, hand them to a consumer.
 
-use std::cell::RefCell;
 use std::time::Instant;
 
 use crate::cache::dynamic::RowGather;
-use crate::cache::feature_cache::{FeatureCache, RowSource};
+use crate::cache::feature_cache::FeatureCache;
 use crate::cache::new_row_cache;
 use crate::cache::static_policy::{top_out_degree, top_presampled};
 use crate::error::{Error, Result};
@@ -15,28 +14,14 @@ use crate::exec::mmap::MmapStore;
 use crate::exec::pipeline::run_ginex;
 use crate::exec::policy::Policy;
 pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
+use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
 use crate::format::ncache::Codec;
 use crate::sample::ncache_reuse::{open_or_build, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::{ListCache, StoreSource};
-use crate::store::gather::{GatherOptions, Gatherer};
+use crate::store::gather::GatherOptions;
 use crate::store::Store;
-
-/// The gather engine as a cache miss path.
-struct GatherRows<'a> {
-    store: &'a Store,
-    gatherer: RefCell<Gatherer>,
-}
-
-impl RowSource for GatherRows<'_> {
-    fn row_bytes(&self) -> usize {
-        self.store.layout().row_bytes()
-    }
-    fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
-        self.gatherer.borrow_mut().gather(self.store, ids, out)
-    }
-}
 
 pub(crate) fn make_sampler<'s>(
     source: &'s dyn crate::sample::source::NeighborSource,
@@ -76,6 +61,7 @@ pub fn run_epoch(
             store.dir().display()
         )));
     }
+    crate::io::heap::map_large_allocations();
     let started = Instant::now();
     let mut report = EpochReport::default();
     if config.policy == Policy::Mmap {
@@ -116,10 +102,7 @@ pub fn run_epoch(
         &options,
     )?;
     let sampler = make_sampler(&source, config, &train)?;
-    let rows = GatherRows {
-        store,
-        gatherer: RefCell::new(Gatherer::new(store, &options)?),
-    };
+    let rows = GatherRows::new(store, &options)?;
     let capacity = config.feature_cache_rows;
     let result = match config.policy {
         Policy::Ginex => (|| {
@@ -128,6 +111,8 @@ pub fn run_epoch(
                 config,
                 &sampler,
                 &rows,
+                &|| GatherRows::new(store, &options),
+                store.layout(),
                 store.num_nodes(),
                 run_dir.path(),
                 &mut report,
@@ -197,9 +182,10 @@ pub fn run_epoch(
             "internal: the mmap policy runs before the cache policies",
         )),
     };
-    let stats = rows.gatherer.borrow().stats();
-    report.pages_read = stats.unique_pages;
-    report.bytes_read = stats.bytes_read;
+    // (`+=`: the ginex policy's staged init adds its reader's reads.)
+    let stats = rows.stats();
+    report.pages_read += stats.unique_pages;
+    report.bytes_read += stats.bytes_read;
     if ncache.is_some() {
         let c = source.counters();
         report.neighbor_hit_ratio =

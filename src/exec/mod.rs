@@ -13,4 +13,6 @@ pub mod pipeline;
 pub mod plan;
 pub mod policy;
 pub mod report;
+mod rows;
 pub mod run_dir;
+pub mod staged_init;

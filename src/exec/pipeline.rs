@@ -13,9 +13,13 @@
 //! * [`Pipeline::Overlap`] — the paper's: C(s) runs while S(s+1) samples,
 //!   then E(s) runs alone (sampling and the main loop both want the I/O):
 //!   S(0) | C(0)∥S(1) | E(0) | C(1)∥S(2) | E(1) …
-//! * [`Pipeline::Full`] — sampling and changesets of the next superbatch
-//!   also overlap the main loop of this one, so a trainer consuming batches
-//!   never waits for the inspector while the next superbatch is prepared.
+//! * [`Pipeline::Full`] (the default) — sampling and changesets of the
+//!   next superbatch also overlap the main loop of this one, so a trainer
+//!   consuming batches never waits for the inspector while the next
+//!   superbatch is prepared; and the init rows of a superbatch are read
+//!   while its batches run, each batch waiting only for the rows it needs
+//!   ([`crate::exec::staged_init`]). Its `cache_init` time is the time the
+//!   executor waited for init rows.
 //!
 //! At most two superbatches' runtime files exist at any time (a superbatch's
 //! files are removed right after it executes, unless they are kept).
@@ -23,15 +27,18 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::cache::feature_cache::{FeatureCache, RowSource};
+use crate::cache::feature_cache::{init_chunk_rows, FeatureCache, RowSource};
 use crate::error::{Error, Result};
 use crate::exec::config::EpochConfig;
 pub use crate::exec::config::Pipeline;
 use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
-use crate::inspect::changeset::Changesets;
+use crate::exec::rows::GatherRows;
+use crate::exec::staged_init::{order_by_first_use, with_staged_init, Arrivals};
+use crate::format::pages::FeatureLayout;
+use crate::inspect::changeset::{Changesets, Update};
 use crate::inspect::superbatch::{
-    precompute_changesets, read_superbatch, sample_superbatch, SampledSuperbatch, SuperbatchFiles,
-    SuperbatchSpec,
+    precompute_changesets, read_superbatch, sample_superbatch, SampledRecord, SampledSuperbatch,
+    SuperbatchFiles, SuperbatchSpec,
 };
 use crate::sample::sampler::{decode_hops, EpochSampler};
 
@@ -154,9 +161,12 @@ impl Inspector<'_> {
 }
 
 /// The executor side: one feature cache for the whole epoch.
-struct Executor<'a, 'c> {
+struct Executor<'a, 'c, 'r> {
     cache: FeatureCache,
     rows: &'a dyn RowSource,
+    /// Staged init ([`Pipeline::Full`]): opens the init reader's own rows.
+    staged: Option<OpenRows<'r>>,
+    layout: FeatureLayout,
     row_bytes: usize,
     keep_runs: bool,
     consume: &'a mut (dyn FnMut(&EpochBatch<'_>) -> Result<()> + 'c),
@@ -164,7 +174,7 @@ struct Executor<'a, 'c> {
     window: Vec<u8>,
 }
 
-impl Executor<'_, '_> {
+impl Executor<'_, '_, '_> {
     fn execute(&mut self, p: Prepared, report: &mut EpochReport) -> Result<()> {
         report.sample += p.sample_time;
         report.changeset += p.changeset_time;
@@ -181,17 +191,59 @@ impl Executor<'_, '_> {
     }
 
     fn run(&mut self, p: &Prepared, report: &mut EpochReport) -> Result<()> {
-        let rb = self.row_bytes;
         let started = Instant::now();
         let (batches, init, updates) = read_superbatch(&p.files)?;
         report.load_runs += started.elapsed();
 
+        let Some(open_rows) = self.staged else {
+            let started = Instant::now();
+            report.init_reads += self.cache.init(&init, self.rows)?;
+            report.cache_init += started.elapsed();
+            return self.main_loop(p, &batches, &updates, None, report);
+        };
         let started = Instant::now();
-        report.init_reads += self.cache.init(&init, self.rows)?;
+        let load = self.cache.begin_init(&init)?;
+        let ids: Vec<&[u64]> = batches.iter().map(|r| r.ids.as_slice()).collect();
+        let layout = self.layout;
+        // Chunks of 8 MiB, smaller for small inits so that the first
+        // batches do not wait for all of it.
+        let chunk_rows = (load.len() / 32).clamp(64, init_chunk_rows(self.row_bytes).max(64));
+        let chunks = order_by_first_use(&load, &ids, |id| layout.locate(id).page, chunk_rows);
         report.cache_init += started.elapsed();
+        let ((), stats) = with_staged_init(
+            chunks,
+            open_rows,
+            |rows| rows.stats(),
+            |arrivals| self.main_loop(p, &batches, &updates, Some(arrivals), report),
+        )?;
+        if let Some(stats) = stats {
+            report.pages_read += stats.unique_pages;
+            report.bytes_read += stats.bytes_read;
+        }
+        report.init_reads += load.len() as u64;
+        Ok(())
+    }
+
+    /// The batches of a superbatch whose init is done, or (`arrivals`)
+    /// arriving: each batch waits for the init rows it needs, a non-empty
+    /// update for all of them (it may evict one).
+    fn main_loop(
+        &mut self,
+        p: &Prepared,
+        batches: &[SampledRecord],
+        updates: &[Update],
+        mut arrivals: Option<&mut Arrivals>,
+        report: &mut EpochReport,
+    ) -> Result<()> {
+        let rb = self.row_bytes;
         self.window.clear();
         let every = p.spec.every;
-        for (i, (rec, update)) in batches.iter().zip(&updates).enumerate() {
+        for (i, (rec, update)) in batches.iter().zip(updates).enumerate() {
+            if let Some(a) = arrivals.as_deref_mut() {
+                let started = Instant::now();
+                a.wait_for(i, &mut self.cache)?;
+                report.cache_init += started.elapsed();
+            }
             let b = p.spec.first_batch + i as u64;
             let hops = decode_hops(&rec.adj)?;
             let num_seeds = hops.last().map_or(rec.ids.len(), |h| h.num_dst);
@@ -212,6 +264,13 @@ impl Executor<'_, '_> {
                 hops: &hops,
                 rows: &self.out,
             })?;
+            if !update.is_empty() {
+                if let Some(a) = arrivals.as_deref_mut() {
+                    let started = Instant::now();
+                    a.finish(&mut self.cache)?;
+                    report.cache_init += started.elapsed();
+                }
+            }
             let started = Instant::now();
             let window_end = (i + 1) % every == 0 || i + 1 == batches.len();
             if every == 1 {
@@ -225,16 +284,28 @@ impl Executor<'_, '_> {
             }
             report.cache_update += started.elapsed();
         }
+        if let Some(a) = arrivals {
+            let started = Instant::now();
+            a.finish(&mut self.cache)?;
+            report.cache_init += started.elapsed();
+        }
         Ok(())
     }
 }
 
+/// Opens a row source for another thread (the staged init's reader).
+type OpenRows<'a> = &'a (dyn Fn() -> Result<GatherRows<'a>> + Sync);
+
 /// Runs the `ginex` policy over `total` batches of `sampler`, writing
-/// runtime files under `dir`.
+/// runtime files under `dir`; misses are read through `rows`, a staged
+/// init's rows through a source `open_rows` opens.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_ginex(
     config: &EpochConfig,
     sampler: &EpochSampler<'_>,
     rows: &dyn RowSource,
+    open_rows: OpenRows<'_>,
+    layout: FeatureLayout,
     num_nodes: u64,
     dir: &std::path::Path,
     report: &mut EpochReport,
@@ -257,6 +328,9 @@ pub(crate) fn run_ginex(
     let mut executor = Executor {
         cache: FeatureCache::new(num_nodes, config.feature_cache_rows, rows.row_bytes())?,
         rows,
+        staged: (config.pipeline == Pipeline::Full && std::env::var_os("NOSTAGE").is_none())
+            .then_some(open_rows),
+        layout,
         row_bytes: rows.row_bytes(),
         keep_runs: config.keep_runs,
         consume,
@@ -303,7 +377,7 @@ pub(crate) fn run_ginex(
 /// are done; the executor takes superbatches as they are ready.
 fn run_full(
     inspector: &Inspector<'_>,
-    executor: &mut Executor<'_, '_>,
+    executor: &mut Executor<'_, '_, '_>,
     n: usize,
     report: &mut EpochReport,
 ) -> Result<()> {

@@ -44,6 +44,10 @@ pub const PAGE_CACHE_RESERVE: u64 = 32 << 20;
 pub const CHANGESET_BYTES_PER_ACCESS: u64 = 72;
 /// Bytes of I/O engine buffers (page-deduplicated reads in flight).
 pub const IO_BUFFER_BYTES: u64 = 16 << 20;
+/// Buffers of the staged init ([`Pipeline::Full`]): a chunk being read and
+/// the reader's page buffer, one chunk in the channel, one being filled.
+pub const STAGED_INIT_BYTES: u64 = 3 * crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
+    + crate::store::gather::DEFAULT_CHUNK_BYTES as u64;
 /// Largest automatic superbatch.
 pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
 
@@ -207,10 +211,13 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     } else {
         1
     };
-    let batch_buffers = ws.max_ids * rb * (2 + window)
-        + ws.max_ids * 24
-        + IO_BUFFER_BYTES
-        + crate::cache::feature_cache::INIT_CHUNK_BYTES as u64;
+    let init_buffers = if req.policy == Policy::Ginex && req.pipeline == Pipeline::Full {
+        STAGED_INIT_BYTES
+    } else {
+        crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
+    };
+    let batch_buffers =
+        ws.max_ids * rb * (2 + window) + ws.max_ids * 24 + IO_BUFFER_BYTES + init_buffers;
     // Per batch of a superbatch in flight: its records being sampled or
     // read back, and its share of the changeset working memory.
     let per_batch = if req.policy == Policy::Ginex {

@@ -18,3 +18,29 @@ pub fn release_free_memory() {
         libc::malloc_trim(0);
     }
 }
+
+/// Buffers at least this large are mapped on their own and unmapped when
+/// freed (see [`map_large_allocations`]).
+pub const LARGE_ALLOCATION_BYTES: usize = 1 << 20;
+
+/// Makes glibc map every allocation of [`LARGE_ALLOCATION_BYTES`] or more
+/// on its own and return it to the kernel when it is freed, for the whole
+/// process; does nothing elsewhere.
+///
+/// glibc's default threshold is dynamic: freeing one mapped buffer raises
+/// it to that buffer's size, so later buffers up to that size (of every
+/// thread) are carved from per-thread heaps that keep freed memory. A run
+/// that passes 8 MiB chunks between threads (the staged init) then holds
+/// hundreds of MiB it no longer uses. A fixed threshold turns that off.
+pub fn map_large_allocations() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt takes two integers and only updates glibc's tunables
+    // under its lock; it is safe from any thread at any time, and changing
+    // the threshold affects only where future allocations are placed.
+    unsafe {
+        libc::mallopt(
+            libc::M_MMAP_THRESHOLD,
+            LARGE_ALLOCATION_BYTES as libc::c_int,
+        );
+    }
+}

@@ -74,10 +74,11 @@ pub struct DataArgs {
     pub superbatch: Option<u64>,
     /// How the ginex inspector overlaps the executor: serial; overlap
     /// (changesets of a superbatch computed while the next one samples, the
-    /// main loop alone, as in Ginex); full (the next superbatch is also
-    /// sampled during the main loop). Results are identical; only the time
-    /// differs.
-    #[arg(long, default_value = "overlap")]
+    /// main loop alone, as in Ginex); full, the default (the next superbatch
+    /// is also sampled during the main loop, and a superbatch's init rows
+    /// are read while its batches run). Results are identical; only the
+    /// time differs.
+    #[arg(long, default_value = "full")]
     pub pipeline: String,
     /// Rebuild the feature cache from nothing at every superbatch (Ginex's
     /// original init) instead of carrying it over; for comparison.

@@ -384,7 +384,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         batch_size: args.batch_size,
         fanouts: fanouts.clone(),
         superbatch: None,
-        pipeline: "overlap".into(),
+        pipeline: "full".into(),
         no_carry_over: false,
         changeset_every: 1,
         presc_rounds: 1,
