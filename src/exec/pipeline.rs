@@ -328,8 +328,7 @@ pub(crate) fn run_ginex(
     let mut executor = Executor {
         cache: FeatureCache::new(num_nodes, config.feature_cache_rows, rows.row_bytes())?,
         rows,
-        staged: (config.pipeline == Pipeline::Full && std::env::var_os("NOSTAGE").is_none())
-            .then_some(open_rows),
+        staged: (config.pipeline == Pipeline::Full).then_some(open_rows),
         layout,
         row_bytes: rows.row_bytes(),
         keep_runs: config.keep_runs,
