@@ -56,13 +56,23 @@ pub mod import;
 pub mod inspect;
 #[allow(unsafe_code)]
 pub mod io;
+mod loader;
 pub mod progress;
 pub mod rng;
 pub mod sample;
+pub mod size;
 pub mod store;
 #[cfg(feature = "train")]
 pub mod train;
 pub mod verify;
 
 pub use error::{Error, Result};
-pub use store::Store;
+pub use exec::epoch::EpochReport;
+pub use exec::plan::MemoryPlan;
+pub use exec::policy::Policy;
+pub use format::pages::Dtype;
+pub use import::synth::{generate_store, SynthParams};
+pub use loader::{Batch, Loader, LoaderBuilder, Split};
+pub use progress::NoProgress;
+pub use sample::sampler::Hop;
+pub use store::{Store, StoreBuilder};

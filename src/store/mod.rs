@@ -17,6 +17,7 @@ pub use verify::VerifyReport;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u32, le_u64};
@@ -29,15 +30,19 @@ use crate::format::PAGE_SIZE;
 use crate::io::read::{open, read_exact_at};
 
 /// An open store.
-#[derive(Debug)]
+///
+/// Cloning is cheap: clones share the in-memory tables and the open files
+/// (reference counted), so a clone can be moved to another thread (the
+/// [`Loader`](crate::Loader) does) without reading anything again.
+#[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
-    manifest: Manifest,
-    indptr: Vec<u64>,
-    segments: Vec<Segment>,
-    page_crcs: Vec<u32>,
-    features: File,
-    indices: File,
+    manifest: Arc<Manifest>,
+    indptr: Arc<[u64]>,
+    segments: Arc<[Segment]>,
+    page_crcs: Arc<[u32]>,
+    features: Arc<File>,
+    indices: Arc<File>,
 }
 
 /// A small file read whole and checked: its header and payload.
@@ -188,13 +193,13 @@ impl Store {
         expect_len(&path_of(FileKind::Indices), indices_len, expected_indices)?;
 
         Ok(Store {
-            features: open(&path_of(FileKind::FeaturePages))?,
-            indices: open(&path_of(FileKind::Indices))?,
+            features: Arc::new(open(&path_of(FileKind::FeaturePages))?),
+            indices: Arc::new(open(&path_of(FileKind::Indices))?),
             dir,
-            manifest,
-            indptr,
-            segments,
-            page_crcs,
+            manifest: Arc::new(manifest),
+            indptr: indptr.into(),
+            segments: segments.into(),
+            page_crcs: page_crcs.into(),
         })
     }
 
