@@ -209,6 +209,7 @@ impl Store {
     }
 
     /// The decoded manifest.
+    #[doc(hidden)]
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
@@ -239,6 +240,7 @@ impl Store {
     }
 
     /// Width of ids in `indices`.
+    #[doc(hidden)]
     pub fn index_width(&self) -> IndexWidth {
         self.manifest.index_width
     }
@@ -254,6 +256,7 @@ impl Store {
     }
 
     /// The segment table.
+    #[doc(hidden)]
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }
@@ -276,6 +279,7 @@ impl Store {
 
     /// The path of the store's file of `kind` (the one place that builds
     /// it from the directory and the file name).
+    #[doc(hidden)]
     pub fn path_of(&self, kind: FileKind) -> PathBuf {
         self.dir.join(store_file_name(kind))
     }
@@ -332,6 +336,7 @@ impl Store {
 
     /// Reads consecutive feature pages starting at `first` and checks each
     /// against its CRC.
+    #[doc(hidden)]
     pub fn read_pages(&self, first: u64, buf: &mut [u8]) -> Result<()> {
         let path = self.path_of(FileKind::FeaturePages);
         let offset = FeatureLayout::page_offset(first);
@@ -357,6 +362,7 @@ impl Store {
     }
 
     /// The CRC recorded for each feature page.
+    #[doc(hidden)]
     pub fn page_crcs(&self) -> &[u32] {
         &self.page_crcs
     }
