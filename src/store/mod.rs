@@ -29,7 +29,29 @@ use crate::format::tables::{decode_labels, decode_original_ids, Splits};
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, read_exact_at};
 
-/// An open store.
+/// An open store: counts, feature rows of any ids, in-neighbor lists,
+/// labels and splits; every read from disk is checked against its CRC.
+///
+/// ```
+/// # fn main() -> ginex::Result<()> {
+/// # let tmp = tempfile::tempdir().unwrap();
+/// # let path = tmp.path().join("store");
+/// # ginex::generate_store(&ginex::SynthParams { nodes: 1000, dim: 8, classes: 4, ..Default::default() },
+/// #     &path, &ginex::NoProgress)?;
+/// let store = ginex::Store::open(&path)?;
+/// println!("{} nodes, {} edges, {} × {}", store.num_nodes(), store.num_edges(),
+///     store.feature_dim(), store.dtype().name());
+/// let ids = [0, 7, 42];
+/// let mut x = vec![0f32; ids.len() * store.feature_dim() as usize];
+/// store.read_feature_rows_f32(&ids, &mut x)?;
+/// let neighbors = store.in_neighbors(42)?; // sorted
+/// assert_eq!(neighbors.len() as u64, store.in_degree(42)?);
+/// let labels = store.labels()?.expect("a labelled store"); // -1 = missing
+/// let splits = store.splits()?.expect("a store with splits");
+/// assert!(splits.train.iter().all(|&v| labels[v as usize] >= 0));
+/// store.verify()?; // every byte of every file against its checksum
+/// # Ok(()) }
+/// ```
 ///
 /// Cloning is cheap: clones share the in-memory tables and the open files
 /// (reference counted), so a clone can be moved to another thread (the
