@@ -63,6 +63,7 @@ pub struct WorkingSet {
 impl WorkingSet {
     /// Samples the first `probe` batches of `sampler` (the epoch's own
     /// batches, so the sizes are the ones the run will see).
+    #[doc(hidden)]
     pub fn probe(sampler: &EpochSampler<'_>, probe: u64) -> Result<WorkingSet> {
         let n = probe.min(sampler.num_batches()).max(1);
         let (mut max_ids, mut ids, mut edges) = (0u64, 0u64, 0u64);
