@@ -99,6 +99,11 @@ pub enum Error {
     #[error("{0}")]
     OutOfRange(String),
 
+    /// The consumer of a running epoch stopped it (a dropped
+    /// [`Loader`](crate::Loader)); the epoch's runtime files are removed.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
+
     /// The target of a create operation already exists.
     #[error("{path} already exists; choose another path or remove it first")]
     AlreadyExists {
@@ -111,6 +116,7 @@ impl Error {
     /// Checks that an output buffer of `len` `unit`s (bytes, values) holds
     /// exactly `rows` rows of `per_row` each, the contract of every
     /// feature-row reader.
+    #[doc(hidden)]
     pub fn check_output_len(len: usize, rows: usize, per_row: usize, unit: &str) -> Result<()> {
         if len != rows * per_row {
             return Err(Error::OutOfRange(format!(
@@ -147,6 +153,7 @@ impl Error {
     /// The payload decoders in `crate::format` report offsets within the
     /// payload; this turns such an error into one at a file offset, given
     /// where the payload starts. Other errors pass unchanged.
+    #[doc(hidden)]
     pub fn in_payload_at(self, payload_start: u64) -> Self {
         match self {
             Error::Corrupt { path, offset, what } => Error::Corrupt {

@@ -25,12 +25,20 @@ trap 'rm -f "$LOG"' EXIT
 step "cargo test --workspace"
 cargo test --workspace --all-targets 2>&1 | tee -a "$LOG"
 
+# --all-targets builds the examples and skips the doc tests: run both.
+step "doc tests, examples"
+cargo test -p ginex --doc 2>&1 | tee -a "$LOG"
+for example in open_and_inspect import_arrays train_loop; do
+  cargo run -q -p ginex --example "$example"
+done
+
 if [ "${GINEX_SKIP_TRAIN:-0}" != "1" ]; then
   step "training layer (feature train): libtorch venv, clippy, tests"
   eval "$(bash tools/setup-libtorch.sh --env)"
   cargo clippy --workspace --all-targets --features train -- -D warnings
   cargo test -p ginex --features train --lib train:: 2>&1 | tee -a "$LOG"
   cargo test -p ginex-cli --features train --test train 2>&1 | tee -a "$LOG"
+  cargo run -q -p ginex --features train --example tch_sage
 fi
 
 if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then

@@ -70,6 +70,7 @@ impl Policy {
     }
 
     /// The dynamic row-cache policy this is, if it is one.
+    #[doc(hidden)]
     pub fn dynamic(self) -> Option<DynamicKind> {
         match self {
             Policy::Lru => Some(DynamicKind::Lru),

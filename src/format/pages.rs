@@ -24,6 +24,7 @@ impl Dtype {
     pub const ALL: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::Bf16];
 
     /// Decodes the numeric code.
+    #[doc(hidden)]
     pub fn from_u8(v: u8) -> Option<Dtype> {
         Dtype::ALL.into_iter().find(|d| *d as u8 == v)
     }
@@ -127,6 +128,7 @@ impl FeatureLayout {
     }
 
     /// Location of row `row`.
+    #[doc(hidden)]
     pub fn locate(&self, row: u64) -> RowLocation {
         let rpp = self.rows_per_page();
         if rpp >= 1 {
@@ -147,6 +149,7 @@ impl FeatureLayout {
     }
 
     /// Pages needed for `num_rows` rows, or an error on overflow.
+    #[doc(hidden)]
     pub fn num_pages(&self, num_rows: u64) -> Result<u64> {
         let rpp = self.rows_per_page() as u64;
         let pages = if rpp >= 1 {
@@ -165,11 +168,13 @@ impl FeatureLayout {
     }
 
     /// File offset of feature page `page` (the header fills page 0).
+    #[doc(hidden)]
     pub fn page_offset(page: u64) -> u64 {
         PAGE_SIZE as u64 * (page + 1)
     }
 
     /// Payload bytes of the feature file for `num_rows` rows.
+    #[doc(hidden)]
     pub fn payload_len(&self, num_rows: u64) -> Result<u64> {
         Ok(self.num_pages(num_rows)? * PAGE_SIZE as u64)
     }

@@ -77,6 +77,7 @@ impl Splits {
     /// A random split of `0..n`: node `v` goes to train when `uniform(v)`
     /// (in [0, 1)) is below `train`, else to valid below `train + valid`,
     /// else to test below `train + valid + test`, else to none.
+    #[doc(hidden)]
     pub fn by_fraction(
         n: u64,
         [train, valid, test]: [f64; 3],
@@ -97,6 +98,7 @@ impl Splits {
     }
 
     /// Encodes the payload.
+    #[doc(hidden)]
     pub fn encode(&self, out: &mut Vec<u8>) {
         for list in [&self.train, &self.valid, &self.test] {
             out.extend_from_slice(&(list.len() as u64).to_le_bytes());
@@ -108,6 +110,7 @@ impl Splits {
 
     /// Decodes a payload and checks ids are in range, each list strictly
     /// increasing, and the lists disjoint.
+    #[doc(hidden)]
     pub fn decode(p: &[u8], num_nodes: u64, path: &Path) -> Result<Splits> {
         if p.len() < SPLIT_IDS_OFFSET {
             return Err(Error::corrupt(
@@ -168,6 +171,7 @@ impl Splits {
     }
 
     /// A node that appears in two lists, if any (lists must be sorted).
+    #[doc(hidden)]
     pub fn first_overlap(&self) -> Option<u64> {
         let lists = [&self.train, &self.valid, &self.test];
         for (i, a) in lists.iter().enumerate() {

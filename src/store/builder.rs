@@ -37,6 +37,42 @@ impl StoreSpec {
 
 /// Builds a store in a staging directory; nothing appears at the target
 /// until [`finish`](Self::finish) succeeds.
+///
+/// Rows go in node order through a [`FeatureWriter`], sorted in-neighbor
+/// lists in node order through a [`TopologyWriter`] (a [`ListSink`]);
+/// labels, splits and original ids are optional. The importers
+/// ([`import_files`](crate::import_files) and the others) are built on it.
+///
+/// ```
+/// use ginex::{Dtype, FeatureLayout, ListSink, Splits, Store, StoreBuilder, StoreSpec};
+/// # fn main() -> ginex::Result<()> {
+/// # let tmp = tempfile::tempdir().unwrap();
+/// let path = tmp.path().join("tiny");
+/// // 4 nodes with 2 features each; edges 0→1, 0→2, 1→2, 3→0.
+/// let features: Vec<f32> = vec![0., 1., 1., 0., 1., 1., 0., 0.];
+/// let in_neighbors: [&[u64]; 4] = [&[3], &[0], &[0, 1], &[]];
+///
+/// let layout = FeatureLayout::new(2, Dtype::F32)?;
+/// let mut b = StoreBuilder::create(&path, StoreSpec::new(4, layout))?;
+/// let mut rows = b.feature_writer()?;
+/// let mut bytes = vec![0u8; features.len() * 4];
+/// Dtype::F32.encode_f32(&features, &mut bytes);
+/// rows.push_rows(&bytes)?;
+/// b.add_features(rows)?;
+/// let mut topology = b.topology_writer()?;
+/// for list in in_neighbors {
+///     topology.push_list(list)?;
+/// }
+/// b.add_topology(topology)?;
+/// b.write_labels(&[0, 1, 1, -1], 2)?; // -1: no label
+/// b.write_splits(&Splits { train: vec![0, 1], valid: vec![2], test: vec![] })?;
+/// b.finish()?;
+///
+/// let store = Store::open(&path)?;
+/// assert_eq!((store.num_nodes(), store.num_edges()), (4, 4));
+/// assert_eq!(store.in_neighbors(2)?, vec![0, 1]);
+/// # Ok(()) }
+/// ```
 pub struct StoreBuilder {
     staging: StagingDir,
     spec: StoreSpec,
@@ -60,6 +96,7 @@ impl StoreBuilder {
 
     /// The staging directory; builders may keep scratch files in it (they
     /// must remove them before `finish`).
+    #[doc(hidden)]
     pub fn staging_path(&self) -> &Path {
         self.staging.path()
     }

@@ -17,6 +17,7 @@ pub use verify::VerifyReport;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u32, le_u64};
@@ -28,16 +29,42 @@ use crate::format::tables::{decode_labels, decode_original_ids, Splits};
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, read_exact_at};
 
-/// An open store.
-#[derive(Debug)]
+/// An open store: counts, feature rows of any ids, in-neighbor lists,
+/// labels and splits; every read from disk is checked against its CRC.
+///
+/// ```
+/// # fn main() -> ginex::Result<()> {
+/// # let tmp = tempfile::tempdir().unwrap();
+/// # let path = tmp.path().join("store");
+/// # ginex::generate_store(&ginex::SynthParams { nodes: 1000, dim: 8, classes: 4, ..Default::default() },
+/// #     &path, &ginex::NoProgress)?;
+/// let store = ginex::Store::open(&path)?;
+/// println!("{} nodes, {} edges, {} × {}", store.num_nodes(), store.num_edges(),
+///     store.feature_dim(), store.dtype().name());
+/// let ids = [0, 7, 42];
+/// let mut x = vec![0f32; ids.len() * store.feature_dim() as usize];
+/// store.read_feature_rows_f32(&ids, &mut x)?;
+/// let neighbors = store.in_neighbors(42)?; // sorted
+/// assert_eq!(neighbors.len() as u64, store.in_degree(42)?);
+/// let labels = store.labels()?.expect("a labelled store"); // -1 = missing
+/// let splits = store.splits()?.expect("a store with splits");
+/// assert!(splits.train.iter().all(|&v| labels[v as usize] >= 0));
+/// store.verify()?; // every byte of every file against its checksum
+/// # Ok(()) }
+/// ```
+///
+/// Cloning is cheap: clones share the in-memory tables and the open files
+/// (reference counted), so a clone can be moved to another thread (the
+/// [`Loader`](crate::Loader) does) without reading anything again.
+#[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
-    manifest: Manifest,
-    indptr: Vec<u64>,
-    segments: Vec<Segment>,
-    page_crcs: Vec<u32>,
-    features: File,
-    indices: File,
+    manifest: Arc<Manifest>,
+    indptr: Arc<[u64]>,
+    segments: Arc<[Segment]>,
+    page_crcs: Arc<[u32]>,
+    features: Arc<File>,
+    indices: Arc<File>,
 }
 
 /// A small file read whole and checked: its header and payload.
@@ -188,13 +215,13 @@ impl Store {
         expect_len(&path_of(FileKind::Indices), indices_len, expected_indices)?;
 
         Ok(Store {
-            features: open(&path_of(FileKind::FeaturePages))?,
-            indices: open(&path_of(FileKind::Indices))?,
+            features: Arc::new(open(&path_of(FileKind::FeaturePages))?),
+            indices: Arc::new(open(&path_of(FileKind::Indices))?),
             dir,
-            manifest,
-            indptr,
-            segments,
-            page_crcs,
+            manifest: Arc::new(manifest),
+            indptr: indptr.into(),
+            segments: segments.into(),
+            page_crcs: page_crcs.into(),
         })
     }
 
@@ -204,6 +231,7 @@ impl Store {
     }
 
     /// The decoded manifest.
+    #[doc(hidden)]
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
@@ -234,6 +262,7 @@ impl Store {
     }
 
     /// Width of ids in `indices`.
+    #[doc(hidden)]
     pub fn index_width(&self) -> IndexWidth {
         self.manifest.index_width
     }
@@ -249,6 +278,7 @@ impl Store {
     }
 
     /// The segment table.
+    #[doc(hidden)]
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }
@@ -271,6 +301,7 @@ impl Store {
 
     /// The path of the store's file of `kind` (the one place that builds
     /// it from the directory and the file name).
+    #[doc(hidden)]
     pub fn path_of(&self, kind: FileKind) -> PathBuf {
         self.dir.join(store_file_name(kind))
     }
@@ -327,6 +358,7 @@ impl Store {
 
     /// Reads consecutive feature pages starting at `first` and checks each
     /// against its CRC.
+    #[doc(hidden)]
     pub fn read_pages(&self, first: u64, buf: &mut [u8]) -> Result<()> {
         let path = self.path_of(FileKind::FeaturePages);
         let offset = FeatureLayout::page_offset(first);
@@ -352,6 +384,7 @@ impl Store {
     }
 
     /// The CRC recorded for each feature page.
+    #[doc(hidden)]
     pub fn page_crcs(&self) -> &[u32] {
         &self.page_crcs
     }
