@@ -99,6 +99,11 @@ pub enum Error {
     #[error("{0}")]
     OutOfRange(String),
 
+    /// The consumer of a running epoch stopped it (a dropped
+    /// [`Loader`](crate::Loader)); the epoch's runtime files are removed.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
+
     /// The target of a create operation already exists.
     #[error("{path} already exists; choose another path or remove it first")]
     AlreadyExists {

@@ -1,43 +1,114 @@
 //! # ginex — out-of-core GNN training on one machine with an SSD
 //!
-//! A tour of the crate, in data-flow order (a map of files and artifacts is
-//! `ARCHITECTURE.md` at the repository root):
+//! ginex keeps a graph (topology, node features, labels, splits) in a
+//! checksummed on-disk **store** and prepares GNN mini-batches from it
+//! under a memory budget: a k-hop neighbor sampler, a compressed neighbor
+//! cache and a feature cache whose replacement follows Belady's optimal
+//! policy (Ginex, VLDB'22). A Rust program embeds it in three steps: make a
+//! store, open it, iterate a [`Loader`].
 //!
-//! * [`error`] — the one error type: every variant names the file, the
+//! ```
+//! # fn main() -> ginex::Result<()> {
+//! # let tmp = tempfile::tempdir().unwrap();
+//! # let path = tmp.path().join("store");
+//! // A small synthetic store (or ginex::import_files for your own data).
+//! ginex::generate_store(
+//!     &ginex::SynthParams { nodes: 2000, dim: 16, classes: 4, ..Default::default() },
+//!     &path,
+//!     &ginex::NoProgress,
+//! )?;
+//! let store = ginex::Store::open(&path)?;
+//! let mut loader = ginex::Loader::builder(&store)
+//!     .fanouts([10, 10])
+//!     .batch_size(100)
+//!     .policy(ginex::Policy::Ginex)
+//!     .memory("256MiB")
+//!     .build()?;
+//! for batch in &mut loader {
+//!     let batch = batch?;
+//!     let features: Vec<f32> = batch.rows_f32(); // one row per id, seeds first
+//!     let labels = batch.labels.as_deref();        // the seeds' labels
+//!     # let _ = (features, labels);
+//! }
+//! println!("miss ratio {:.3}", loader.report().unwrap().miss_ratio());
+//! # Ok(()) }
+//! ```
+//!
+//! The runnable programs in `examples/` show more: `open_and_inspect.rs`,
+//! `import_arrays.rs` (a store from vectors in memory), `train_loop.rs` (a
+//! baseline trained on a `Loader`'s batches) and, with the `train` feature,
+//! `tch_sage.rs` (GraphSAGE on tch).
+//!
+//! ## The public API
+//!
+//! * **Stores**: [`Store`] (open, verify, counts, feature rows of ids,
+//!   neighbors, labels, splits); [`StoreBuilder`] with [`StoreSpec`],
+//!   [`FeatureLayout`], [`FeatureWriter`], [`TopologyWriter`] and
+//!   [`ListSink`] writes one from rows and in-neighbor lists; [`Dtype`],
+//!   [`Splits`], [`VerifyReport`].
+//! * **Data in**: [`import_files`] ([`FilesImport`]: `.npy` arrays and edge
+//!   lists), [`import_ogb`] ([`OgbImport`]), [`import_dgl`] ([`DglImport`]),
+//!   with [`CommonOptions`], [`CscOptions`] and an [`ImportReport`];
+//!   [`generate_store`] ([`SynthParams`], [`SynthReport`]) makes synthetic
+//!   power-law graphs with planted classes. Long work reports to a
+//!   [`Progress`] ([`NoProgress`] shows nothing) or to the process's
+//!   [`progress`] sink.
+//! * **Batches**: [`Loader`] (built by a [`LoaderBuilder`]) yields
+//!   [`Batch`]es whose [`Hop`]s are the sampled bipartite layers; seeds come
+//!   from a [`Split`] or a list; the cache [`Policy`]; after the epoch an
+//!   [`EpochReport`] ([`BatchStat`] per batch); the [`MemoryPlan`] of a
+//!   budget (measured on a [`WorkingSet`]).
+//! * **Errors**: one [`Error`] type (every variant names the file, the
+//!   position and the reason) and [`Result`].
+//!
+//! Everything else is public only so that the ginex command-line tools
+//! (`tools/`, crate `ginex-cli`), the tests and the Python bindings can
+//! reach it: it is hidden from these docs and has no stability promise.
+//! `tests/public-api.txt` lists the public API exactly; a test fails when it
+//! changes without that file changing too.
+//!
+//! ## A tour of the modules
+//!
+//! In data-flow order (a map of files and artifacts is `ARCHITECTURE.md` at
+//! the repository root):
+//!
+//! * `error` — the one error type: every variant names the file, the
 //!   position and the reason.
-//! * [`format`] — the byte layouts of every file we write (specs in
+//! * `format` — the byte layouts of every file we write (specs in
 //!   `format/*.md`): the common header, the manifest, feature pages, CSC
 //!   segments, labels and splits, the neighbor cache, runtime records; their
 //!   offsets and checksums. Pure encode/decode, no I/O.
-//! * [`io`] — the only module with `unsafe`: durable atomic directory
+//! * `io` — the only module with `unsafe`: durable atomic directory
 //!   creation, checksummed file writers, positional and streaming reads, the
 //!   batched page readers (io_uring, pread) with a fault-injection seam.
-//! * [`store`] — a store directory: [`store::StoreBuilder`] streams features
-//!   and topology into a staging directory and commits it atomically;
-//!   [`store::Store`] opens, reads (every page and segment read from disk is
-//!   checked against its CRC) and verifies; [`store::gather`] is the batched
-//!   miss path.
-//! * [`import`] — data in: the synthetic power-law generator with planted
+//! * `store` — a store directory: `StoreBuilder` streams features and
+//!   topology into a staging directory and commits it atomically; `Store`
+//!   opens, reads (every page and segment read from disk is checked against
+//!   its CRC) and verifies; `store::gather` is the batched miss path.
+//! * `import` — data in: the synthetic power-law generator with planted
 //!   classes (`ginex gen`), raw `.npy`/edge-list output, and the importers of
 //!   edge lists, `.npy`/`.npz`, OGB and DGL datasets.
-//! * [`export`] — data out: DGL's chunked graph format (DistDGL's input) and
+//! * `export` — data out: DGL's chunked graph format (DistDGL's input) and
 //!   GraphBolt's on-disk dataset, streamed from a store within a memory
 //!   budget and renamed into place at the end; both re-import byte-identically.
-//! * [`sample`] — the k-hop neighbor sampler, the sources of neighbor lists
+//! * `sample` — the k-hop neighbor sampler, the sources of neighbor lists
 //!   (in memory, on disk) and the compressed neighbor cache, built once
 //!   (streaming the topology) and reused.
-//! * [`inspect`] — the inspector: runs the sampler ahead of an epoch, writes
+//! * `inspect` — the inspector: runs the sampler ahead of an epoch, writes
 //!   runtime files and computes exact Belady changesets per superbatch.
-//! * [`cache`] — the feature cache driven by changesets (carried over
+//! * `cache` — the feature cache driven by changesets (carried over
 //!   between superbatches), the dynamic row caches (LRU, SIEVE, S3-FIFO,
 //!   CLOCK) and the static policies' selections.
-//! * [`exec`] — the executor: one epoch under any cache policy, the
+//! * `exec` — the executor: one epoch under any cache policy, the
 //!   superbatch pipeline, the memory planner, stage timers; the mmap
 //!   baseline; the policy lab's trace simulator.
+//! * `loader` — the embedded [`Loader`]: the executor's epoch on a thread,
+//!   its batches through a bounded channel.
 //! * `train` — models and the trainer loop on tch (cargo feature `train`).
-//! * [`verify`] — verification of any file ginex writes, by its kind.
-//! * [`progress`], [`rng`], [`hash`] — progress reporting to a sink the
-//!   application installs, seeded random streams, the integer-key hash.
+//! * `verify` — verification of any file ginex writes, by its kind.
+//! * [`progress`], `size`, `rng`, `hash` — progress reporting to a sink
+//!   the application installs, byte-size parsing, seeded random streams,
+//!   the integer-key hash.
 //!
 //! The command-line tools are a separate crate (`tools/`, `ginex-cli`) that
 //! depends on this one, so embedding ginex pulls in no argument parser or
@@ -46,23 +117,59 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// Modules the tools, tests and bindings use: public, hidden from the docs,
+// no stability promise (the curated API is re-exported below).
+#[doc(hidden)]
 pub mod cache;
+#[doc(hidden)]
 pub mod error;
+#[doc(hidden)]
 pub mod exec;
+#[doc(hidden)]
 pub mod export;
+#[doc(hidden)]
 pub mod format;
-pub mod hash;
+#[doc(hidden)]
 pub mod import;
+#[doc(hidden)]
 pub mod inspect;
 #[allow(unsafe_code)]
+#[doc(hidden)]
 pub mod io;
-pub mod progress;
-pub mod rng;
+#[doc(hidden)]
 pub mod sample;
+#[doc(hidden)]
+pub mod size;
+#[doc(hidden)]
 pub mod store;
 #[cfg(feature = "train")]
+#[doc(hidden)]
 pub mod train;
+#[doc(hidden)]
 pub mod verify;
 
+// Internal only.
+pub(crate) mod hash;
+mod loader;
+pub(crate) mod rng;
+
+pub mod progress;
+
 pub use error::{Error, Result};
-pub use store::Store;
+pub use exec::epoch::{BatchStat, EpochReport};
+pub use exec::plan::{MemoryPlan, WorkingSet};
+pub use exec::policy::Policy;
+pub use format::pages::{Dtype, FeatureLayout};
+pub use format::tables::Splits;
+pub use import::dgl::{import_dgl, DglImport};
+pub use import::files::{import_files, FilesImport};
+pub use import::ogb::{import_ogb, OgbImport};
+pub use import::pipeline::{CommonOptions, ImportReport};
+pub use import::synth::{generate_store, SynthParams, SynthReport};
+pub use loader::{Batch, Loader, LoaderBuilder, Split};
+pub use progress::{NoProgress, Progress};
+pub use sample::sampler::Hop;
+pub use store::edges::{CscOptions, CscStats};
+pub use store::{
+    FeatureWriter, ListSink, Store, StoreBuilder, StoreSpec, TopologyWriter, VerifyReport,
+};

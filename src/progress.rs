@@ -35,6 +35,7 @@ pub fn install(sink: Box<dyn ProgressSink>) -> bool {
 
 /// The progress of one phase; shows nothing when `quiet` or when no sink is
 /// installed.
+#[doc(hidden)]
 pub struct Bar(Option<Box<dyn PhaseProgress>>, AtomicU64);
 
 impl Bar {

@@ -312,6 +312,19 @@ pub fn plan_epoch(
     explicit: ExplicitSizes,
     extra_bytes: u64,
 ) -> Result<MemoryPlan> {
+    plan_epoch_with(store, config, memory, explicit, &|_| extra_bytes)
+}
+
+/// [`plan_epoch`] where what the caller needs beside the data path depends
+/// on the measured batches (the [`Loader`](crate::Loader)'s batches in
+/// flight): `extra_bytes(&working_set)`.
+pub fn plan_epoch_with(
+    store: &Store,
+    config: &mut crate::exec::epoch::EpochConfig,
+    memory: u64,
+    explicit: ExplicitSizes,
+    extra_bytes: &dyn Fn(&WorkingSet) -> u64,
+) -> Result<MemoryPlan> {
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
@@ -335,7 +348,7 @@ pub fn plan_epoch(
         superbatch: explicit.superbatch,
         feature_cache_bytes: explicit.feature_cache_bytes,
         neighbor_cache_bytes: explicit.neighbor_cache_bytes,
-        extra_bytes,
+        extra_bytes: extra_bytes(&ws),
     };
     let p = plan(store, &req, ws)?;
     config.feature_cache_rows = p.feature_cache_rows as usize;

@@ -40,7 +40,7 @@
 //! row at its first use, and nothing useful is evicted to make room, so
 //! init reads plus batch misses stay the optimum from the carried start
 //! (checked against an exhaustive search in the tests). With `every > 1`
-//! the cache cannot change inside a window, so there C[0] is instead the
+//! the cache cannot change inside a window, so there `C[0]` is instead the
 //! `capacity` nearest next uses of carried ∪ traced ids, carried ones
 //! first on ties — or, when that reads more on this trace, the plan of a
 //! fresh cache (k-hop is not optimal; see [`compute_changesets_from`]).
@@ -75,11 +75,11 @@ impl Update {
 /// The changesets of one superbatch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Changesets {
-    /// Ids cached before the first batch (C[0]): the carried ids kept, then
+    /// Ids cached before the first batch (`C[0]`): the carried ids kept, then
     /// the ids loaded in order of first use. The executor keeps those it
     /// holds already, evicts the rest and reads only the missing ones.
     pub init: Vec<u64>,
-    /// Rows C[0] holds that the carried cache did not: what init reads.
+    /// Rows `C[0]` holds that the carried cache did not: what init reads.
     pub init_reads: u64,
     /// One update per batch, applied after that batch is gathered (empty
     /// except at window ends when `every > 1`).
@@ -248,7 +248,7 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
 /// ids cached (distinct, at most `capacity`: the previous superbatch's
 /// [`Changesets::final_cache`]).
 ///
-/// k-hop (`every > 1`) is not optimal, so no rule for C[0] is best on every
+/// k-hop (`every > 1`) is not optimal, so no rule for `C[0]` is best on every
 /// trace; it computes both the carried plan and the plan a fresh cache
 /// would follow (whose init then reads only what the carried cache lacks)
 /// and keeps the one that reads less, so carrying over never reads more

@@ -6,7 +6,7 @@
 //! destination is a range of the caller's [`AlignedBuf`], which
 //! `read_batch` borrows mutably for its whole duration. `read_batch` never
 //! returns while a read is in flight: on success and on error it reaps every
-//! completion first, and if it unwinds (a panic) the [`Drain`] guard waits
+//! completion first, and if it unwinds (a panic) the `Drain` guard waits
 //! for the outstanding completions before the borrow ends (and aborts the
 //! process if the kernel will not let it wait, the only sound option left).
 //! Between calls nothing is in flight, so dropping the reader (and its ring

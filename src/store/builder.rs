@@ -60,6 +60,7 @@ impl StoreBuilder {
 
     /// The staging directory; builders may keep scratch files in it (they
     /// must remove them before `finish`).
+    #[doc(hidden)]
     pub fn staging_path(&self) -> &Path {
         self.staging.path()
     }

@@ -17,6 +17,7 @@ pub use verify::VerifyReport;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u32, le_u64};
@@ -29,15 +30,19 @@ use crate::format::PAGE_SIZE;
 use crate::io::read::{open, read_exact_at};
 
 /// An open store.
-#[derive(Debug)]
+///
+/// Cloning is cheap: clones share the in-memory tables and the open files
+/// (reference counted), so a clone can be moved to another thread (the
+/// [`Loader`](crate::Loader) does) without reading anything again.
+#[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
-    manifest: Manifest,
-    indptr: Vec<u64>,
-    segments: Vec<Segment>,
-    page_crcs: Vec<u32>,
-    features: File,
-    indices: File,
+    manifest: Arc<Manifest>,
+    indptr: Arc<[u64]>,
+    segments: Arc<[Segment]>,
+    page_crcs: Arc<[u32]>,
+    features: Arc<File>,
+    indices: Arc<File>,
 }
 
 /// A small file read whole and checked: its header and payload.
@@ -188,13 +193,13 @@ impl Store {
         expect_len(&path_of(FileKind::Indices), indices_len, expected_indices)?;
 
         Ok(Store {
-            features: open(&path_of(FileKind::FeaturePages))?,
-            indices: open(&path_of(FileKind::Indices))?,
+            features: Arc::new(open(&path_of(FileKind::FeaturePages))?),
+            indices: Arc::new(open(&path_of(FileKind::Indices))?),
             dir,
-            manifest,
-            indptr,
-            segments,
-            page_crcs,
+            manifest: Arc::new(manifest),
+            indptr: indptr.into(),
+            segments: segments.into(),
+            page_crcs: page_crcs.into(),
         })
     }
 
@@ -204,6 +209,7 @@ impl Store {
     }
 
     /// The decoded manifest.
+    #[doc(hidden)]
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
@@ -234,6 +240,7 @@ impl Store {
     }
 
     /// Width of ids in `indices`.
+    #[doc(hidden)]
     pub fn index_width(&self) -> IndexWidth {
         self.manifest.index_width
     }
@@ -249,6 +256,7 @@ impl Store {
     }
 
     /// The segment table.
+    #[doc(hidden)]
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }
@@ -271,6 +279,7 @@ impl Store {
 
     /// The path of the store's file of `kind` (the one place that builds
     /// it from the directory and the file name).
+    #[doc(hidden)]
     pub fn path_of(&self, kind: FileKind) -> PathBuf {
         self.dir.join(store_file_name(kind))
     }
@@ -327,6 +336,7 @@ impl Store {
 
     /// Reads consecutive feature pages starting at `first` and checks each
     /// against its CRC.
+    #[doc(hidden)]
     pub fn read_pages(&self, first: u64, buf: &mut [u8]) -> Result<()> {
         let path = self.path_of(FileKind::FeaturePages);
         let offset = FeatureLayout::page_offset(first);
@@ -352,6 +362,7 @@ impl Store {
     }
 
     /// The CRC recorded for each feature page.
+    #[doc(hidden)]
     pub fn page_crcs(&self) -> &[u32] {
         &self.page_crcs
     }

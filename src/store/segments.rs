@@ -38,6 +38,7 @@ impl Store {
     /// in-neighbor list, reading `indices` in runs of whole segments of about
     /// `chunk_bytes` (at least one segment), each segment checked against its
     /// CRC. Memory: one run of segments, never the whole topology.
+    #[doc(hidden)]
     pub fn for_each_list(
         &self,
         chunk_bytes: u64,

@@ -20,7 +20,7 @@
 //!
 //! Everything is a pure function of the seed and the node or chunk index,
 //! so the output is identical for any thread count. Generation streams: the
-//! CSC build goes through [`EdgeBucketer`] within the memory budget.
+//! CSC build goes through [`EdgeBucketer`](crate::store::edges::EdgeBucketer) within the memory budget.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,0 +1,245 @@
+//! The embedded `Loader`: the same batches, checksums and cache counters as
+//! `run_epoch` (what `ginex epoch` runs), seeds from any split, memory
+//! planning, and a clean stop when dropped mid-epoch.
+
+use std::path::Path;
+
+use ginex::exec::epoch::{run_epoch, EpochConfig};
+use ginex::{generate_store, Batch, Loader, NoProgress, Policy, Split, Store, SynthParams};
+
+fn setup() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = SynthParams {
+        nodes: 3000,
+        avg_degree: 10.0,
+        dim: 24,
+        classes: 4,
+        seed: 8,
+        split: [0.2, 0.1, 0.1],
+        ..SynthParams::default()
+    };
+    generate_store(&p, &dir.path().join("s"), &NoProgress).unwrap();
+    let store = Store::open(dir.path().join("s")).unwrap();
+    (dir, store)
+}
+
+/// What `ginex epoch STORE --policy P --feature-cache-bytes 28800
+/// --neighbor-cache-bytes 40000 --batch-size 40 --fanouts 6,4 --superbatch 5
+/// --seed 3 --epoch 1 --workers 2 --run-dir RUNS` runs (tools/src/epoch.rs).
+fn cli_config(policy: Policy, run_dir: &Path) -> EpochConfig {
+    EpochConfig {
+        policy,
+        feature_cache_rows: 300,
+        neighbor_cache_bytes: 40_000,
+        batch_size: 40,
+        fanouts: vec![6, 4],
+        superbatch: 5,
+        changeset_every: 1,
+        seed: 3,
+        epoch: 1,
+        presc_rounds: 1,
+        workers: 2,
+        run_dir: run_dir.to_path_buf(),
+        keep_runs: false,
+        neighbor_cache: None,
+        pipeline: Default::default(),
+        carry_over: true,
+        max_batches: None,
+        seed_nodes: None,
+    }
+}
+
+fn loader<'a>(store: &'a Store, policy: Policy, run_dir: &Path) -> ginex::LoaderBuilder<'a> {
+    Loader::builder(store)
+        .policy(policy)
+        .feature_cache_bytes(300 * 24 * 4)
+        .neighbor_cache_bytes(40_000)
+        .batch_size(40)
+        .fanouts([6, 4])
+        .superbatch(5)
+        .seed(3)
+        .epoch(1)
+        .workers(2)
+        .run_dir(run_dir)
+}
+
+#[test]
+fn loader_yields_run_epochs_batches_checksums_and_counters() {
+    let (dir, store) = setup();
+    let runs = dir.path().join("runs");
+    let labels = store.labels().unwrap().unwrap();
+    for policy in [Policy::Ginex, Policy::Lru, Policy::Degree, Policy::Mmap] {
+        let mut want = Vec::new();
+        let want_report = run_epoch(&store, &cli_config(policy, &runs), &mut |b| {
+            want.push((b.batch, b.ids.to_vec(), b.num_seeds, b.hops.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        let mut loader = loader(&store, policy, &runs).build().unwrap();
+        assert_eq!(loader.len(), want.len());
+        assert_eq!(loader.feature_cache_rows(), 300);
+        assert!(loader.report().is_none());
+        let got: Vec<Batch> = (&mut loader).map(|b| b.unwrap()).collect();
+        assert_eq!(got.len(), want.len(), "{policy:?}");
+        for (b, (index, ids, num_seeds, hops)) in got.iter().zip(&want) {
+            assert_eq!(
+                (b.index, &b.ids, b.num_seeds, &b.hops),
+                (*index, ids, *num_seeds, hops)
+            );
+            assert_eq!(b.checksum, want_report.batches[b.index as usize].checksum);
+            assert_eq!(b.checksum, ginex::format::crc32(&b.rows));
+            let mut rows = vec![0f32; b.ids.len() * 24];
+            store.read_feature_rows_f32(&b.ids, &mut rows).unwrap();
+            assert_eq!(b.rows_f32(), rows, "batch {} rows are the store's", b.index);
+            let seed_labels: Vec<i32> = b.seeds().iter().map(|&v| labels[v as usize]).collect();
+            assert_eq!(b.labels.as_ref(), Some(&seed_labels));
+        }
+        let report = loader.report().expect("a finished epoch has its report");
+        // Same executor: same hits, misses and checksums per batch.
+        assert_eq!(report.batches, want_report.batches, "{policy:?}");
+        assert_eq!(report.init_reads, want_report.init_reads);
+        assert!(loader.next().is_none(), "fused after the end");
+    }
+    assert!(!runs.exists(), "no runtime files left behind");
+}
+
+#[test]
+fn dropping_a_loader_mid_epoch_stops_it_and_removes_its_runtime_files() {
+    let (dir, store) = setup();
+    let runs = dir.path().join("runs");
+    // Nothing runs before the first batch is asked for.
+    drop(loader(&store, Policy::Ginex, &runs).build().unwrap());
+    assert!(!runs.exists());
+    for take in [1, 6] {
+        let mut l = loader(&store, Policy::Ginex, &runs)
+            .superbatch(3)
+            .build()
+            .unwrap();
+        for _ in 0..take {
+            l.next().unwrap().unwrap();
+        }
+        assert!(runs.exists(), "the epoch is running");
+        drop(l);
+        assert!(
+            !runs.exists(),
+            "after a drop at batch {take} the run directory holds nothing of this run"
+        );
+    }
+    // A kept run directory (created beforehand) stays, empty.
+    std::fs::create_dir(&runs).unwrap();
+    let mut l = loader(&store, Policy::Ginex, &runs).build().unwrap();
+    l.next().unwrap().unwrap();
+    drop(l);
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
+}
+
+#[test]
+fn seeds_come_from_any_split_or_list_in_order_unless_shuffled() {
+    let (dir, store) = setup();
+    let runs = dir.path().join("runs");
+    let splits = store.splits().unwrap().unwrap();
+    let seeds_of = |b: ginex::LoaderBuilder<'_>| -> Vec<u64> {
+        b.build()
+            .unwrap()
+            .flat_map(|b| b.unwrap().seeds().to_vec())
+            .collect()
+    };
+    let base = || loader(&store, Policy::Lru, &runs);
+    assert_eq!(seeds_of(base().split(Split::Valid)), splits.valid);
+    assert_eq!(seeds_of(base().split(Split::Test)), splits.test);
+    assert_eq!(
+        seeds_of(base().split(Split::Train).shuffle(false)),
+        splits.train
+    );
+    let shuffled = seeds_of(base().split(Split::Valid).shuffle(true));
+    assert_ne!(shuffled, splits.valid);
+    let mut sorted = shuffled.clone();
+    sorted.sort_unstable();
+    let mut valid = splits.valid.clone();
+    valid.sort_unstable();
+    assert_eq!(sorted, valid);
+    // The training split shuffled is `ginex epoch`'s order; another epoch
+    // reorders it.
+    let train = seeds_of(base());
+    assert_ne!(train, seeds_of(base().epoch(2)));
+    let all = base().split(Split::All).batch_size(1000).build().unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(
+        base()
+            .split(Split::All)
+            .max_batches(7)
+            .build()
+            .unwrap()
+            .len(),
+        7
+    );
+    assert_eq!(
+        seeds_of(base().seed_nodes(vec![5, 2, 2999])),
+        vec![5, 2, 2999]
+    );
+    let err = base()
+        .seed_nodes(vec![3000])
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("seed node 3000 is not below the node count 3000"),
+        "{err}"
+    );
+    let err = base().seed_nodes(vec![]).build().unwrap_err().to_string();
+    assert!(err.contains("no seed nodes"), "{err}");
+}
+
+#[test]
+fn a_memory_budget_is_planned_and_a_too_small_one_refused() {
+    let (dir, store) = setup();
+    let runs = dir.path().join("runs");
+    let l = Loader::builder(&store)
+        .fanouts([6, 4])
+        .batch_size(40)
+        .run_dir(&runs)
+        .memory("128MiB")
+        .build()
+        .unwrap();
+    let plan = l.memory_plan().expect("planned");
+    assert_eq!(plan.memory, 128 << 20);
+    assert!(plan.total() <= 128 << 20, "{}", plan.describe());
+    assert_eq!(l.feature_cache_rows() as u64, plan.feature_cache_rows);
+    assert_eq!(l.neighbor_cache_bytes(), plan.neighbor_cache_bytes);
+    assert_eq!(l.superbatch(), plan.superbatch);
+    // The planner counts the loader's batches in flight and the labels.
+    let by_bytes = Loader::builder(&store)
+        .fanouts([6, 4])
+        .batch_size(40)
+        .run_dir(&runs)
+        .memory_bytes(128 << 20)
+        .reserve_bytes(1 << 20)
+        .build()
+        .unwrap();
+    assert!(by_bytes.memory_plan().unwrap().fixed >= plan.fixed + (1 << 20));
+    let n = by_bytes.count();
+    assert_eq!(n, 15, "600 training seeds in batches of 40");
+
+    let err = Loader::builder(&store).memory("1MiB").build().unwrap_err();
+    assert!(err.to_string().contains("give at least --memory"), "{err}");
+    let err = Loader::builder(&store).memory("lots").build().unwrap_err();
+    assert!(err.to_string().contains("is not a size"), "{err}");
+    let err = Loader::builder(&store).fanouts([3, 0]).build().unwrap_err();
+    assert!(err.to_string().contains("fanout 0"), "{err}");
+}
+
+#[test]
+fn errors_of_the_executor_come_out_of_the_iterator() {
+    let (dir, store) = setup();
+    // A run directory that cannot be created: the ginex policy fails when
+    // the epoch starts, and the iterator says why, then ends.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let mut l = loader(&store, Policy::Ginex, &file.join("runs"))
+        .build()
+        .unwrap();
+    let err = l.next().unwrap().unwrap_err().to_string();
+    assert!(err.contains("a-file"), "{err}");
+    assert!(l.next().is_none());
+    assert!(l.report().is_none());
+}
