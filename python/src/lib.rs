@@ -16,18 +16,9 @@
 //! [`to_py`]).
 
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
-use ginex::exec::epoch::{run_epoch, EpochBatch, EpochConfig, EpochReport};
-use ginex::exec::pipeline::Pipeline;
-use ginex::exec::plan::{plan_epoch, ExplicitSizes};
-use ginex::exec::policy::Policy;
-use ginex::format::pages::Dtype;
-use ginex::import::files::{import_files as run_import_files, FilesImport};
-use ginex::sample::sampler::epoch_order;
-use ginex::{Error, Store};
+use ginex::{Dtype, Error, FilesImport, Policy, Split, Store};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -60,9 +51,9 @@ fn to_py(e: Error) -> PyErr {
         Error::InvalidInput { .. } | Error::InvalidArgument(_) | Error::OutOfRange(_) => {
             PyValueError::new_err(msg)
         }
-        Error::Corrupt { .. } | Error::ChecksumMismatch { .. } | Error::UnsupportedVersion { .. } => {
-            CorruptStoreError::new_err(msg)
-        }
+        Error::Corrupt { .. }
+        | Error::ChecksumMismatch { .. }
+        | Error::UnsupportedVersion { .. } => CorruptStoreError::new_err(msg),
         _ => GinexError::new_err(msg),
     }
 }
@@ -198,7 +189,11 @@ impl PyStore {
 
     /// Labels as int32 (`-1` = none), or None when the store has none.
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<i32>>>> {
-        Ok(self.store.labels().map_err(to_py)?.map(|l| l.into_pyarray(py)))
+        Ok(self
+            .store
+            .labels()
+            .map_err(to_py)?
+            .map(|l| l.into_pyarray(py)))
     }
 
     /// `{"train": ids, "valid": ids, "test": ids}` (int64), or None.
@@ -293,16 +288,17 @@ fn import_files(
     opts.common.undirected = undirected;
     opts.common.memory = memory;
     opts.common.quiet = quiet;
-    let r = py.detach(|| run_import_files(&opts)).map_err(to_py)?;
+    let r = py.detach(|| ginex::import_files(&opts)).map_err(to_py)?;
     Ok((r.nodes, r.csc.edges_out))
 }
 
-/// One batch, converted on the loader thread.
+/// One batch in numpy's layout, converted with the GIL released.
 struct BatchOut {
     index: u64,
     ids: Vec<i64>,
     num_seeds: usize,
     x: Vec<f32>,
+    dim: usize,
     y: Option<Vec<i64>>,
     /// Per layer, in the loader's order: `[src..., dst...]` (local ids),
     /// the edge count, and `(num_src, num_dst)`.
@@ -310,28 +306,8 @@ struct BatchOut {
     checksum: u32,
 }
 
-/// What a loader epoch's thread needs.
-#[derive(Clone)]
-struct EpochSetup {
-    path: PathBuf,
-    config: EpochConfig,
-    dim: usize,
-    dtype: Dtype,
-    labels: Option<Arc<Vec<i32>>>,
-    input_layer_first: bool,
-    prefetch: usize,
-}
-
-fn convert(b: &EpochBatch<'_>, s: &EpochSetup) -> BatchOut {
-    let mut x = vec![0f32; b.ids.len() * s.dim];
-    s.dtype.decode_to_f32(b.rows, &mut x);
-    let y = s.labels.as_ref().map(|l| {
-        b.ids[..b.num_seeds]
-            .iter()
-            .map(|&id| l.get(id as usize).map_or(-1, |&v| i64::from(v)))
-            .collect()
-    });
-    let hop = |h: &ginex::sample::sampler::Hop| {
+fn convert(b: ginex::Batch, input_layer_first: bool) -> BatchOut {
+    let hop = |h: &ginex::Hop| {
         let mut ei = Vec::with_capacity(h.src.len() * 2);
         ei.extend(h.src.iter().map(|&v| i64::from(v)));
         ei.extend(h.dst.iter().map(|&v| i64::from(v)));
@@ -339,72 +315,42 @@ fn convert(b: &EpochBatch<'_>, s: &EpochSetup) -> BatchOut {
     };
     // ginex's hops are input layer first; PyG's NeighborLoader counts hops
     // from the seeds outwards (input layer last).
-    let layers: Vec<_> = if s.input_layer_first {
+    let layers: Vec<_> = if input_layer_first {
         b.hops.iter().map(hop).collect()
     } else {
         b.hops.iter().rev().map(hop).collect()
     };
     BatchOut {
-        index: b.batch,
+        index: b.index,
+        x: b.rows_f32(),
+        dim: b.dim,
         ids: b.ids.iter().map(|&v| v as i64).collect(),
         num_seeds: b.num_seeds,
-        x,
-        y,
+        y: b.labels.map(|l| l.into_iter().map(i64::from).collect()),
         layers,
-        checksum: crc32fast::hash(b.rows),
+        checksum: b.checksum,
     }
 }
 
-/// Starts one epoch on its own thread.
-fn spawn_epoch(setup: EpochSetup) -> PyResult<Epoch> {
-    let (tx, rx) = sync_channel::<BatchOut>(setup.prefetch.max(1));
-    let handle = std::thread::Builder::new()
-        .name("ginex-loader".into())
-        .spawn(move || -> ginex::Result<EpochReport> {
-            let store = Store::open(&setup.path)?;
-            run_epoch(&store, &setup.config, &mut |b| {
-                tx.send(convert(b, &setup))
-                    .map_err(|_| Error::invalid_argument("the loader was closed mid-epoch"))
-            })
-        })
-        .map_err(|e| PyOSError::new_err(format!("could not start the loader thread: {e}")))?;
-    Ok(Epoch {
-        state: Mutex::new(EpochState {
-            rx: Some(rx),
-            handle: Some(handle),
-        }),
-        report: Mutex::new(None),
-        shared_report: None,
-    })
-}
-
-struct EpochState {
-    rx: Option<Receiver<BatchOut>>,
-    handle: Option<JoinHandle<ginex::Result<EpochReport>>>,
-}
-
-impl EpochState {
-    /// Stops the thread (its next send fails) and waits for it.
-    fn stop(&mut self) -> Option<std::thread::Result<ginex::Result<EpochReport>>> {
-        self.rx = None;
-        self.handle.take().map(JoinHandle::join)
-    }
-}
-
-/// One epoch of a [`Loader`]: an iterator of `ginex.Batch`.
+/// One epoch of a [`Loader`]: an iterator of `ginex.Batch`, over
+/// [`ginex::Loader`] (whose thread runs the executor of `ginex epoch`).
+/// Dropping it, `close()` or leaving its `with` block stops and joins that
+/// thread; the epoch's runtime files go with it.
 #[pyclass(module = "ginex", frozen)]
 struct Epoch {
-    state: Mutex<EpochState>,
+    loader: Mutex<Option<ginex::Loader>>,
+    input_layer_first: bool,
     /// The report once the epoch finished, as JSON.
     report: Mutex<Option<String>>,
-    /// The loader's slot for its last report.
-    shared_report: Option<Arc<Mutex<Option<String>>>>,
+    /// The Python loader's slot for its last report.
+    shared_report: Arc<Mutex<Option<String>>>,
 }
 
 impl Drop for Epoch {
     fn drop(&mut self) {
-        if let Ok(mut s) = self.state.lock() {
-            let _ = s.stop();
+        // ginex::Loader's Drop cancels and joins its thread.
+        if let Ok(mut l) = self.loader.lock() {
+            l.take();
         }
     }
 }
@@ -454,12 +400,13 @@ impl Batch {
 
 fn make_batch(py: Python<'_>, b: BatchOut) -> PyResult<Batch> {
     let n = b.ids.len();
-    let dim = if n == 0 { 0 } else { b.x.len() / n };
-    let x = Array2::from_shape_vec((n, dim), b.x).map_err(|e| GinexError::new_err(e.to_string()))?;
+    let x =
+        Array2::from_shape_vec((n, b.dim), b.x).map_err(|e| GinexError::new_err(e.to_string()))?;
     let edge_index = PyList::empty(py);
     let size = PyList::empty(py);
     for (ei, e, (num_src, num_dst)) in b.layers {
-        let a = Array2::from_shape_vec((2, e), ei).map_err(|e| GinexError::new_err(e.to_string()))?;
+        let a =
+            Array2::from_shape_vec((2, e), ei).map_err(|e| GinexError::new_err(e.to_string()))?;
         edge_index.append(a.into_pyarray(py))?;
         size.append((num_src, num_dst))?;
     }
@@ -486,39 +433,43 @@ impl Epoch {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Batch>> {
+        let first = self.input_layer_first;
         let next = py.detach(|| {
-            let s = self.state.lock().ok()?;
-            s.rx.as_ref()?.recv().ok()
-        });
-        if let Some(b) = next {
-            return make_batch(py, b).map(Some);
-        }
-        // The channel closed: the epoch ended, failed or was closed.
-        let joined = py.detach(|| self.state.lock().ok().and_then(|mut s| s.stop()));
-        match joined {
-            None => Ok(None),
-            Some(Err(_)) => Err(GinexError::new_err("the loader thread panicked")),
-            Some(Ok(Err(e))) => Err(to_py(e)),
-            Some(Ok(Ok(r))) => {
-                let json = r.to_json().to_string();
-                if let Some(slot) = &self.shared_report {
-                    if let Ok(mut g) = slot.lock() {
-                        *g = Some(json.clone());
+            let mut g = self.loader.lock().ok()?;
+            let loader = g.as_mut()?;
+            match loader.next() {
+                Some(Ok(b)) => Some(Ok(convert(b, first))),
+                Some(Err(e)) => {
+                    g.take();
+                    Some(Err(e))
+                }
+                None => {
+                    let report = loader.report().map(|r| r.to_json().to_string());
+                    g.take();
+                    if let Some(json) = report {
+                        if let Ok(mut slot) = self.shared_report.lock() {
+                            *slot = Some(json.clone());
+                        }
+                        if let Ok(mut mine) = self.report.lock() {
+                            *mine = Some(json);
+                        }
                     }
+                    None
                 }
-                if let Ok(mut g) = self.report.lock() {
-                    *g = Some(json);
-                }
-                Ok(None)
             }
+        });
+        match next {
+            Some(Ok(b)) => make_batch(py, b).map(Some),
+            Some(Err(e)) => Err(to_py(e)),
+            None => Ok(None),
         }
     }
 
     /// Stops the epoch now: the thread ends and its runtime files go.
     fn close(&self, py: Python<'_>) {
         py.detach(|| {
-            if let Ok(mut s) = self.state.lock() {
-                let _ = s.stop();
+            if let Ok(mut l) = self.loader.lock() {
+                l.take();
             }
         });
     }
@@ -546,17 +497,58 @@ impl Epoch {
     }
 }
 
+/// The knobs of a loader's epochs (everything but the epoch number).
+#[derive(Clone)]
+struct LoaderArgs {
+    fanouts: Vec<i64>,
+    batch_size: usize,
+    policy: Policy,
+    split: Split,
+    shuffle: bool,
+    seed: u64,
+    workers: Option<usize>,
+    run_dir: Option<PathBuf>,
+    max_batches: Option<u64>,
+}
+
+impl LoaderArgs {
+    fn builder<'s>(&self, store: &'s Store, epoch: u64) -> ginex::LoaderBuilder<'s> {
+        let mut b = ginex::Loader::builder(store)
+            .fanouts(self.fanouts.clone())
+            .batch_size(self.batch_size)
+            .policy(self.policy)
+            .split(self.split)
+            .shuffle(self.shuffle)
+            .seed(self.seed)
+            .epoch(epoch);
+        if let Some(w) = self.workers {
+            b = b.workers(w);
+        }
+        if let Some(d) = &self.run_dir {
+            b = b.run_dir(d.clone());
+        }
+        if let Some(m) = self.max_batches {
+            b = b.max_batches(m);
+        }
+        b
+    }
+}
+
 /// `ginex.Loader`: batches of a store under a cache policy, from the
-/// executor of `ginex epoch`. Iterating starts an epoch (the next epoch
-/// number each time, so each pass reshuffles, as PyG's loaders do).
+/// executor of `ginex epoch` ([`ginex::Loader`]). Iterating starts an
+/// epoch — the next epoch number each time, so each pass reshuffles, as
+/// PyG's loaders do; the memory plan of the first epoch is kept.
 #[pyclass(module = "ginex")]
 struct Loader {
-    setup: EpochSetup,
-    /// The seed nodes of the split when they are not the training split.
-    seeds: Option<Vec<u64>>,
-    shuffle: bool,
+    store: Store,
+    args: LoaderArgs,
+    input_layer_first: bool,
+    /// The first epoch, built (and planned) by the constructor.
+    first: Mutex<Option<ginex::Loader>>,
     next_epoch: u64,
-    num_batches: u64,
+    len: usize,
+    /// Cache sizes and superbatch as planned or given, for later epochs.
+    sizes: (u64, u64, u64),
     plan: Option<String>,
     report: Arc<Mutex<Option<String>>>,
 }
@@ -566,7 +558,7 @@ impl Loader {
     #[new]
     #[pyo3(signature = (store, fanouts, batch_size=1000, policy="ginex", memory=None,
         superbatch=None, seed=0, split="train", shuffle=true, epoch=0, max_batches=None,
-        workers=None, run_dir=None, input_layer_first=false, prefetch=4))]
+        workers=None, run_dir=None, input_layer_first=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -584,13 +576,15 @@ impl Loader {
         workers: Option<usize>,
         run_dir: Option<PathBuf>,
         input_layer_first: bool,
-        prefetch: usize,
     ) -> PyResult<Self> {
-        let path: PathBuf = match store.cast::<PyStore>() {
-            Ok(s) => s.get().store.dir().to_path_buf(),
-            Err(_) => store
-                .extract()
-                .map_err(|_| arg_err("store", "expected a ginex.Store or a path"))?,
+        let store: Store = match store.cast::<PyStore>() {
+            Ok(s) => s.get().store.clone(),
+            Err(_) => {
+                let path: PathBuf = store
+                    .extract()
+                    .map_err(|_| arg_err("store", "expected a ginex.Store or a path"))?;
+                py.detach(|| Store::open(&path)).map_err(to_py)?
+            }
         };
         if fanouts.is_empty() || fanouts.iter().any(|&f| f == 0 || f < -1) {
             return Err(arg_err(
@@ -599,118 +593,80 @@ impl Loader {
             ));
         }
         if batch_size <= 0 {
-            return Err(arg_err("batch_size", format!("{batch_size} must be positive")));
+            return Err(arg_err(
+                "batch_size",
+                format!("{batch_size} must be positive"),
+            ));
         }
         if superbatch.is_some_and(|s| s <= 0) {
             return Err(arg_err("superbatch", "must be positive"));
         }
-        let policy = Policy::parse(policy).map_err(|e| arg_err("policy", e))?;
-        let memory = memory.map(|m| parse_bytes("memory", m)).transpose()?;
-        let s = py.detach(|| Store::open(&path)).map_err(to_py)?;
-        let splits = s.splits().map_err(to_py)?.unwrap_or_default();
-        let seeds = match split {
-            "train" => None,
-            "valid" => Some(splits.valid),
-            "test" => Some(splits.test),
-            other => {
-                return Err(arg_err(
-                    "split",
-                    format!("{other:?}: expected \"train\", \"valid\" or \"test\""),
-                ))
-            }
-        };
-        let num_seeds = seeds.as_ref().map_or(splits.train.len(), Vec::len) as u64;
-        if num_seeds == 0 {
-            return Err(arg_err(
-                "split",
-                format!("{} has no {split} nodes", path.display()),
-            ));
-        }
-        let row_bytes = s.layout().row_bytes() as u64;
-        let superbatch = superbatch.map(|v| v as u64);
-        let mut config = EpochConfig {
-            policy,
-            feature_cache_rows: ((256u64 << 20) / row_bytes).min(s.num_nodes()) as usize,
-            neighbor_cache_bytes: 0,
-            batch_size: batch_size as usize,
+        let args = LoaderArgs {
             fanouts,
-            superbatch: superbatch.unwrap_or(100),
-            changeset_every: 1,
-            seed,
-            epoch,
-            presc_rounds: 1,
-            workers: workers.unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            }),
-            run_dir: run_dir.unwrap_or_else(|| path.with_extension("runs")),
-            neighbor_cache: None,
-            keep_runs: false,
-            pipeline: Pipeline::Overlap,
-            carry_over: true,
-            max_batches,
-            seed_nodes: None,
-        };
-        let plan = match memory {
-            Some(m) => {
-                let explicit = ExplicitSizes {
-                    feature_cache_bytes: None,
-                    neighbor_cache_bytes: None,
-                    superbatch,
-                };
-                let p = py
-                    .detach(|| plan_epoch(&s, &mut config, m, explicit, 0))
-                    .map_err(to_py)?;
-                Some(p.to_json().to_string())
-            }
-            None => None,
-        };
-        let mut num_batches = num_seeds.div_ceil(batch_size as u64);
-        if let Some(m) = max_batches {
-            num_batches = num_batches.min(m);
-        }
-        let labels = s.labels().map_err(to_py)?.map(Arc::new);
-        Ok(Loader {
-            setup: EpochSetup {
-                path,
-                config,
-                dim: s.feature_dim() as usize,
-                dtype: s.dtype(),
-                labels,
-                input_layer_first,
-                prefetch,
-            },
-            seeds,
+            batch_size: batch_size as usize,
+            policy: Policy::parse(policy).map_err(|e| arg_err("policy", e))?,
+            split: Split::parse(split).map_err(|e| arg_err("split", e))?,
             shuffle,
+            seed,
+            workers,
+            run_dir,
+            max_batches,
+        };
+        let memory = memory.map(|m| parse_bytes("memory", m)).transpose()?;
+        let mut b = args.builder(&store, epoch);
+        if let Some(m) = memory {
+            b = b.memory_bytes(m);
+        }
+        if let Some(s) = superbatch {
+            b = b.superbatch(s as u64);
+        }
+        let first = py.detach(|| b.build()).map_err(to_py)?;
+        let row_bytes = store.layout().row_bytes() as u64;
+        Ok(Loader {
+            sizes: (
+                first.feature_cache_rows() as u64 * row_bytes,
+                first.neighbor_cache_bytes(),
+                first.superbatch(),
+            ),
+            plan: first.memory_plan().map(|p| p.to_json().to_string()),
+            len: first.len(),
+            first: Mutex::new(Some(first)),
+            store,
+            args,
+            input_layer_first,
             next_epoch: epoch,
-            num_batches,
-            plan,
             report: Arc::new(Mutex::new(None)),
         })
     }
 
     /// Starts the next epoch.
-    fn __iter__(&mut self) -> PyResult<Epoch> {
-        let mut setup = self.setup.clone();
-        setup.config.epoch = self.next_epoch;
-        setup.config.seed_nodes = match (&self.seeds, self.shuffle) {
-            (Some(s), true) => Some(epoch_order(s, setup.config.seed, self.next_epoch)),
-            (Some(s), false) => Some(s.clone()),
-            (None, true) => None,
-            (None, false) => {
-                let store = Store::open(&setup.path).map_err(to_py)?;
-                Some(store.splits().map_err(to_py)?.unwrap_or_default().train)
+    fn __iter__(&mut self, py: Python<'_>) -> PyResult<Epoch> {
+        let epoch = self.next_epoch;
+        let first = self.first.lock().ok().and_then(|mut f| f.take());
+        let loader = match first {
+            Some(l) => l,
+            None => {
+                let (feature_cache, neighbor_cache, superbatch) = self.sizes;
+                let b = self
+                    .args
+                    .builder(&self.store, epoch)
+                    .feature_cache_bytes(feature_cache)
+                    .neighbor_cache_bytes(neighbor_cache)
+                    .superbatch(superbatch);
+                py.detach(|| b.build()).map_err(to_py)?
             }
         };
         self.next_epoch += 1;
-        let mut e = spawn_epoch(setup)?;
-        e.shared_report = Some(self.report.clone());
-        Ok(e)
+        Ok(Epoch {
+            loader: Mutex::new(Some(loader)),
+            input_layer_first: self.input_layer_first,
+            report: Mutex::new(None),
+            shared_report: self.report.clone(),
+        })
     }
 
     fn __len__(&self) -> usize {
-        self.num_batches as usize
+        self.len
     }
 
     /// The report of the last epoch that ran to the end (dict: hits,
@@ -730,18 +686,18 @@ impl Loader {
     /// The configuration the epochs run with (dict).
     #[getter]
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let c = &self.setup.config;
+        let a = &self.args;
         let d = PyDict::new(py);
-        d.set_item("policy", c.policy.name())?;
-        d.set_item("feature_cache_rows", c.feature_cache_rows)?;
-        d.set_item("neighbor_cache_bytes", c.neighbor_cache_bytes)?;
-        d.set_item("batch_size", c.batch_size)?;
-        d.set_item("fanouts", c.fanouts.clone())?;
-        d.set_item("superbatch", c.superbatch)?;
-        d.set_item("seed", c.seed)?;
+        d.set_item("policy", a.policy.name())?;
+        d.set_item("feature_cache_bytes", self.sizes.0)?;
+        d.set_item("neighbor_cache_bytes", self.sizes.1)?;
+        d.set_item("superbatch", self.sizes.2)?;
+        d.set_item("batch_size", a.batch_size)?;
+        d.set_item("fanouts", a.fanouts.clone())?;
+        d.set_item("split", a.split.name())?;
+        d.set_item("shuffle", a.shuffle)?;
+        d.set_item("seed", a.seed)?;
         d.set_item("next_epoch", self.next_epoch)?;
-        d.set_item("workers", c.workers)?;
-        d.set_item("run_dir", c.run_dir.clone())?;
         Ok(d)
     }
 }

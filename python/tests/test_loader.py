@@ -152,7 +152,7 @@ def test_an_abandoned_loader_leaves_no_runtime_files_and_no_threads(store_path, 
 
     def make():
         # small superbatches: runtime files exist while a batch is in hand
-        return loader(store_path, policy="ginex", run_dir=run_dir, superbatch=1, batch_size=50, prefetch=1)
+        return loader(store_path, policy="ginex", run_dir=run_dir, superbatch=1, batch_size=50)
 
     list(make())  # warm any global pools
     before = len(os.listdir("/proc/self/task"))
