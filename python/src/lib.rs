@@ -4,13 +4,13 @@
 //! * [`import_files`] (`ginex._import_files`) runs `ginex-import files`;
 //!   `ginex.import_arrays` (Python, ginex/__init__.py) checks the arrays,
 //!   stages them as `.npy` and calls it.
-//! * [`Loader`] (`ginex.Loader`) runs [`ginex::exec::epoch::run_epoch`] —
-//!   the executor of `ginex epoch` — on a native thread per epoch
-//!   ([`Epoch`]); batches cross a bounded channel, converted to numpy's
-//!   layout on that thread, so Python only wraps finished buffers. Waiting
-//!   for a batch releases the GIL. Dropping the iterator (a `break`, an
-//!   exception, garbage collection) or `close()` stops and joins the
-//!   thread; the epoch's runtime files go with it.
+//! * [`Loader`] (`ginex.Loader`) makes one [`ginex::Loader`] per epoch
+//!   ([`Epoch`]): the executor of `ginex epoch` on a native thread, batches
+//!   through a bounded channel. `__next__` waits for a batch and converts it
+//!   (f32 rows, int64 ids, PyG's layer order) with the GIL released, so
+//!   Python only wraps finished buffers (no copy). Dropping the iterator (a
+//!   `break`, an exception, garbage collection) or `close()` stops and joins
+//!   the thread; the epoch's runtime files go with it.
 //!
 //! Library errors become Python exceptions with the CLI's message (see
 //! [`to_py`]).
@@ -125,6 +125,49 @@ impl PyStore {
     }
 }
 
+/// Node ids from a 1-D numpy array of any integer dtype or a sequence of
+/// ints; a negative or non-integer id is a `ValueError` naming `arg`.
+fn node_ids(arg: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    fn signed<T: Copy + Into<i64> + numpy::Element>(
+        arg: &str,
+        a: PyReadonlyArray1<'_, T>,
+    ) -> PyResult<Vec<u64>> {
+        a.as_array()
+            .iter()
+            .map(|&x| {
+                let x: i64 = x.into();
+                u64::try_from(x).map_err(|_| arg_err(arg, format!("node id {x} is negative")))
+            })
+            .collect()
+    }
+    if let Ok(a) = v.extract::<PyReadonlyArray1<'_, u64>>() {
+        return Ok(a.as_array().to_vec());
+    }
+    if let Ok(a) = v.extract::<PyReadonlyArray1<'_, u32>>() {
+        return Ok(a.as_array().iter().map(|&x| u64::from(x)).collect());
+    }
+    if let Ok(a) = v.extract::<PyReadonlyArray1<'_, i64>>() {
+        return signed(arg, a);
+    }
+    if let Ok(a) = v.extract::<PyReadonlyArray1<'_, i32>>() {
+        return signed(arg, a);
+    }
+    if v.cast::<numpy::PyUntypedArray>().is_err() {
+        if let Ok(list) = v.extract::<Vec<i64>>() {
+            return list
+                .into_iter()
+                .map(|x| {
+                    u64::try_from(x).map_err(|_| arg_err(arg, format!("node id {x} is negative")))
+                })
+                .collect();
+        }
+    }
+    Err(arg_err(
+        arg,
+        "expected a 1-D array (uint64, int64, uint32 or int32) or a list of node ids",
+    ))
+}
+
 fn ids_array<'py>(py: Python<'py>, v: Vec<u64>) -> Bound<'py, PyArray1<i64>> {
     v.into_iter()
         .map(|x| x as i64)
@@ -172,9 +215,9 @@ impl PyStore {
     fn features<'py>(
         &self,
         py: Python<'py>,
-        ids: PyReadonlyArray1<'py, u64>,
+        ids: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let ids = ids.as_slice()?.to_vec();
+        let ids = node_ids("ids", ids)?;
         for &id in &ids {
             self.check_id("ids", id)?;
         }
@@ -534,10 +577,23 @@ impl LoaderArgs {
     }
 }
 
-/// `ginex.Loader`: batches of a store under a cache policy, from the
-/// executor of `ginex epoch` ([`ginex::Loader`]). Iterating starts an
-/// epoch — the next epoch number each time, so each pass reshuffles, as
-/// PyG's loaders do; the memory plan of the first epoch is kept.
+/// `ginex.Loader(store, fanouts, batch_size=1000, policy="ginex",
+/// memory=None, superbatch=None, seed=0, split="train", shuffle=True,
+/// epoch=0, max_batches=None, workers=None, run_dir=None,
+/// input_layer_first=False)`: batches of a store under a cache policy, from
+/// the executor of `ginex epoch` ([`ginex::Loader`]).
+///
+/// `store` is a `ginex.Store` or a path; `policy` one of `ginex.POLICIES`;
+/// `memory` one budget for the data path ("4GiB" or bytes), planned as
+/// `ginex epoch --memory` plans it (without it: a 256 MiB feature cache, no
+/// neighbor cache, superbatches of 100); `split` "train", "valid", "test"
+/// or "all"; `run_dir` where runtime files go (default STORE.runs).
+///
+/// Iterating starts an epoch — the next epoch number each time, so each
+/// pass reshuffles, as PyG's loaders do; the sizes planned for the first
+/// epoch are kept. Each batch's `edge_index` / `size` lists are in PyG
+/// NeighborLoader's hop order (edges into the seeds first, the input layer
+/// last); `input_layer_first=True` reverses them.
 #[pyclass(module = "ginex")]
 struct Loader {
     store: Store,

@@ -23,6 +23,10 @@ def test_store_reads_what_was_imported(store_path, raw):
     ids = np.array([0, n - 1, 7, 7, 123], dtype=np.uint64)
     assert np.array_equal(s.features(ids), raw.x[ids.astype(np.int64)])
     assert s.features(np.array([], dtype=np.uint64)).shape == (0, raw.x.shape[1])
+    want = raw.x[[3, 1, 4]]
+    for ids in ([3, 1, 4], np.array([3, 1, 4]), np.array([3, 1, 4], dtype=np.int32),
+                np.array([9, 3, 8, 1, 7, 4], dtype=np.uint32)[1::2]):
+        assert np.array_equal(s.features(ids), want)
     assert np.array_equal(s.labels(), raw.y)
     sp = s.splits()
     assert np.array_equal(sp["train"], raw.train)
@@ -40,6 +44,12 @@ def test_store_errors_are_exceptions_with_the_cli_message(store_path, tmp_path):
     s = ginex.Store(store_path)
     with pytest.raises(ValueError, match=r"^ids: node id 3000 is out of range"):
         s.features(np.array([1, 3000], dtype=np.uint64))
+    with pytest.raises(ValueError, match=r"^ids: node id -2 is negative"):
+        s.features(np.array([1, -2]))
+    with pytest.raises(ValueError, match=r"^ids: expected a 1-D array"):
+        s.features(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"^ids: expected a 1-D array"):
+        s.features(np.array([[1, 2]]))
     with pytest.raises(ValueError, match=r"^node: node id 99999 is out of range"):
         s.in_neighbors(99999)
     with pytest.raises(ValueError, match="nowhere is not a ginex store"):
