@@ -23,8 +23,9 @@ if ! "$VENV/bin/python" -c "import numpy, pytest" >/dev/null 2>&1 || [ ! -x "$VE
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check numpy pytest maturin
 fi
 
-# The CLI binaries the tests compare against.
-cargo build -p ginex-cli --bins -p ginex-python
+# The extension and the CLI binaries the tests compare against (no --bins:
+# it would leave out the extension, which has none).
+cargo build -p ginex-cli -p ginex-python
 export GINEX_BIN_DIR="$PWD/target/debug"
 
 if [ "${GINEX_PY_WHEEL:-0}" = "1" ]; then
