@@ -2,7 +2,8 @@
 # Runs every check: formatting, lints, the whole test suite (the training
 # layer too, with a project-local libtorch it installs on first use), and a
 # short fuzz smoke run. The README's check command; .ci/run calls exactly
-# this. Installs what it needs itself (rustfmt/clippy components, torch).
+# this. Installs what it needs itself (rustfmt/clippy components, torch,
+# the Python package's venv python/.venv with numpy/pytest/maturin).
 # GINEX_SKIP_TRAIN=1 / GINEX_SKIP_FUZZ=1 skip those parts for quick local runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,8 @@ cargo test -p ginex --doc 2>&1 | tee -a "$LOG"
 for example in open_and_inspect import_arrays train_loop; do
   cargo run -q -p ginex --example "$example"
 done
+step "Python package: pytest in python/.venv (tools/python-check.sh)"
+bash tools/python-check.sh 2>&1 | tee -a "$LOG"
 
 if [ "${GINEX_SKIP_TRAIN:-0}" != "1" ]; then
   step "training layer (feature train): libtorch venv, clippy, tests"
@@ -46,7 +49,9 @@ if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then
   fuzz/smoke.sh "${GINEX_FUZZ_SECONDS:-10}"
 fi
 
-passed=$(grep -E '^test result:' "$LOG" | sed -E 's/.* ([0-9]+) passed.*/\1/' | awk '{s += $1} END {print s + 0}')
-failed=$(grep -E '^test result:' "$LOG" | sed -E 's/.* ([0-9]+) failed.*/\1/' | awk '{s += $1} END {print s + 0}')
+# cargo's "test result:" lines and pytest's closing "N passed[, N failed] in Xs".
+count() { { grep -E "$1" "$LOG" || true; } | sed -E "$2" | awk '{s += $1} END {print s + 0}'; }
+passed=$(( $(count '^test result:' 's/.* ([0-9]+) passed.*/\1/') + $(count '^=* ?[0-9]+ passed.* in [0-9.]+s' 's/^=* ?([0-9]+) passed.*/\1/') ))
+failed=$(( $(count '^test result:' 's/.* ([0-9]+) failed.*/\1/') + $(count '^=* ?[0-9]+ passed, [0-9]+ failed' 's/.* ([0-9]+) failed.*/\1/') ))
 step "all checks passed"
 echo "tests: ${passed} passed, ${failed} failed"

@@ -1,0 +1,224 @@
+"""ginex from Python: checksummed on-disk graph stores and the
+Belady-cached neighbor-sampling loader of ``ginex epoch``.
+
+* :class:`Store` opens a store (``ginex.Store(path)``) and reads features,
+  labels, splits and neighbors into numpy arrays.
+* :func:`import_arrays` builds a store from arrays (PyG's
+  ``data.edge_index``, ``data.x``, ``data.y`` and masks), as
+  ``ginex-import files`` does from files.
+* :class:`Loader` iterates batches (``ids``, ``x``, ``y``, per-layer
+  ``edge_index`` and ``size``) prepared by the native executor under a cache
+  policy; see its docstring for the layer order.
+
+numpy in and out; torch users call ``torch.from_numpy`` (zero-copy).
+Errors are Python exceptions carrying the CLI's message: ``ValueError``
+for bad input, ``OSError`` for I/O, ``FileExistsError`` for an existing
+output, :class:`CorruptStoreError` for a damaged store, :class:`GinexError`
+otherwise.
+"""
+
+import os
+import shutil
+
+import numpy as np
+
+from ._ginex import (
+    POLICIES,
+    Batch,
+    CorruptStoreError,
+    Epoch,
+    GinexError,
+    Loader,
+    Store,
+)
+from ._ginex import import_files as _import_files
+
+__all__ = [
+    "Batch",
+    "CorruptStoreError",
+    "Epoch",
+    "GinexError",
+    "Loader",
+    "POLICIES",
+    "Store",
+    "import_arrays",
+]
+
+__version__ = "0.1.0"
+
+_DTYPES = ("f32", "f16", "bf16")
+
+
+def _array(name, value):
+    """``value`` as a numpy array (torch tensors, lists and arrays)."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    try:
+        return np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - any conversion failure is the caller's input
+        raise ValueError(f"{name}: cannot be read as an array ({e})") from None
+
+
+def _check_ids(name, ids, n, what):
+    if ids.size == 0:
+        return
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0:
+        raise ValueError(f"{name}: node id {lo} is negative")
+    if hi >= n:
+        raise ValueError(f"{name}: node id {hi} is out of range ({what} has {n} nodes)")
+
+
+def _id_list(name, value, n, what):
+    """A boolean mask of length ``n`` or an integer index array, as int64 ids."""
+    a = _array(name, value)
+    if a.dtype == np.bool_:
+        if a.ndim != 1 or a.shape[0] != n:
+            raise ValueError(
+                f"{name}: a boolean mask must have shape ({n},) ({what} has {n} nodes), got {a.shape}"
+            )
+        return np.flatnonzero(a).astype(np.int64)
+    if a.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name}: expected a boolean mask or integer node ids, got dtype {a.dtype}"
+        )
+    if a.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array of node ids, got shape {a.shape}")
+    _check_ids(name, a, n, what)
+    if len(np.unique(a)) != len(a):
+        raise ValueError(f"{name}: node ids repeat")
+    return a.astype(np.int64)
+
+
+def import_arrays(
+    out,
+    edge_index,
+    x=None,
+    y=None,
+    train=None,
+    valid=None,
+    test=None,
+    undirected=False,
+    dtype="f32",
+    memory="2GiB",
+    num_nodes=None,
+    num_classes=None,
+):
+    """Builds a store at ``out`` from arrays — what ``ginex-import files``
+    does from files — and returns it opened as a :class:`Store`.
+
+    * ``edge_index``: integer array of shape (2, E), row 0 the source and
+      row 1 the target of each edge (PyG's ``data.edge_index``).
+    * ``x``: float16/32/64 features (N, dim); without it the store gets
+      all-zero features of width 1.
+    * ``y``: labels (N,) or (N, 1): integers (-1 = none) or floats
+      (NaN = none).
+    * ``train`` / ``valid`` / ``test``: boolean masks of length N or integer
+      node-id arrays (PyG's ``data.train_mask`` ...).
+    * ``undirected``: add the reverse of every edge. ``dtype``: the store's
+      feature dtype (f32, f16, bf16). ``memory``: the import's budget (the
+      CSC build spills to disk beyond it).
+    * ``num_nodes``: the node count when there is no ``x`` (default: the
+      largest id + 1). ``num_classes``: default the largest label + 1.
+
+    The arrays are checked first (wrong dtypes, shapes and out-of-range ids
+    raise ``ValueError`` naming the argument), then staged as ``.npy`` files
+    in ``OUT.import-arrays.tmp/`` beside the store (removed afterwards) and
+    imported; the store is written atomically and verified, so a failure
+    leaves no store.
+    """
+    out = os.fspath(out)
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype: {dtype!r}: expected one of {', '.join(_DTYPES)}")
+    if os.path.lexists(out):
+        raise FileExistsError(f"{out} already exists; choose another path or remove it first")
+
+    ei = _array("edge_index", edge_index)
+    if ei.dtype.kind not in "iu":
+        raise ValueError(f"edge_index: expected integer node ids, got dtype {ei.dtype}")
+    if ei.ndim != 2 or ei.shape[0] != 2:
+        raise ValueError(f"edge_index: expected shape (2, E), got {ei.shape}")
+
+    feats = None
+    if x is not None:
+        feats = _array("x", x)
+        if feats.dtype not in (np.float16, np.float32, np.float64):
+            raise ValueError(f"x: expected float16, float32 or float64 features, got dtype {feats.dtype}")
+        if feats.ndim != 2 or feats.shape[1] == 0:
+            raise ValueError(f"x: expected shape (N, dim) with dim >= 1, got {feats.shape}")
+        if num_nodes is not None and num_nodes != feats.shape[0]:
+            raise ValueError(f"num_nodes: {num_nodes} but x has {feats.shape[0]} rows")
+        n, what = feats.shape[0], "x"
+    elif num_nodes is not None:
+        if int(num_nodes) < 0:
+            raise ValueError(f"num_nodes: {num_nodes} is negative")
+        n, what = int(num_nodes), "num_nodes"
+    else:
+        n = int(ei.max()) + 1 if ei.size else 0
+        what = "edge_index"
+    _check_ids("edge_index", ei, n, what)
+
+    labels = None
+    if y is not None:
+        labels = _array("y", y)
+        if labels.dtype.kind not in "iuf":
+            raise ValueError(f"y: expected integer or float labels, got dtype {labels.dtype}")
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = labels[:, 0]
+        if labels.ndim != 1 or labels.shape[0] != n:
+            raise ValueError(f"y: expected shape ({n},) or ({n}, 1) ({what} has {n} nodes), got {labels.shape}")
+
+    splits = {}
+    for name, value in (("train", train), ("valid", valid), ("test", test)):
+        if value is not None:
+            splits[name] = _id_list(name, value, n, what)
+    if splits:
+        seen = np.zeros(n, dtype=np.uint8)
+        for name, ids in splits.items():
+            if seen[ids].any():
+                raise ValueError(f"{name}: node {int(ids[seen[ids] != 0][0])} is already in another split")
+            seen[ids] = 1
+
+    stage = out.rstrip("/") + ".import-arrays.tmp"
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(stage)
+    names = {}
+    try:
+        def save(name, arr):
+            path = os.path.join(stage, name + ".npy")
+            np.save(path, arr, allow_pickle=False)
+            names[path] = name
+            return path
+
+        kwargs = {}
+        # (E, 2) rows of (source, target), the orientation of `ginex gen --raw`.
+        edges = save("edge_index", np.ascontiguousarray(ei.T))
+        if feats is not None:
+            kwargs["features"] = save("x", np.ascontiguousarray(feats))
+        elif n:
+            kwargs["num_nodes"] = n
+        if labels is not None:
+            kwargs["labels"] = save("y", np.ascontiguousarray(labels))
+        for name, ids in splits.items():
+            kwargs[name] = save(name, ids)
+        try:
+            _import_files(
+                out,
+                edges,
+                undirected=undirected,
+                dtype=dtype,
+                memory=memory,
+                num_classes=num_classes,
+                **kwargs,
+            )
+        except Exception as e:
+            # Name the arguments, not the staged files.
+            msg = str(e)
+            for path, name in names.items():
+                msg = msg.replace(path, name)
+            if msg != str(e):
+                raise type(e)(msg) from None
+            raise
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return Store(out)

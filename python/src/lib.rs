@@ -1,0 +1,773 @@
+//! `ginex._ginex`: the native half of the Python package (PyO3 + numpy).
+//!
+//! * [`PyStore`] (`ginex.Store`) opens a store and reads it into numpy.
+//! * [`import_files`] (`ginex._import_files`) runs `ginex-import files`;
+//!   `ginex.import_arrays` (Python, ginex/__init__.py) checks the arrays,
+//!   stages them as `.npy` and calls it.
+//! * [`Loader`] (`ginex.Loader`) makes one [`ginex::Loader`] per epoch
+//!   ([`Epoch`]): the executor of `ginex epoch` on a native thread, batches
+//!   through a bounded channel. `__next__` waits for a batch and converts it
+//!   (f32 rows, int64 ids, PyG's layer order) with the GIL released, so
+//!   Python only wraps finished buffers (no copy). Dropping the iterator (a
+//!   `break`, an exception, garbage collection) or `close()` stops and joins
+//!   the thread; the epoch's runtime files go with it.
+//!
+//! Library errors become Python exceptions with the CLI's message (see
+//! [`to_py`]).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use ginex::{Dtype, Error, FilesImport, Policy, Split, Store};
+use numpy::ndarray::{Array1, Array2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyFileExistsError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+create_exception!(
+    ginex,
+    GinexError,
+    PyException,
+    "An error of the ginex library (the message is the CLI's)."
+);
+create_exception!(
+    ginex,
+    CorruptStoreError,
+    GinexError,
+    "A store file failed a checksum or structure check."
+);
+
+/// A library error as the Python exception that fits it, with the message
+/// the CLI prints: bad input → `ValueError`, I/O → `OSError`, an existing
+/// output → `FileExistsError`, a damaged store → `CorruptStoreError`,
+/// anything else → `GinexError`.
+fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::Io { .. } | Error::ReadFailed { .. } => PyOSError::new_err(msg),
+        Error::AlreadyExists { .. } => PyFileExistsError::new_err(msg),
+        Error::InvalidInput { .. } | Error::InvalidArgument(_) | Error::OutOfRange(_) => {
+            PyValueError::new_err(msg)
+        }
+        Error::Corrupt { .. }
+        | Error::ChecksumMismatch { .. }
+        | Error::UnsupportedVersion { .. } => CorruptStoreError::new_err(msg),
+        _ => GinexError::new_err(msg),
+    }
+}
+
+/// A `ValueError` naming the argument.
+fn arg_err(arg: &str, reason: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("{arg}: {reason}"))
+}
+
+/// A byte size: an int, or a string such as `4096`, `512MiB`, `2GiB`,
+/// `1.5G` (binary multiples, as the CLI's `--memory`).
+fn parse_bytes(arg: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if let Ok(n) = v.extract::<u64>() {
+        return Ok(n);
+    }
+    let s: String = v
+        .extract()
+        .map_err(|_| arg_err(arg, "expected a byte count or a size such as \"2GiB\""))?;
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| {
+        arg_err(
+            arg,
+            format!("{s:?} is not a size (examples: 4096, 512MiB, 2GiB)"),
+        )
+    })?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => {
+            return Err(arg_err(
+                arg,
+                format!("unknown size unit {other:?} in {s:?}; use KiB, MiB, GiB or TiB"),
+            ))
+        }
+    };
+    let bytes = value * mult as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(arg_err(arg, format!("size {s:?} is out of range")));
+    }
+    Ok(bytes as u64)
+}
+
+/// A store opened read-only: `ginex.Store(path)`.
+#[pyclass(name = "Store", module = "ginex", frozen)]
+struct PyStore {
+    store: Store,
+}
+
+impl PyStore {
+    fn check_id(&self, arg: &str, id: u64) -> PyResult<()> {
+        let n = self.store.num_nodes();
+        if id >= n {
+            return Err(arg_err(
+                arg,
+                format!(
+                    "node id {id} is out of range ({} has {n} nodes)",
+                    self.store.dir().display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Node ids from a 1-D numpy array of any integer dtype or a sequence of
+/// ints; a negative or non-integer id is a `ValueError` naming `arg`.
+fn node_ids(arg: &str, v: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    fn signed<T: Copy + Into<i64> + numpy::Element>(
+        arg: &str,
+        a: PyReadonlyArray1<'_, T>,
+    ) -> PyResult<Vec<u64>> {
+        a.as_array()
+            .iter()
+            .map(|&x| {
+                let x: i64 = x.into();
+                u64::try_from(x).map_err(|_| arg_err(arg, format!("node id {x} is negative")))
+            })
+            .collect()
+    }
+    if let Ok(a) = v.extract::<PyReadonlyArray1<'_, u64>>() {
+        return Ok(a.as_array().to_vec());
+    }
+    if let Ok(a) = v.extract::<PyReadonlyArray1<'_, u32>>() {
+        return Ok(a.as_array().iter().map(|&x| u64::from(x)).collect());
+    }
+    if let Ok(a) = v.extract::<PyReadonlyArray1<'_, i64>>() {
+        return signed(arg, a);
+    }
+    if let Ok(a) = v.extract::<PyReadonlyArray1<'_, i32>>() {
+        return signed(arg, a);
+    }
+    if v.cast::<numpy::PyUntypedArray>().is_err() {
+        if let Ok(list) = v.extract::<Vec<i64>>() {
+            return list
+                .into_iter()
+                .map(|x| {
+                    u64::try_from(x).map_err(|_| arg_err(arg, format!("node id {x} is negative")))
+                })
+                .collect();
+        }
+    }
+    Err(arg_err(
+        arg,
+        "expected a 1-D array (uint64, int64, uint32 or int32) or a list of node ids",
+    ))
+}
+
+fn ids_array<'py>(py: Python<'py>, v: Vec<u64>) -> Bound<'py, PyArray1<i64>> {
+    v.into_iter()
+        .map(|x| x as i64)
+        .collect::<Vec<_>>()
+        .into_pyarray(py)
+}
+
+#[pymethods]
+impl PyStore {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let store = py.detach(|| Store::open(&path)).map_err(to_py)?;
+        Ok(PyStore { store })
+    }
+
+    /// The store directory.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.store.dir().to_path_buf()
+    }
+    #[getter]
+    fn num_nodes(&self) -> u64 {
+        self.store.num_nodes()
+    }
+    #[getter]
+    fn num_edges(&self) -> u64 {
+        self.store.num_edges()
+    }
+    #[getter]
+    fn feature_dim(&self) -> u32 {
+        self.store.feature_dim()
+    }
+    /// The feature dtype on disk: "f32", "f16" or "bf16".
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.store.dtype().name()
+    }
+    #[getter]
+    fn num_classes(&self) -> u32 {
+        self.store.num_classes()
+    }
+
+    /// Feature rows of `ids` (uint64, checked against the node count) as
+    /// float32 `(len(ids), feature_dim)`; every page's CRC is checked.
+    fn features<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let ids = node_ids("ids", ids)?;
+        for &id in &ids {
+            self.check_id("ids", id)?;
+        }
+        let dim = self.store.feature_dim() as usize;
+        let mut out = vec![0f32; ids.len() * dim];
+        py.detach(|| self.store.read_feature_rows_f32(&ids, &mut out))
+            .map_err(to_py)?;
+        let arr = Array2::from_shape_vec((ids.len(), dim), out)
+            .map_err(|e| GinexError::new_err(e.to_string()))?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    /// Labels as int32 (`-1` = none), or None when the store has none.
+    fn labels<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<i32>>>> {
+        Ok(self
+            .store
+            .labels()
+            .map_err(to_py)?
+            .map(|l| l.into_pyarray(py)))
+    }
+
+    /// `{"train": ids, "valid": ids, "test": ids}` (int64), or None.
+    fn splits<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(s) = self.store.splits().map_err(to_py)? else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("train", ids_array(py, s.train))?;
+        d.set_item("valid", ids_array(py, s.valid))?;
+        d.set_item("test", ids_array(py, s.test))?;
+        Ok(Some(d))
+    }
+
+    /// Original ids (int64) kept by a remapping import, or None.
+    fn original_ids<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<i64>>>> {
+        Ok(self
+            .store
+            .original_ids()
+            .map_err(to_py)?
+            .map(|v| ids_array(py, v)))
+    }
+
+    /// In-neighbors of `node` (int64), in CSC order.
+    fn in_neighbors<'py>(&self, py: Python<'py>, node: u64) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        self.check_id("node", node)?;
+        let v = self.store.in_neighbors(node).map_err(to_py)?;
+        Ok(ids_array(py, v))
+    }
+
+    /// Checks every file's checksum (as `ginex verify`); raises
+    /// `CorruptStoreError` naming the file and offset on a mismatch.
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = py.detach(|| self.store.verify()).map_err(to_py)?;
+        let d = PyDict::new(py);
+        d.set_item("files", r.files)?;
+        d.set_item("bytes", r.bytes)?;
+        d.set_item("pages", r.pages)?;
+        d.set_item("segments", r.segments)?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ginex.Store({:?}, num_nodes={}, num_edges={}, feature_dim={}, dtype={:?})",
+            self.store.dir().display().to_string(),
+            self.store.num_nodes(),
+            self.store.num_edges(),
+            self.store.feature_dim(),
+            self.store.dtype().name()
+        )
+    }
+}
+
+/// `ginex-import files` from staged `.npy` files (see
+/// `ginex.import_arrays`); returns the node and edge counts.
+#[pyfunction]
+#[pyo3(signature = (out, edges, features=None, feature_dim=1, labels=None, num_classes=None,
+    train=None, valid=None, test=None, num_nodes=None, undirected=false, dtype="f32",
+    memory=None, quiet=true))]
+#[allow(clippy::too_many_arguments)]
+fn import_files(
+    py: Python<'_>,
+    out: PathBuf,
+    edges: PathBuf,
+    features: Option<PathBuf>,
+    feature_dim: u64,
+    labels: Option<PathBuf>,
+    num_classes: Option<u32>,
+    train: Option<PathBuf>,
+    valid: Option<PathBuf>,
+    test: Option<PathBuf>,
+    num_nodes: Option<u64>,
+    undirected: bool,
+    dtype: &str,
+    memory: Option<&Bound<'_, PyAny>>,
+    quiet: bool,
+) -> PyResult<(u64, u64)> {
+    let dtype = Dtype::parse(dtype).map_err(|e| arg_err("dtype", e))?;
+    let memory = match memory {
+        Some(m) => parse_bytes("memory", m)?,
+        None => 2 << 30,
+    };
+    let mut opts = FilesImport::new(edges, out);
+    opts.features = features;
+    opts.feature_dim = feature_dim;
+    opts.labels = labels;
+    opts.num_classes = num_classes;
+    opts.split_files = [train, valid, test];
+    opts.num_nodes = num_nodes;
+    opts.common.dtype = dtype;
+    opts.common.undirected = undirected;
+    opts.common.memory = memory;
+    opts.common.quiet = quiet;
+    let r = py.detach(|| ginex::import_files(&opts)).map_err(to_py)?;
+    Ok((r.nodes, r.csc.edges_out))
+}
+
+/// One batch in numpy's layout, converted with the GIL released.
+struct BatchOut {
+    index: u64,
+    ids: Vec<i64>,
+    num_seeds: usize,
+    x: Vec<f32>,
+    dim: usize,
+    y: Option<Vec<i64>>,
+    /// Per layer, in the loader's order: `[src..., dst...]` (local ids),
+    /// the edge count, and `(num_src, num_dst)`.
+    layers: Vec<(Vec<i64>, usize, (usize, usize))>,
+    checksum: u32,
+}
+
+fn convert(b: ginex::Batch, input_layer_first: bool) -> BatchOut {
+    let hop = |h: &ginex::Hop| {
+        let mut ei = Vec::with_capacity(h.src.len() * 2);
+        ei.extend(h.src.iter().map(|&v| i64::from(v)));
+        ei.extend(h.dst.iter().map(|&v| i64::from(v)));
+        (ei, h.src.len(), (h.num_src, h.num_dst))
+    };
+    // ginex's hops are input layer first; PyG's NeighborLoader counts hops
+    // from the seeds outwards (input layer last).
+    let layers: Vec<_> = if input_layer_first {
+        b.hops.iter().map(hop).collect()
+    } else {
+        b.hops.iter().rev().map(hop).collect()
+    };
+    BatchOut {
+        index: b.index,
+        x: b.rows_f32(),
+        dim: b.dim,
+        ids: b.ids.iter().map(|&v| v as i64).collect(),
+        num_seeds: b.num_seeds,
+        y: b.labels.map(|l| l.into_iter().map(i64::from).collect()),
+        layers,
+        checksum: b.checksum,
+    }
+}
+
+/// One epoch of a [`Loader`]: an iterator of `ginex.Batch`, over
+/// [`ginex::Loader`] (whose thread runs the executor of `ginex epoch`).
+/// Dropping it, `close()` or leaving its `with` block stops and joins that
+/// thread; the epoch's runtime files go with it.
+#[pyclass(module = "ginex", frozen)]
+struct Epoch {
+    loader: Mutex<Option<ginex::Loader>>,
+    input_layer_first: bool,
+    /// The report once the epoch finished, as JSON.
+    report: Mutex<Option<String>>,
+    /// The Python loader's slot for its last report.
+    shared_report: Arc<Mutex<Option<String>>>,
+}
+
+impl Drop for Epoch {
+    fn drop(&mut self) {
+        // ginex::Loader's Drop cancels and joins its thread.
+        if let Ok(mut l) = self.loader.lock() {
+            l.take();
+        }
+    }
+}
+
+/// One batch: `ids` (int64, seeds first), `x` (float32 rows of `ids`),
+/// `y` (int64 labels of the seeds, or None), `edge_index` (per layer, (2, E)
+/// int64 local ids: row 0 the neighbor (source), row 1 the target, both
+/// indexing `ids`), `size` (per layer, `(num_src, num_dst)`), `batch_size`
+/// (the number of seeds), `checksum` (CRC-32 of the rows as stored, the
+/// `checksum` of `ginex epoch --report`), `index` (batch number).
+#[pyclass(module = "ginex", frozen, get_all)]
+struct Batch {
+    index: u64,
+    ids: Py<PyArray1<i64>>,
+    x: Py<PyArray2<f32>>,
+    y: Option<Py<PyArray1<i64>>>,
+    edge_index: Py<PyList>,
+    size: Py<PyList>,
+    batch_size: usize,
+    checksum: u32,
+}
+
+#[pymethods]
+impl Batch {
+    /// `[(edge_index, size), ...]`, PyG `NeighborSampler`'s `adjs` shape.
+    #[getter]
+    fn adjs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let ei = self.edge_index.bind(py);
+        let sz = self.size.bind(py);
+        let out = PyList::empty(py);
+        for (e, s) in ei.iter().zip(sz.iter()) {
+            out.append(PyTuple::new(py, [e, s])?)?;
+        }
+        Ok(out)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "ginex.Batch(index={}, nodes={}, batch_size={}, layers={})",
+            self.index,
+            self.ids.bind(py).len().unwrap_or(0),
+            self.batch_size,
+            self.edge_index.bind(py).len()
+        )
+    }
+}
+
+fn make_batch(py: Python<'_>, b: BatchOut) -> PyResult<Batch> {
+    let n = b.ids.len();
+    let x =
+        Array2::from_shape_vec((n, b.dim), b.x).map_err(|e| GinexError::new_err(e.to_string()))?;
+    let edge_index = PyList::empty(py);
+    let size = PyList::empty(py);
+    for (ei, e, (num_src, num_dst)) in b.layers {
+        let a =
+            Array2::from_shape_vec((2, e), ei).map_err(|e| GinexError::new_err(e.to_string()))?;
+        edge_index.append(a.into_pyarray(py))?;
+        size.append((num_src, num_dst))?;
+    }
+    Ok(Batch {
+        index: b.index,
+        ids: Array1::from(b.ids).into_pyarray(py).unbind(),
+        x: x.into_pyarray(py).unbind(),
+        y: b.y.map(|y| y.into_pyarray(py).unbind()),
+        edge_index: edge_index.unbind(),
+        size: size.unbind(),
+        batch_size: b.num_seeds,
+        checksum: b.checksum,
+    })
+}
+
+fn report_dict<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (json,))
+}
+
+#[pymethods]
+impl Epoch {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Batch>> {
+        let first = self.input_layer_first;
+        let next = py.detach(|| {
+            let mut g = self.loader.lock().ok()?;
+            let loader = g.as_mut()?;
+            match loader.next() {
+                Some(Ok(b)) => Some(Ok(convert(b, first))),
+                Some(Err(e)) => {
+                    g.take();
+                    Some(Err(e))
+                }
+                None => {
+                    let report = loader.report().map(|r| r.to_json().to_string());
+                    g.take();
+                    if let Some(json) = report {
+                        if let Ok(mut slot) = self.shared_report.lock() {
+                            *slot = Some(json.clone());
+                        }
+                        if let Ok(mut mine) = self.report.lock() {
+                            *mine = Some(json);
+                        }
+                    }
+                    None
+                }
+            }
+        });
+        match next {
+            Some(Ok(b)) => make_batch(py, b).map(Some),
+            Some(Err(e)) => Err(to_py(e)),
+            None => Ok(None),
+        }
+    }
+
+    /// Stops the epoch now: the thread ends and its runtime files go.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| {
+            if let Ok(mut l) = self.loader.lock() {
+                l.take();
+            }
+        });
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _t: Option<&Bound<'_, PyAny>>,
+        _v: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    /// The epoch report (dict) once the epoch finished, else None.
+    #[getter]
+    fn report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let json = self.report.lock().ok().and_then(|g| g.clone());
+        json.map(|j| report_dict(py, &j)).transpose()
+    }
+}
+
+/// The knobs of a loader's epochs (everything but the epoch number).
+#[derive(Clone)]
+struct LoaderArgs {
+    fanouts: Vec<i64>,
+    batch_size: usize,
+    policy: Policy,
+    split: Split,
+    shuffle: bool,
+    seed: u64,
+    workers: Option<usize>,
+    run_dir: Option<PathBuf>,
+    max_batches: Option<u64>,
+}
+
+impl LoaderArgs {
+    fn builder<'s>(&self, store: &'s Store, epoch: u64) -> ginex::LoaderBuilder<'s> {
+        let mut b = ginex::Loader::builder(store)
+            .fanouts(self.fanouts.clone())
+            .batch_size(self.batch_size)
+            .policy(self.policy)
+            .split(self.split)
+            .shuffle(self.shuffle)
+            .seed(self.seed)
+            .epoch(epoch);
+        if let Some(w) = self.workers {
+            b = b.workers(w);
+        }
+        if let Some(d) = &self.run_dir {
+            b = b.run_dir(d.clone());
+        }
+        if let Some(m) = self.max_batches {
+            b = b.max_batches(m);
+        }
+        b
+    }
+}
+
+/// `ginex.Loader(store, fanouts, batch_size=1000, policy="ginex",
+/// memory=None, superbatch=None, seed=0, split="train", shuffle=True,
+/// epoch=0, max_batches=None, workers=None, run_dir=None,
+/// input_layer_first=False)`: batches of a store under a cache policy, from
+/// the executor of `ginex epoch` ([`ginex::Loader`]).
+///
+/// `store` is a `ginex.Store` or a path; `policy` one of `ginex.POLICIES`;
+/// `memory` one budget for the data path ("4GiB" or bytes), planned as
+/// `ginex epoch --memory` plans it (without it: a 256 MiB feature cache, no
+/// neighbor cache, superbatches of 100); `split` "train", "valid", "test"
+/// or "all"; `run_dir` where runtime files go (default STORE.runs).
+///
+/// Iterating starts an epoch — the next epoch number each time, so each
+/// pass reshuffles, as PyG's loaders do; the sizes planned for the first
+/// epoch are kept. Each batch's `edge_index` / `size` lists are in PyG
+/// NeighborLoader's hop order (edges into the seeds first, the input layer
+/// last); `input_layer_first=True` reverses them.
+#[pyclass(module = "ginex")]
+struct Loader {
+    store: Store,
+    args: LoaderArgs,
+    input_layer_first: bool,
+    /// The first epoch, built (and planned) by the constructor.
+    first: Mutex<Option<ginex::Loader>>,
+    next_epoch: u64,
+    len: usize,
+    /// Cache sizes and superbatch as planned or given, for later epochs.
+    sizes: (u64, u64, u64),
+    plan: Option<String>,
+    report: Arc<Mutex<Option<String>>>,
+}
+
+#[pymethods]
+impl Loader {
+    #[new]
+    #[pyo3(signature = (store, fanouts, batch_size=1000, policy="ginex", memory=None,
+        superbatch=None, seed=0, split="train", shuffle=true, epoch=0, max_batches=None,
+        workers=None, run_dir=None, input_layer_first=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        store: &Bound<'_, PyAny>,
+        fanouts: Vec<i64>,
+        batch_size: i64,
+        policy: &str,
+        memory: Option<&Bound<'_, PyAny>>,
+        superbatch: Option<i64>,
+        seed: u64,
+        split: &str,
+        shuffle: bool,
+        epoch: u64,
+        max_batches: Option<u64>,
+        workers: Option<usize>,
+        run_dir: Option<PathBuf>,
+        input_layer_first: bool,
+    ) -> PyResult<Self> {
+        let store: Store = match store.cast::<PyStore>() {
+            Ok(s) => s.get().store.clone(),
+            Err(_) => {
+                let path: PathBuf = store
+                    .extract()
+                    .map_err(|_| arg_err("store", "expected a ginex.Store or a path"))?;
+                py.detach(|| Store::open(&path)).map_err(to_py)?
+            }
+        };
+        if fanouts.is_empty() || fanouts.iter().any(|&f| f == 0 || f < -1) {
+            return Err(arg_err(
+                "fanouts",
+                format!("{fanouts:?}: expected one or more positive counts (-1 = all neighbors)"),
+            ));
+        }
+        if batch_size <= 0 {
+            return Err(arg_err(
+                "batch_size",
+                format!("{batch_size} must be positive"),
+            ));
+        }
+        if superbatch.is_some_and(|s| s <= 0) {
+            return Err(arg_err("superbatch", "must be positive"));
+        }
+        let args = LoaderArgs {
+            fanouts,
+            batch_size: batch_size as usize,
+            policy: Policy::parse(policy).map_err(|e| arg_err("policy", e))?,
+            split: Split::parse(split).map_err(|e| arg_err("split", e))?,
+            shuffle,
+            seed,
+            workers,
+            run_dir,
+            max_batches,
+        };
+        let memory = memory.map(|m| parse_bytes("memory", m)).transpose()?;
+        let mut b = args.builder(&store, epoch);
+        if let Some(m) = memory {
+            b = b.memory_bytes(m);
+        }
+        if let Some(s) = superbatch {
+            b = b.superbatch(s as u64);
+        }
+        let first = py.detach(|| b.build()).map_err(to_py)?;
+        let row_bytes = store.layout().row_bytes() as u64;
+        Ok(Loader {
+            sizes: (
+                first.feature_cache_rows() as u64 * row_bytes,
+                first.neighbor_cache_bytes(),
+                first.superbatch(),
+            ),
+            plan: first.memory_plan().map(|p| p.to_json().to_string()),
+            len: first.len(),
+            first: Mutex::new(Some(first)),
+            store,
+            args,
+            input_layer_first,
+            next_epoch: epoch,
+            report: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// Starts the next epoch.
+    fn __iter__(&mut self, py: Python<'_>) -> PyResult<Epoch> {
+        let epoch = self.next_epoch;
+        let first = self.first.lock().ok().and_then(|mut f| f.take());
+        let loader = match first {
+            Some(l) => l,
+            None => {
+                let (feature_cache, neighbor_cache, superbatch) = self.sizes;
+                let b = self
+                    .args
+                    .builder(&self.store, epoch)
+                    .feature_cache_bytes(feature_cache)
+                    .neighbor_cache_bytes(neighbor_cache)
+                    .superbatch(superbatch);
+                py.detach(|| b.build()).map_err(to_py)?
+            }
+        };
+        self.next_epoch += 1;
+        Ok(Epoch {
+            loader: Mutex::new(Some(loader)),
+            input_layer_first: self.input_layer_first,
+            report: Mutex::new(None),
+            shared_report: self.report.clone(),
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.len
+    }
+
+    /// The report of the last epoch that ran to the end (dict: hits,
+    /// misses, miss_ratio, seconds per stage, per_batch counters...), or None.
+    #[getter]
+    fn report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let json = self.report.lock().ok().and_then(|g| g.clone());
+        json.map(|j| report_dict(py, &j)).transpose()
+    }
+
+    /// The memory plan (dict) when `memory` was given, else None.
+    #[getter]
+    fn memory_plan<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.plan.as_deref().map(|j| report_dict(py, j)).transpose()
+    }
+
+    /// The configuration the epochs run with (dict).
+    #[getter]
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let a = &self.args;
+        let d = PyDict::new(py);
+        d.set_item("policy", a.policy.name())?;
+        d.set_item("feature_cache_bytes", self.sizes.0)?;
+        d.set_item("neighbor_cache_bytes", self.sizes.1)?;
+        d.set_item("superbatch", self.sizes.2)?;
+        d.set_item("batch_size", a.batch_size)?;
+        d.set_item("fanouts", a.fanouts.clone())?;
+        d.set_item("split", a.split.name())?;
+        d.set_item("shuffle", a.shuffle)?;
+        d.set_item("seed", a.seed)?;
+        d.set_item("next_epoch", self.next_epoch)?;
+        Ok(d)
+    }
+}
+
+#[pymodule]
+fn _ginex(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<PyStore>()?;
+    m.add_class::<Loader>()?;
+    m.add_class::<Epoch>()?;
+    m.add_class::<Batch>()?;
+    m.add_function(wrap_pyfunction!(import_files, m)?)?;
+    m.add("GinexError", py.get_type::<GinexError>())?;
+    m.add("CorruptStoreError", py.get_type::<CorruptStoreError>())?;
+    m.add("POLICIES", Policy::ALL.map(Policy::name).to_vec())?;
+    Ok(())
+}

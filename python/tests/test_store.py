@@ -1,0 +1,160 @@
+"""ginex.Store and ginex.import_arrays against the CLI."""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import ginex
+from conftest import cli_import
+
+
+def store_files(path):
+    return {f: (path / f).read_bytes() for f in sorted(os.listdir(path))}
+
+
+def test_store_reads_what_was_imported(store_path, raw):
+    s = ginex.Store(store_path)
+    n = raw.x.shape[0]
+    assert (s.num_nodes, s.feature_dim, s.dtype) == (n, raw.x.shape[1], "f32")
+    assert s.num_edges == raw.edges.shape[0]
+    assert s.num_classes == int(raw.y.max()) + 1
+    ids = np.array([0, n - 1, 7, 7, 123], dtype=np.uint64)
+    assert np.array_equal(s.features(ids), raw.x[ids.astype(np.int64)])
+    assert s.features(np.array([], dtype=np.uint64)).shape == (0, raw.x.shape[1])
+    want = raw.x[[3, 1, 4]]
+    for ids in ([3, 1, 4], np.array([3, 1, 4]), np.array([3, 1, 4], dtype=np.int32),
+                np.array([9, 3, 8, 1, 7, 4], dtype=np.uint32)[1::2]):
+        assert np.array_equal(s.features(ids), want)
+    assert np.array_equal(s.labels(), raw.y)
+    sp = s.splits()
+    assert np.array_equal(sp["train"], raw.train)
+    assert np.array_equal(sp["valid"], raw.valid)
+    assert np.array_equal(sp["test"], raw.test)
+    assert s.original_ids() is None
+    for v in (0, 5, n - 1):
+        want = np.sort(raw.edges[raw.edges[:, 1] == v, 0])
+        assert np.array_equal(np.sort(s.in_neighbors(v)), want)
+    r = s.verify()
+    assert r["pages"] > 0 and r["files"] > 0
+
+
+def test_store_errors_are_exceptions_with_the_cli_message(store_path, tmp_path):
+    s = ginex.Store(store_path)
+    with pytest.raises(ValueError, match=r"^ids: node id 3000 is out of range"):
+        s.features(np.array([1, 3000], dtype=np.uint64))
+    with pytest.raises(ValueError, match=r"^ids: node id -2 is negative"):
+        s.features(np.array([1, -2]))
+    with pytest.raises(ValueError, match=r"^ids: expected a 1-D array"):
+        s.features(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"^ids: expected a 1-D array"):
+        s.features(np.array([[1, 2]]))
+    with pytest.raises(ValueError, match=r"^node: node id 99999 is out of range"):
+        s.in_neighbors(99999)
+    with pytest.raises(ValueError, match="nowhere is not a ginex store"):
+        ginex.Store(tmp_path / "nowhere")
+    # A flipped byte in a feature page: verify() names the file.
+    bad = tmp_path / "bad"
+    shutil.copytree(store_path, bad)
+    pages = bad / "features.pages"
+    b = bytearray(pages.read_bytes())
+    b[len(b) // 2] ^= 0xFF
+    pages.write_bytes(bytes(b))
+    with pytest.raises(ginex.CorruptStoreError, match="features"):
+        ginex.Store(bad).verify()
+    assert issubclass(ginex.CorruptStoreError, ginex.GinexError)
+
+
+@pytest.mark.parametrize("masks", [False, True])
+def test_import_arrays_is_byte_identical_to_ginex_import_files(raw, store_path, tmp_path, masks):
+    n = raw.x.shape[0]
+
+    def split(ids):
+        if not masks:
+            return ids
+        m = np.zeros(n, dtype=bool)
+        m[ids] = True
+        return m
+
+    # PyG's orientation: edge_index (2, E), row 0 the source.
+    s = ginex.import_arrays(
+        tmp_path / "py", raw.edges.T, x=raw.x, y=raw.y,
+        train=split(raw.train), valid=split(raw.valid), test=split(raw.test),
+    )
+    assert isinstance(s, ginex.Store)
+    if masks:
+        # masks give sorted ids: compare with the CLI on sorted id files.
+        for name in ("train", "valid", "test"):
+            np.save(tmp_path / f"{name}_ids.npy", np.sort(getattr(raw, name)))
+        for f in ("edges", "features", "labels"):
+            shutil.copy(raw.dir / f"{f}.npy", tmp_path / f"{f}.npy")
+        cli_import(tmp_path, tmp_path / "cli")
+        want = store_files(tmp_path / "cli")
+    else:
+        want = store_files(store_path)
+    assert store_files(tmp_path / "py") == want
+    assert not os.path.exists(str(tmp_path / "py") + ".import-arrays.tmp")
+
+
+def test_import_arrays_options_match_the_cli(raw, tmp_path):
+    ginex.import_arrays(
+        tmp_path / "py", raw.edges.T, x=raw.x, y=raw.y, train=raw.train,
+        valid=raw.valid, test=raw.test, undirected=True, dtype="f16", memory="64MiB",
+    )
+    cli_import(raw.dir, tmp_path / "cli", "--undirected", "--dtype", "f16", "--memory", "64MiB")
+    assert store_files(tmp_path / "py") == store_files(tmp_path / "cli")
+    s = ginex.Store(tmp_path / "py")
+    assert s.dtype == "f16" and s.num_edges == 2 * raw.edges.shape[0]
+
+
+def test_import_arrays_without_features(raw, tmp_path):
+    s = ginex.import_arrays(tmp_path / "s", raw.edges.T.astype(np.int64), num_nodes=3100)
+    assert (s.num_nodes, s.feature_dim, s.labels(), s.splits()) == (3100, 1, None, None)
+    assert np.array_equal(np.sort(s.in_neighbors(5)), np.sort(raw.edges[raw.edges[:, 1] == 5, 0]))
+
+
+def bad_inputs(raw):
+    n = raw.x.shape[0]
+    e = raw.edges.T
+    oob = e.copy()
+    oob[1, 10] = n
+    neg = e.astype(np.int64)
+    neg[0, 3] = -4
+    yield "edge_index", "dtype float64", dict(edge_index=e.astype(np.float64))
+    yield "edge_index", r"shape \(2, E\)", dict(edge_index=raw.edges)
+    yield "edge_index", "out of range", dict(edge_index=oob, x=raw.x)
+    yield "edge_index", "negative", dict(edge_index=neg)
+    yield "x", "dtype int32", dict(x=raw.x.astype(np.int32))
+    yield "x", "shape", dict(x=raw.x[:, 0])
+    yield "x", None, dict(x=np.where(np.arange(n)[:, None] == 5, np.nan, raw.x))
+    yield "y", "shape", dict(x=raw.x, y=raw.y[:-1])
+    yield "y", "dtype", dict(x=raw.x, y=raw.y.astype(str))
+    yield "train", "out of range", dict(x=raw.x, train=np.array([0, n]))
+    yield "train", "mask must have shape", dict(x=raw.x, train=np.ones(n + 1, dtype=bool))
+    yield "valid", "dtype float", dict(x=raw.x, valid=raw.valid.astype(float))
+    yield "test", "already in another split", dict(x=raw.x, train=raw.train, test=raw.train[:3])
+    yield "dtype", "expected one of", dict(x=raw.x, dtype="f8")
+    yield "memory", "not a size", dict(x=raw.x, memory="lots")
+
+
+def test_import_arrays_rejects_bad_input_and_leaves_no_store(raw, tmp_path):
+    for i, (arg, what, kw) in enumerate(bad_inputs(raw)):
+        kw.setdefault("edge_index", raw.edges.T)
+        out = tmp_path / f"s{i}"
+        with pytest.raises(ValueError) as e:
+            ginex.import_arrays(out, **kw)
+        msg = str(e.value)
+        assert arg in msg, (arg, msg)
+        if what:
+            assert __import__("re").search(what, msg), (what, msg)
+        assert not out.exists(), msg
+        assert not os.path.exists(str(out) + ".import-arrays.tmp")
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_import_arrays_refuses_an_existing_output(raw, store_path):
+    before = store_files(store_path)
+    with pytest.raises(FileExistsError, match="already exists"):
+        ginex.import_arrays(store_path, raw.edges.T)
+    assert store_files(store_path) == before

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The Python package's tests (python/tests, pytest), run by tools/check.sh.
+# Makes its own venv, python/.venv (numpy, pytest, maturin), on first use.
+#
+# Quick mode (default): cargo builds the extension with the same settings
+# as the rest of the workspace (no rebuild churn), the .so is placed in
+# python/ginex/ (maturin's editable layout) and pytest imports it from there.
+# GINEX_PY_WHEEL=1: maturin builds the wheel, which is pip-installed into a
+# fresh venv (target/py-wheel-venv) and tested there — what users get.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${GINEX_PYTHON:-python3}"
+VENV=python/.venv
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+  echo "python-check: $PYTHON not found; install Python >= 3.9 (or set GINEX_PYTHON)" >&2
+  exit 1
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+fi
+if ! "$VENV/bin/python" -c "import numpy, pytest" >/dev/null 2>&1 || [ ! -x "$VENV/bin/maturin" ]; then
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check numpy pytest maturin
+fi
+
+# The extension and the CLI binaries the tests compare against (no --bins:
+# it would leave out the extension, which has none).
+cargo build -p ginex-cli -p ginex-python
+export GINEX_BIN_DIR="$PWD/target/debug"
+
+if [ "${GINEX_PY_WHEEL:-0}" = "1" ]; then
+  rm -rf target/wheels target/py-wheel-venv
+  "$VENV/bin/maturin" build -m python/Cargo.toml -i "$VENV/bin/python" --out target/wheels
+  "$PYTHON" -m venv target/py-wheel-venv
+  target/py-wheel-venv/bin/python -m pip install --quiet --disable-pip-version-check pytest target/wheels/ginex-*.whl
+  rm -f python/ginex/_ginex*.so
+  # Run from outside python/ so the installed package, not the source tree, is imported.
+  (cd target && py-wheel-venv/bin/python -m pytest -q -p no:cacheprovider --rootdir ../python/tests ../python/tests)
+else
+  cp target/debug/lib_ginex.so python/ginex/_ginex.abi3.so
+  PYTHONPATH="$PWD/python" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+fi
