@@ -634,3 +634,37 @@ fn killed_training_resumes_to_the_same_final_parameters() {
         "{stdout}"
     );
 }
+
+/// The binaries built with `train` find libtorch by themselves: the build
+/// records its library directory as an rpath (tools/build.rs), so they
+/// start with no `LD_LIBRARY_PATH` at all.
+#[test]
+fn binaries_start_without_ld_library_path() {
+    for exe in [
+        env!("CARGO_BIN_EXE_ginex"),
+        env!("CARGO_BIN_EXE_ginex-dump"),
+        env!("CARGO_BIN_EXE_ginex-import"),
+        env!("CARGO_BIN_EXE_ginex-export"),
+    ] {
+        let out = std::process::Command::new(exe)
+            .arg("--help")
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("Usage"),
+            "{exe} --help without LD_LIBRARY_PATH: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args(["train", "--help"])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(
+        help.status.success(),
+        "{}",
+        String::from_utf8_lossy(&help.stderr)
+    );
+}
