@@ -671,3 +671,81 @@ fn missing_parent_directories_of_outputs_are_created() {
     let err = ginex_run(cli, &mut Vec::new()).unwrap_err().to_string();
     assert!(err.contains("file is not a directory"), "{err}");
 }
+
+/// `ginex-dump STORE` and `--json STORE` show a remapped store's original
+/// ids, and a row larger than a page is described by the pages it spans
+/// (not `0 rows/page`).
+#[test]
+fn dump_shows_original_ids_and_pages_per_row() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("e.txt"), "10 20\n20 30\n30 10\n40 10\n").unwrap();
+    let store = dir.path().join("r");
+    let cli = ginex_cli::import::ImportCli::try_parse_from([
+        "ginex-import",
+        "files",
+        "--quiet",
+        "--edges",
+        dir.path().join("e.txt").to_str().unwrap(),
+        "--remap",
+        "--out",
+        store.to_str().unwrap(),
+    ])
+    .unwrap();
+    ginex_cli::import::run(&cli, &mut Vec::new()).unwrap();
+    let v = dump_json(&store);
+    assert_eq!(
+        v["original_ids"],
+        serde_json::json!([10, 20, 30, 40]),
+        "{v}"
+    );
+    let cut: Value = serde_json::from_str(
+        &dump_text(&["--json", "--limit", "2", store.to_str().unwrap()]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cut["original_ids"], serde_json::json!([10, 20]));
+    assert_eq!(cut["truncated"], true);
+    let text = dump_text(&[store.to_str().unwrap()]).unwrap();
+    assert!(
+        text.contains("original ids    4 (10, 20, 30, 40;"),
+        "{text}"
+    );
+
+    let wide = dir.path().join("wide");
+    gen(&[
+        "--nodes",
+        "50",
+        "--avg-degree",
+        "3",
+        "--dim",
+        "2500",
+        "--out",
+        wide.to_str().unwrap(),
+    ]);
+    let text = dump_text(&[wide.to_str().unwrap()]).unwrap();
+    assert!(
+        text.contains("(10000 bytes/row, a row spans 3 pages, starting on a page boundary)"),
+        "{text}"
+    );
+    let v = dump_json(&wide);
+    assert_eq!(
+        (v["rows_per_page"].as_u64(), v["pages_per_row"].as_u64()),
+        (Some(0), Some(3))
+    );
+    assert!(v.get("original_ids").is_none());
+}
+
+/// `--fanouts -1,-1` (full neighbourhoods) is taken as a value, not as an
+/// unknown flag, by every command that samples.
+#[test]
+fn negative_fanouts_are_accepted_as_written() {
+    for cmd in ["epoch", "sample", "inspect"] {
+        let mut argv = vec!["ginex", cmd, "STORE", "--fanouts", "-1,-1"];
+        if cmd == "inspect" {
+            argv.extend(["--out", "runs", "--feature-cache-rows", "10"]);
+        }
+        let parsed = GinexCli::try_parse_from(&argv);
+        assert!(parsed.is_ok(), "{cmd}: {}", parsed.unwrap_err());
+    }
+    let bad = GinexCli::try_parse_from(["ginex", "epoch", "S", "--fanouts", "-2,1"]);
+    assert!(bad.is_err(), "-2 is not a fanout");
+}

@@ -67,7 +67,7 @@ pub struct DataArgs {
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
     /// Fanouts (-1 = all neighbors).
-    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts)]
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
     pub fanouts: Fanouts,
     /// Batches per superbatch (ginex) [default: 100, or planned with --memory].
     #[arg(long)]
