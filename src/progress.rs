@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn rates_read_like_numbers() {
-        assert_eq!(human_rate(1_345_699.5461, ""), "1.35 M/s");
+        assert_eq!(human_rate(1_345_699.546_1, ""), "1.35 M/s");
         assert_eq!(human_rate(12_345.0, "seeds"), "12.3 k seeds/s");
         assert_eq!(human_rate(950.0, "seeds"), "950 seeds/s");
         assert_eq!(human_rate(950.0, ""), "950/s");
