@@ -505,3 +505,247 @@ fn bench_outofcore_runs_each_policy_in_a_memory_cgroup_and_cleans_up() {
         "{err}"
     );
 }
+
+/// What a recording progress sink saw: per phase its name, total, last
+/// position and last message.
+type Phases = std::sync::Arc<std::sync::Mutex<Vec<(String, u64, u64, String)>>>;
+
+struct Recorder(Phases);
+struct RecordedPhase(Phases, usize);
+
+impl ginex::progress::ProgressSink for Recorder {
+    fn phase(&self, what: &str, total: u64) -> Box<dyn ginex::progress::PhaseProgress> {
+        let mut phases = self.0.lock().unwrap();
+        phases.push((what.to_string(), total, 0, String::new()));
+        Box::new(RecordedPhase(self.0.clone(), phases.len() - 1))
+    }
+}
+
+impl ginex::progress::PhaseProgress for RecordedPhase {
+    fn set_position(&self, pos: u64) {
+        self.0.lock().unwrap()[self.1].2 = pos;
+    }
+    fn set_message(&self, message: &str) {
+        self.0.lock().unwrap()[self.1].3 = message.to_string();
+    }
+    fn finish(&self) {}
+}
+
+/// `ginex epoch` reports every batch to the installed progress sink (with
+/// the superbatch under `ginex`), and the binary, whose stderr is not a
+/// terminal here, draws no progress at all: its stderr is the report table
+/// alone, without a carriage return or an escape sequence.
+#[test]
+fn epoch_progress_reaches_the_sink_and_is_quiet_off_a_terminal() {
+    let phases = Phases::default();
+    assert!(ginex::progress::install(Box::new(Recorder(phases.clone()))));
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("g");
+    gen(&[
+        "--nodes",
+        "3000",
+        "--avg-degree",
+        "6",
+        "--dim",
+        "8",
+        "--split",
+        "0.5,0.1,0.1",
+        "--out",
+        store.to_str().unwrap(),
+    ]);
+    let args = [
+        "--policy",
+        "ginex",
+        "--batch-size",
+        "100",
+        "--superbatch",
+        "4",
+        "--feature-cache-bytes",
+        "64KiB",
+        "--fanouts",
+        "5,5",
+    ];
+    let runs = dir.path().join("runs");
+    let cli = GinexCli::try_parse_from(
+        [
+            "ginex",
+            "epoch",
+            store.to_str().unwrap(),
+            "--run-dir",
+            runs.to_str().unwrap(),
+        ]
+        .iter()
+        .chain(&args),
+    )
+    .unwrap();
+    ginex_run(cli, &mut Vec::new()).unwrap();
+    // Other tests of this binary run epochs too (policy none): ours is the
+    // one with superbatches.
+    let seen = phases.lock().unwrap().clone();
+    let epoch: Vec<_> = seen
+        .iter()
+        .filter(|p| p.0 == "epoch" && p.3.starts_with("superbatch"))
+        .collect();
+    assert_eq!(epoch.len(), 1, "{seen:?}");
+    let (_, total, pos, message) = epoch[0];
+    let train = Store::open(&store)
+        .unwrap()
+        .splits()
+        .unwrap()
+        .unwrap()
+        .train
+        .len();
+    let batches = train.div_ceil(100) as u64;
+    assert!(batches > 12, "{train} training nodes");
+    assert_eq!((*total, *pos), (batches, batches));
+    let superbatches = batches.div_ceil(4);
+    assert!(
+        message.starts_with(&format!("superbatch {superbatches}/{superbatches}, "))
+            && message.ends_with(" seeds/s"),
+        "{message}"
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .arg("epoch")
+        .arg(&store)
+        .arg("--run-dir")
+        .arg(&runs)
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert!(err.starts_with("epoch 0 of "), "{err}");
+    assert!(
+        !err.contains('\r') && !err.contains('\x1b') && !err.contains("seeds/s"),
+        "progress drawn off a terminal: {err:?}"
+    );
+}
+
+/// README examples write to `data/…` in a fresh checkout: missing parent
+/// directories of `--out` (and of `--report`) are created, while a parent
+/// that is a file is still refused by name.
+#[test]
+fn missing_parent_directories_of_outputs_are_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("data/deeper/g");
+    gen(&[
+        "--nodes",
+        "500",
+        "--avg-degree",
+        "4",
+        "--dim",
+        "4",
+        "--out",
+        store.to_str().unwrap(),
+    ]);
+    Store::open(&store).unwrap();
+    let report = dir.path().join("reports/epoch.json");
+    let cli = GinexCli::try_parse_from([
+        "ginex",
+        "epoch",
+        store.to_str().unwrap(),
+        "--policy",
+        "none",
+        "--run-dir",
+        dir.path().join("runs").to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ])
+    .unwrap();
+    ginex_run(cli, &mut Vec::new()).unwrap();
+    let v: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(v["policy"], "none");
+
+    std::fs::write(dir.path().join("file"), b"x").unwrap();
+    let cli = GinexCli::try_parse_from([
+        "ginex",
+        "gen",
+        "--quiet",
+        "--nodes",
+        "100",
+        "--out",
+        dir.path().join("file/g").to_str().unwrap(),
+    ])
+    .unwrap();
+    let err = ginex_run(cli, &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("file is not a directory"), "{err}");
+}
+
+/// `ginex-dump STORE` and `--json STORE` show a remapped store's original
+/// ids, and a row larger than a page is described by the pages it spans
+/// (not `0 rows/page`).
+#[test]
+fn dump_shows_original_ids_and_pages_per_row() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("e.txt"), "10 20\n20 30\n30 10\n40 10\n").unwrap();
+    let store = dir.path().join("r");
+    let cli = ginex_cli::import::ImportCli::try_parse_from([
+        "ginex-import",
+        "files",
+        "--quiet",
+        "--edges",
+        dir.path().join("e.txt").to_str().unwrap(),
+        "--remap",
+        "--out",
+        store.to_str().unwrap(),
+    ])
+    .unwrap();
+    ginex_cli::import::run(&cli, &mut Vec::new()).unwrap();
+    let v = dump_json(&store);
+    assert_eq!(
+        v["original_ids"],
+        serde_json::json!([10, 20, 30, 40]),
+        "{v}"
+    );
+    let cut: Value = serde_json::from_str(
+        &dump_text(&["--json", "--limit", "2", store.to_str().unwrap()]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cut["original_ids"], serde_json::json!([10, 20]));
+    assert_eq!(cut["truncated"], true);
+    let text = dump_text(&[store.to_str().unwrap()]).unwrap();
+    assert!(
+        text.contains("original ids    4 (10, 20, 30, 40;"),
+        "{text}"
+    );
+
+    let wide = dir.path().join("wide");
+    gen(&[
+        "--nodes",
+        "50",
+        "--avg-degree",
+        "3",
+        "--dim",
+        "2500",
+        "--out",
+        wide.to_str().unwrap(),
+    ]);
+    let text = dump_text(&[wide.to_str().unwrap()]).unwrap();
+    assert!(
+        text.contains("(10000 bytes/row, a row spans 3 pages, starting on a page boundary)"),
+        "{text}"
+    );
+    let v = dump_json(&wide);
+    assert_eq!(
+        (v["rows_per_page"].as_u64(), v["pages_per_row"].as_u64()),
+        (Some(0), Some(3))
+    );
+    assert!(v.get("original_ids").is_none());
+}
+
+/// `--fanouts -1,-1` (full neighbourhoods) is taken as a value, not as an
+/// unknown flag, by every command that samples.
+#[test]
+fn negative_fanouts_are_accepted_as_written() {
+    for cmd in ["epoch", "sample", "inspect"] {
+        let mut argv = vec!["ginex", cmd, "STORE", "--fanouts", "-1,-1"];
+        if cmd == "inspect" {
+            argv.extend(["--out", "runs", "--feature-cache-rows", "10"]);
+        }
+        let parsed = GinexCli::try_parse_from(&argv);
+        assert!(parsed.is_ok(), "{cmd}: {}", parsed.unwrap_err());
+    }
+    let bad = GinexCli::try_parse_from(["ginex", "epoch", "S", "--fanouts", "-2,1"]);
+    assert!(bad.is_err(), "-2 is not a fanout");
+}

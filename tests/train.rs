@@ -634,3 +634,162 @@ fn killed_training_resumes_to_the_same_final_parameters() {
         "{stdout}"
     );
 }
+
+/// The binaries built with `train` find libtorch by themselves: the build
+/// records its library directory as an rpath (tools/build.rs), so they
+/// start with no `LD_LIBRARY_PATH` at all.
+#[test]
+fn binaries_start_without_ld_library_path() {
+    for exe in [
+        env!("CARGO_BIN_EXE_ginex"),
+        env!("CARGO_BIN_EXE_ginex-dump"),
+        env!("CARGO_BIN_EXE_ginex-import"),
+        env!("CARGO_BIN_EXE_ginex-export"),
+    ] {
+        let out = std::process::Command::new(exe)
+            .arg("--help")
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("Usage"),
+            "{exe} --help without LD_LIBRARY_PATH: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args(["train", "--help"])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(
+        help.status.success(),
+        "{}",
+        String::from_utf8_lossy(&help.stderr)
+    );
+}
+
+type Phases = std::sync::Arc<std::sync::Mutex<Vec<(String, u64, u64, String)>>>;
+
+/// A progress sink that records every phase: name, total, last position,
+/// last message.
+struct Recorder(Phases);
+struct RecordedPhase(Phases, usize);
+
+impl ginex::progress::ProgressSink for Recorder {
+    fn phase(&self, what: &str, total: u64) -> Box<dyn ginex::progress::PhaseProgress> {
+        let mut phases = self.0.lock().unwrap();
+        phases.push((what.to_string(), total, 0, String::new()));
+        Box::new(RecordedPhase(self.0.clone(), phases.len() - 1))
+    }
+}
+
+impl ginex::progress::PhaseProgress for RecordedPhase {
+    fn set_position(&self, pos: u64) {
+        self.0.lock().unwrap()[self.1].2 = pos;
+    }
+    fn set_message(&self, message: &str) {
+        self.0.lock().unwrap()[self.1].3 = message.to_string();
+    }
+    fn finish(&self) {}
+}
+
+/// Training reports every batch of every epoch (running loss, seeds/s),
+/// of every evaluation and of predict to the installed progress sink.
+#[test]
+fn training_progress_reaches_the_sink() {
+    let phases = Phases::default();
+    assert!(ginex::progress::install(Box::new(Recorder(phases.clone()))));
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let opts = options(dir.path(), ModelKind::Sage, Policy::Ginex, 2, "p");
+    // Every test that trains holds TORCH: the phases from here on are ours.
+    let first = phases.lock().unwrap().len();
+    train(&store, &opts, &mut std::io::sink()).unwrap();
+    let nodes: Vec<u64> = (0..store.num_nodes()).collect();
+    predict(&store, &opts, &nodes).unwrap();
+    let seen = phases.lock().unwrap()[first..].to_vec();
+    let splits = store.splits().unwrap().unwrap();
+    let batches = |n: usize| n.div_ceil(opts.data.batch_size) as u64;
+    let names: Vec<&str> = seen.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["epoch 0", "valid", "test", "epoch 1", "valid", "test", "predict"],
+        "{seen:?}"
+    );
+    for (name, total, pos, message) in &seen {
+        let want = match name.as_str() {
+            "valid" => batches(splits.valid.len()),
+            "test" => batches(splits.test.len()),
+            "predict" => batches(nodes.len()),
+            _ => batches(splits.train.len()),
+        };
+        assert_eq!((*total, *pos), (want, want), "{name}");
+        let ok = match name.as_str() {
+            "valid" | "test" => message.starts_with("acc "),
+            "predict" => message.ends_with(" nodes/s"),
+            _ => message.starts_with("loss ") && message.ends_with(" seeds/s"),
+        };
+        assert!(ok, "{name}: {message:?}");
+    }
+}
+
+/// `ginex train` as a new user runs it: without LD_LIBRARY_PATH, outputs
+/// under directories that do not exist yet; the epoch lines label the
+/// accuracies, `--plot` writes a well-formed training-curve SVG, and off a
+/// terminal nothing but the plain lines reaches stderr.
+#[test]
+fn train_cli_labels_accuracy_writes_the_curve_and_draws_no_progress_off_a_terminal() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    small_store(dir.path());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .arg("train")
+        .arg(dir.path().join("small"))
+        .args(["--model", "sage", "--hidden", "16", "--fanouts", "4,4"])
+        .args(["--batch-size", "100", "--epochs", "3", "--device", "cpu"])
+        .args(["--workers", "2", "--policy", "ginex"])
+        .arg("--run-dir")
+        .arg(dir.path().join("runs"))
+        .arg("--report")
+        .arg(dir.path().join("out/r.json"))
+        .arg("--plot")
+        .arg(dir.path().join("out/plots/curve.svg"))
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let epochs: Vec<&str> = stdout.lines().filter(|l| l.starts_with("epoch ")).collect();
+    assert_eq!(epochs.len(), 3, "{stdout}");
+    for line in &epochs {
+        assert!(
+            line.contains(", train acc ")
+                && line.contains(", valid acc ")
+                && line.contains(", test acc ")
+                && line.contains(" seeds/s"),
+            "{line}"
+        );
+    }
+    assert!(stdout.contains("training curve: "), "{stdout}");
+    assert!(
+        !stderr.contains('\r') && !stderr.contains('\x1b') && !stderr.contains("seeds/s"),
+        "progress drawn off a terminal: {stderr:?}"
+    );
+    let svg = std::fs::read_to_string(dir.path().join("out/plots/curve.svg")).unwrap();
+    ginex_cli::svg::check_well_formed(&svg).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
+    assert_eq!(
+        svg.matches("<polyline").count(),
+        4,
+        "loss, train, valid, test"
+    );
+    assert_eq!(svg.matches("<circle").count(), 12, "3 epochs x 4 lines");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/r.json")).unwrap()).unwrap();
+    assert_eq!(report["epochs"].as_array().unwrap().len(), 3);
+}

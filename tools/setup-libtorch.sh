@@ -18,9 +18,11 @@ have_torch() {
 }
 
 if ! have_torch; then
-  echo "setup-libtorch: installing torch==$TORCH_VERSION into $VENV (a few minutes, once)" >&2
+  echo "setup-libtorch: installing torch==$TORCH_VERSION into $VENV (about 5 GB with its CUDA libraries; a few minutes, once)" >&2
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "torch==$TORCH_VERSION" >&2
+  # pip's download progress on a terminal; quiet in logs and CI.
+  if [ -t 2 ]; then PIP_OUTPUT=(--progress-bar on); else PIP_OUTPUT=(--quiet); fi
+  "$VENV/bin/python" -m pip install "${PIP_OUTPUT[@]}" --disable-pip-version-check "torch==$TORCH_VERSION" >&2
   have_torch || { echo "setup-libtorch: torch $TORCH_VERSION did not install into $VENV" >&2; exit 1; }
 fi
 

@@ -52,6 +52,17 @@ pub struct EpochConfig {
     pub seed_nodes: Option<Vec<u64>>,
 }
 
+impl EpochConfig {
+    /// Batches a pass of this configuration runs when the training split
+    /// has `train_nodes` nodes (its seeds are `seed_nodes` when given), for
+    /// progress displays.
+    pub fn num_batches(&self, train_nodes: usize) -> u64 {
+        let seeds = self.seed_nodes.as_ref().map_or(train_nodes, Vec::len);
+        let all = seeds.div_ceil(self.batch_size.max(1)) as u64;
+        self.max_batches.map_or(all, |m| m.min(all))
+    }
+}
+
 /// How the `ginex` inspector's stages overlap the executor (see
 /// [`crate::exec::pipeline`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

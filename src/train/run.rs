@@ -21,6 +21,7 @@ use tch::Device;
 use crate::error::{Error, Result};
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochConfig, EpochReport};
 use crate::io::durable::write_atomic;
+use crate::progress::{human_rate, Bar};
 use crate::sample::ncache::store_identity;
 use crate::store::Store;
 use crate::train::model::{Hop, InitKind, ModelKind};
@@ -275,20 +276,32 @@ pub fn logits(
     let mut data = data.clone();
     data.seed_nodes = Some(nodes.to_vec());
     let mut out = Vec::with_capacity(nodes.len() * store.num_classes() as usize);
+    let bar = Bar::new(data.num_batches(0), "predict", false);
+    let (started, mut done) = (std::time::Instant::now(), 0u64);
     pass(store, &data, &labels, &mut |b| {
         out.extend(trainer.predict(&b)?);
+        done += b.labels.len() as u64;
+        bar.inc(1);
+        if bar.is_shown() {
+            bar.set_message(&human_rate(
+                done as f64 / started.elapsed().as_secs_f64().max(1e-9),
+                "nodes",
+            ));
+        }
         Ok(())
     })?;
+    bar.finish_and_clear();
     Ok(out)
 }
 
-/// Accuracy of `trainer` on `nodes` through the data path.
+/// Accuracy of `trainer` on `nodes` (the split called `what`) through the
+/// data path.
 fn evaluate(
     store: &Store,
     trainer: &Trainer,
     data: &EpochConfig,
     labels: &[i32],
-    nodes: &[u64],
+    (what, nodes): (&str, &[u64]),
 ) -> Result<Option<f64>> {
     if nodes.is_empty() {
         return Ok(None);
@@ -296,12 +309,21 @@ fn evaluate(
     let mut cfg = data.clone();
     cfg.seed_nodes = Some(nodes.to_vec());
     let mut total = StepStats::default();
+    let bar = Bar::new(cfg.num_batches(0), what, false);
     pass(store, &cfg, labels, &mut |b| {
         let s = trainer.eval_step(&b)?;
         total.correct += s.correct;
         total.labelled += s.labelled;
+        bar.inc(1);
+        if bar.is_shown() {
+            bar.set_message(&format!(
+                "acc {:.4}",
+                total.correct as f64 / total.labelled.max(1) as f64
+            ));
+        }
         Ok(())
     })?;
+    bar.finish_and_clear();
     Ok(Some(total.correct as f64 / total.labelled.max(1) as f64))
 }
 
@@ -694,6 +716,12 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         let mut batch_losses = Vec::new();
         let mut seeds = 0u64;
         let started = std::time::Instant::now();
+        // Batches, running loss, seeds/s and the time left, on a terminal.
+        let bar = Bar::new(
+            data.num_batches(splits.train.len()),
+            &format!("epoch {epoch}"),
+            false,
+        );
         let report = pass(store, &data, &labels, &mut |b| {
             seeds += b.labels.len() as u64;
             let s = trainer.train_step(&b)?;
@@ -703,8 +731,20 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             total.loss_sum += s.loss_sum;
             total.correct += s.correct;
             total.labelled += s.labelled;
+            bar.inc(1);
+            if bar.is_shown() {
+                bar.set_message(&format!(
+                    "loss {:.4}, {}",
+                    total.loss_sum / total.labelled.max(1) as f64,
+                    human_rate(
+                        seeds as f64 / started.elapsed().as_secs_f64().max(1e-9),
+                        "seeds"
+                    )
+                ));
+            }
             Ok(())
         })?;
+        bar.finish_and_clear();
         let mut r = EpochResult {
             epoch,
             loss: total.loss_sum / total.labelled.max(1) as f64,
@@ -726,8 +766,8 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             if let Some(f) = &opts.eval_fanouts {
                 eval.fanouts = f.clone();
             }
-            r.valid_acc = evaluate(store, &trainer, &eval, &labels, &splits.valid)?;
-            r.test_acc = evaluate(store, &trainer, &eval, &labels, &splits.test)?;
+            r.valid_acc = evaluate(store, &trainer, &eval, &labels, ("valid", &splits.valid))?;
+            r.test_acc = evaluate(store, &trainer, &eval, &labels, ("test", &splits.test))?;
             if let Some(v) = r.valid_acc {
                 if progress.best_valid.is_none_or(|b| v > b) {
                     progress.best_valid = Some(v);
@@ -750,12 +790,13 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         let fmt = |a: Option<f64>| a.map_or("-".to_string(), |x| format!("{:.4}", x));
         writeln!(
             log,
-            "epoch {epoch}: loss {:.4} accuracy train {:.4} valid {} test {} | {:.0} seeds/s, feature-cache miss ratio {:.3}{} | sample {:.2}s changeset {:.2}s cache init {:.2}s gather {:.2}s update {:.2}s transfer {:.2}s compute {:.2}s",
+            "epoch {epoch}: loss {:.4}, train acc {:.4}, valid acc {}, test acc {} | {:.1}s, {}, feature-cache miss ratio {:.3}{} | sample {:.2}s changeset {:.2}s cache init {:.2}s gather {:.2}s update {:.2}s transfer {:.2}s compute {:.2}s",
             r.loss,
             r.train_acc,
             fmt(r.valid_acc),
             fmt(r.test_acc),
-            r.seeds as f64 / r.wall.as_secs_f64().max(1e-9),
+            r.wall.as_secs_f64(),
+            human_rate(r.seeds as f64 / r.wall.as_secs_f64().max(1e-9), "seeds"),
             t.data.miss_ratio(),
             t.data.neighbor_hit_ratio.map_or(String::new(), |h| format!(", neighbor-cache hit ratio {h:.3}")),
             t.data.sample.as_secs_f64(),
@@ -792,7 +833,7 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         log_line(
             log,
             &format!(
-                "best epoch {b}: accuracy valid {v:.4} test {}{}",
+                "best epoch {b}: valid acc {v:.4}, test acc {}{}",
                 progress.best_test.map_or("-".into(), |t| format!("{t:.4}")),
                 if opts.checkpoint.is_some() {
                     " (the checkpoint predict uses)"

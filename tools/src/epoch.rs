@@ -67,7 +67,7 @@ pub struct DataArgs {
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
     /// Fanouts (-1 = all neighbors).
-    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts)]
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
     pub fanouts: Fanouts,
     /// Batches per superbatch (ginex) [default: 100, or planned with --memory].
     #[arg(long)]
@@ -184,12 +184,19 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(p) = &plan {
         eprintln!("{}", p.describe());
     }
-    let r = run_epoch(&store, &config, &mut |_| Ok(()))?;
+    let mut progress = EpochProgress::new(&store, &config)?;
+    let r = run_epoch(&store, &config, &mut |b| {
+        progress.batch(b);
+        Ok(())
+    });
+    drop(progress);
+    let r = r?;
     let mut v = report_json(&store, &config, &r);
     if let Some(p) = &plan {
         v["memory_plan"] = p.to_json();
     }
     if let Some(path) = &args.report {
+        crate::create_parent_dirs(path)?;
         std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
             .map_err(|e| Error::io("write", path, e))?;
     }
@@ -201,6 +208,53 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         json!({"policy": config.policy.name(), "batches": r.batches.len(), "hits": r.hits(), "misses": r.misses(), "miss_ratio": r.miss_ratio(), "seconds": s(r.total()), "wall_seconds": s(r.wall)})
     )
     .map_err(|e| Error::io("write", "<stdout>", e))
+}
+
+/// The progress of an epoch's batches (a bar of batches, the superbatch
+/// under `ginex`, seeds/s, the time left) through the library's progress
+/// sink: drawn on a terminal, silent otherwise.
+pub struct EpochProgress {
+    bar: ginex::progress::Bar,
+    superbatch: Option<(u64, u64)>,
+    started: std::time::Instant,
+    seeds: u64,
+}
+
+impl EpochProgress {
+    /// Progress of one pass of `config` over `store`.
+    pub fn new(store: &Store, config: &EpochConfig) -> Result<EpochProgress> {
+        let train = store.splits()?.map_or(0, |s| s.train.len());
+        let total = config.num_batches(train);
+        let size = config.superbatch.max(1);
+        Ok(EpochProgress {
+            bar: ginex::progress::Bar::new(total, "epoch", false),
+            superbatch: (config.policy == Policy::Ginex).then(|| (size, total.div_ceil(size))),
+            started: std::time::Instant::now(),
+            seeds: 0,
+        })
+    }
+
+    /// A batch was handed out.
+    pub fn batch(&mut self, b: &ginex::exec::epoch::EpochBatch<'_>) {
+        self.seeds += b.num_seeds as u64;
+        self.bar.inc(1);
+        if self.bar.is_shown() {
+            let rate = ginex::progress::human_rate(
+                self.seeds as f64 / self.started.elapsed().as_secs_f64().max(1e-9),
+                "seeds",
+            );
+            self.bar.set_message(&match self.superbatch {
+                Some((size, n)) => format!("superbatch {}/{n}, {rate}", b.batch / size + 1),
+                None => rate,
+            });
+        }
+    }
+}
+
+impl Drop for EpochProgress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
 }
 
 /// The human table on stderr.

@@ -131,6 +131,10 @@ pub fn print_report(out: &mut dyn Write, r: &ExportReport, secs: f64) -> Result<
 /// Runs `ginex-export`.
 pub fn run(cli: &ExportCli, out: &mut dyn Write) -> Result<()> {
     let started = Instant::now();
+    crate::create_parent_dirs(match &cli.command {
+        ExportCommand::Dgl(a) => &a.common.out,
+        ExportCommand::Graphbolt(a) => &a.common.out,
+    })?;
     let report = match &cli.command {
         ExportCommand::Dgl(a) => export_dgl(&DglExport {
             store: a.common.store.clone(),

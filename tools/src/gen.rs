@@ -138,13 +138,9 @@ impl BarProgress {
 impl Progress for BarProgress {
     fn begin(&self, phase: &'static str, total: u64) {
         let bar = crate::progress_bar(total, phase, self.quiet);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg:>10} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
+        bar.set_style(crate::bar_style(
+            "{msg:>10} [{bar:30}] {human_pos}/{human_len} {rate} eta {eta}",
+        ));
         if let Ok(mut slot) = self.bar.lock() {
             *slot = Some(bar);
         }
@@ -168,6 +164,9 @@ impl Progress for BarProgress {
 /// Runs `ginex gen`, printing a summary with timings to `out`.
 pub fn run(args: &GenArgs, out: &mut dyn Write) -> Result<()> {
     let p = args.params()?;
+    if let Some(path) = args.out.as_ref().or(args.raw.as_ref()) {
+        crate::create_parent_dirs(path)?;
+    }
     let progress = BarProgress::new(args.quiet);
     let started = Instant::now();
     let report = match (&args.out, &args.raw) {

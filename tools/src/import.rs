@@ -78,6 +78,7 @@ pub struct CommonArgs {
 
 impl CommonArgs {
     fn options(&self) -> Result<CommonOptions> {
+        crate::create_parent_dirs(&self.out)?;
         Ok(CommonOptions {
             dtype: Dtype::parse(&self.dtype)?,
             undirected: self.undirected,

@@ -50,8 +50,24 @@ pub fn progress_bar(total: u64, what: &str, quiet: bool) -> indicatif::ProgressB
     bar
 }
 
+/// An indicatif style from `template`, with the key `{rate}`: units per
+/// second as people read them (`1.35 M/s`, not indicatif's
+/// `1,345,699.5461/s`).
+pub fn bar_style(template: &str) -> indicatif::ProgressStyle {
+    indicatif::ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&ginex::progress::human_rate(state.per_sec(), ""));
+            },
+        )
+        .progress_chars("=> ")
+}
+
 /// The library's progress phases as indicatif bars on stderr (hidden when
-/// stderr is not a terminal, which indicatif checks itself).
+/// stderr is not a terminal, which indicatif checks itself): the phase's
+/// name, the bar, the position, the phase's message, the time left.
 struct TerminalProgress;
 
 impl ginex::progress::ProgressSink for TerminalProgress {
@@ -59,20 +75,16 @@ impl ginex::progress::ProgressSink for TerminalProgress {
         let (bar, template) = if total > 0 {
             (
                 indicatif::ProgressBar::new(total),
-                "{msg:>14} [{bar:30}] {percent:>3}% {human_pos}/{human_len} eta {eta}",
+                "{prefix:>14} [{bar:30}] {human_pos}/{human_len} {msg} eta {eta}",
             )
         } else {
             (
                 indicatif::ProgressBar::new_spinner(),
-                "{msg:>14} {human_pos} {per_sec} {elapsed}",
+                "{prefix:>14} {human_pos} {rate} {msg} {elapsed}",
             )
         };
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(template)
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        bar.set_message(what.to_string());
+        bar.set_style(bar_style(template));
+        bar.set_prefix(what.to_string());
         Box::new(IndicatifPhase(bar))
     }
 }
@@ -83,8 +95,25 @@ impl ginex::progress::PhaseProgress for IndicatifPhase {
     fn set_position(&self, pos: u64) {
         self.0.set_position(pos);
     }
+    fn set_message(&self, message: &str) {
+        self.0.set_message(message.to_string());
+    }
     fn finish(&self) {
         self.0.finish_and_clear();
+    }
+}
+
+/// Creates the missing parent directories of an output path (`--out`,
+/// `--report`, `--plot`), as `mkdir -p` would, so that `--out data/store`
+/// works in a fresh checkout. A parent that exists but is not a directory is
+/// left alone for the command to report; the output itself is not created.
+pub fn create_parent_dirs(path: &std::path::Path) -> ginex::error::Result<()> {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() && parent.symlink_metadata().is_err() => {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| ginex::error::Error::io("create directory", parent, e))
+        }
+        _ => Ok(()),
     }
 }
 

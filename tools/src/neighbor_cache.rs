@@ -61,12 +61,7 @@ pub fn run(cmd: &CacheCommand, out: &mut dyn Write) -> Result<()> {
                 .out
                 .clone()
                 .unwrap_or_else(|| default_path(&store, codec, budget));
-            if a.out.is_none() {
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| Error::io("create directory", parent, e))?;
-                }
-            }
+            crate::create_parent_dirs(&path)?;
             let r = build(&store, budget, codec, &path)?;
             writeln!(
                 out,

@@ -21,7 +21,7 @@ pub struct SamplingArgs {
     /// The store.
     pub store: PathBuf,
     /// Neighbors per hop, seeds' hop first; -1 = all.
-    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts)]
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
     pub fanouts: crate::args::Fanouts,
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]

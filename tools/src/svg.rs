@@ -227,6 +227,190 @@ pub fn line_chart(series: &[Series], x_label: &str, y_label: &str, y_max: Option
     s
 }
 
+/// One panel of [`epoch_chart`]: a y axis and its lines.
+pub struct Panel {
+    /// y-axis title.
+    pub y_label: String,
+    /// Top of the y axis (`None` = the largest y rounded up to a tenth).
+    pub y_max: Option<f64>,
+    /// Lines, x = epoch.
+    pub series: Vec<Series>,
+}
+
+/// Panels stacked over one shared x axis of epochs (integers, labelled
+/// every epoch or, when crowded, every few), each with its own y axis
+/// from 0 and a legend on the right: a training curve (loss above,
+/// accuracies below).
+pub fn epoch_chart(title: &str, panels: &[Panel]) -> String {
+    let (w, m, legend, panel_h, gap) = (720.0, 60.0, 110.0, 220.0, 40.0);
+    let h = 2.0 * m + panels.len() as f64 * panel_h + (panels.len().max(1) - 1) as f64 * gap;
+    let all_x = || {
+        panels
+            .iter()
+            .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().map(|q| q.0)))
+    };
+    let (min_x, max_x) = all_x().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let (min_x, max_x) = if min_x.is_finite() {
+        (min_x, max_x.max(min_x + 1.0))
+    } else {
+        (0.0, 1.0)
+    };
+    let x = |v: f64| m + (v - min_x) / (max_x - min_x) * (w - 2.0 * m - legend);
+    let mut svg = Svg::new(w, h);
+    svg.text((w - legend) / 2.0, m / 2.0, Anchor::Middle, None, title);
+    for (i, panel) in panels.iter().enumerate() {
+        let top = m + i as f64 * (panel_h + gap);
+        let bottom = top + panel_h;
+        let max_y = panel
+            .y_max
+            .unwrap_or_else(|| {
+                let top_y = panel
+                    .series
+                    .iter()
+                    .flat_map(|s| s.points.iter().map(|p| p.1));
+                (top_y.filter(|y| y.is_finite()).fold(0.0f64, f64::max) * 10.0).ceil() / 10.0
+            })
+            .max(1e-9);
+        let y = |v: f64| bottom - v / max_y * panel_h;
+        svg.line(m, bottom, w - m - legend, bottom, "black");
+        svg.line(m, top, m, bottom, "black");
+        for t in 0..=4 {
+            let v = max_y * f64::from(t) / 4.0;
+            svg.text(m - 6.0, y(v) + 4.0, Anchor::End, None, &format!("{v:.2}"));
+        }
+        svg.vertical_text(15.0, (top + bottom) / 2.0, &panel.y_label);
+        let step = ((max_x - min_x) / 12.0).ceil().max(1.0);
+        let mut e = min_x;
+        while e <= max_x + 1e-9 {
+            svg.text(
+                x(e),
+                bottom + 18.0,
+                Anchor::Middle,
+                None,
+                &format!("{e:.0}"),
+            );
+            e += step;
+        }
+        for (k, line) in panel.series.iter().enumerate() {
+            let c = COLORS[k % COLORS.len()];
+            let pts: Vec<(f64, f64)> = line
+                .points
+                .iter()
+                .filter(|p| p.1.is_finite())
+                .map(|&(px, py)| (x(px), y(py)))
+                .collect();
+            svg.polyline(&pts, c);
+            for &(px, py) in &pts {
+                svg.body +=
+                    &format!("<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"3\" fill=\"{c}\"/>\n");
+            }
+            svg.text(
+                w - m - legend + 10.0,
+                top + 16.0 * (k as f64 + 1.0),
+                Anchor::Start,
+                Some(c),
+                &line.name,
+            );
+        }
+    }
+    svg.text((w - legend) / 2.0, h - 15.0, Anchor::Middle, None, "epoch");
+    svg.finish()
+}
+
+/// Whether `doc` is well-formed XML as this module writes it: every
+/// element closed in order, attributes quoted, text escaped; the error
+/// names the byte offset of the first fault.
+pub fn check_well_formed(doc: &str) -> Result<(), String> {
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = doc;
+    let at = |r: &str| doc.len() - r.len();
+    while let Some(lt) = rest.find('<') {
+        let text = &rest[..lt];
+        if text.contains('>')
+            || text.split('&').skip(1).any(|t| {
+                !["amp;", "lt;", "gt;", "quot;", "apos;"]
+                    .iter()
+                    .any(|e| t.starts_with(e))
+            })
+        {
+            return Err(format!("byte {}: unescaped text {text:?}", at(rest)));
+        }
+        rest = &rest[lt..];
+        let gt = rest
+            .find('>')
+            .ok_or_else(|| format!("byte {}: unterminated tag", at(rest)))?;
+        let tag = &rest[1..gt];
+        if tag.matches('"').count() % 2 != 0 || tag.contains('<') {
+            return Err(format!("byte {}: malformed tag <{tag}>", at(rest)));
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            match open.pop() {
+                Some(o) if o == name.trim() => {}
+                o => return Err(format!("byte {}: </{name}> closes {o:?}", at(rest))),
+            }
+        } else if !tag.ends_with('/') && !tag.starts_with('?') && !tag.starts_with('!') {
+            let name = tag.split_whitespace().next().unwrap_or("");
+            if name.is_empty() {
+                return Err(format!("byte {}: empty tag", at(rest)));
+            }
+            open.push(name);
+        }
+        rest = &rest[gt + 1..];
+    }
+    if rest.contains('>') {
+        return Err(format!("byte {}: stray '>'", at(rest)));
+    }
+    match open.as_slice() {
+        [] => Ok(()),
+        o => Err(format!("unclosed elements {o:?}")),
+    }
+}
+
+#[cfg(test)]
+mod epoch_chart_tests {
+    use super::*;
+
+    #[test]
+    fn a_training_curve_is_well_formed_with_a_line_per_series() {
+        let panels = [
+            Panel {
+                y_label: "training loss".into(),
+                y_max: None,
+                series: vec![Series {
+                    name: "loss".into(),
+                    points: vec![(0.0, 1.2), (1.0, 0.8), (2.0, 0.5)],
+                }],
+            },
+            Panel {
+                y_label: "accuracy".into(),
+                y_max: Some(1.0),
+                series: vec![
+                    Series {
+                        name: "train".into(),
+                        points: vec![(0.0, 0.4), (1.0, 0.6), (2.0, 0.7)],
+                    },
+                    Series {
+                        name: "valid <&>".into(),
+                        points: vec![(1.0, 0.5), (2.0, f64::NAN)],
+                    },
+                ],
+            },
+        ];
+        let doc = epoch_chart("sage on s", &panels);
+        check_well_formed(&doc).unwrap();
+        assert_eq!(doc.matches("<polyline").count(), 3);
+        assert_eq!(doc.matches("<circle").count(), 7, "NaN points are left out");
+        assert!(doc.contains(">valid &lt;&amp;&gt;</text>") && doc.contains(">epoch</text>"));
+        // Loss 1.2 rounds the axis up to 1.2: the first point sits on the top.
+        assert!(doc.contains("cx=\"60.0\" cy=\"60.0\""), "{doc}");
+        assert!(check_well_formed("<svg><g></svg>").is_err());
+        assert!(check_well_formed("<svg>a & b</svg>").is_err());
+        assert!(check_well_formed("<svg><text x=\"1>a</text></svg>").is_err());
+    }
+}
+
 #[cfg(test)]
 mod line_chart_tests {
     use super::*;

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::epoch::DataArgs;
 use crate::machine::machine_description;
+use crate::svg::{epoch_chart, Panel, Series};
 use ginex::error::{Error, Result};
 use ginex::exec::policy::Policy;
 use ginex::import::npy_write::NpyWriter;
@@ -120,6 +121,10 @@ pub struct TrainArgs {
     /// Write per-epoch results as JSON here.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Write the training curve as an SVG here: loss, and train / valid /
+    /// test accuracy, per epoch of this run.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
 }
 
 /// Write the final-layer outputs (logits) of every node, or of the nodes
@@ -272,6 +277,19 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     let results = train(&store, &opts, out)?;
+    if let Some(path) = &args.plot {
+        crate::create_parent_dirs(path)?;
+        let title = format!(
+            "{} on {} ({} policy)",
+            opts.model.model.name(),
+            store.dir().display(),
+            opts.data.policy.name()
+        );
+        std::fs::write(path, training_curve(&title, &results))
+            .map_err(|e| Error::io("write", path, e))?;
+        writeln!(out, "training curve: {}", path.display())
+            .map_err(|e| Error::io("write", "<stdout>", e))?;
+    }
     if let Some(path) = &args.report {
         let m = &opts.model;
         let best = results.iter().filter(|r| r.valid_acc.is_some()).fold(
@@ -293,10 +311,41 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
             "test_acc_at_best_valid": best.and_then(|r| r.test_acc),
             "epochs": results.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         });
+        crate::create_parent_dirs(path)?;
         std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
             .map_err(|e| Error::io("write", path, e))?;
     }
     Ok(())
+}
+
+/// The SVG of a run's epochs: loss above, accuracies below.
+pub fn training_curve(title: &str, results: &[ginex::train::run::EpochResult]) -> String {
+    let series = |name: &str, f: &dyn Fn(&ginex::train::run::EpochResult) -> Option<f64>| Series {
+        name: name.to_string(),
+        points: results
+            .iter()
+            .filter_map(|r| f(r).map(|v| (r.epoch as f64, v)))
+            .collect(),
+    };
+    epoch_chart(
+        title,
+        &[
+            Panel {
+                y_label: "training loss".into(),
+                y_max: None,
+                series: vec![series("loss", &|r| Some(r.loss))],
+            },
+            Panel {
+                y_label: "accuracy".into(),
+                y_max: Some(1.0),
+                series: vec![
+                    series("train", &|r| Some(r.train_acc)),
+                    series("valid", &|r| r.valid_acc),
+                    series("test", &|r| r.test_acc),
+                ],
+            },
+        ],
+    )
 }
 
 fn read_nodes(store: &Store, path: &std::path::Path) -> Result<Vec<u64>> {
@@ -425,6 +474,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     let logits = predict(&store, &opts, &nodes)?;
     let classes = u64::from(store.num_classes());
+    crate::create_parent_dirs(&args.out)?;
     let mut w = NpyWriter::create(&args.out, "<f4", &[classes])?;
     let mut bytes = Vec::with_capacity(logits.len() * 4);
     for x in &logits {

@@ -18,17 +18,27 @@ use ginex::store::Store;
 
 use super::summary::degree_stats;
 
-pub(super) fn summary_json(store: &Store) -> Result<Value> {
+pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value> {
     let m = store.manifest();
     let (min, mean, p50, p99, max) = degree_stats(store.indptr());
     let splits = store.splits()?;
-    Ok(json!({
+    let mut v = json!({
         "path": store.dir(),
         "kind": "store",
         "manifest": manifest_json(m),
+        "rows_per_page": m.layout.rows_per_page(),
+        "pages_per_row": m.layout.pages_per_row(),
         "in_degree": {"min": min, "mean": mean, "p50": p50, "p99": p99, "max": max},
         "splits": splits.map(|s| json!({"train": s.train.len(), "valid": s.valid.len(), "test": s.test.len()})),
-    }))
+        "truncated": false,
+    });
+    // A remapped store: the original id of every node (--limit cuts the list).
+    if let Some(ids) = store.original_ids()? {
+        let (items, truncated) = limited(ids, limit);
+        v["original_ids"] = json!(items);
+        v["truncated"] = json!(truncated);
+    }
+    Ok(v)
 }
 
 fn manifest_json(m: &Manifest) -> Value {

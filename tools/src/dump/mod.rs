@@ -49,7 +49,7 @@ pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     let write_err = |e: std::io::Error| Error::io("write", "<stdout>", e);
     if args.json {
         let value = if args.path.is_dir() {
-            json::summary_json(&Store::open(&args.path)?)?
+            json::summary_json(&Store::open(&args.path)?, args.limit)?
         } else {
             json::file_json(&args.path, args.limit)?
         };

@@ -25,14 +25,30 @@ pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Resu
     )?;
     writeln!(out, "  nodes           {}", m.num_nodes)?;
     writeln!(out, "  edges           {}", m.num_edges)?;
+    let packing = match m.layout.rows_per_page() {
+        0 => format!(
+            "a row spans {} pages, starting on a page boundary",
+            m.layout.pages_per_row()
+        ),
+        n => format!("{n} rows/page"),
+    };
     writeln!(
         out,
-        "  features        dim {} {} ({} bytes/row, {} rows/page)",
+        "  features        dim {} {} ({} bytes/row, {packing})",
         m.layout.dim,
         m.layout.dtype.name(),
         m.layout.row_bytes(),
-        m.layout.rows_per_page()
     )?;
+    if let Ok(Some(ids)) = store.original_ids() {
+        let shown: Vec<String> = ids.iter().take(5).map(u64::to_string).collect();
+        writeln!(
+            out,
+            "  original ids    {} ({}{}; ginex-dump --json lists them)",
+            ids.len(),
+            shown.join(", "),
+            if ids.len() > 5 { ", …" } else { "" }
+        )?;
+    }
     writeln!(out, "  index width     {} bytes", m.index_width.bytes())?;
     let (min, mean, p50, p99, max) = degree_stats(store.indptr());
     writeln!(
