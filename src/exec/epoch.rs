@@ -129,6 +129,7 @@ pub fn run_epoch(
                 &sampler,
                 &rows,
                 store.num_nodes(),
+                crate::sample::ncache::store_identity(store),
                 run_dir.path(),
                 &mut report,
                 consume,
