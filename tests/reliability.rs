@@ -594,3 +594,133 @@ fn dump_shows_single_files_and_mmap_says_it_checks_nothing() {
         "{help}"
     );
 }
+
+/// Finding 6 (second half): runtime files record their store and run (v1.2
+/// run record), and `ginex-dump --verify FILE` shows them and refuses a file
+/// copied from another store's or another seed's run (catalog: "runtime file
+/// of another store or run"). The executor's own refusal is
+/// `inspect::superbatch::tests::files_of_another_store_run_or_superbatch_are_refused_on_read`.
+#[test]
+fn runtime_files_of_another_store_or_seed_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = |name: &str, seed: &str| {
+        let store = dir.path().join(name);
+        run_ginex(&[
+            "gen",
+            "--quiet",
+            "--nodes",
+            "1500",
+            "--avg-degree",
+            "6",
+            "--dim",
+            "4",
+            "--classes",
+            "3",
+            "--seed",
+            seed,
+            "--out",
+            p(&store),
+        ])
+        .unwrap();
+        store
+    };
+    let a = gen("a", "3");
+    let b = gen("b", "4");
+    // Kept runs: store a seed 1 (default run dir a.runs), store a seed 2,
+    // store b seed 1 (b.runs).
+    let epoch = |store: &Path, seed: &str, run_dir: Option<&Path>| -> PathBuf {
+        let mut args = vec![
+            "epoch",
+            p(store),
+            "--policy",
+            "ginex",
+            "--batch-size",
+            "50",
+            "--superbatch",
+            "2",
+            "--max-batches",
+            "4",
+            "--seed",
+            seed,
+            "--keep-runs",
+        ];
+        if let Some(r) = run_dir {
+            args.extend(["--run-dir", p(r)]);
+        }
+        run_ginex(&args).unwrap();
+        let parent = run_dir.map_or_else(|| store.with_extension("runs"), Path::to_path_buf);
+        let runs: Vec<PathBuf> = std::fs::read_dir(&parent)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        runs[0].clone()
+    };
+    let a1 = epoch(&a, "1", None);
+    let a2 = epoch(&a, "2", Some(&dir.path().join("other-runs")));
+    let b1 = epoch(&b, "1", None);
+    let verify = |f: &Path, extra: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_ginex-dump"))
+            .arg("--verify")
+            .arg(f)
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let target = a1.join("sb-000000.samples");
+    let original = std::fs::read(&target).unwrap();
+    let (ok, text) = verify(&target, &[]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("seed 1, epoch 0")
+            && text.contains("superbatch 0")
+            && text.contains("batch size 50")
+            && text.contains("fanouts 10,10,10")
+            && text.contains(&format!("matches store {}", p(&a)))
+            && text.contains("agrees with 3 other runtime file(s)"),
+        "{text}"
+    );
+
+    // Another store's file in a's run directory.
+    std::fs::copy(b1.join("sb-000000.samples"), &target).unwrap();
+    let (ok, text) = verify(&target, &[]);
+    assert!(!ok, "a file of store b passed as store a's: {text}");
+    assert!(
+        text.contains("sb-000000.samples")
+            && text.contains("runtime file of another store")
+            && text.contains(p(&a)),
+        "{text}"
+    );
+    // The same file on its own, with --store naming the store it must match.
+    let alone = dir.path().join("alone");
+    std::fs::create_dir(&alone).unwrap();
+    std::fs::copy(b1.join("sb-000001.changes"), alone.join("sb-000001.changes")).unwrap();
+    let (ok, text) = verify(&alone.join("sb-000001.changes"), &[]);
+    assert!(ok && text.contains("store not checked"), "{text}");
+    let (ok, text) = verify(&alone.join("sb-000001.changes"), &["--store", p(&a)]);
+    assert!(!ok && text.contains("another store"), "{text}");
+    let (ok, text) = verify(&alone.join("sb-000001.changes"), &["--store", p(&b)]);
+    assert!(ok, "{text}");
+
+    // Another seed's file (same store) in a's seed-1 run.
+    std::fs::copy(a2.join("sb-000000.samples"), &target).unwrap();
+    let (ok, text) = verify(&target, &[]);
+    assert!(!ok, "a seed-2 file passed in a seed-1 run: {text}");
+    assert!(
+        text.contains("runtime file of another run")
+            && text.contains("seed: the other file 1, this file 2"),
+        "{text}"
+    );
+    // Renamed to another superbatch.
+    std::fs::write(&target, &original).unwrap();
+    std::fs::copy(&target, alone.join("sb-000005.samples")).unwrap();
+    let (ok, text) = verify(&alone.join("sb-000005.samples"), &[]);
+    assert!(!ok && text.contains("named for superbatch 5"), "{text}");
+    let (ok, text) = verify(&target, &[]);
+    assert!(ok, "{text}");
+}
