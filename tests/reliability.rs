@@ -207,6 +207,56 @@ fn half_precision_overflow_is_refused() {
     }
 }
 
+/// Finding 2 for f64 input (catalog: "f64 feature beyond f32's range"): a
+/// finite f64 that overflows f32 is refused as the f16/bf16 case is (row,
+/// column, value, largest finite, `--allow-nonfinite`), not stored as inf
+/// or reported as "is inf".
+#[test]
+fn f64_features_beyond_f32_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("store");
+    let edges = dir.path().join("e.txt");
+    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
+    for (dtype, values, want) in [
+        (
+            "f32",
+            [1.0f64, 2.0, 3.0, 1e300, 5.0, 6.0],
+            "feature row 1 column 1 is 1e300, which overflows f32 to +inf (largest finite 3.4028235e38)",
+        ),
+        (
+            "f16",
+            [1.0, 2.0, 3.0, 4.0, -1e39, 6.0],
+            "feature row 2 column 0 is -1e39, which overflows f32 to -inf",
+        ),
+    ] {
+        let feats = dir.path().join("f.npy");
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&feats, npy("<f8", "(3, 2)", &bytes)).unwrap();
+        let args = [
+            "files",
+            "--quiet",
+            "--edges",
+            p(&edges),
+            "--features",
+            p(&feats),
+            "--dtype",
+            dtype,
+            "--out",
+            p(&out),
+        ];
+        refused(&args, &out, &["f.npy:", want, "--allow-nonfinite"]);
+        let mut with_flag = args.to_vec();
+        with_flag.push("--allow-nonfinite");
+        run_import(&with_flag).unwrap();
+        let s = ginex::Store::open(&out).unwrap();
+        let mut row = vec![0f32; 6];
+        s.read_feature_rows_f32(&[0, 1, 2], &mut row).unwrap();
+        assert_eq!(row.iter().filter(|x| x.is_infinite()).count(), 1, "{row:?}");
+        assert_eq!(row[0], 1.0);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
 const DGL_META: &str = r#"{
   "graph_name": "g",
   "node_type": ["n"],
