@@ -35,6 +35,7 @@
 //!   superbatch pipeline, the memory planner, stage timers; the mmap
 //!   baseline; the policy lab's trace simulator.
 //! * `train` — models and the trainer loop on tch (cargo feature `train`).
+//! * [`checkpoint_meta`] — the trainer's checkpoint metadata, parsed without tch.
 //! * [`verify`] — verification of any file ginex writes, by its kind.
 //! * [`progress`], [`rng`], [`hash`] — progress reporting to a sink the
 //!   application installs, seeded random streams, the integer-key hash.
@@ -47,6 +48,7 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod checkpoint_meta;
 pub mod error;
 pub mod exec;
 pub mod export;

@@ -140,11 +140,7 @@ pub fn store_of_run_file(path: &Path) -> Option<PathBuf> {
 /// (store, seed, epoch, seed order, parameters; the other file of the same
 /// superbatch the same stamp). Errors name both files or the store and each
 /// field that differs.
-pub fn check_run_file(
-    path: &Path,
-    stamp: &RunStamp,
-    store: Option<&Path>,
-) -> Result<RunFileCheck> {
+pub fn check_run_file(path: &Path, stamp: &RunStamp, store: Option<&Path>) -> Result<RunFileCheck> {
     let mut check = RunFileCheck::default();
     let store_dir = store
         .map(Path::to_path_buf)

@@ -749,7 +749,11 @@ fn runtime_files_of_another_store_or_seed_are_refused() {
     // The same file on its own, with --store naming the store it must match.
     let alone = dir.path().join("alone");
     std::fs::create_dir(&alone).unwrap();
-    std::fs::copy(b1.join("sb-000001.changes"), alone.join("sb-000001.changes")).unwrap();
+    std::fs::copy(
+        b1.join("sb-000001.changes"),
+        alone.join("sb-000001.changes"),
+    )
+    .unwrap();
     let (ok, text) = verify(&alone.join("sb-000001.changes"), &[]);
     assert!(ok && text.contains("store not checked"), "{text}");
     let (ok, text) = verify(&alone.join("sb-000001.changes"), &["--store", p(&a)]);

@@ -119,10 +119,20 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
     // 1,000,000 nodes × 64 f32 features (~256 MB) do not fit 64 MiB, as a
     // store or as raw files; 2,000 nodes do.
     let gen_out = dir.path().join("g");
-    for (flag, what) in [("--out", "the store needs about"), ("--raw", "the raw output needs about")] {
+    for (flag, what) in [
+        ("--out", "the store needs about"),
+        ("--raw", "the raw output needs about"),
+    ] {
         simulate_disk_space(Some(free));
         let err = run_ginex(&[
-            "gen", "--quiet", "--nodes", "1000000", "--dim", "64", flag, p(&gen_out),
+            "gen",
+            "--quiet",
+            "--nodes",
+            "1000000",
+            "--dim",
+            "64",
+            flag,
+            p(&gen_out),
         ])
         .expect_err("generated")
         .to_string();
@@ -142,7 +152,16 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
     for flag in ["--out", "--raw"] {
         let small = dir.path().join(format!("small{flag}"));
         simulate_disk_space(Some(free));
-        let r = run_ginex(&["gen", "--quiet", "--nodes", "2000", "--dim", "8", flag, p(&small)]);
+        let r = run_ginex(&[
+            "gen",
+            "--quiet",
+            "--nodes",
+            "2000",
+            "--dim",
+            "8",
+            flag,
+            p(&small),
+        ]);
         simulate_disk_space(None);
         r.unwrap();
         assert!(small.exists());

@@ -350,7 +350,9 @@ pub fn read_superbatch(
             }
         }
     }
-    if batches.len() as u64 != expected.num_batches || first.unwrap_or(expected.first_batch) != expected.first_batch {
+    if batches.len() as u64 != expected.num_batches
+        || first.unwrap_or(expected.first_batch) != expected.first_batch
+    {
         return Err(bad(
             &files.samples,
             format!(
@@ -504,7 +506,10 @@ mod tests {
         for (expected, words) in [
             (
                 spec(0, run(0x2222, 7)),
-                &["another store", "store: expected 0x00002222, found 0x00001111"][..],
+                &[
+                    "another store",
+                    "store: expected 0x00002222, found 0x00001111",
+                ][..],
             ),
             (
                 spec(0, run(0x1111, 8)),
@@ -512,11 +517,17 @@ mod tests {
             ),
             (
                 spec(1, run(0x1111, 7)),
-                &["superbatch: expected 1, found 0", "first batch: expected 6, found 0"][..],
+                &[
+                    "superbatch: expected 1, found 0",
+                    "first batch: expected 6, found 0",
+                ][..],
             ),
             (
                 other_params,
-                &["fanouts: expected 3,3, found 3,2", "cache rows: expected 11, found 10"][..],
+                &[
+                    "fanouts: expected 3,3, found 3,2",
+                    "cache rows: expected 11, found 10",
+                ][..],
             ),
         ] {
             let err = read_superbatch(&files, &expected.stamp())
