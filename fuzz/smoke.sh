@@ -22,7 +22,7 @@ fuzz_dir="$(pwd)"
 seconds="${1:-10}"
 shift || true
 all_targets=(header manifest segment_table tables runtime_record ncache_list
-  npy_header npz_directory dgl_metadata text_edges)
+  npy_header npz_directory dgl_metadata text_edges checkpoint_meta)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 case "$seconds" in '' | *[!0-9]*)
   echo "usage: fuzz/smoke.sh [SECONDS_PER_TARGET] [TARGET...]" >&2
@@ -128,6 +128,12 @@ cat >"$corpus_root/dgl_metadata/small.json" <<'JSON'
  "edges": {"n:e:n": {"format": {"name": "csv", "delimiter": " "}, "data": ["metadata.json"]}},
  "node_data": {"n": {"feat": {"format": {"name": "numpy"}, "data": ["metadata.json"]}}}}
 JSON
+cat >"$corpus_root/checkpoint_meta/meta.json" <<'JSON'
+{"format": 2, "epoch": 4, "epochs": 10, "model": "sage", "hidden": 16, "layers": 2,
+ "best_epoch": 3, "best_valid_acc": 0.71, "best_test_acc": null, "evals_since_best": 1,
+ "complete": false, "stopped_early": false, "fanouts": [10, 5], "store_manifest_crc": 123}
+JSON
+printf 'epoch-00004\n' >"$corpus_root/checkpoint_meta/LATEST"
 printf 'src,dst\n0,1\n1,2\n' >"$corpus_root/text_edges/csv"
 printf '\xef\xbb\xbf# comment\n%% mm\n0\t1\t0.5\r\n2\t3\n' >"$corpus_root/text_edges/tsv"
 printf '\x41src dst\n-1 2\n99999999999999999999999999999999999999 1\n' >"$corpus_root/text_edges/fixed"

@@ -105,6 +105,7 @@
 //! * `loader` — the embedded [`Loader`]: the executor's epoch on a thread,
 //!   its batches through a bounded channel.
 //! * `train` — models and the trainer loop on tch (cargo feature `train`).
+//! * `checkpoint_meta` — the trainer's checkpoint metadata, parsed without tch.
 //! * `verify` — verification of any file ginex writes, by its kind.
 //! * [`progress`], `size`, `rng`, `hash` — progress reporting to a sink
 //!   the application installs, byte-size parsing, seeded random streams,
@@ -121,6 +122,8 @@
 // no stability promise (the curated API is re-exported below).
 #[doc(hidden)]
 pub mod cache;
+#[doc(hidden)]
+pub mod checkpoint_meta;
 #[doc(hidden)]
 pub mod error;
 #[doc(hidden)]

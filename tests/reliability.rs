@@ -207,6 +207,56 @@ fn half_precision_overflow_is_refused() {
     }
 }
 
+/// Finding 2 for f64 input (catalog: "f64 feature beyond f32's range"): a
+/// finite f64 that overflows f32 is refused as the f16/bf16 case is (row,
+/// column, value, largest finite, `--allow-nonfinite`), not stored as inf
+/// or reported as "is inf".
+#[test]
+fn f64_features_beyond_f32_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("store");
+    let edges = dir.path().join("e.txt");
+    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
+    for (dtype, values, want) in [
+        (
+            "f32",
+            [1.0f64, 2.0, 3.0, 1e300, 5.0, 6.0],
+            "feature row 1 column 1 is 1e300, which overflows f32 to +inf (largest finite 3.4028235e38)",
+        ),
+        (
+            "f16",
+            [1.0, 2.0, 3.0, 4.0, -1e39, 6.0],
+            "feature row 2 column 0 is -1e39, which overflows f32 to -inf",
+        ),
+    ] {
+        let feats = dir.path().join("f.npy");
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&feats, npy("<f8", "(3, 2)", &bytes)).unwrap();
+        let args = [
+            "files",
+            "--quiet",
+            "--edges",
+            p(&edges),
+            "--features",
+            p(&feats),
+            "--dtype",
+            dtype,
+            "--out",
+            p(&out),
+        ];
+        refused(&args, &out, &["f.npy:", want, "--allow-nonfinite"]);
+        let mut with_flag = args.to_vec();
+        with_flag.push("--allow-nonfinite");
+        run_import(&with_flag).unwrap();
+        let s = ginex::Store::open(&out).unwrap();
+        let mut row = vec![0f32; 6];
+        s.read_feature_rows_f32(&[0, 1, 2], &mut row).unwrap();
+        assert_eq!(row.iter().filter(|x| x.is_infinite()).count(), 1, "{row:?}");
+        assert_eq!(row[0], 1.0);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
 const DGL_META: &str = r#"{
   "graph_name": "g",
   "node_type": ["n"],
@@ -593,4 +643,138 @@ fn dump_shows_single_files_and_mmap_says_it_checks_nothing() {
         help.contains("mmap (the PyG+ baseline)") && help.contains("checks nothing"),
         "{help}"
     );
+}
+
+/// Finding 6 (second half): runtime files record their store and run (v1.2
+/// run record), and `ginex-dump --verify FILE` shows them and refuses a file
+/// copied from another store's or another seed's run (catalog: "runtime file
+/// of another store or run"). The executor's own refusal is
+/// `inspect::superbatch::tests::files_of_another_store_run_or_superbatch_are_refused_on_read`.
+#[test]
+fn runtime_files_of_another_store_or_seed_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = |name: &str, seed: &str| {
+        let store = dir.path().join(name);
+        run_ginex(&[
+            "gen",
+            "--quiet",
+            "--nodes",
+            "1500",
+            "--avg-degree",
+            "6",
+            "--dim",
+            "4",
+            "--classes",
+            "3",
+            "--seed",
+            seed,
+            "--out",
+            p(&store),
+        ])
+        .unwrap();
+        store
+    };
+    let a = gen("a", "3");
+    let b = gen("b", "4");
+    // Kept runs: store a seed 1 (default run dir a.runs), store a seed 2,
+    // store b seed 1 (b.runs).
+    let epoch = |store: &Path, seed: &str, run_dir: Option<&Path>| -> PathBuf {
+        let mut args = vec![
+            "epoch",
+            p(store),
+            "--policy",
+            "ginex",
+            "--batch-size",
+            "50",
+            "--superbatch",
+            "2",
+            "--max-batches",
+            "4",
+            "--seed",
+            seed,
+            "--keep-runs",
+        ];
+        if let Some(r) = run_dir {
+            args.extend(["--run-dir", p(r)]);
+        }
+        run_ginex(&args).unwrap();
+        let parent = run_dir.map_or_else(|| store.with_extension("runs"), Path::to_path_buf);
+        let runs: Vec<PathBuf> = std::fs::read_dir(&parent)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        runs[0].clone()
+    };
+    let a1 = epoch(&a, "1", None);
+    let a2 = epoch(&a, "2", Some(&dir.path().join("other-runs")));
+    let b1 = epoch(&b, "1", None);
+    let verify = |f: &Path, extra: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_ginex-dump"))
+            .arg("--verify")
+            .arg(f)
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let target = a1.join("sb-000000.samples");
+    let original = std::fs::read(&target).unwrap();
+    let (ok, text) = verify(&target, &[]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("seed 1, epoch 0")
+            && text.contains("superbatch 0")
+            && text.contains("batch size 50")
+            && text.contains("fanouts 10,10,10")
+            && text.contains(&format!("matches store {}", p(&a)))
+            && text.contains("agrees with 3 other runtime file(s)"),
+        "{text}"
+    );
+
+    // Another store's file in a's run directory.
+    std::fs::copy(b1.join("sb-000000.samples"), &target).unwrap();
+    let (ok, text) = verify(&target, &[]);
+    assert!(!ok, "a file of store b passed as store a's: {text}");
+    assert!(
+        text.contains("sb-000000.samples")
+            && text.contains("runtime file of another store")
+            && text.contains(p(&a)),
+        "{text}"
+    );
+    // The same file on its own, with --store naming the store it must match.
+    let alone = dir.path().join("alone");
+    std::fs::create_dir(&alone).unwrap();
+    std::fs::copy(
+        b1.join("sb-000001.changes"),
+        alone.join("sb-000001.changes"),
+    )
+    .unwrap();
+    let (ok, text) = verify(&alone.join("sb-000001.changes"), &[]);
+    assert!(ok && text.contains("store not checked"), "{text}");
+    let (ok, text) = verify(&alone.join("sb-000001.changes"), &["--store", p(&a)]);
+    assert!(!ok && text.contains("another store"), "{text}");
+    let (ok, text) = verify(&alone.join("sb-000001.changes"), &["--store", p(&b)]);
+    assert!(ok, "{text}");
+
+    // Another seed's file (same store) in a's seed-1 run.
+    std::fs::copy(a2.join("sb-000000.samples"), &target).unwrap();
+    let (ok, text) = verify(&target, &[]);
+    assert!(!ok, "a seed-2 file passed in a seed-1 run: {text}");
+    assert!(
+        text.contains("runtime file of another run")
+            && text.contains("seed: the other file 1, this file 2"),
+        "{text}"
+    );
+    // Renamed to another superbatch.
+    std::fs::write(&target, &original).unwrap();
+    std::fs::copy(&target, alone.join("sb-000005.samples")).unwrap();
+    let (ok, text) = verify(&alone.join("sb-000005.samples"), &[]);
+    assert!(!ok && text.contains("named for superbatch 5"), "{text}");
+    let (ok, text) = verify(&target, &[]);
+    assert!(ok, "{text}");
 }

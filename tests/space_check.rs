@@ -9,7 +9,15 @@ use std::path::Path;
 
 use clap::Parser;
 use ginex::io::space::{bytes_written, simulate_disk_space};
+use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::import::{run as import_run, ImportCli};
+
+fn run_ginex(args: &[&str]) -> ginex::Result<String> {
+    let cli = GinexCli::try_parse_from(std::iter::once(&"ginex").chain(args)).unwrap();
+    let mut out = Vec::new();
+    ginex_run(cli, &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {
     let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();
@@ -106,4 +114,56 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
     simulate_disk_space(None);
     r.unwrap();
     assert_eq!(ginex::Store::open(&out).unwrap().num_nodes(), 3);
+
+    // `ginex gen` (catalog: "ginex gen output larger than the free space"):
+    // 1,000,000 nodes × 64 f32 features (~256 MB) do not fit 64 MiB, as a
+    // store or as raw files; 2,000 nodes do.
+    let gen_out = dir.path().join("g");
+    for (flag, what) in [
+        ("--out", "the store needs about"),
+        ("--raw", "the raw output needs about"),
+    ] {
+        simulate_disk_space(Some(free));
+        let err = run_ginex(&[
+            "gen",
+            "--quiet",
+            "--nodes",
+            "1000000",
+            "--dim",
+            "64",
+            flag,
+            p(&gen_out),
+        ])
+        .expect_err("generated")
+        .to_string();
+        let written = bytes_written();
+        simulate_disk_space(None);
+        for w in [
+            what,
+            "for 1000000 nodes × 64 features of f32 and 10000000 edges drawn",
+            &format!("has {free} bytes (64.0 MiB) free; nothing was written"),
+            "lower --nodes",
+        ] {
+            assert!(err.contains(w), "expected {w:?} in: {err}");
+        }
+        assert_eq!(written, 0, "{written} bytes written before the refusal");
+        assert!(!gen_out.exists());
+    }
+    for flag in ["--out", "--raw"] {
+        let small = dir.path().join(format!("small{flag}"));
+        simulate_disk_space(Some(free));
+        let r = run_ginex(&[
+            "gen",
+            "--quiet",
+            "--nodes",
+            "2000",
+            "--dim",
+            "8",
+            flag,
+            p(&small),
+        ]);
+        simulate_disk_space(None);
+        r.unwrap();
+        assert!(small.exists());
+    }
 }

@@ -114,6 +114,7 @@ pub fn run_epoch(
                 &|| GatherRows::new(store, &options),
                 store.layout(),
                 store.num_nodes(),
+                crate::sample::ncache::store_identity(store),
                 run_dir.path(),
                 &mut report,
                 consume,

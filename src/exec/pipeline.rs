@@ -37,7 +37,8 @@ use crate::exec::staged_init::{order_by_first_use, with_staged_init, Arrivals};
 use crate::format::pages::FeatureLayout;
 use crate::inspect::changeset::{Changesets, Update};
 use crate::inspect::superbatch::{
-    precompute_changesets, read_superbatch, sample_superbatch, SampledRecord, SampledSuperbatch,
+    precompute_changesets, read_superbatch, sample_superbatch, RunParams, SampledRecord,
+    SampledSuperbatch,
     SuperbatchFiles, SuperbatchSpec,
 };
 use crate::sample::sampler::{decode_hops, EpochSampler};
@@ -53,9 +54,19 @@ struct Prepared {
     changeset_exposed: Duration,
 }
 
-/// The superbatches of an epoch of `total` batches.
-fn specs(config: &EpochConfig, total: u64) -> Vec<SuperbatchSpec> {
+/// The superbatches of an epoch of `total` batches on the store `store_id`
+/// identifies.
+fn specs(config: &EpochConfig, total: u64, store_id: u32) -> Vec<SuperbatchSpec> {
     let per_sb = config.superbatch.max(1);
+    let run = RunParams {
+        store_id,
+        seed: config.seed,
+        epoch: config.epoch,
+        seed_order: RunParams::seed_order_of(config.seed_nodes.as_deref()),
+        batch_size: config.batch_size as u64,
+        fanouts: config.fanouts.clone(),
+        carry_over: config.carry_over,
+    };
     (0..total.div_ceil(per_sb))
         .map(|sb| {
             let first = sb * per_sb;
@@ -66,6 +77,7 @@ fn specs(config: &EpochConfig, total: u64) -> Vec<SuperbatchSpec> {
                 workers: config.workers.max(1),
                 capacity: config.feature_cache_rows,
                 every: config.changeset_every.max(1),
+                run: run.clone(),
             }
         })
         .collect()
@@ -192,7 +204,7 @@ impl Executor<'_, '_, '_> {
 
     fn run(&mut self, p: &Prepared, report: &mut EpochReport) -> Result<()> {
         let started = Instant::now();
-        let (batches, init, updates) = read_superbatch(&p.files)?;
+        let (batches, init, updates) = read_superbatch(&p.files, &p.spec.stamp())?;
         report.load_runs += started.elapsed();
 
         let Some(open_rows) = self.staged else {
@@ -297,8 +309,9 @@ impl Executor<'_, '_, '_> {
 type OpenRows<'a> = &'a (dyn Fn() -> Result<GatherRows<'a>> + Sync);
 
 /// Runs the `ginex` policy over `total` batches of `sampler`, writing
-/// runtime files under `dir`; misses are read through `rows`, a staged
-/// init's rows through a source `open_rows` opens.
+/// runtime files (stamped with `store_id`, the run and its parameters)
+/// under `dir`; misses are read through `rows`, a staged init's rows
+/// through a source `open_rows` opens.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_ginex(
     config: &EpochConfig,
@@ -307,6 +320,7 @@ pub(crate) fn run_ginex(
     open_rows: OpenRows<'_>,
     layout: FeatureLayout,
     num_nodes: u64,
+    store_id: u32,
     dir: &std::path::Path,
     report: &mut EpochReport,
     consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
@@ -314,7 +328,7 @@ pub(crate) fn run_ginex(
     let total = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
-    let specs = specs(config, total);
+    let specs = specs(config, total, store_id);
     let n = specs.len();
     if n == 0 {
         return Ok(());

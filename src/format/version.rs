@@ -17,8 +17,12 @@ pub const V1_0: Version = Version { major: 1, minor: 0 };
 /// for. Every other kind is unchanged and still written as 1.0 (see
 /// `FileKind::written_version`).
 pub const V1_1: Version = Version { major: 1, minor: 1 };
+/// Version 1.2: runtime files start with a `run` record naming their store,
+/// run and parameters (format/runtime.md); their readers need it, so they
+/// refuse older runtime files. Every other kind is unchanged.
+pub const V1_2: Version = Version { major: 1, minor: 2 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_1;
+pub const CURRENT: Version = V1_2;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

@@ -234,7 +234,7 @@ fn csv_layout(raw: &Path, common: &CommonOptions) -> Result<Build> {
     }
     match feats.as_mut() {
         Some(rows) => build.features(&feat_path, |sink| {
-            let mut buf: Vec<f32> = first.iter().map(|&x| x as f32).collect();
+            let mut buf: Vec<f64> = first.clone();
             let mut row = Vec::new();
             let mut start = 0u64;
             let block = (1usize << 20) / dim as usize + 1;
@@ -243,11 +243,11 @@ fn csv_layout(raw: &Path, common: &CommonOptions) -> Result<Build> {
                 row.clear();
                 let more = rows.next_row(&mut row)?;
                 if more {
-                    buf.extend(row.iter().map(|&x| x as f32));
+                    buf.extend_from_slice(&row);
                     in_block += 1;
                 }
                 if (!more || in_block == block) && !buf.is_empty() {
-                    sink.push_f32(&buf, &feat_path, start)?;
+                    sink.push_f64(&buf, &feat_path, start)?;
                     start += in_block as u64;
                     buf.clear();
                     in_block = 0;

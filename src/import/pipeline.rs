@@ -395,6 +395,37 @@ impl FeatureSink {
     }
 }
 
+impl FeatureSink {
+    /// Appends whole rows given as `f64` (an f64 `.npy`, text): a finite
+    /// value beyond f32's range is refused as the f16/bf16 overflow is
+    /// (row, column, value, largest finite, `--allow-nonfinite`), instead of
+    /// becoming inf; then as [`push_f32`](Self::push_f32).
+    pub fn push_f64(&mut self, values: &[f64], path: &Path, first_row: u64) -> Result<()> {
+        if !self.allow_nonfinite {
+            if let Some((k, x)) = values
+                .iter()
+                .enumerate()
+                .find(|(_, x)| x.is_finite() && !(**x as f32).is_finite())
+            {
+                let k = k as u64;
+                let row = first_row + k / self.dim.max(1);
+                return Err(bad(
+                    path,
+                    Some(row + 1),
+                    format!(
+                        "feature row {row} column {} is {x:e}, which overflows f32 to {}inf (largest finite {:e}); scale the features, or pass --allow-nonfinite to keep inf",
+                        k % self.dim.max(1),
+                        if *x < 0.0 { "-" } else { "+" },
+                        f32::MAX
+                    ),
+                ));
+            }
+        }
+        let narrowed: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+        self.push_f32(&narrowed, path, first_row)
+    }
+}
+
 /// The index of the first element of `encoded` (little-endian elements
 /// of `dtype`) that is ±inf: finite input that overflowed the conversion
 /// (the input was checked to be finite). `None` for f32 (no conversion).
@@ -459,6 +490,28 @@ pub fn feature_shape(f: &NpyFile) -> Result<(u64, u64)> {
     Ok((rows, dim))
 }
 
+/// Pushes `count` elements from element `first` (whole rows from row
+/// `first_row`) of `f`: f64 arrays through [`FeatureSink::push_f64`] (so a
+/// value beyond f32's range is named), others as f32.
+fn push_rows(
+    f: &NpyFile,
+    first: u64,
+    count: u64,
+    first_row: u64,
+    sink: &mut FeatureSink,
+    raw: &mut Vec<u8>,
+) -> Result<()> {
+    if f.header.dtype == crate::import::npy::NpyType::Float(8) {
+        let mut values = Vec::new();
+        f.read_f64(first, count as usize, raw, &mut values)?;
+        sink.push_f64(&values, &f.path, first_row)
+    } else {
+        let mut values = Vec::new();
+        f.read_f32(first, count as usize, raw, &mut values)?;
+        sink.push_f32(&values, &f.path, first_row)
+    }
+}
+
 /// Streams rows of a feature array into `sink`: all rows, or only `rows`
 /// (sorted, for remapped ids: store node i gets row `rows[i]`).
 pub fn features_from_npy(f: &NpyFile, rows: Option<&[u64]>, sink: &mut FeatureSink) -> Result<()> {
@@ -474,13 +527,12 @@ pub fn features_from_npy(f: &NpyFile, rows: Option<&[u64]>, sink: &mut FeatureSi
         ));
     }
     let per = block_rows(dim, f.header.dtype.size());
-    let (mut raw, mut values) = (Vec::new(), Vec::new());
+    let mut raw = Vec::new();
     match rows {
         None => {
             for first in (0..n).step_by(per as usize) {
                 let k = per.min(n - first);
-                f.read_f32(first * dim, (k * dim) as usize, &mut raw, &mut values)?;
-                sink.push_f32(&values, &f.path, first)?;
+                push_rows(f, first * dim, k * dim, first, sink, &mut raw)?;
             }
         }
         Some(ids) => {
@@ -501,8 +553,7 @@ pub fn features_from_npy(f: &NpyFile, rows: Option<&[u64]>, sink: &mut FeatureSi
                         ),
                     ));
                 }
-                f.read_f32(start * dim, (len * dim) as usize, &mut raw, &mut values)?;
-                sink.push_f32(&values, &f.path, start)?;
+                push_rows(f, start * dim, len * dim, start, sink, &mut raw)?;
                 i += len as usize;
             }
         }

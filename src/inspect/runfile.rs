@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::runtime::{
-    decode_counted_u64s, encode_counted_u64s, RecordHeader, RecordKind, RECORD_HEADER_SIZE,
+    decode_counted_u64s, encode_counted_u64s, RecordHeader, RecordKind, RunStamp,
+    RECORD_HEADER_SIZE,
 };
+use crate::format::version::V1_2;
 use crate::inspect::changeset::Update;
 use crate::io::writer::ChecksummedWriter;
 
@@ -21,11 +23,14 @@ pub struct RunWriter {
 
 impl RunWriter {
     /// Creates `path` (must not exist) for runtime records of `kind`
-    /// ([`FileKind::RunSamples`] or [`FileKind::RunChanges`]).
-    pub fn create(path: &Path, kind: FileKind) -> Result<Self> {
-        Ok(RunWriter {
+    /// ([`FileKind::RunSamples`] or [`FileKind::RunChanges`]) and writes
+    /// its first record, the `run` record holding `stamp`.
+    pub fn create(path: &Path, kind: FileKind, stamp: &RunStamp) -> Result<Self> {
+        let mut w = RunWriter {
             out: ChecksummedWriter::create(path, kind)?,
-        })
+        };
+        w.append(RecordKind::Run, stamp.first_batch, &stamp.encode())?;
+        Ok(w)
     }
 
     /// Appends one framed record.
@@ -103,13 +108,15 @@ pub struct RunReader {
     input: BufReader<File>,
     path: PathBuf,
     header: FileHeader,
+    stamp: RunStamp,
     offset: u64,
     hasher: crc32fast::Hasher,
     done: bool,
 }
 
 impl RunReader {
-    /// Opens a runtime file of `kind`.
+    /// Opens a runtime file of `kind` and reads its `run` record (see
+    /// [`stamp`](Self::stamp)).
     pub fn open(path: &Path, kind: FileKind) -> Result<Self> {
         let mut file = File::open(path).map_err(|e| Error::io("open", path, e))?;
         let len = file
@@ -126,6 +133,13 @@ impl RunReader {
             _ => Error::io("read", path, e),
         })?;
         let header = FileHeader::decode(&head, path)?.expect_kind(kind, path)?;
+        if header.version < V1_2 {
+            return Err(Error::invalid_argument(format!(
+                "{}: runtime file of format version {}, which does not record its store and run (runtime files have since {V1_2}); it was written by an older ginex: delete it and run the inspector again",
+                path.display(),
+                header.version
+            )));
+        }
         if header.file_len() != len {
             return Err(Error::corrupt(
                 path,
@@ -133,19 +147,49 @@ impl RunReader {
                 format!("file is {len} bytes, its header says {}", header.file_len()),
             ));
         }
-        Ok(RunReader {
+        let mut r = RunReader {
             input: BufReader::with_capacity(1 << 20, file),
             path: path.to_path_buf(),
             header,
+            stamp: RunStamp::default(),
             offset: u64::from(header.header_len),
             hasher: crc32fast::Hasher::new(),
             done: false,
-        })
+        };
+        let at = r.offset;
+        match r.next_raw()? {
+            Some((h, payload, payload_at)) if h.kind == RecordKind::Run => {
+                r.stamp = RunStamp::decode(&payload, path, payload_at)?;
+            }
+            Some((h, _, _)) => {
+                return Err(Error::corrupt(
+                    path,
+                    at,
+                    format!(
+                        "the first record is a {} record, not the run record naming the file's store and run",
+                        h.kind.name()
+                    ),
+                ))
+            }
+            None => {
+                return Err(Error::corrupt(
+                    path,
+                    at,
+                    "no run record (the file has no records)",
+                ))
+            }
+        }
+        Ok(r)
     }
 
     /// The file's header.
     pub fn header(&self) -> FileHeader {
         self.header
+    }
+
+    /// The store, run and parameters the file records (its `run` record).
+    pub fn stamp(&self) -> &RunStamp {
+        &self.stamp
     }
 
     fn read(&mut self, buf: &mut [u8], batch: Option<u64>) -> Result<()> {
@@ -167,6 +211,22 @@ impl RunReader {
     /// The next record, or `None` after the last one (once the
     /// whole-payload CRC has been checked).
     pub fn next_record(&mut self) -> Result<Option<Record>> {
+        let at = self.offset;
+        match self.next_raw()? {
+            None => Ok(None),
+            Some((h, _, _)) if h.kind == RecordKind::Run => Err(Error::corrupt(
+                &self.path,
+                at,
+                "a second run record (only the first record is one)",
+            )),
+            Some((h, payload, payload_at)) => {
+                decode_record(h, payload, &self.path, payload_at).map(Some)
+            }
+        }
+    }
+
+    /// The next record's header, checked payload and payload offset.
+    fn next_raw(&mut self) -> Result<Option<(RecordHeader, Vec<u8>, u64)>> {
         if self.done {
             return Ok(None);
         }
@@ -221,7 +281,7 @@ impl RunReader {
                 got,
             });
         }
-        decode_record(h, payload, &self.path, payload_at).map(Some)
+        Ok(Some((h, payload, payload_at)))
     }
 }
 
@@ -230,6 +290,13 @@ fn decode_record(h: RecordHeader, p: Vec<u8>, path: &Path, base: u64) -> Result<
     let ctx = |field: &str| format!("{} record of batch {batch}: {field}", h.kind.name());
     let mut at = 0usize;
     let record = match h.kind {
+        RecordKind::Run => {
+            return Err(Error::corrupt(
+                path,
+                base,
+                "internal: run records are decoded by RunReader::open",
+            ))
+        }
         RecordKind::Adj => return Ok(Record::Adj { batch, payload: p }),
         RecordKind::Ids => Record::Ids {
             batch,
@@ -270,23 +337,34 @@ fn decode_record(h: RecordHeader, p: Vec<u8>, path: &Path, base: u64) -> Result<
     Ok(record)
 }
 
-/// Reads every record of a runtime file (verifying all checksums).
-pub fn read_all(path: &Path, kind: FileKind) -> Result<Vec<Record>> {
+/// Reads a runtime file (verifying all checksums): its run record's stamp
+/// and every other record.
+pub fn read_all(path: &Path, kind: FileKind) -> Result<(RunStamp, Vec<Record>)> {
     let mut r = RunReader::open(path, kind)?;
     let mut out = Vec::new();
     while let Some(rec) = r.next_record()? {
         out.push(rec);
     }
-    Ok(out)
+    Ok((r.stamp, out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn stamp() -> RunStamp {
+        RunStamp {
+            store_id: 42,
+            seed: 1,
+            fanouts: vec![5, 5],
+            num_batches: 2,
+            ..RunStamp::default()
+        }
+    }
+
     fn sample_file(dir: &Path) -> PathBuf {
         let path = dir.join("sb-0.changes");
-        let mut w = RunWriter::create(&path, FileKind::RunChanges).unwrap();
+        let mut w = RunWriter::create(&path, FileKind::RunChanges, &stamp()).unwrap();
         w.append_init(0, &[5, 6, 7]).unwrap();
         w.append_update(
             0,
@@ -305,7 +383,8 @@ mod tests {
     #[test]
     fn round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let recs = read_all(&sample_file(dir.path()), FileKind::RunChanges).unwrap();
+        let (got, recs) = read_all(&sample_file(dir.path()), FileKind::RunChanges).unwrap();
+        assert_eq!(got, stamp());
         assert_eq!(recs.len(), 3);
         assert_eq!(
             recs[0],
@@ -365,5 +444,40 @@ mod tests {
             err.contains("update record of batch 1") && err.contains("offset"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_file_of_an_older_version_is_refused_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample_file(dir.path());
+        let mut d = std::fs::read(&path).unwrap();
+        let mut h = FileHeader::decode(&d, &path).unwrap();
+        h.version = crate::format::version::V1_0;
+        d[..HEADER_SIZE].copy_from_slice(&h.encode());
+        std::fs::write(&path, &d).unwrap();
+        let err = read_all(&path, FileKind::RunChanges)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sb-0.changes")
+                && err.contains("version 1.0")
+                && err.contains("does not record its store and run"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_file_without_its_run_record_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sb-0.changes");
+        let mut w = RunWriter {
+            out: ChecksummedWriter::create(&path, FileKind::RunChanges).unwrap(),
+        };
+        w.append_init(0, &[1]).unwrap();
+        w.finish().unwrap();
+        let err = read_all(&path, FileKind::RunChanges)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not the run record"), "{err}");
     }
 }

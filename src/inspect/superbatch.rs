@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::runtime::RecordKind;
+use crate::format::runtime::{RecordKind, RunStamp};
 use crate::inspect::changeset::{compute_changesets_from, Changesets};
 use crate::inspect::runfile::{read_all, Record, RunWriter};
 
@@ -44,6 +44,63 @@ pub struct SuperbatchSpec {
     pub capacity: usize,
     /// k of the k-hop approximation (1 = exact).
     pub every: usize,
+    /// The store and run the files belong to (recorded in them, checked
+    /// when they are read back).
+    pub run: RunParams,
+}
+
+/// The store, run and sampling parameters every superbatch of a run shares
+/// (with the superbatch's own fields they make its files' [`RunStamp`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunParams {
+    /// `sample::ncache::store_identity` of the store.
+    pub store_id: u32,
+    /// Run seed.
+    pub seed: u64,
+    /// Epoch.
+    pub epoch: u64,
+    /// CRC-32 of a given seed-node order (0: the training split).
+    pub seed_order: u32,
+    /// Seeds per batch.
+    pub batch_size: u64,
+    /// Fanouts.
+    pub fanouts: Vec<i64>,
+    /// Whether caches carry over between superbatches.
+    pub carry_over: bool,
+}
+
+impl RunParams {
+    /// The seed-order field for `seed_nodes` (None: the training split).
+    pub fn seed_order_of(seed_nodes: Option<&[u64]>) -> u32 {
+        seed_nodes.map_or(0, |ids| {
+            let mut h = crc32fast::Hasher::new();
+            h.update(&(ids.len() as u64).to_le_bytes());
+            for id in ids {
+                h.update(&id.to_le_bytes());
+            }
+            h.finalize().max(1)
+        })
+    }
+}
+
+impl SuperbatchSpec {
+    /// What this superbatch's files record and must hold when read back.
+    pub fn stamp(&self) -> RunStamp {
+        RunStamp {
+            store_id: self.run.store_id,
+            seed: self.run.seed,
+            epoch: self.run.epoch,
+            seed_order: self.run.seed_order,
+            superbatch: self.index,
+            first_batch: self.first_batch,
+            num_batches: self.num_batches,
+            batch_size: self.run.batch_size,
+            fanouts: self.run.fanouts.clone(),
+            cache_rows: self.capacity as u64,
+            changeset_every: self.every as u64,
+            carry_over: self.run.carry_over,
+        }
+    }
 }
 
 /// The files of one superbatch.
@@ -154,7 +211,7 @@ pub fn precompute_changesets(
     let started = Instant::now();
     let changesets = compute_changesets_from(&sampled.trace, spec.capacity, spec.every, carried);
     let took = started.elapsed();
-    if let Err(e) = write_changes(&changesets, spec.first_batch, &sampled.files.changes) {
+    if let Err(e) = write_changes(&changesets, &spec.stamp(), &sampled.files.changes) {
         let _ = std::fs::remove_file(&sampled.files.changes);
         return Err(e);
     }
@@ -177,7 +234,7 @@ fn sample_to_file(
                 spec.workers
             ))
         })?;
-    let mut writer = RunWriter::create(path, FileKind::RunSamples)?;
+    let mut writer = RunWriter::create(path, FileKind::RunSamples, &spec.stamp())?;
     let mut trace = Vec::with_capacity(spec.num_batches as usize);
     // Rounds of a few batches per worker: bounded memory, records in order.
     let round = (spec.workers.max(1) * 4) as u64;
@@ -203,8 +260,9 @@ fn sample_to_file(
     Ok(trace)
 }
 
-fn write_changes(cs: &Changesets, first_batch: u64, path: &Path) -> Result<()> {
-    let mut w = RunWriter::create(path, FileKind::RunChanges)?;
+fn write_changes(cs: &Changesets, stamp: &RunStamp, path: &Path) -> Result<()> {
+    let first_batch = stamp.first_batch;
+    let mut w = RunWriter::create(path, FileKind::RunChanges, stamp)?;
     w.append_init(first_batch, &cs.init)?;
     for (i, u) in cs.updates.iter().enumerate() {
         w.append_update(first_batch + i as u64, u)?;
@@ -214,9 +272,12 @@ fn write_changes(cs: &Changesets, first_batch: u64, path: &Path) -> Result<()> {
 }
 
 /// Reads a superbatch back: per batch (ids, adj payload), the init and the
-/// updates, checking that batches are consecutive and complete.
+/// updates, checking that both files belong to `expected` (store, run,
+/// superbatch and parameters: a stale or foreign file is refused, naming
+/// what differs) and that batches are consecutive and complete.
 pub fn read_superbatch(
     files: &SuperbatchFiles,
+    expected: &RunStamp,
 ) -> Result<(
     Vec<SampledRecord>,
     Vec<u64>,
@@ -225,7 +286,9 @@ pub fn read_superbatch(
     let mut batches: Vec<SampledRecord> = Vec::new();
     let mut first: Option<u64> = None;
     let bad = |p: &Path, what: String| Error::corrupt(p, 0, what);
-    for rec in read_all(&files.samples, FileKind::RunSamples)? {
+    let (stamp, samples) = read_all(&files.samples, FileKind::RunSamples)?;
+    stamp.check(expected, &files.samples)?;
+    for rec in samples {
         match rec {
             Record::Ids { batch, ids } => {
                 let expected = first
@@ -264,7 +327,9 @@ pub fn read_superbatch(
     }
     let mut init = None;
     let mut updates = Vec::new();
-    for rec in read_all(&files.changes, FileKind::RunChanges)? {
+    let (stamp, changes) = read_all(&files.changes, FileKind::RunChanges)?;
+    stamp.check(expected, &files.changes)?;
+    for rec in changes {
         match rec {
             Record::Init { init: ids, .. } if init.is_none() => init = Some(ids),
             Record::Update { batch, update } => {
@@ -284,6 +349,20 @@ pub fn read_superbatch(
                 ))
             }
         }
+    }
+    if batches.len() as u64 != expected.num_batches
+        || first.unwrap_or(expected.first_batch) != expected.first_batch
+    {
+        return Err(bad(
+            &files.samples,
+            format!(
+                "batches {}..{} where its run record says {}..{}",
+                first.unwrap_or(0),
+                first.unwrap_or(0) + batches.len() as u64,
+                expected.first_batch,
+                expected.first_batch + expected.num_batches
+            ),
+        ));
     }
     if updates.len() != batches.len() {
         return Err(bad(
@@ -337,13 +416,14 @@ mod tests {
                 workers,
                 capacity: 25,
                 every: 1,
+                run: RunParams::default(),
             };
             let report = inspect_superbatch(&Toy, &spec, &sub).unwrap();
             bytes.push((
                 std::fs::read(&report.files.samples).unwrap(),
                 std::fs::read(&report.files.changes).unwrap(),
             ));
-            let (batches, init, updates) = read_superbatch(&report.files).unwrap();
+            let (batches, init, updates) = read_superbatch(&report.files, &spec.stamp()).unwrap();
             assert_eq!(batches.len(), 23);
             assert_eq!(batches[4], Toy.sample(34).unwrap());
             assert_eq!(init, report.changesets.init);
@@ -378,6 +458,7 @@ mod tests {
             workers: 2,
             capacity: 5,
             every: 1,
+            run: RunParams::default(),
         };
         let err = inspect_superbatch(&Failing, &spec, dir.path())
             .unwrap_err()
@@ -388,5 +469,74 @@ mod tests {
             0,
             "partial runtime files left behind"
         );
+    }
+
+    fn run(store_id: u32, seed: u64) -> RunParams {
+        RunParams {
+            store_id,
+            seed,
+            epoch: 1,
+            seed_order: 0,
+            batch_size: 4,
+            fanouts: vec![3, 2],
+            carry_over: true,
+        }
+    }
+
+    #[test]
+    fn files_of_another_store_run_or_superbatch_are_refused_on_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = |index: u64, run: RunParams| SuperbatchSpec {
+            index,
+            first_batch: index * 6,
+            num_batches: 6,
+            workers: 1,
+            capacity: 10,
+            every: 1,
+            run,
+        };
+        let ours = spec(0, run(0x1111, 7));
+        let files = inspect_superbatch(&Toy, &ours, dir.path()).unwrap().files;
+        assert!(read_superbatch(&files, &ours.stamp()).is_ok());
+        // The same files, expected by a run of another store, another seed,
+        // another superbatch, other parameters.
+        let mut other_params = ours.clone();
+        other_params.capacity = 11;
+        other_params.run.fanouts = vec![3, 3];
+        for (expected, words) in [
+            (
+                spec(0, run(0x2222, 7)),
+                &[
+                    "another store",
+                    "store: expected 0x00002222, found 0x00001111",
+                ][..],
+            ),
+            (
+                spec(0, run(0x1111, 8)),
+                &["another run", "seed: expected 8, found 7"][..],
+            ),
+            (
+                spec(1, run(0x1111, 7)),
+                &[
+                    "superbatch: expected 1, found 0",
+                    "first batch: expected 6, found 0",
+                ][..],
+            ),
+            (
+                other_params,
+                &[
+                    "fanouts: expected 3,3, found 3,2",
+                    "cache rows: expected 11, found 10",
+                ][..],
+            ),
+        ] {
+            let err = read_superbatch(&files, &expected.stamp())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("sb-000000.samples"), "{err}");
+            for w in words {
+                assert!(err.contains(w), "{w:?} missing from: {err}");
+            }
+        }
     }
 }

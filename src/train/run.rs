@@ -18,6 +18,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tch::Device;
 
+use crate::checkpoint_meta::Progress;
 use crate::error::{Error, Result};
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochConfig, EpochReport};
 use crate::io::durable::write_atomic;
@@ -327,18 +328,6 @@ fn evaluate(
     Ok(Some(total.correct as f64 / total.labelled.max(1) as f64))
 }
 
-/// Where a run stands after an epoch: what the checkpoint metadata records
-/// beyond the configuration, so a resumed run continues its selection.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Progress {
-    best_epoch: Option<u64>,
-    best_valid: Option<f64>,
-    best_test: Option<f64>,
-    evals_since_best: u64,
-    complete: bool,
-    stopped_early: bool,
-}
-
 /// The checkpoint's metadata: the configuration (what must match to
 /// resume, and what `predict` rebuilds the model from) and the progress.
 fn checkpoint_meta(
@@ -504,34 +493,15 @@ fn remove_stale_temporaries(dir: &Path) {
     }
 }
 
-/// Reads the metadata of `stem` in `dir`.
+/// Reads the metadata of `stem` in `dir` (validated by
+/// [`crate::checkpoint_meta::parse_meta`]).
 fn read_meta(dir: &Path, stem: &str) -> Result<Value> {
-    let meta_path = dir.join(format!("{stem}.json"));
-    std::fs::read(&meta_path)
-        .map_err(|e| Error::io("read", &meta_path, e))
-        .and_then(|b| {
-            serde_json::from_slice(&b)
-                .map_err(|e| Error::corrupt(&meta_path, 0, format!("not valid JSON: {e}")))
-        })
+    crate::checkpoint_meta::read_meta_file(&dir.join(format!("{stem}.json"))).map(|m| m.value)
 }
 
 /// The stem `LATEST` names, or `None` when `dir` holds no `LATEST`.
 fn latest_stem(dir: &Path) -> Result<Option<String>> {
-    let latest = dir.join("LATEST");
-    let stem = match std::fs::read_to_string(&latest) {
-        Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("read", &latest, e)),
-    };
-    let stem = stem.trim();
-    if !stem.starts_with("epoch-") || stem.contains('/') {
-        return Err(Error::corrupt(
-            &latest,
-            0,
-            format!("{stem:?} is not a checkpoint name"),
-        ));
-    }
-    Ok(Some(stem.to_string()))
+    crate::checkpoint_meta::read_latest_file(&dir.join("LATEST"))
 }
 
 /// The metadata of the latest checkpoint in `dir`.
@@ -569,17 +539,6 @@ fn load_stem(
     }
     trainer.load(&dir.join(format!("{stem}.ot")))?;
     Ok(meta)
-}
-
-fn progress_of(meta: &Value) -> Progress {
-    Progress {
-        best_epoch: meta["best_epoch"].as_u64(),
-        best_valid: meta["best_valid_acc"].as_f64(),
-        best_test: meta["best_test_acc"].as_f64(),
-        evals_since_best: meta["evals_since_best"].as_u64().unwrap_or(0),
-        complete: meta["complete"].as_bool().unwrap_or(false),
-        stopped_early: meta["stopped_early"].as_bool().unwrap_or(false),
-    }
 }
 
 /// Before a fresh (not resumed) run: refuses a directory holding another
@@ -667,7 +626,11 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             let done = meta["epoch"].as_u64().ok_or_else(|| {
                 Error::corrupt(dir.join(format!("{stem}.json")), 0, "no epoch number")
             })?;
-            progress = progress_of(&meta);
+            progress = crate::checkpoint_meta::parse_value(
+                meta.clone(),
+                &dir.join(format!("{stem}.json")),
+            )?
+            .progress;
             let best = progress.best_epoch.map_or(String::new(), |b| {
                 format!(
                     "; best validation accuracy {:.4} at epoch {b} (test {:.4})",

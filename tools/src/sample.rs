@@ -181,6 +181,15 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             workers,
             capacity,
             every: args.changeset_every.max(1),
+            run: ginex::inspect::superbatch::RunParams {
+                store_id: ginex::sample::ncache::store_identity(&store),
+                seed: a.seed,
+                epoch: a.epoch,
+                seed_order: 0,
+                batch_size: a.batch_size as u64,
+                fanouts: fanouts.clone(),
+                carry_over: false,
+            },
         };
         let r = inspect_superbatch(&sampler, &spec, &args.out)?;
         let cs = &r.changesets;

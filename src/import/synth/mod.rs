@@ -245,6 +245,7 @@ use topology::{edge_chunk, rmat_pair};
 pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> Result<SynthReport> {
     p.validate()?;
     let layout = FeatureLayout::new(p.dim, p.dtype)?;
+    check_space(p, out, None)?;
     let mut builder = StoreBuilder::create(out, StoreSpec::new(p.nodes, layout))?;
     let mut phases = Vec::new();
     let started = Instant::now();
@@ -268,6 +269,89 @@ pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> R
     let path = builder.finish()?;
     phases.push(("labels + splits + commit", started.elapsed()));
     Ok(report(p, stats, phases, path))
+}
+
+/// Bytes `ginex gen` writes (about: edges are counted as drawn, before
+/// self-loops and duplicates are dropped): a store's feature pages and
+/// checksums, `indptr`, `indices`, labels and splits; or with `raw` the
+/// `.npy` / `.csv` files. `None` when the count overflows `u64`.
+pub fn generated_bytes(p: &SynthParams, raw: Option<RawEdgeFormat>) -> Option<u64> {
+    let n = p.nodes;
+    let e = p.target_edges();
+    let split_ids = (p.split.iter().sum::<f64>().clamp(0.0, 1.0) * n as f64) as u64;
+    match raw {
+        None => {
+            let layout = FeatureLayout::new(p.dim, p.dtype).ok()?;
+            crate::import::pipeline::store_bytes(&layout, n, e, false)?
+                .checked_add(n.checked_mul(4)?)?
+                .checked_add(split_ids.checked_mul(8)?)
+        }
+        Some(format) => {
+            let elem = if p.dtype == Dtype::F16 { 2 } else { 4 };
+            let features = n.checked_mul(u64::from(p.dim))?.checked_mul(elem)?;
+            let edges = match format {
+                RawEdgeFormat::Npy => e.checked_mul(if n > i32::MAX as u64 { 16 } else { 8 })?,
+                // Two ids of at most as many digits as the largest, a comma
+                // and a newline.
+                RawEdgeFormat::Csv => {
+                    let digits = n.saturating_sub(1).max(1).ilog10() as u64 + 1;
+                    e.checked_mul(2 * digits + 2)?
+                }
+            };
+            features
+                .checked_add(edges)?
+                .checked_add(n.checked_mul(8)?)?
+                .checked_add(split_ids.checked_mul(8)?)
+        }
+    }
+}
+
+/// Refuses, before anything is written, output larger than the free space
+/// of the directory `out` goes in ([`crate::io::space::free_space`]),
+/// naming both numbers.
+pub fn check_space(p: &SynthParams, out: &Path, raw: Option<RawEdgeFormat>) -> Result<()> {
+    let parent = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Ok(()); // the writer names what is wrong with the parent
+    }
+    let free = crate::io::space::free_space(&parent)?;
+    let need = generated_bytes(p, raw);
+    if need.is_some_and(|b| b <= free) {
+        return Ok(());
+    }
+    let human = |b: u64| {
+        let mut v = b as f64;
+        let mut unit = 0;
+        while v >= 1024.0 && unit < 6 {
+            v /= 1024.0;
+            unit += 1;
+        }
+        format!(
+            "{v:.1} {}",
+            ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+                .get(unit)
+                .copied()
+                .unwrap_or("B")
+        )
+    };
+    let need = need.map_or_else(
+        || "more than 2^64 bytes".to_string(),
+        |b| format!("about {b} bytes ({})", human(b)),
+    );
+    Err(Error::invalid_argument(format!(
+        "{}: the {} needs {need} for {} nodes × {} features of {} and {} edges drawn, but {} has {free} bytes ({}) free; nothing was written; lower --nodes, --avg-degree or --dim, or write elsewhere",
+        out.display(),
+        if raw.is_some() { "raw output" } else { "store" },
+        p.nodes,
+        p.dim,
+        p.dtype.name(),
+        p.target_edges(),
+        parent.display(),
+        human(free)
+    )))
 }
 
 fn report(

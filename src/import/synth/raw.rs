@@ -62,6 +62,7 @@ pub fn generate_raw(
     progress: &dyn Progress,
 ) -> Result<SynthReport> {
     p.validate()?;
+    super::check_space(p, dir, Some(edges))?;
     let staging = StagingDir::create(dir)?;
     let root = staging.path().to_path_buf();
     let mut phases = Vec::new();

@@ -193,8 +193,16 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             ("neighbor_cache", v, t)
         }
         FileKind::RunSamples | FileKind::RunChanges => {
-            let (records, t) =
-                limited(ginex::inspect::runfile::read_all(path, header.kind)?, limit);
+            let (stamp, records) = ginex::inspect::runfile::read_all(path, header.kind)?;
+            v["run"] = json!({
+                "store_manifest_crc": stamp.store_id, "seed": stamp.seed, "epoch": stamp.epoch,
+                "seed_order_crc": stamp.seed_order, "superbatch": stamp.superbatch,
+                "first_batch": stamp.first_batch, "batches": stamp.num_batches,
+                "batch_size": stamp.batch_size, "fanouts": stamp.fanouts,
+                "feature_cache_rows": stamp.cache_rows, "changeset_every": stamp.changeset_every,
+                "carry_over": stamp.carry_over,
+            });
+            let (records, t) = limited(records, limit);
             (
                 "records",
                 json!(records.iter().map(record_json).collect::<Vec<_>>()),

@@ -22,7 +22,8 @@ pub use json::file_json;
 ///   ginex-dump STORE             summary: counts, dtype, sizes, degrees, files
 ///   ginex-dump --verify STORE    check every checksum; exit 1 naming the
 ///                                file and offset of the first damage
-///   ginex-dump --verify FILE     check a runtime file (every record)
+///   ginex-dump --verify FILE     check a runtime file (every record) and
+///                                that it belongs to its store and run
 ///   ginex-dump --json PATH       print one file (or a store's summary) as JSON
 #[derive(Debug, Parser)]
 #[command(name = "ginex-dump", version, verbatim_doc_comment)]
@@ -39,6 +40,10 @@ pub struct DumpArgs {
     /// mark the output `"truncated": true`.
     #[arg(long)]
     pub limit: Option<usize>,
+    /// With --verify of a runtime file: the store it must belong to (default:
+    /// the store whose run directory `STORE.runs` holds it, if any).
+    #[arg(long, value_name = "STORE")]
+    pub store: Option<PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -59,7 +64,17 @@ pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     // A single file (runtime file, neighbor cache): its kind comes from
     // the common header; it is shown (and checked) on its own.
     if args.path.is_file() {
-        return writeln!(out, "{}", verify::verify_file(&args.path)?).map_err(write_err);
+        return writeln!(
+            out,
+            "{}",
+            verify::verify_file(&args.path, args.store.as_deref())?
+        )
+        .map_err(write_err);
+    }
+    if args.store.is_some() {
+        return Err(Error::invalid_argument(
+            "--store is for verifying a runtime file (ginex-dump --verify FILE --store STORE)",
+        ));
     }
     let store = Store::open(&args.path)?;
     if args.verify {

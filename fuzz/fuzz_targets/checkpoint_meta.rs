@@ -1,0 +1,20 @@
+//! The trainer's checkpoint metadata (`epoch-NNNNN.json`) and `LATEST`
+//! pointer never panic, whatever the bytes; an accepted document parses
+//! the same again from its own serialisation.
+#![no_main]
+use std::path::Path;
+
+use ginex::checkpoint_meta::{parse_latest, parse_meta};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(m) = parse_meta(data, Path::new("fuzz")) {
+        let again = serde_json::to_vec(&m.value).unwrap();
+        let back = parse_meta(&again, Path::new("fuzz")).unwrap();
+        assert_eq!(back.epoch, m.epoch);
+        assert_eq!(back.progress.best_epoch, m.progress.best_epoch);
+    }
+    if let Ok(name) = parse_latest(data, Path::new("fuzz")) {
+        assert!(name.starts_with("epoch-") && !name.contains('/'));
+    }
+});
