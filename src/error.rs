@@ -144,6 +144,28 @@ impl Error {
         Error::InvalidArgument(reason.into())
     }
 
+    /// Parses a command-line name into one of `all` (the value whose
+    /// `name` it is); an unknown name is an invalid argument that lists
+    /// every choice: `unknown WHAT "s"; use a, b or c`.
+    pub fn parse_name<T: Copy>(
+        s: &str,
+        what: &str,
+        all: &[T],
+        name: impl Fn(T) -> &'static str,
+    ) -> Result<T> {
+        if let Some(v) = all.iter().copied().find(|&v| name(v) == s) {
+            return Ok(v);
+        }
+        let names: Vec<&str> = all.iter().map(|&v| name(v)).collect();
+        let list = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.concat(),
+        };
+        Err(Error::invalid_argument(format!(
+            "unknown {what} {s:?}; use {list}"
+        )))
+    }
+
     /// The payload decoders in `crate::format` report offsets within the
     /// payload; this turns such an error into one at a file offset, given
     /// where the payload starts. Other errors pass unchanged.

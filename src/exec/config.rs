@@ -80,13 +80,6 @@ impl Pipeline {
 
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Pipeline> {
-        Pipeline::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "unknown pipeline {s:?}; use serial, overlap or full"
-                ))
-            })
+        Error::parse_name(s, "pipeline", &Pipeline::ALL, Pipeline::name)
     }
 }

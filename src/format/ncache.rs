@@ -94,14 +94,7 @@ impl Codec {
 
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Codec> {
-        Codec::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "unknown codec {s:?}; use raw, zstd-list, delta-bitpack or block-bitpack"
-                ))
-            })
+        Error::parse_name(s, "codec", &Codec::ALL, Codec::name)
     }
 
     /// Appends the encoding of the sorted `list` to `out`: its length as a

@@ -47,12 +47,7 @@ impl Dtype {
 
     /// Parses a name as printed by [`Dtype::name`].
     pub fn parse(s: &str) -> Result<Dtype> {
-        Dtype::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!("unknown dtype {s:?}; use f32, f16 or bf16"))
-            })
+        Error::parse_name(s, "dtype", &Dtype::ALL, Dtype::name)
     }
 
     /// Encodes `values` into `out` (little-endian, `values.len() * size()` bytes).
