@@ -24,8 +24,8 @@ use crate::error::Result;
 use crate::export::sink::{push_decimal, ExportDir};
 use crate::export::source::{IdCursor, Source, Table};
 use crate::export::{
-    bar, export_name, feature_descr, store_bytes, write_features, write_labels, write_orig_ids,
-    EdgeCheck, EdgeFormat, ExportOptions, ExportReport,
+    bar, export_name, start, write_features, write_labels, write_orig_ids, EdgeCheck, EdgeFormat,
+    ExportOptions, ExportReport,
 };
 use crate::format::header::FileKind;
 use crate::store::Store;
@@ -80,7 +80,7 @@ impl LabelWindow<'_> {
         if id < self.start || id >= end {
             let k = self.table.per_block(4).min(1 << 16).min(self.n - id);
             self.values.clear();
-            self.table.i32s(id, k, &mut self.raw, &mut self.values)?;
+            self.table.values(id, k, &mut self.raw, &mut self.values)?;
             self.start = id;
         }
         Ok(self
@@ -162,15 +162,8 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
     let src = Source::new(&store, opts.options.memory)?;
     let (n, e) = (store.num_nodes(), store.num_edges());
     let quiet = opts.options.quiet;
-    let descr = feature_descr(store.dtype(), opts.options.keep_f16);
-    let mut dir = ExportDir::create(&opts.out)?;
-    let mut report = ExportReport {
-        nodes: n,
-        edges: e,
-        store_bytes: store_bytes(&store),
-        feature_descr: descr,
-        ..ExportReport::default()
-    };
+    let (mut dir, mut report) = start(&store, &opts.out, &opts.options)?;
+    let descr = report.feature_descr;
 
     // Edges.
     let started = Instant::now();
