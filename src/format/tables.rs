@@ -18,19 +18,25 @@ pub fn encode_labels(labels: &[i32], out: &mut Vec<u8>) {
     }
 }
 
-/// Decodes a labels payload and checks every value is missing or below
-/// `num_classes`.
-pub fn decode_labels(p: &[u8], num_nodes: u64, num_classes: u32, path: &Path) -> Result<Vec<i32>> {
-    if p.len() as u64 != num_nodes.saturating_mul(4) {
+/// Checks that a per-node table's payload holds `width` bytes per node.
+fn check_per_node_len(p: &[u8], num_nodes: u64, width: u64, what: &str, path: &Path) -> Result<()> {
+    if p.len() as u64 != num_nodes.saturating_mul(width) {
         return Err(Error::corrupt(
             path,
             0,
             format!(
-                "labels payload is {} bytes, expected 4 x {num_nodes}",
+                "{what} payload is {} bytes, expected {width} x {num_nodes}",
                 p.len()
             ),
         ));
     }
+    Ok(())
+}
+
+/// Decodes a labels payload and checks every value is missing or below
+/// `num_classes`.
+pub fn decode_labels(p: &[u8], num_nodes: u64, num_classes: u32, path: &Path) -> Result<Vec<i32>> {
+    check_per_node_len(p, num_nodes, 4, "labels", path)?;
     let labels: Vec<i32> = p.chunks_exact(4).map(|c| le_i32(c, 0)).collect();
     if let Some(i) = labels
         .iter()
@@ -195,16 +201,7 @@ pub fn encode_original_ids(ids: &[u64], out: &mut Vec<u8>) {
 
 /// Decodes an original-id payload.
 pub fn decode_original_ids(p: &[u8], num_nodes: u64, path: &Path) -> Result<Vec<u64>> {
-    if p.len() as u64 != num_nodes.saturating_mul(8) {
-        return Err(Error::corrupt(
-            path,
-            0,
-            format!(
-                "original-id payload is {} bytes, expected 8 x {num_nodes}",
-                p.len()
-            ),
-        ));
-    }
+    check_per_node_len(p, num_nodes, 8, "original-id", path)?;
     Ok(p.chunks_exact(8).map(|c| le_u64(c, 0)).collect())
 }
 
