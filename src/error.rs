@@ -4,7 +4,7 @@
 //! position inside it and the reason. The binaries print it and exit non-zero
 //! (`ginex_cli::finish`); the library never panics on bad input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -142,6 +142,28 @@ impl Error {
     /// An invalid command-line argument.
     pub fn invalid_argument(reason: impl Into<String>) -> Self {
         Error::InvalidArgument(reason.into())
+    }
+
+    /// Ok when a region's stored checksum `expected` equals the one
+    /// computed, `got`; else [`Error::ChecksumMismatch`] naming the file,
+    /// the region and where it starts.
+    pub fn check_crc(
+        path: &Path,
+        region: &str,
+        offset: u64,
+        expected: u32,
+        got: u32,
+    ) -> Result<()> {
+        if got == expected {
+            return Ok(());
+        }
+        Err(Error::ChecksumMismatch {
+            path: path.to_path_buf(),
+            region: region.into(),
+            offset,
+            expected,
+            got,
+        })
     }
 
     /// Parses a command-line name into one of `all` (the value whose

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::error::Result;
-use crate::export::sink::{push_decimal, ExportDir};
+use crate::export::sink::{flush_full, push_decimal, ExportDir};
 use crate::export::source::{IdCursor, Source, Table};
 use crate::export::{
     bar, export_name, start, write_features, write_labels, write_orig_ids, EdgeCheck, EdgeFormat,
@@ -178,9 +178,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
             src.in_lists(&mut |dst, srcs| {
                 check.add(dst, srcs);
                 buf.extend(srcs.iter().flat_map(|&s| (s as i64).to_le_bytes()));
-                if buf.len() >= 1 << 20 {
-                    npy.write(&buf)?;
-                    buf.clear();
+                if flush_full(&mut buf, |full| npy.write(full))? {
                     b.set_position(dst);
                 }
                 Ok(())
@@ -192,10 +190,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
                         buf.extend_from_slice(&(v as i64).to_le_bytes());
                     }
                 }
-                if buf.len() >= 1 << 20 {
-                    npy.write(&buf)?;
-                    buf.clear();
-                }
+                flush_full(&mut buf, |full| npy.write(full))?;
             }
             npy.write(&buf)?;
             let bytes = npy.finish()?;
@@ -214,9 +209,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
                     push_decimal(&mut buf, dst);
                     buf.push(b'\n');
                 }
-                if buf.len() >= 1 << 20 {
-                    f.write(&buf)?;
-                    buf.clear();
+                if flush_full(&mut buf, |full| f.write(full))? {
                     b.set_position(dst);
                 }
                 Ok(())

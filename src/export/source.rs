@@ -190,15 +190,7 @@ impl<'a> Source<'a> {
             at += k as u64;
         }
         let got = hasher.finalize();
-        if got != header.payload_crc {
-            return Err(Error::ChecksumMismatch {
-                path,
-                region: "payload".into(),
-                offset: start,
-                expected: header.payload_crc,
-                got,
-            });
-        }
+        Error::check_crc(&path, "payload", start, header.payload_crc, got)?;
         Ok(Some(Table {
             file,
             path,

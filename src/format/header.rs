@@ -213,15 +213,7 @@ impl FileHeader {
         }
         let stored = le_u32(b, HEADER_CRC_OFFSET);
         let computed = crate::format::crc32(&b[..HEADER_CRC_OFFSET]);
-        if stored != computed {
-            return Err(Error::ChecksumMismatch {
-                path: path.to_path_buf(),
-                region: "header".into(),
-                offset: 0,
-                expected: stored,
-                got: computed,
-            });
-        }
+        Error::check_crc(path, "header", 0, stored, computed)?;
         let version = Version {
             major: le_u16(b, MAJOR_OFFSET),
             minor: le_u16(b, MINOR_OFFSET),

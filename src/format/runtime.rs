@@ -125,15 +125,7 @@ impl RecordHeader {
         }
         let stored = le_u32(b, REC_HEADER_CRC_OFFSET);
         let got = crate::format::crc32(&b[..REC_HEADER_CRC_OFFSET]);
-        if stored != got {
-            return Err(Error::ChecksumMismatch {
-                path: path.to_path_buf(),
-                region: "runtime record header".into(),
-                offset,
-                expected: stored,
-                got,
-            });
-        }
+        Error::check_crc(path, "runtime record header", offset, stored, got)?;
         let kind_raw = le_u16(b, REC_KIND_OFFSET);
         let kind = RecordKind::from_u16(kind_raw)
             .ok_or_else(|| bad(format!("unknown record kind {kind_raw}")))?;
