@@ -2,10 +2,12 @@
 //! its budget, is tied to its store, detects damage, and never changes a
 //! sampled batch.
 
+mod common;
+
 use std::sync::Arc;
 
 use ginex::format::ncache::Codec;
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::import::synth::SynthParams;
 use ginex::io::fault::FaultPlan;
 use ginex::io::Backend;
 use ginex::sample::ncache::{build, NeighborCache};
@@ -24,8 +26,7 @@ fn store(dir: &std::path::Path, name: &str, seed: u64) -> Store {
         split: [0.3, 0.1, 0.1],
         ..SynthParams::default()
     };
-    generate_store(&p, &dir.join(name), &NoProgress).unwrap();
-    Store::open(dir.join(name)).unwrap()
+    common::open_synth_store(dir, name, &p)
 }
 
 #[test]
