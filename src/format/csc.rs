@@ -5,6 +5,8 @@
 //! in `indices`. Edge offsets are `u64` throughout, so graphs with more than
 //! 2^32 edges are representable.
 
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -161,10 +163,17 @@ pub fn decode_segment_table(payload: &[u8], indptr: &[u64], path: &Path) -> Resu
                 seg.end_node()
             )));
         }
-        let (lo, hi) = (
-            indptr[seg.first_node as usize],
-            indptr[seg.end_node() as usize],
-        );
+        let (Some(&lo), Some(&hi)) = (
+            indptr.get(seg.first_node as usize),
+            indptr.get(seg.end_node() as usize),
+        ) else {
+            return Err(bad(format!(
+                "covers nodes {}..{} beyond the indptr of {} entries",
+                seg.first_node,
+                seg.end_node(),
+                indptr.len()
+            )));
+        };
         // `hi < lo` only for an indptr that was not validated first.
         if seg.edge_start != lo || Some(seg.edge_count) != hi.checked_sub(lo) {
             return Err(bad(format!(
@@ -190,15 +199,15 @@ pub fn validate_indptr(indptr: &[u64], num_edges: u64, path: &Path) -> Result<()
     if indptr.first() != Some(&0) {
         return Err(Error::corrupt(path, 0, "indptr[0] is not 0"));
     }
-    if let Some(i) = indptr.windows(2).position(|w| w[1] < w[0]) {
+    let decrease = indptr.windows(2).enumerate().find_map(|(i, w)| match w {
+        [a, b] if b < a => Some((i, *a, *b)),
+        _ => None,
+    });
+    if let Some((i, a, b)) = decrease {
         return Err(Error::corrupt(
             path,
             (i as u64 + 1) * 8,
-            format!(
-                "indptr decreases at node {i}: {} then {}",
-                indptr[i],
-                indptr[i + 1]
-            ),
+            format!("indptr decreases at node {i}: {a} then {b}"),
         ));
     }
     let last = indptr.last().copied().unwrap_or(0);
@@ -263,6 +272,7 @@ impl SegmentPlanner {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

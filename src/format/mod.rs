@@ -4,6 +4,8 @@
 //! `format/`; offsets are defined once as chained constants and tests check
 //! them against the spec tables.
 
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
 pub mod bytes;
 pub mod csc;
 pub mod header;

@@ -6,6 +6,8 @@
 //! reader streaming records finds a torn or damaged record and names the
 //! batch and offset, before the whole-payload CRC is ever checked.
 
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -120,11 +122,11 @@ impl RecordHeader {
                 b.len()
             )));
         }
-        if b[..4] != RECORD_MAGIC {
+        if b.get(..4) != Some(&RECORD_MAGIC[..]) {
             return Err(bad("bad record magic".into()));
         }
         let stored = le_u32(b, REC_HEADER_CRC_OFFSET);
-        let got = crate::format::crc32(&b[..REC_HEADER_CRC_OFFSET]);
+        let got = crate::format::crc32(b.get(..REC_HEADER_CRC_OFFSET).unwrap_or_default());
         Error::check_crc(path, "runtime record header", offset, stored, got)?;
         let kind_raw = le_u16(b, REC_KIND_OFFSET);
         let kind = RecordKind::from_u16(kind_raw)
@@ -177,7 +179,9 @@ pub fn decode_counted_u64s(
             format!("{what}: count {count} runs past the record"),
         ));
     };
-    let values = p[start..end]
+    let values = p
+        .get(start..end)
+        .unwrap_or_default()
         .chunks_exact(8)
         .map(|c| le_u64(c, 0))
         .collect();
@@ -192,6 +196,7 @@ pub fn encode_counted_u64s(values: &[u64], out: &mut Vec<u8>) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -2,6 +2,8 @@
 //!
 //! Spec: `format/labels.md`, `format/splits.md`, `format/orig_ids.md`.
 
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -38,17 +40,15 @@ fn check_per_node_len(p: &[u8], num_nodes: u64, width: u64, what: &str, path: &P
 pub fn decode_labels(p: &[u8], num_nodes: u64, num_classes: u32, path: &Path) -> Result<Vec<i32>> {
     check_per_node_len(p, num_nodes, 4, "labels", path)?;
     let labels: Vec<i32> = p.chunks_exact(4).map(|c| le_i32(c, 0)).collect();
-    if let Some(i) = labels
+    if let Some((i, l)) = labels
         .iter()
-        .position(|&l| l != MISSING_LABEL && !(0..num_classes as i64).contains(&i64::from(l)))
+        .enumerate()
+        .find(|(_, &l)| l != MISSING_LABEL && !(0..num_classes as i64).contains(&i64::from(l)))
     {
         return Err(Error::corrupt(
             path,
             i as u64 * 4,
-            format!(
-                "label of node {i} is {}; expected -1 (missing) or 0..{num_classes}",
-                labels[i]
-            ),
+            format!("label of node {i} is {l}; expected -1 (missing) or 0..{num_classes}"),
         ));
     }
     Ok(labels)
@@ -177,13 +177,13 @@ impl Splits {
     pub fn first_overlap(&self) -> Option<u64> {
         let lists = [&self.train, &self.valid, &self.test];
         for (i, a) in lists.iter().enumerate() {
-            for b in &lists[i + 1..] {
-                let (mut x, mut y) = (0, 0);
-                while x < a.len() && y < b.len() {
-                    match a[x].cmp(&b[y]) {
-                        std::cmp::Ordering::Less => x += 1,
-                        std::cmp::Ordering::Greater => y += 1,
-                        std::cmp::Ordering::Equal => return Some(a[x]),
+            for b in lists.iter().skip(i + 1) {
+                let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+                while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
+                    match x.cmp(&y) {
+                        std::cmp::Ordering::Less => _ = a.next(),
+                        std::cmp::Ordering::Greater => _ = b.next(),
+                        std::cmp::Ordering::Equal => return Some(x),
                     }
                 }
             }
@@ -206,6 +206,7 @@ pub fn decode_original_ids(p: &[u8], num_nodes: u64, path: &Path) -> Result<Vec<
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
