@@ -2,8 +2,6 @@
 //! already checked. Out-of-range offsets read as zero rather than panic, so a
 //! caller's length bug shows up as a checksum or validation error.
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 fn field<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
     let mut out = [0u8; N];
     if let Some(src) = at.checked_add(N).and_then(|end| b.get(at..end)) {

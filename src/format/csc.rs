@@ -5,8 +5,6 @@
 //! in `indices`. Edge offsets are `u64` throughout, so graphs with more than
 //! 2^32 edges are representable.
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -272,7 +270,6 @@ impl SegmentPlanner {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

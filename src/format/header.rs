@@ -3,8 +3,6 @@
 //! Layout and rules: `format/header.md`. The offsets below are the single
 //! source of truth for the byte table in that document (a test checks them).
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -293,7 +291,6 @@ impl FileHeader {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

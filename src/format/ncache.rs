@@ -16,8 +16,6 @@
 //!   per block of [`BLOCK_LISTS`] lists plus a `u16` (or `u32`) end offset
 //!   per list stored at the start of its block, instead of a `u64` per list.
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -511,7 +509,6 @@ impl NcacheHeader {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -4,8 +4,6 @@
 //! `PAGE_SIZE / row_bytes` to a page and never straddle a page; larger rows
 //! start on a page boundary and take `ceil(row_bytes / PAGE_SIZE)` pages.
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use crate::error::{Error, Result};
 use crate::format::PAGE_SIZE;
 
@@ -192,7 +190,6 @@ impl FeatureLayout {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

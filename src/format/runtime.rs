@@ -6,8 +6,6 @@
 //! reader streaming records finds a torn or damaged record and names the
 //! batch and offset, before the whole-payload CRC is ever checked.
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -196,7 +194,6 @@ pub fn encode_counted_u64s(values: &[u64], out: &mut Vec<u8>) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -2,8 +2,6 @@
 //!
 //! Spec: `format/labels.md`, `format/splits.md`, `format/orig_ids.md`.
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -206,7 +204,6 @@ pub fn decode_original_ids(p: &[u8], num_nodes: u64, path: &Path) -> Result<Vec<
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

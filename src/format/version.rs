@@ -1,7 +1,5 @@
 //! Format versions and the range this build reads.
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::fmt;
 
 /// A format version. Ordered lexicographically by (major, minor).
