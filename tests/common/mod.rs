@@ -40,7 +40,7 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
 }
 
 /// Writes `text` gzip-compressed to `path`.
-pub fn gz(path: &Path, text: impl AsRef<[u8]>) {
+pub fn gz(path: &Path, text: &(impl AsRef<[u8]> + ?Sized)) {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     enc.write_all(text.as_ref()).unwrap();
     std::fs::write(path, enc.finish().unwrap()).unwrap();
