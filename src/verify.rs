@@ -6,9 +6,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
-use crate::format::ncache::Codec;
+use crate::format::neighbor_cache::Codec;
 use crate::io::read::{open, read_exact_at};
-use crate::sample::ncache::NeighborCache;
+use crate::sample::neighbor_cache::NeighborCache;
 use crate::sample::source::ListCache;
 
 /// What [`verify_file`] checked in a file that is not part of a store.

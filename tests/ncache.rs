@@ -6,11 +6,11 @@ mod common;
 
 use std::sync::Arc;
 
-use ginex::format::ncache::Codec;
+use ginex::format::neighbor_cache::Codec;
 use ginex::import::synth::SynthParams;
 use ginex::io::fault::FaultPlan;
 use ginex::io::Backend;
-use ginex::sample::ncache::{build, NeighborCache};
+use ginex::sample::neighbor_cache::{build, NeighborCache};
 use ginex::sample::sampler::EpochSampler;
 use ginex::sample::source::{InMemoryTopology, ListCache, StoreSource};
 use ginex::store::gather::GatherOptions;
@@ -165,7 +165,7 @@ fn batches_with_and_without_the_cache_are_identical() {
 /// store (rebuilt in place) is replaced.
 #[test]
 fn a_built_cache_is_reused_and_a_mismatched_one_refused() {
-    use ginex::sample::ncache_reuse::{default_path, open_or_build, NcacheOrigin};
+    use ginex::sample::neighbor_cache_reuse::{default_path, open_or_build, NcacheOrigin};
     let dir = tempfile::tempdir().unwrap();
     let a = store(dir.path(), "a", 1);
     let b = store(dir.path(), "b", 2);

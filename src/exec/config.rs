@@ -34,7 +34,7 @@ pub struct EpochConfig {
     /// Directory for runtime files.
     pub run_dir: PathBuf,
     /// The neighbor cache file (None: the default location beside the
-    /// store, see [`crate::sample::ncache_reuse`]); built there when missing.
+    /// store, see [`crate::sample::neighbor_cache_reuse`]); built there when missing.
     pub neighbor_cache: Option<PathBuf>,
     /// Keep runtime files after each superbatch (in this run's own
     /// directory under `run_dir`, named in the report).

@@ -12,7 +12,7 @@ pub mod bytes;
 pub mod csc;
 pub mod header;
 pub mod manifest;
-pub mod ncache;
+pub mod neighbor_cache;
 pub mod pages;
 pub mod runtime;
 pub mod tables;

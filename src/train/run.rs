@@ -21,7 +21,7 @@ use tch::Device;
 use crate::error::{Error, Result};
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochConfig, EpochReport};
 use crate::io::durable::write_atomic;
-use crate::sample::ncache::store_identity;
+use crate::sample::neighbor_cache::store_identity;
 use crate::store::Store;
 use crate::train::model::{Hop, InitKind, ModelKind};
 use crate::train::trainer::{StepStats, TrainBatch, TrainConfig, Trainer};

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use ginex::error::{Error, Result};
 use ginex::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
-use ginex::sample::ncache::NeighborCache;
+use ginex::sample::neighbor_cache::NeighborCache;
 use ginex::sample::sampler::EpochSampler;
 use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
 use ginex::store::gather::GatherOptions;
