@@ -4,7 +4,7 @@
 //! position inside it and the reason. The binaries print it and exit non-zero
 //! (`ginex_cli::finish`); the library never panics on bad input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -148,6 +148,50 @@ impl Error {
     /// An invalid command-line argument.
     pub fn invalid_argument(reason: impl Into<String>) -> Self {
         Error::InvalidArgument(reason.into())
+    }
+
+    /// Ok when a region's stored checksum `expected` equals the one
+    /// computed, `got`; else [`Error::ChecksumMismatch`] naming the file,
+    /// the region and where it starts.
+    pub fn check_crc(
+        path: &Path,
+        region: &str,
+        offset: u64,
+        expected: u32,
+        got: u32,
+    ) -> Result<()> {
+        if got == expected {
+            return Ok(());
+        }
+        Err(Error::ChecksumMismatch {
+            path: path.to_path_buf(),
+            region: region.into(),
+            offset,
+            expected,
+            got,
+        })
+    }
+
+    /// Parses a command-line name into one of `all` (the value whose
+    /// `name` it is); an unknown name is an invalid argument that lists
+    /// every choice: `unknown WHAT "s"; use a, b or c`.
+    pub fn parse_name<T: Copy>(
+        s: &str,
+        what: &str,
+        all: &[T],
+        name: impl Fn(T) -> &'static str,
+    ) -> Result<T> {
+        if let Some(v) = all.iter().copied().find(|&v| name(v) == s) {
+            return Ok(v);
+        }
+        let names: Vec<&str> = all.iter().map(|&v| name(v)).collect();
+        let list = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.concat(),
+        };
+        Err(Error::invalid_argument(format!(
+            "unknown {what} {s:?}; use {list}"
+        )))
     }
 
     /// The payload decoders in `crate::format` report offsets within the

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
-use crate::format::ncache::Codec;
+use crate::format::neighbor_cache::Codec;
 use crate::format::runtime::RunStamp;
 use crate::inspect::runfile::RunReader;
 use crate::io::read::{open, read_exact_at};
-use crate::sample::ncache::NeighborCache;
+use crate::sample::neighbor_cache::NeighborCache;
 use crate::sample::source::ListCache;
 
 /// What [`verify_file`] checked in a file that is not part of a store.
@@ -147,7 +147,7 @@ pub fn check_run_file(path: &Path, stamp: &RunStamp, store: Option<&Path>) -> Re
         .or_else(|| store_of_run_file(path));
     if let Some(dir) = store_dir {
         let s = crate::store::Store::open(&dir)?;
-        let id = crate::sample::ncache::store_identity(&s);
+        let id = crate::sample::neighbor_cache::store_identity(&s);
         if stamp.store_id != id {
             return Err(Error::invalid_argument(format!(
                 "{}: runtime file of another store, refused: it records store {:#010x}, {} is {id:#010x}",

@@ -5,6 +5,8 @@
 //! target and no staging directory beside it, and a retry with space
 //! succeeds. The budget is process-wide, so this binary holds one test.
 
+mod common;
+
 use std::path::Path;
 
 use clap::Parser;
@@ -24,14 +26,6 @@ fn files_import(raw: &Path, out: &Path) -> FilesImport {
     // A small budget, so the CSC build spills to several bucket files.
     opts.common.memory = 1 << 20;
     opts
-}
-
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("ginex-tmp"))
-        .collect()
 }
 
 #[test]
@@ -104,7 +98,7 @@ fn full_disk_at_any_point_leaves_nothing() {
             "{space} bytes free: a store was left at the target"
         );
         assert_eq!(
-            leftovers(dir.path()),
+            common::leftovers(dir.path()),
             Vec::<String>::new(),
             "{space} bytes free: staging left behind"
         );

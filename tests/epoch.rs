@@ -1,10 +1,12 @@
 //! One epoch under every policy: caching never changes what a batch
 //! gathers, and the Belady policy achieves the inspector's optimum.
 
+mod common;
+
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::policy::Policy;
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::import::synth::SynthParams;
 use ginex::Store;
 
 fn config(policy: Policy, run_dir: &std::path::Path) -> EpochConfig {
@@ -31,8 +33,7 @@ fn config(policy: Policy, run_dir: &std::path::Path) -> EpochConfig {
 }
 
 fn setup() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let p = SynthParams {
+    common::temp_synth_store(&SynthParams {
         nodes: 3000,
         avg_degree: 10.0,
         dim: 24,
@@ -40,10 +41,7 @@ fn setup() -> (tempfile::TempDir, Store) {
         seed: 8,
         split: [0.2, 0.1, 0.1],
         ..SynthParams::default()
-    };
-    generate_store(&p, &dir.path().join("s"), &NoProgress).unwrap();
-    let store = Store::open(dir.path().join("s")).unwrap();
-    (dir, store)
+    })
 }
 
 fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<(u64, usize, u32)>) {

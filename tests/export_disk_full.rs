@@ -6,6 +6,8 @@
 //! directory beside it; with space again the same export succeeds. The
 //! budget is process-wide, so this binary holds one test.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -15,14 +17,6 @@ use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
 use ginex::export::ExportReport;
 use ginex::io::space::{bytes_written, simulate_disk_space};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
-
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("ginex-tmp"))
-        .collect()
-}
 
 /// Every file under `dir` (relative path -> bytes).
 fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -108,7 +102,7 @@ fn full_disk_at_any_point_of_an_export_leaves_nothing() {
             }
             assert!(!out.exists(), "{kind} {space} bytes: output left at --out");
             assert_eq!(
-                leftovers(dir.path()),
+                common::leftovers(dir.path()),
                 Vec::<String>::new(),
                 "{kind} {space} bytes: staging left"
             );

@@ -2,11 +2,15 @@
 //! store `ginex gen` writes, and bad inputs are clear errors that leave no
 //! store behind.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::import::{run as import_run, ImportCli};
+
+use common::{gz, p};
 
 fn gen(args: &[&str]) {
     let cli = GinexCli::try_parse_from(["ginex", "gen", "--quiet"].iter().chain(args)).unwrap();
@@ -43,10 +47,6 @@ fn raw_and_store(dir: &Path, edges: &str) -> (PathBuf, PathBuf) {
         gen(&args);
     }
     (raw, store)
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 #[test]
@@ -259,12 +259,6 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 
 fn i64_bytes(v: &[i64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn gz(path: &Path, text: &str) {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(text.as_bytes()).unwrap();
-    std::fs::write(path, enc.finish().unwrap()).unwrap();
 }
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {

@@ -5,11 +5,13 @@
 //! as errors that name the file and offset (EIO) or be absorbed (short
 //! reads, a filesystem refusing O_DIRECT); a flipped bit must be caught.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ginex::format::pages::Dtype;
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::import::synth::SynthParams;
 use ginex::io::aligned::AlignedBuf;
 use ginex::io::fault::FaultPlan;
 use ginex::io::page_reader::ReadOp;
@@ -33,9 +35,7 @@ fn store(dir: &Path, name: &str, dim: u32, dtype: Dtype) -> PathBuf {
         seed: 9,
         ..SynthParams::default()
     };
-    let out = dir.join(name);
-    generate_store(&p, &out, &NoProgress).unwrap();
-    out
+    common::synth_store(dir, name, &p)
 }
 
 /// A reader configuration under test.

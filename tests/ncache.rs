@@ -2,13 +2,15 @@
 //! its budget, is tied to its store, detects damage, and never changes a
 //! sampled batch.
 
+mod common;
+
 use std::sync::Arc;
 
-use ginex::format::ncache::Codec;
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::format::neighbor_cache::Codec;
+use ginex::import::synth::SynthParams;
 use ginex::io::fault::FaultPlan;
 use ginex::io::Backend;
-use ginex::sample::ncache::{build, NeighborCache};
+use ginex::sample::neighbor_cache::{build, NeighborCache};
 use ginex::sample::sampler::EpochSampler;
 use ginex::sample::source::{InMemoryTopology, ListCache, StoreSource};
 use ginex::store::gather::GatherOptions;
@@ -24,8 +26,7 @@ fn store(dir: &std::path::Path, name: &str, seed: u64) -> Store {
         split: [0.3, 0.1, 0.1],
         ..SynthParams::default()
     };
-    generate_store(&p, &dir.join(name), &NoProgress).unwrap();
-    Store::open(dir.join(name)).unwrap()
+    common::open_synth_store(dir, name, &p)
 }
 
 #[test]
@@ -164,7 +165,7 @@ fn batches_with_and_without_the_cache_are_identical() {
 /// store (rebuilt in place) is replaced.
 #[test]
 fn a_built_cache_is_reused_and_a_mismatched_one_refused() {
-    use ginex::sample::ncache_reuse::{default_path, open_or_build, NcacheOrigin};
+    use ginex::sample::neighbor_cache_reuse::{default_path, open_or_build, NcacheOrigin};
     let dir = tempfile::tempdir().unwrap();
     let a = store(dir.path(), "a", 1);
     let b = store(dir.path(), "b", 2);

@@ -3,21 +3,22 @@
 //! every policy on random traces, traces round-trip through `.npy`, and
 //! `ginex bench curves` writes its table, JSON and plot.
 
+mod common;
+
 use ginex::cache::dynamic::DynamicKind;
 use ginex::exec::curves::{
     offsets_path, replay, sample_trace, CurvePolicy, ReplayConfig, StaticRanks, Trace, TraceSpec,
 };
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::import::synth::SynthParams;
 use ginex::sample::source::InMemoryTopology;
 use ginex::Store;
 use ginex_cli::bench::curves::{run_curves_bench_to, CurvesBenchArgs};
 use proptest::prelude::*;
 
 fn setup() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let p = SynthParams {
+    common::temp_synth_store(&SynthParams {
         nodes: 3000,
         avg_degree: 10.0,
         dim: 8,
@@ -25,10 +26,7 @@ fn setup() -> (tempfile::TempDir, Store) {
         seed: 5,
         split: [0.2, 0.1, 0.1],
         ..SynthParams::default()
-    };
-    generate_store(&p, &dir.path().join("s"), &NoProgress).unwrap();
-    let store = Store::open(dir.path().join("s")).unwrap();
-    (dir, store)
+    })
 }
 
 const SEED: u64 = 7;

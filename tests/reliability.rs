@@ -6,6 +6,8 @@
 //! `format/import-errors.md`. (The up-front size check is in
 //! `tests/space_check.rs`: it sets the process-wide simulated disk.)
 
+mod common;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +16,8 @@ use clap::Parser;
 use ginex::import::pipeline::{edges_from, EdgeInput};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::import::{run as import_run, ImportCli};
+
+use common::{gz, p};
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {
     let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();
@@ -29,10 +33,6 @@ fn run_ginex(args: &[&str]) -> ginex::Result<String> {
     Ok(String::from_utf8(out).unwrap())
 }
 
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
 fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
     let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     let mut h = format!("{dict:<117}\n").into_bytes();
@@ -41,12 +41,6 @@ fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
     b.append(&mut h);
     b.extend_from_slice(data);
     b
-}
-
-fn gz(path: &Path, text: &[u8]) {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(text).unwrap();
-    std::fs::write(path, enc.finish().unwrap()).unwrap();
 }
 
 /// `import` fails with every string of `want` in its message and leaves

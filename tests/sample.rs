@@ -1,10 +1,12 @@
 //! The sampler: reproducibility, bounds, uniformity, and that the neighbor
 //! source (memory, disk, cached disk) never changes a batch.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::import::synth::{NoProgress, SynthParams};
 use ginex::io::fault::FaultPlan;
 use ginex::io::Backend;
 use ginex::sample::sampler::{
@@ -24,9 +26,7 @@ fn store(dir: &std::path::Path) -> Store {
         split: [0.3, 0.1, 0.1],
         ..SynthParams::default()
     };
-    let out = dir.join("s");
-    generate_store(&p, &out, &NoProgress).unwrap();
-    Store::open(&out).unwrap()
+    common::open_synth_store(dir, "s", &p)
 }
 
 fn check_structure(b: &SampledBatch, seeds: &[u64], fanouts: &[i64], topo: &InMemoryTopology) {

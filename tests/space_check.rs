@@ -4,8 +4,7 @@
 //! seam (`ginex::io::space::simulate_disk_space`), which is global to the
 //! process: this must stay the only test in its binary.
 
-use std::io::Write as _;
-use std::path::Path;
+mod common;
 
 use clap::Parser;
 use ginex::io::space::{bytes_written, simulate_disk_space};
@@ -18,22 +17,13 @@ fn run_ginex(args: &[&str]) -> ginex::Result<String> {
     ginex_run(cli, &mut out)?;
     Ok(String::from_utf8(out).unwrap())
 }
+use common::{gz, p};
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {
     let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();
     let mut out = Vec::new();
     import_run(&cli, &mut out)?;
     Ok(String::from_utf8(out).unwrap())
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-fn gz(path: &Path, text: &[u8]) {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(text).unwrap();
-    std::fs::write(path, enc.finish().unwrap()).unwrap();
 }
 
 #[test]

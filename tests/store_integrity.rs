@@ -1,12 +1,14 @@
 //! Store integrity: every flipped byte and every truncation is detected,
 //! and the golden v1 fixtures still open and read back what was written.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use ginex::format::pages::{Dtype, FeatureLayout};
 use ginex::format::tables::Splits;
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::import::synth::SynthParams;
 use ginex::store::{ListSink, StoreBuilder, StoreSpec};
 use ginex::Store;
 
@@ -20,9 +22,7 @@ fn small_store(dir: &Path) -> PathBuf {
         split: [0.5, 0.2, 0.2],
         ..SynthParams::default()
     };
-    let out = dir.join("store");
-    generate_store(&p, &out, &NoProgress).unwrap();
-    out
+    common::synth_store(dir, "store", &p)
 }
 
 fn files_of(store: &Path) -> Vec<PathBuf> {

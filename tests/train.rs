@@ -3,6 +3,8 @@
 //! are refused, predict writes every node's logits.
 #![cfg(feature = "train")]
 
+mod common;
+
 use ginex::exec::epoch::EpochConfig;
 use ginex::exec::policy::Policy;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
@@ -27,8 +29,7 @@ fn setup(dir: &std::path::Path) -> Store {
         feature_noise: 2.0,
         ..SynthParams::default()
     };
-    generate_store(&p, &dir.join("s"), &NoProgress).unwrap();
-    Store::open(dir.join("s")).unwrap()
+    common::open_synth_store(dir, "s", &p)
 }
 
 fn options(

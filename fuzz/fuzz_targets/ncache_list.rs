@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use ginex::format::csc::IndexWidth;
-use ginex::format::ncache::Codec;
+use ginex::format::neighbor_cache::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -53,7 +53,7 @@ impl Replacement for Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::dynamic::testing::matches_reference;
+    use crate::cache::dynamic::testing::{hits_marking, matches_reference};
     use std::collections::VecDeque;
 
     /// Reference second chance as a FIFO queue: the front is the oldest;
@@ -62,12 +62,7 @@ mod tests {
         let mut q: VecDeque<(u64, bool)> = VecDeque::new();
         let mut seq = Vec::new();
         for b in batches {
-            let hit: Vec<bool> = b.iter().map(|id| q.iter().any(|e| e.0 == *id)).collect();
-            for id in b {
-                if let Some(e) = q.iter_mut().find(|e| e.0 == *id) {
-                    e.1 = true;
-                }
-            }
+            let hit = hits_marking(q.make_contiguous(), b);
             for (id, _) in b.iter().zip(&hit).filter(|(_, h)| !**h) {
                 if capacity == 0 {
                     continue;

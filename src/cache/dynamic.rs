@@ -394,6 +394,21 @@ pub(crate) mod testing {
     }
     pub(crate) use matches_reference;
 
+    /// For a reference model of `(id, referenced)` entries: which ids of
+    /// `batch` hit, every entry they hit marked referenced.
+    pub(crate) fn hits_marking(entries: &mut [(u64, bool)], batch: &[u64]) -> Vec<bool> {
+        let hit: Vec<bool> = batch
+            .iter()
+            .map(|id| entries.iter().any(|e| e.0 == *id))
+            .collect();
+        for id in batch {
+            if let Some(e) = entries.iter_mut().find(|e| e.0 == *id) {
+                e.1 = true;
+            }
+        }
+        hit
+    }
+
     pub(crate) fn batches(nodes: u64) -> impl proptest::strategy::Strategy<Value = Vec<Vec<u64>>> {
         use proptest::strategy::Strategy;
         proptest::collection::vec(

@@ -65,7 +65,7 @@ impl Replacement for Sieve {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::dynamic::testing::{gather_hits, matches_reference};
+    use crate::cache::dynamic::testing::{gather_hits, hits_marking, matches_reference};
 
     /// Reference SIEVE on a vector ordered tail (index 0, oldest) to head,
     /// with the hand as an index into it.
@@ -74,12 +74,7 @@ mod tests {
         let mut hand: Option<usize> = None;
         let mut seq = Vec::new();
         for b in batches {
-            let hit: Vec<bool> = b.iter().map(|id| q.iter().any(|e| e.0 == *id)).collect();
-            for id in b {
-                if let Some(e) = q.iter_mut().find(|e| e.0 == *id) {
-                    e.1 = true;
-                }
-            }
+            let hit = hits_marking(&mut q, b);
             for (id, _) in b.iter().zip(&hit).filter(|(_, h)| !**h) {
                 if capacity == 0 {
                     continue;

@@ -9,7 +9,7 @@ use crate::store::Store;
 
 /// The `k` nodes with the highest out-degree (ties by id).
 pub fn top_out_degree(store: &Store, k: usize) -> Result<Vec<u64>> {
-    let deg = crate::sample::ncache::out_degrees(store)?;
+    let deg = crate::sample::neighbor_cache::out_degrees(store)?;
     Ok(top_k(
         &deg.iter().map(|&d| u64::from(d)).collect::<Vec<_>>(),
         k,

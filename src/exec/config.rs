@@ -34,7 +34,7 @@ pub struct EpochConfig {
     /// Directory for runtime files.
     pub run_dir: PathBuf,
     /// The neighbor cache file (None: the default location beside the
-    /// store, see [`crate::sample::ncache_reuse`]); built there when missing.
+    /// store, see [`crate::sample::neighbor_cache_reuse`]); built there when missing.
     pub neighbor_cache: Option<PathBuf>,
     /// Keep runtime files after each superbatch (in this run's own
     /// directory under `run_dir`, named in the report).
@@ -93,13 +93,6 @@ impl Pipeline {
 
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Pipeline> {
-        Pipeline::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "unknown pipeline {s:?}; use serial, overlap or full"
-                ))
-            })
+        Error::parse_name(s, "pipeline", &Pipeline::ALL, Pipeline::name)
     }
 }

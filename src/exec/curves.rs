@@ -387,7 +387,7 @@ impl StaticRanks {
     ) -> Result<Self> {
         let mut ranks = StaticRanks::default();
         if policies.contains(&CurvePolicy::Degree) {
-            let deg = crate::sample::ncache::out_degrees(store)?;
+            let deg = crate::sample::neighbor_cache::out_degrees(store)?;
             ranks.degree = top_k(&deg.iter().map(|&d| u64::from(d)).collect::<Vec<_>>(), k);
         }
         if policies.contains(&CurvePolicy::Presc) {

@@ -16,8 +16,8 @@ use crate::exec::policy::Policy;
 pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
-use crate::format::ncache::Codec;
-use crate::sample::ncache_reuse::{open_or_build, NcacheOrigin};
+use crate::format::neighbor_cache::Codec;
+use crate::sample::neighbor_cache_reuse::{open_or_build, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::{ListCache, StoreSource};
 use crate::store::gather::GatherOptions;
@@ -114,7 +114,7 @@ pub fn run_epoch(
                 &|| GatherRows::new(store, &options),
                 store.layout(),
                 store.num_nodes(),
-                crate::sample::ncache::store_identity(store),
+                crate::sample::neighbor_cache::store_identity(store),
                 run_dir.path(),
                 &mut report,
                 consume,

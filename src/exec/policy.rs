@@ -59,14 +59,7 @@ impl Policy {
 
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Policy> {
-        Policy::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "unknown policy {s:?}; use ginex, degree, presc, lru, sieve, s3fifo, clock, mmap or none"
-                ))
-            })
+        Error::parse_name(s, "policy", &Policy::ALL, Policy::name)
     }
 
     /// The dynamic row-cache policy this is, if it is one.

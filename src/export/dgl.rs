@@ -24,8 +24,8 @@ use crate::error::{Error, Result};
 use crate::export::sink::{push_decimal, ExportDir, NpyOut, OutFile};
 use crate::export::source::Source;
 use crate::export::{
-    bar, export_name, feature_descr, split_even, store_bytes, write_features, write_labels,
-    write_mask, write_orig_ids, EdgeCheck, EdgeFormat, ExportOptions, ExportReport,
+    bar, export_name, split_even, start, write_features, write_labels, write_mask, write_orig_ids,
+    EdgeCheck, EdgeFormat, ExportOptions, ExportReport,
 };
 use crate::format::header::FileKind;
 use crate::store::Store;
@@ -178,15 +178,8 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     let quiet = opts.options.quiet;
     let node_counts = split_even(n, opts.chunks);
     let edge_counts = split_even(e, opts.chunks);
-    let descr = feature_descr(store.dtype(), opts.options.keep_f16);
-    let mut dir = ExportDir::create(&opts.out)?;
-    let mut report = ExportReport {
-        nodes: n,
-        edges: e,
-        store_bytes: store_bytes(&store),
-        feature_descr: descr,
-        ..ExportReport::default()
-    };
+    let (mut dir, mut report) = start(&store, &opts.out, &opts.options)?;
+    let descr = report.feature_descr;
 
     // Edges.
     let started = Instant::now();

@@ -21,11 +21,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::error::Result;
-use crate::export::sink::{push_decimal, ExportDir};
+use crate::export::sink::{flush_full, push_decimal, ExportDir};
 use crate::export::source::{IdCursor, Source, Table};
 use crate::export::{
-    bar, export_name, feature_descr, store_bytes, write_features, write_labels, write_orig_ids,
-    EdgeCheck, EdgeFormat, ExportOptions, ExportReport,
+    bar, export_name, start, write_features, write_labels, write_orig_ids, EdgeCheck, EdgeFormat,
+    ExportOptions, ExportReport,
 };
 use crate::format::header::FileKind;
 use crate::store::Store;
@@ -80,7 +80,7 @@ impl LabelWindow<'_> {
         if id < self.start || id >= end {
             let k = self.table.per_block(4).min(1 << 16).min(self.n - id);
             self.values.clear();
-            self.table.i32s(id, k, &mut self.raw, &mut self.values)?;
+            self.table.values(id, k, &mut self.raw, &mut self.values)?;
             self.start = id;
         }
         Ok(self
@@ -162,15 +162,8 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
     let src = Source::new(&store, opts.options.memory)?;
     let (n, e) = (store.num_nodes(), store.num_edges());
     let quiet = opts.options.quiet;
-    let descr = feature_descr(store.dtype(), opts.options.keep_f16);
-    let mut dir = ExportDir::create(&opts.out)?;
-    let mut report = ExportReport {
-        nodes: n,
-        edges: e,
-        store_bytes: store_bytes(&store),
-        feature_descr: descr,
-        ..ExportReport::default()
-    };
+    let (mut dir, mut report) = start(&store, &opts.out, &opts.options)?;
+    let descr = report.feature_descr;
 
     // Edges.
     let started = Instant::now();
@@ -185,9 +178,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
             src.in_lists(&mut |dst, srcs| {
                 check.add(dst, srcs);
                 buf.extend(srcs.iter().flat_map(|&s| (s as i64).to_le_bytes()));
-                if buf.len() >= 1 << 20 {
-                    npy.write(&buf)?;
-                    buf.clear();
+                if flush_full(&mut buf, |full| npy.write(full))? {
                     b.set_position(dst);
                 }
                 Ok(())
@@ -199,10 +190,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
                         buf.extend_from_slice(&(v as i64).to_le_bytes());
                     }
                 }
-                if buf.len() >= 1 << 20 {
-                    npy.write(&buf)?;
-                    buf.clear();
-                }
+                flush_full(&mut buf, |full| npy.write(full))?;
             }
             npy.write(&buf)?;
             let bytes = npy.finish()?;
@@ -221,9 +209,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
                     push_decimal(&mut buf, dst);
                     buf.push(b'\n');
                 }
-                if buf.len() >= 1 << 20 {
-                    f.write(&buf)?;
-                    buf.clear();
+                if flush_full(&mut buf, |full| f.write(full))? {
                     b.set_position(dst);
                 }
                 Ok(())

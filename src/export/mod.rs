@@ -29,7 +29,7 @@ use crate::format::pages::Dtype;
 use crate::import::pipeline::progress;
 use crate::progress::Bar;
 use sink::NpyOut;
-use source::{IdCursor, Source, Table};
+use source::{IdCursor, Source, Table, TableValue};
 
 /// Options every exporter takes.
 #[derive(Debug, Clone)]
@@ -136,6 +136,24 @@ pub fn store_bytes(store: &crate::store::Store) -> u64 {
     m.files.iter().map(|f| f.len).sum::<u64>() + manifest
 }
 
+/// What both exports start from: the output directory, created, and a
+/// report holding the store's sizes and the features' export dtype.
+pub fn start(
+    store: &crate::store::Store,
+    out: &std::path::Path,
+    options: &ExportOptions,
+) -> Result<(sink::ExportDir, ExportReport)> {
+    let dir = sink::ExportDir::create(out)?;
+    let report = ExportReport {
+        nodes: store.num_nodes(),
+        edges: store.num_edges(),
+        store_bytes: store_bytes(store),
+        feature_descr: feature_descr(store.dtype(), options.keep_f16),
+        ..ExportReport::default()
+    };
+    Ok((dir, report))
+}
+
 /// `total` split into `parts` near-equal counts (the first ones larger).
 pub fn split_even(total: u64, parts: u64) -> Vec<u64> {
     let parts = parts.max(1);
@@ -213,40 +231,40 @@ pub fn write_features(
 
 /// Streams labels `first..first + count` into `npy` as `<i8` (-1 = missing).
 pub fn write_labels(labels: &Table, npy: &mut NpyOut, first: u64, count: u64) -> Result<()> {
-    let per = labels.per_block(8);
-    let (mut raw, mut vals, mut out) = (Vec::new(), Vec::new(), Vec::new());
-    let mut at = first;
-    while at < first + count {
-        let k = per.min(first + count - at);
-        vals.clear();
-        labels.i32s(at, k, &mut raw, &mut vals)?;
-        out.clear();
-        out.extend(vals.iter().flat_map(|&l| i64::from(l).to_le_bytes()));
-        npy.write(&out)?;
-        at += k;
-    }
-    Ok(())
+    write_as_i64(labels, npy, first, count, |_, l: i32| Ok(i64::from(l)))
 }
 
 /// Streams original ids `first..first + count` into `npy` as `<i8`.
 pub fn write_orig_ids(ids: &Table, npy: &mut NpyOut, first: u64, count: u64) -> Result<()> {
-    let per = ids.per_block(8);
-    let (mut raw, mut vals, mut out) = (Vec::new(), Vec::new(), Vec::new());
+    write_as_i64(ids, npy, first, count, |node, v: u64| {
+        i64::try_from(v).map_err(|_| {
+            Error::invalid_argument(format!(
+                "{}: original id {v} of node {node} does not fit the int64 that DGL and GraphBolt use",
+                ids.path().display(),
+            ))
+        })
+    })
+}
+
+/// Streams the values `first..first + count` of `table` into `npy` as
+/// `<i8`, each widened by `widen(node, value)`, a block at a time.
+fn write_as_i64<T: TableValue + Copy>(
+    table: &Table,
+    npy: &mut NpyOut,
+    first: u64,
+    count: u64,
+    widen: impl Fn(u64, T) -> Result<i64>,
+) -> Result<()> {
+    let per = table.per_block(8);
+    let (mut raw, mut vals, mut out) = (Vec::new(), Vec::<T>::new(), Vec::new());
     let mut at = first;
     while at < first + count {
         let k = per.min(first + count - at);
         vals.clear();
-        ids.u64s(at, k, &mut raw, &mut vals)?;
+        table.values(at, k, &mut raw, &mut vals)?;
         out.clear();
-        for (i, &v) in vals.iter().enumerate() {
-            let v = i64::try_from(v).map_err(|_| {
-                Error::invalid_argument(format!(
-                    "{}: original id {v} of node {} does not fit the int64 that DGL and GraphBolt use",
-                    ids.path().display(),
-                    at + i as u64
-                ))
-            })?;
-            out.extend_from_slice(&v.to_le_bytes());
+        for (node, &v) in (at..).zip(&vals) {
+            out.extend_from_slice(&widen(node, v)?.to_le_bytes());
         }
         npy.write(&out)?;
         at += k;

@@ -15,6 +15,18 @@ use crate::io::space::Metered;
 /// Buffer of every output file.
 const WRITE_BUFFER: usize = 1 << 20;
 
+/// Writes `buf` out through `write` and clears it once it holds
+/// [`WRITE_BUFFER`] bytes or more (output assembled a block at a time);
+/// true when it did.
+pub fn flush_full(buf: &mut Vec<u8>, write: impl FnOnce(&[u8]) -> Result<()>) -> Result<bool> {
+    if buf.len() < WRITE_BUFFER {
+        return Ok(false);
+    }
+    write(buf)?;
+    buf.clear();
+    Ok(true)
+}
+
 /// An export being written: a staging directory that becomes `--out` on
 /// [`ExportDir::commit`] and is removed if dropped before.
 pub struct ExportDir {

@@ -190,15 +190,7 @@ impl<'a> Source<'a> {
             at += k as u64;
         }
         let got = hasher.finalize();
-        if got != header.payload_crc {
-            return Err(Error::ChecksumMismatch {
-                path,
-                region: "payload".into(),
-                offset: start,
-                expected: header.payload_crc,
-                got,
-            });
-        }
+        Error::check_crc(&path, "payload", start, header.payload_crc, got)?;
         Ok(Some(Table {
             file,
             path,
@@ -242,6 +234,28 @@ pub struct Table {
     block: u64,
 }
 
+/// A value stored little-endian in a table's payload.
+pub trait TableValue: Sized {
+    /// Bytes per value.
+    const WIDTH: usize;
+    /// Decodes one value from `WIDTH` bytes.
+    fn decode(bytes: &[u8]) -> Self;
+}
+
+impl TableValue for i32 {
+    const WIDTH: usize = 4;
+    fn decode(bytes: &[u8]) -> Self {
+        le_i32(bytes, 0)
+    }
+}
+
+impl TableValue for u64 {
+    const WIDTH: usize = 8;
+    fn decode(bytes: &[u8]) -> Self {
+        le_u64(bytes, 0)
+    }
+}
+
 impl Table {
     /// Reads payload bytes `at..at + buf.len()`.
     pub fn read(&self, at: u64, buf: &mut [u8]) -> Result<()> {
@@ -264,31 +278,18 @@ impl Table {
         &self.path
     }
 
-    /// Appends the `i32` values `first..first + count` (labels).
-    pub fn i32s(
+    /// Appends the fixed-width values `first..first + count` (`i32` labels,
+    /// `u64` original ids: see [`TableValue`]); `raw` is a scratch buffer.
+    pub fn values<T: TableValue>(
         &self,
         first: u64,
         count: u64,
         raw: &mut Vec<u8>,
-        out: &mut Vec<i32>,
+        out: &mut Vec<T>,
     ) -> Result<()> {
-        raw.resize(count as usize * 4, 0);
-        self.read(first * 4, raw)?;
-        out.extend(raw.chunks_exact(4).map(|c| le_i32(c, 0)));
-        Ok(())
-    }
-
-    /// Appends the `u64` values `first..first + count` (original ids).
-    pub fn u64s(
-        &self,
-        first: u64,
-        count: u64,
-        raw: &mut Vec<u8>,
-        out: &mut Vec<u64>,
-    ) -> Result<()> {
-        raw.resize(count as usize * 8, 0);
-        self.read(first * 8, raw)?;
-        out.extend(raw.chunks_exact(8).map(|c| le_u64(c, 0)));
+        raw.resize(count as usize * T::WIDTH, 0);
+        self.read(first * T::WIDTH as u64, raw)?;
+        out.extend(raw.chunks_exact(T::WIDTH).map(T::decode));
         Ok(())
     }
 

@@ -161,10 +161,17 @@ pub fn decode_segment_table(payload: &[u8], indptr: &[u64], path: &Path) -> Resu
                 seg.end_node()
             )));
         }
-        let (lo, hi) = (
-            indptr[seg.first_node as usize],
-            indptr[seg.end_node() as usize],
-        );
+        let (Some(&lo), Some(&hi)) = (
+            indptr.get(seg.first_node as usize),
+            indptr.get(seg.end_node() as usize),
+        ) else {
+            return Err(bad(format!(
+                "covers nodes {}..{} beyond the indptr of {} entries",
+                seg.first_node,
+                seg.end_node(),
+                indptr.len()
+            )));
+        };
         // `hi < lo` only for an indptr that was not validated first.
         if seg.edge_start != lo || Some(seg.edge_count) != hi.checked_sub(lo) {
             return Err(bad(format!(
@@ -190,15 +197,15 @@ pub fn validate_indptr(indptr: &[u64], num_edges: u64, path: &Path) -> Result<()
     if indptr.first() != Some(&0) {
         return Err(Error::corrupt(path, 0, "indptr[0] is not 0"));
     }
-    if let Some(i) = indptr.windows(2).position(|w| w[1] < w[0]) {
+    let decrease = indptr.windows(2).enumerate().find_map(|(i, w)| match w {
+        [a, b] if b < a => Some((i, *a, *b)),
+        _ => None,
+    });
+    if let Some((i, a, b)) = decrease {
         return Err(Error::corrupt(
             path,
             (i as u64 + 1) * 8,
-            format!(
-                "indptr decreases at node {i}: {} then {}",
-                indptr[i],
-                indptr[i + 1]
-            ),
+            format!("indptr decreases at node {i}: {a} then {b}"),
         ));
     }
     let last = indptr.last().copied().unwrap_or(0);
@@ -325,6 +332,23 @@ mod tests {
         assert_eq!(IndexWidth::for_nodes(1 << 32), IndexWidth::U64);
     }
 
+    /// Appends a segment table entry: `[first_node, node_count,
+    /// edge_start, edge_count]` and its CRC.
+    fn encode_segment(
+        table: &mut Vec<u8>,
+        [first_node, node_count, edge_start, edge_count]: [u64; 4],
+        crc: u32,
+    ) {
+        Segment {
+            first_node,
+            node_count,
+            edge_start,
+            edge_count,
+            crc,
+        }
+        .encode(table);
+    }
+
     /// Edge counts above 2^32 are representable: a synthetic indptr with
     /// 6 billion edges validates, segments over it decode, and byte offsets
     /// do not wrap.
@@ -334,22 +358,8 @@ mod tests {
         let indptr = vec![0, big, 2 * big, 2 * big];
         validate_indptr(&indptr, 2 * big, Path::new("indptr")).unwrap();
         let mut table = Vec::new();
-        Segment {
-            first_node: 0,
-            node_count: 1,
-            edge_start: 0,
-            edge_count: big,
-            crc: 1,
-        }
-        .encode(&mut table);
-        Segment {
-            first_node: 1,
-            node_count: 2,
-            edge_start: big,
-            edge_count: big,
-            crc: 2,
-        }
-        .encode(&mut table);
+        encode_segment(&mut table, [0, 1, 0, big], 1);
+        encode_segment(&mut table, [1, 2, big, big], 2);
         let segs = decode_segment_table(&table, &indptr, Path::new("seg")).unwrap();
         assert_eq!(segs[1].edge_start + segs[1].edge_count, 6_000_000_000);
         assert_eq!(IndexWidth::U32.edge_offset(2 * big), Some(24_000_000_000));
@@ -360,42 +370,14 @@ mod tests {
     fn segment_table_rejects_gaps_and_mismatches() {
         let indptr = vec![0, 2, 5, 5];
         let mut gap = Vec::new();
-        Segment {
-            first_node: 0,
-            node_count: 1,
-            edge_start: 0,
-            edge_count: 2,
-            crc: 0,
-        }
-        .encode(&mut gap);
-        Segment {
-            first_node: 2,
-            node_count: 1,
-            edge_start: 5,
-            edge_count: 0,
-            crc: 0,
-        }
-        .encode(&mut gap);
+        encode_segment(&mut gap, [0, 1, 0, 2], 0);
+        encode_segment(&mut gap, [2, 1, 5, 0], 0);
         assert!(decode_segment_table(&gap, &indptr, Path::new("s")).is_err());
         let mut wrong = Vec::new();
-        Segment {
-            first_node: 0,
-            node_count: 3,
-            edge_start: 0,
-            edge_count: 4,
-            crc: 0,
-        }
-        .encode(&mut wrong);
+        encode_segment(&mut wrong, [0, 3, 0, 4], 0);
         assert!(decode_segment_table(&wrong, &indptr, Path::new("s")).is_err());
         let mut short = Vec::new();
-        Segment {
-            first_node: 0,
-            node_count: 2,
-            edge_start: 0,
-            edge_count: 5,
-            crc: 0,
-        }
-        .encode(&mut short);
+        encode_segment(&mut short, [0, 2, 0, 5], 0);
         assert!(decode_segment_table(&short, &indptr, Path::new("s")).is_err());
         assert!(validate_indptr(&[0, 3, 2], 2, Path::new("i")).is_err());
         assert!(validate_indptr(&[1, 3], 3, Path::new("i")).is_err());

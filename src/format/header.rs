@@ -3,8 +3,6 @@
 //! Layout and rules: `format/header.md`. The offsets below are the single
 //! source of truth for the byte table in that document (a test checks them).
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -214,15 +212,7 @@ impl FileHeader {
         }
         let stored = le_u32(b, HEADER_CRC_OFFSET);
         let computed = crate::format::crc32(&b[..HEADER_CRC_OFFSET]);
-        if stored != computed {
-            return Err(Error::ChecksumMismatch {
-                path: path.to_path_buf(),
-                region: "header".into(),
-                offset: 0,
-                expected: stored,
-                got: computed,
-            });
-        }
+        Error::check_crc(path, "header", 0, stored, computed)?;
         let version = Version {
             major: le_u16(b, MAJOR_OFFSET),
             minor: le_u16(b, MINOR_OFFSET),
@@ -302,7 +292,6 @@ impl FileHeader {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -3,8 +3,6 @@
 //! Spec: `format/manifest.md`. The manifest is written last; a directory
 //! without a valid manifest is not a store.
 
-#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -251,7 +249,6 @@ impl Manifest {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -4,11 +4,15 @@
 //! `format/`; offsets are defined once as chained constants and tests check
 //! them against the spec tables.
 
+// Parser lints for every decoder below: a corrupt file must be an error,
+// never a panic (tests may unwrap and index).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
 pub mod bytes;
 pub mod csc;
 pub mod header;
 pub mod manifest;
-pub mod ncache;
+pub mod neighbor_cache;
 pub mod pages;
 pub mod runtime;
 pub mod tables;

@@ -48,12 +48,7 @@ impl Dtype {
 
     /// Parses a name as printed by [`Dtype::name`].
     pub fn parse(s: &str) -> Result<Dtype> {
-        Dtype::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!("unknown dtype {s:?}; use f32, f16 or bf16"))
-            })
+        Error::parse_name(s, "dtype", &Dtype::ALL, Dtype::name)
     }
 
     /// Encodes `values` into `out` (little-endian, `values.len() * size()` bytes).
@@ -70,13 +65,32 @@ impl Dtype {
 
     /// Decodes little-endian elements of this dtype from `bytes` into `out`.
     pub fn decode_to_f32(self, bytes: &[u8], out: &mut [f32]) {
-        let size = self.size();
-        for (src, v) in bytes.chunks_exact(size).zip(out.iter_mut()) {
-            *v = match self {
-                Dtype::F32 => f32::from_le_bytes([src[0], src[1], src[2], src[3]]),
-                Dtype::F16 => half::f16::from_le_bytes([src[0], src[1]]).to_f32(),
-                Dtype::Bf16 => half::bf16::from_le_bytes([src[0], src[1]]).to_f32(),
-            };
+        // `chunks_exact` of a constant width: the array conversions cannot
+        // fail (and compile to plain loads).
+        let pairs = || {
+            bytes
+                .chunks_exact(2)
+                .map(|c| <[u8; 2]>::try_from(c).unwrap_or_default())
+        };
+        match self {
+            Dtype::F32 => {
+                let words = bytes
+                    .chunks_exact(4)
+                    .map(|c| <[u8; 4]>::try_from(c).unwrap_or_default());
+                for (w, v) in words.zip(out.iter_mut()) {
+                    *v = f32::from_le_bytes(w);
+                }
+            }
+            Dtype::F16 => {
+                for (h, v) in pairs().zip(out.iter_mut()) {
+                    *v = half::f16::from_le_bytes(h).to_f32();
+                }
+            }
+            Dtype::Bf16 => {
+                for (h, v) in pairs().zip(out.iter_mut()) {
+                    *v = half::bf16::from_le_bytes(h).to_f32();
+                }
+            }
         }
     }
 }

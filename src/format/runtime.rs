@@ -125,20 +125,12 @@ impl RecordHeader {
                 b.len()
             )));
         }
-        if b[..4] != RECORD_MAGIC {
+        if b.get(..4) != Some(&RECORD_MAGIC[..]) {
             return Err(bad("bad record magic".into()));
         }
         let stored = le_u32(b, REC_HEADER_CRC_OFFSET);
-        let got = crate::format::crc32(&b[..REC_HEADER_CRC_OFFSET]);
-        if stored != got {
-            return Err(Error::ChecksumMismatch {
-                path: path.to_path_buf(),
-                region: "runtime record header".into(),
-                offset,
-                expected: stored,
-                got,
-            });
-        }
+        let got = crate::format::crc32(b.get(..REC_HEADER_CRC_OFFSET).unwrap_or_default());
+        Error::check_crc(path, "runtime record header", offset, stored, got)?;
         let kind_raw = le_u16(b, REC_KIND_OFFSET);
         let kind = RecordKind::from_u16(kind_raw)
             .ok_or_else(|| bad(format!("unknown record kind {kind_raw}")))?;
@@ -194,7 +186,7 @@ pub const MAX_RUN_FANOUTS: usize = 64;
 /// `ginex-dump --verify` refuse a file whose stamp is not the expected one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunStamp {
-    /// CRC-32 of the store manifest's payload (`sample::ncache::store_identity`).
+    /// CRC-32 of the store manifest's payload (`sample::neighbor_cache::store_identity`).
     pub store_id: u32,
     /// The run seed.
     pub seed: u64,
@@ -413,7 +405,9 @@ pub fn decode_counted_u64s(
             format!("{what}: count {count} runs past the record"),
         ));
     };
-    let values = p[start..end]
+    let values = p
+        .get(start..end)
+        .unwrap_or_default()
         .chunks_exact(8)
         .map(|c| le_u64(c, 0))
         .collect();

@@ -18,31 +18,35 @@ pub fn encode_labels(labels: &[i32], out: &mut Vec<u8>) {
     }
 }
 
-/// Decodes a labels payload and checks every value is missing or below
-/// `num_classes`.
-pub fn decode_labels(p: &[u8], num_nodes: u64, num_classes: u32, path: &Path) -> Result<Vec<i32>> {
-    if p.len() as u64 != num_nodes.saturating_mul(4) {
+/// Checks that a per-node table's payload holds `width` bytes per node.
+fn check_per_node_len(p: &[u8], num_nodes: u64, width: u64, what: &str, path: &Path) -> Result<()> {
+    if p.len() as u64 != num_nodes.saturating_mul(width) {
         return Err(Error::corrupt(
             path,
             0,
             format!(
-                "labels payload is {} bytes, expected 4 x {num_nodes}",
+                "{what} payload is {} bytes, expected {width} x {num_nodes}",
                 p.len()
             ),
         ));
     }
+    Ok(())
+}
+
+/// Decodes a labels payload and checks every value is missing or below
+/// `num_classes`.
+pub fn decode_labels(p: &[u8], num_nodes: u64, num_classes: u32, path: &Path) -> Result<Vec<i32>> {
+    check_per_node_len(p, num_nodes, 4, "labels", path)?;
     let labels: Vec<i32> = p.chunks_exact(4).map(|c| le_i32(c, 0)).collect();
-    if let Some(i) = labels
+    if let Some((i, l)) = labels
         .iter()
-        .position(|&l| l != MISSING_LABEL && !(0..num_classes as i64).contains(&i64::from(l)))
+        .enumerate()
+        .find(|(_, &l)| l != MISSING_LABEL && !(0..num_classes as i64).contains(&i64::from(l)))
     {
         return Err(Error::corrupt(
             path,
             i as u64 * 4,
-            format!(
-                "label of node {i} is {}; expected -1 (missing) or 0..{num_classes}",
-                labels[i]
-            ),
+            format!("label of node {i} is {l}; expected -1 (missing) or 0..{num_classes}"),
         ));
     }
     Ok(labels)
@@ -175,13 +179,13 @@ impl Splits {
     pub fn first_overlap(&self) -> Option<u64> {
         let lists = [&self.train, &self.valid, &self.test];
         for (i, a) in lists.iter().enumerate() {
-            for b in &lists[i + 1..] {
-                let (mut x, mut y) = (0, 0);
-                while x < a.len() && y < b.len() {
-                    match a[x].cmp(&b[y]) {
-                        std::cmp::Ordering::Less => x += 1,
-                        std::cmp::Ordering::Greater => y += 1,
-                        std::cmp::Ordering::Equal => return Some(a[x]),
+            for b in lists.iter().skip(i + 1) {
+                let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+                while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
+                    match x.cmp(&y) {
+                        std::cmp::Ordering::Less => _ = a.next(),
+                        std::cmp::Ordering::Greater => _ = b.next(),
+                        std::cmp::Ordering::Equal => return Some(x),
                     }
                 }
             }
@@ -199,16 +203,7 @@ pub fn encode_original_ids(ids: &[u64], out: &mut Vec<u8>) {
 
 /// Decodes an original-id payload.
 pub fn decode_original_ids(p: &[u8], num_nodes: u64, path: &Path) -> Result<Vec<u64>> {
-    if p.len() as u64 != num_nodes.saturating_mul(8) {
-        return Err(Error::corrupt(
-            path,
-            0,
-            format!(
-                "original-id payload is {} bytes, expected 8 x {num_nodes}",
-                p.len()
-            ),
-        ));
-    }
+    check_per_node_len(p, num_nodes, 8, "original-id", path)?;
     Ok(p.chunks_exact(8).map(|c| le_u64(c, 0)).collect())
 }
 

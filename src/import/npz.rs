@@ -485,6 +485,34 @@ pub struct NpzWriter {
     zip64: bool,
 }
 
+/// The fields a local and a central header share from the CRC on: CRC-32,
+/// compressed and uncompressed sizes (`u32::MAX` when in the ZIP64 extra),
+/// name length, extra-field length.
+fn put_sizes(
+    out: &mut Vec<u8>,
+    crc: u32,
+    (compressed, size): (u32, u32),
+    name: &str,
+    extra: &[u8],
+) {
+    out.extend(crc.to_le_bytes());
+    out.extend(compressed.to_le_bytes());
+    out.extend(size.to_le_bytes());
+    out.extend((name.len() as u16).to_le_bytes());
+    out.extend((extra.len() as u16).to_le_bytes());
+}
+
+/// A ZIP64 extended-information extra field (tag 1) holding `values`.
+fn zip64_extra(values: &[u64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + 8 * values.len());
+    out.extend(1u16.to_le_bytes());
+    out.extend(((8 * values.len()) as u16).to_le_bytes());
+    for v in values {
+        out.extend(v.to_le_bytes());
+    }
+    out
+}
+
 impl NpzWriter {
     /// Creates `path`; with `force_zip64` every record carries ZIP64 fields
     /// (as numpy does for large members).
@@ -530,21 +558,21 @@ impl NpzWriter {
             (body.len() as u32, data.len() as u32)
         };
         let local_offset = self.offset;
+        let (local_extra, central_extra) = if z {
+            let sizes = [data.len() as u64, body.len() as u64];
+            (
+                zip64_extra(&sizes),
+                zip64_extra(&[sizes[0], sizes[1], local_offset]),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
         let mut local = Vec::new();
         local.extend(LOCAL_SIG.to_le_bytes());
         local.extend([45u16, 0, m, 0, 0x21].iter().flat_map(|v| v.to_le_bytes()));
-        local.extend(crc.to_le_bytes());
-        local.extend(c32.to_le_bytes());
-        local.extend(s32.to_le_bytes());
-        local.extend((name.len() as u16).to_le_bytes());
-        local.extend((if z { 20u16 } else { 0 }).to_le_bytes());
+        put_sizes(&mut local, crc, (c32, s32), name, &local_extra);
         local.extend(name.as_bytes());
-        if z {
-            local.extend(1u16.to_le_bytes());
-            local.extend(16u16.to_le_bytes());
-            local.extend((data.len() as u64).to_le_bytes());
-            local.extend((body.len() as u64).to_le_bytes());
-        }
+        local.extend(&local_extra);
         self.put(&local)?;
         self.put(&body)?;
         let c = &mut self.central;
@@ -554,22 +582,12 @@ impl NpzWriter {
                 .iter()
                 .flat_map(|v| v.to_le_bytes()),
         );
-        c.extend(crc.to_le_bytes());
-        c.extend(c32.to_le_bytes());
-        c.extend(s32.to_le_bytes());
-        c.extend((name.len() as u16).to_le_bytes());
-        c.extend((if z { 28u16 } else { 0 }).to_le_bytes());
+        put_sizes(c, crc, (c32, s32), name, &central_extra);
         c.extend([0u16, 0, 0].iter().flat_map(|v| v.to_le_bytes()));
         c.extend(0u32.to_le_bytes());
         c.extend((if z { u32::MAX } else { local_offset as u32 }).to_le_bytes());
         c.extend(name.as_bytes());
-        if z {
-            c.extend(1u16.to_le_bytes());
-            c.extend(24u16.to_le_bytes());
-            c.extend((data.len() as u64).to_le_bytes());
-            c.extend((body.len() as u64).to_le_bytes());
-            c.extend(local_offset.to_le_bytes());
-        }
+        c.extend(&central_extra);
         self.count += 1;
         Ok(())
     }

@@ -280,6 +280,19 @@ fn csv_layout(raw: &Path, common: &CommonOptions) -> Result<Build> {
     Ok(build)
 }
 
+/// The integer array `member` of the archive (a per-graph count list such
+/// as `num_nodes_list`), with the label that names it in errors.
+fn count_list(archive: &NpzArchive, npz_path: &Path, member: &str) -> Result<(PathBuf, Vec<i128>)> {
+    let bytes = archive.member_prefix(member, 1 << 20)?;
+    let label = PathBuf::from(format!("{}:{member}", npz_path.display()));
+    let h = parse_header(&bytes, &label)?;
+    let counts = bytes
+        .get(h.data_offset as usize..)
+        .and_then(|d| decode_ints(&h, d))
+        .ok_or_else(|| bad(&label, None, "expected an integer array"))?;
+    Ok((label, counts))
+}
+
 fn binary_layout(raw: &Path, npz_path: &Path, common: &CommonOptions) -> Result<Build> {
     let archive = NpzArchive::open(npz_path)?;
     let feat_header = archive
@@ -287,13 +300,7 @@ fn binary_layout(raw: &Path, npz_path: &Path, common: &CommonOptions) -> Result<
         .map(|_| archive.header("node_feat"))
         .transpose()?;
     let n = if archive.member("num_nodes_list").is_some() {
-        let bytes = archive.member_prefix("num_nodes_list", 1 << 20)?;
-        let label = PathBuf::from(format!("{}:num_nodes_list", npz_path.display()));
-        let h = parse_header(&bytes, &label)?;
-        let counts = bytes
-            .get(h.data_offset as usize..)
-            .and_then(|d| decode_ints(&h, d))
-            .ok_or_else(|| bad(&label, None, "expected an integer array"))?;
+        let (label, counts) = count_list(&archive, npz_path, "num_nodes_list")?;
         match counts.as_slice() {
             [c] => u64::try_from(*c)
                 .map_err(|_| bad(&label, Some(1), format!("node count {c} is negative")))?,
@@ -336,13 +343,7 @@ fn binary_layout(raw: &Path, npz_path: &Path, common: &CommonOptions) -> Result<
     let edges = archive.array("edge_index", &scratch)?;
     let expected = edges.len() / 2;
     if archive.member("num_edges_list").is_some() {
-        let bytes = archive.member_prefix("num_edges_list", 1 << 20)?;
-        let label = PathBuf::from(format!("{}:num_edges_list", npz_path.display()));
-        let h = parse_header(&bytes, &label)?;
-        let counts = bytes
-            .get(h.data_offset as usize..)
-            .and_then(|d| decode_ints(&h, d))
-            .ok_or_else(|| bad(&label, None, "expected an integer array"))?;
+        let (label, counts) = count_list(&archive, npz_path, "num_edges_list")?;
         if let [c] = counts.as_slice() {
             if *c != i128::from(expected) {
                 return Err(bad(

@@ -90,12 +90,7 @@ enum Delimiter {
 
 /// Streams `(src, dst)` pairs from a text edge list.
 pub struct TextEdges {
-    reader: Box<dyn BufRead>,
-    path: PathBuf,
-    line_no: u64,
-    line: Vec<u8>,
-    /// Byte offset (of the decompressed text) where the next line starts.
-    offset: u64,
+    lines: Lines,
     delimiter: Option<Delimiter>,
     /// The delimiter was given ([`TextEdges::with_delimiter`]), not detected.
     fixed: bool,
@@ -113,11 +108,7 @@ impl TextEdges {
     /// Reads edges from `reader`; `path` names it in errors.
     pub fn from_reader(reader: Box<dyn BufRead>, path: &Path) -> Self {
         TextEdges {
-            reader,
-            path: path.to_path_buf(),
-            line_no: 0,
-            line: Vec::new(),
-            offset: 0,
+            lines: Lines::from_reader(reader, path),
             delimiter: None,
             fixed: false,
             seen_data: false,
@@ -127,7 +118,7 @@ impl TextEdges {
 
     /// The 1-based number of the line last read.
     pub fn line(&self) -> u64 {
-        self.line_no
+        self.lines.line_no
     }
 
     /// Fixes the delimiter instead of detecting it (DGL's `csv` format
@@ -145,32 +136,16 @@ impl TextEdges {
     }
 
     fn bad(&self, reason: String) -> Error {
-        Error::InvalidInput {
-            source_file: self.path.clone(),
-            line: Some(self.line_no),
-            reason,
-        }
+        self.lines.bad(reason)
     }
 
     /// The next edge, or `None` at the end of the file.
     pub fn next_edge(&mut self) -> Result<Option<(i128, i128)>> {
         loop {
-            let read = read_line_bounded(&mut *self.reader, &mut self.line, MAX_LINE)
-                .map_err(|e| read_error(&self.path, self.line_no + 1, e))?;
-            let n = match read {
-                LineRead::Eof => return Ok(None),
-                LineRead::TooLong => {
-                    return Err(too_long(&self.path, self.line_no + 1, self.offset))
-                }
-                LineRead::Line(n) => n,
-            };
-            self.line_no += 1;
-            self.offset += n as u64;
-            let mut bytes = self.line.as_slice();
-            if self.line_no == 1 {
-                bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+            if !self.lines.advance()? {
+                return Ok(None);
             }
-            let bytes = bytes.trim_ascii();
+            let bytes = self.lines.raw().trim_ascii();
             // The common line, `id<d>id` in plain digits, without allocating.
             if let Some(d) = self.delimiter.and_then(Delimiter::byte) {
                 if let Some(pair) = plain_pair(bytes, d) {
@@ -229,7 +204,7 @@ impl TextEdges {
                 {
                     // The one header line; the delimiter is detected
                     // again on the first data line.
-                    self.header = Some(self.line_no);
+                    self.header = Some(self.lines.line_no);
                     if !self.fixed {
                         self.delimiter = None;
                     }
@@ -403,26 +378,40 @@ impl Lines {
         }
     }
 
+    /// Reads the next line, whatever it holds, into the buffer; false at
+    /// the end of the file.
+    fn advance(&mut self) -> Result<bool> {
+        let read = read_line_bounded(&mut *self.reader, &mut self.buf, MAX_LINE)
+            .map_err(|e| read_error(&self.path, self.line_no + 1, e))?;
+        let n = match read {
+            LineRead::Eof => return Ok(false),
+            LineRead::TooLong => return Err(too_long(&self.path, self.line_no + 1, self.offset)),
+            LineRead::Line(n) => n,
+        };
+        self.line_no += 1;
+        self.offset += n as u64;
+        Ok(true)
+    }
+
+    /// The line last read, without the byte-order mark of line 1.
+    fn raw(&self) -> &[u8] {
+        let bytes = self.buf.as_slice();
+        if self.line_no == 1 {
+            bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes)
+        } else {
+            bytes
+        }
+    }
+
     /// The next non-blank, non-comment line, trimmed.
     pub fn next_line(&mut self) -> Result<Option<&str>> {
         loop {
-            let read = read_line_bounded(&mut *self.reader, &mut self.buf, MAX_LINE)
-                .map_err(|e| read_error(&self.path, self.line_no + 1, e))?;
-            let n = match read {
-                LineRead::Eof => return Ok(None),
-                LineRead::TooLong => {
-                    return Err(too_long(&self.path, self.line_no + 1, self.offset))
-                }
-                LineRead::Line(n) => n,
-            };
-            self.line_no += 1;
-            self.offset += n as u64;
-            let Ok(mut text) = std::str::from_utf8(&self.buf) else {
+            if !self.advance()? {
+                return Ok(None);
+            }
+            let Ok(text) = std::str::from_utf8(self.raw()) else {
                 return Err(self.bad("the line is not valid UTF-8 text"));
             };
-            if self.line_no == 1 {
-                text = text.strip_prefix('\u{feff}').unwrap_or(text);
-            }
             let text = text.trim();
             if text.is_empty() || text.starts_with('#') || text.starts_with('%') {
                 continue;

@@ -589,20 +589,30 @@ mod tests {
     /// any initial set of at most `capacity` ids, then after each batch any
     /// subset of (cache ∪ batch) of at most `capacity` ids.
     fn exhaustive_misses(batches: &[Vec<u64>], capacity: usize, universe: u64) -> u64 {
-        let masks: Vec<u32> = (0u32..1 << universe)
+        let masks = cache_states(capacity, universe);
+        let start = masks.iter().map(|&m| (m, 0)).collect();
+        cheapest_schedule(batches, &masks, start)
+    }
+
+    /// Every cache content of at most `capacity` of `universe` ids, as bit masks.
+    fn cache_states(capacity: usize, universe: u64) -> Vec<u32> {
+        (0u32..1 << universe)
             .filter(|m| m.count_ones() as usize <= capacity)
-            .collect();
-        let batch_masks: Vec<u32> = batches
-            .iter()
-            .map(|b| b.iter().fold(0, |m, &id| m | 1 << id))
-            .collect();
-        let mut best: HashMap<u32, u64> = masks.iter().map(|&m| (m, 0)).collect();
-        for &bm in &batch_masks {
+            .collect()
+    }
+
+    /// The fewest reads over the batches from the start states (state ->
+    /// reads so far): a batch misses what the cache lacks, after it the
+    /// cache may become any state within (cache ∪ batch).
+    fn cheapest_schedule(batches: &[Vec<u64>], masks: &[u32], start: HashMap<u32, u64>) -> u64 {
+        let mut best = start;
+        for b in batches {
+            let bm = b.iter().fold(0u32, |m, &id| m | 1 << id);
             let mut next: HashMap<u32, u64> = HashMap::new();
             for (&c, &cost) in &best {
                 let cost = cost + u64::from((bm & !c).count_ones());
                 let pool = c | bm;
-                for &n in &masks {
+                for &n in masks {
                     if n & !pool == 0 {
                         let e = next.entry(n).or_insert(u64::MAX);
                         *e = (*e).min(cost);
@@ -640,30 +650,13 @@ mod tests {
         universe: u64,
         carried: &[u64],
     ) -> u64 {
-        let masks: Vec<u32> = (0u32..1 << universe)
-            .filter(|m| m.count_ones() as usize <= capacity)
-            .collect();
+        let masks = cache_states(capacity, universe);
         let carried_mask = carried.iter().fold(0u32, |m, &id| m | 1 << id);
-        let mut best: HashMap<u32, u64> = masks
+        let start = masks
             .iter()
             .map(|&m| (m, u64::from((m & !carried_mask).count_ones())))
             .collect();
-        for b in batches {
-            let bm = b.iter().fold(0u32, |m, &id| m | 1 << id);
-            let mut next: HashMap<u32, u64> = HashMap::new();
-            for (&c, &cost) in &best {
-                let cost = cost + u64::from((bm & !c).count_ones());
-                let pool = c | bm;
-                for &n in &masks {
-                    if n & !pool == 0 {
-                        let e = next.entry(n).or_insert(u64::MAX);
-                        *e = (*e).min(cost);
-                    }
-                }
-            }
-            best = next;
-        }
-        best.values().copied().min().unwrap_or(0)
+        cheapest_schedule(batches, &masks, start)
     }
 
     /// Replays the changesets on a simulated cache: every step legal, the

@@ -234,15 +234,13 @@ impl RunReader {
         if self.offset == end {
             self.done = true;
             let got = std::mem::replace(&mut self.hasher, crc32fast::Hasher::new()).finalize();
-            if got != self.header.payload_crc {
-                return Err(Error::ChecksumMismatch {
-                    path: self.path.clone(),
-                    region: "payload".into(),
-                    offset: u64::from(self.header.header_len),
-                    expected: self.header.payload_crc,
-                    got,
-                });
-            }
+            Error::check_crc(
+                &self.path,
+                "payload",
+                u64::from(self.header.header_len),
+                self.header.payload_crc,
+                got,
+            )?;
             return Ok(None);
         }
         let at = self.offset;

@@ -53,7 +53,7 @@ pub struct SuperbatchSpec {
 /// (with the superbatch's own fields they make its files' [`RunStamp`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunParams {
-    /// `sample::ncache::store_identity` of the store.
+    /// `sample::neighbor_cache::store_identity` of the store.
     pub store_id: u32,
     /// Run seed.
     pub seed: u64,

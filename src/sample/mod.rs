@@ -2,7 +2,7 @@
 //! lists from (in memory, or the store through batched reads behind a
 //! neighbor cache). Knows nothing about features.
 
-pub mod ncache;
-pub mod ncache_reuse;
+pub mod neighbor_cache;
+pub mod neighbor_cache_reuse;
 pub mod sampler;
 pub mod source;

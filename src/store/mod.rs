@@ -112,15 +112,7 @@ pub fn read_checked_file(path: &Path, kind: FileKind) -> Result<CheckedFile> {
     let mut payload = vec![0u8; on_disk as usize];
     read_exact_at(&file, path, start, &mut payload)?;
     let got = crate::format::crc32(&payload);
-    if got != header.payload_crc {
-        return Err(Error::ChecksumMismatch {
-            path: path.to_path_buf(),
-            region: "payload".into(),
-            offset: start,
-            expected: header.payload_crc,
-            got,
-        });
-    }
+    Error::check_crc(path, "payload", start, header.payload_crc, got)?;
     Ok(CheckedFile { header, payload })
 }
 

@@ -44,15 +44,7 @@ fn stream_payload(
     crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
     check_header_padding(&path, &head)?;
     let got = stream_crc(&file, &path, header_len, entry.len - header_len, visit)?;
-    if got != entry.payload_crc {
-        return Err(Error::ChecksumMismatch {
-            path,
-            region: "payload".into(),
-            offset: header_len,
-            expected: entry.payload_crc,
-            got,
-        });
-    }
+    Error::check_crc(&path, "payload", header_len, entry.payload_crc, got)?;
     Ok(entry.len)
 }
 
@@ -229,15 +221,7 @@ impl Store {
             .map(|f| f.payload_crc)
             .unwrap_or(0);
         let got = whole.finalize();
-        if got != header_crc {
-            return Err(Error::ChecksumMismatch {
-                path,
-                region: "payload".into(),
-                offset: PAGE_SIZE as u64,
-                expected: header_crc,
-                got,
-            });
-        }
+        Error::check_crc(&path, "payload", PAGE_SIZE as u64, header_crc, got)?;
         Ok(entry_len)
     }
 }

@@ -139,17 +139,17 @@ pub enum ModelKind {
 }
 
 impl ModelKind {
+    /// Every architecture.
+    pub const ALL: [ModelKind; 4] = [
+        ModelKind::Sage,
+        ModelKind::Gcn,
+        ModelKind::Gat,
+        ModelKind::Mlp,
+    ];
+
     /// Parses `sage`, `gcn`, `gat` or `mlp`.
     pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "sage" => Ok(ModelKind::Sage),
-            "gcn" => Ok(ModelKind::Gcn),
-            "gat" => Ok(ModelKind::Gat),
-            "mlp" => Ok(ModelKind::Mlp),
-            _ => Err(Error::invalid_argument(format!(
-                "unknown model {s:?}; use sage, gcn, gat or mlp"
-            ))),
-        }
+        Error::parse_name(s, "model", &ModelKind::ALL, ModelKind::name)
     }
 
     /// Lower-case name.
@@ -492,17 +492,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn sage_mean_matches_hand_computation() {
-        let vs = nn::VarStore::new(Device::Cpu);
-        let mut model = Gnn::new(&vs.root(), ModelKind::Sage, 1, 4, 1, 1, 0.0);
-        // Root weight 1, neighbour weight 10, bias 0.
+    /// A one-layer model of width 1 whose root weight is 1 and root bias 0.
+    fn one_weight_model(vs: &nn::VarStore, kind: ModelKind) -> Gnn {
+        let mut model = Gnn::new(&vs.root(), kind, 1, 4, 1, 1, 0.0);
         tch::no_grad(|| {
             model.layers[0]
                 .root
                 .ws
                 .copy_(&Tensor::from_slice(&[1f32]).view([1, 1]));
             let _ = model.layers[0].root.bs.as_mut().unwrap().zero_();
+        });
+        model
+    }
+
+    #[test]
+    fn sage_mean_matches_hand_computation() {
+        let vs = nn::VarStore::new(Device::Cpu);
+        let mut model = one_weight_model(&vs, ModelKind::Sage);
+        // Root weight 1, neighbour weight 10, bias 0.
+        tch::no_grad(|| {
             model.layers[0]
                 .neigh
                 .as_mut()
@@ -521,14 +529,7 @@ mod tests {
     #[test]
     fn gcn_normalisation_matches_hand_computation() {
         let vs = nn::VarStore::new(Device::Cpu);
-        let mut model = Gnn::new(&vs.root(), ModelKind::Gcn, 1, 4, 1, 1, 0.0);
-        tch::no_grad(|| {
-            model.layers[0]
-                .root
-                .ws
-                .copy_(&Tensor::from_slice(&[1f32]).view([1, 1]));
-            let _ = model.layers[0].root.bs.as_mut().unwrap().zero_();
-        });
+        let model = one_weight_model(&vs, ModelKind::Gcn);
         let x = Tensor::from_slice(&[1f32, 2., 3., 5.]).view([4, 1]);
         let hop = HopTensors::new(&star(), Device::Cpu).unwrap();
         let out = model.forward(&x, &[hop], false).unwrap();

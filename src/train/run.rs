@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochConfig, EpochReport};
 use crate::io::durable::write_atomic;
 use crate::progress::{human_rate, Bar};
-use crate::sample::ncache::store_identity;
+use crate::sample::neighbor_cache::store_identity;
 use crate::store::Store;
 use crate::train::model::{Hop, InitKind, ModelKind};
 use crate::train::trainer::{StepStats, TrainBatch, TrainConfig, Trainer};
@@ -355,28 +355,6 @@ fn checkpoint_meta(
     })
 }
 
-/// Keys whose values must equal this run's to resume it: the model's shape
-/// and everything a resumed run must replay identically.
-const MUST_MATCH: [&str; 17] = [
-    "model",
-    "hidden",
-    "layers",
-    "heads",
-    "out_heads",
-    "in_dim",
-    "classes",
-    "store_manifest_crc",
-    "store_nodes",
-    "seed",
-    "init",
-    "dropout",
-    "input_dropout",
-    "attn_dropout",
-    "weight_decay",
-    "optimizer",
-    "lr",
-];
-
 /// Keys that shape the model: `predict` takes them from the checkpoint.
 const MODEL_KEYS: [&str; 7] = [
     "model",
@@ -386,6 +364,22 @@ const MODEL_KEYS: [&str; 7] = [
     "out_heads",
     "in_dim",
     "classes",
+];
+
+/// Keys that tie a checkpoint to its store.
+const STORE_KEYS: [&str; 2] = ["store_manifest_crc", "store_nodes"];
+
+/// Keys a resumed run must replay identically, beside the model's and the
+/// store's.
+const REPLAY_KEYS: [&str; 8] = [
+    "seed",
+    "init",
+    "dropout",
+    "input_dropout",
+    "attn_dropout",
+    "weight_decay",
+    "optimizer",
+    "lr",
 ];
 
 /// [`write_atomic`] for a checkpoint file, with the crash-test hook
@@ -622,7 +616,8 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             prepare_fresh_dir(dir, opts.overwrite)?;
         } else if let Some(stem) = latest_stem(dir)? {
             let expected = checkpoint_meta(store, opts, in_dim, classes, 0, &progress);
-            let meta = load_stem(dir, &stem, &mut trainer, &expected, &MUST_MATCH)?;
+            let must_match = [&MODEL_KEYS[..], &STORE_KEYS, &REPLAY_KEYS].concat();
+            let meta = load_stem(dir, &stem, &mut trainer, &expected, &must_match)?;
             let done = meta["epoch"].as_u64().ok_or_else(|| {
                 Error::corrupt(dir.join(format!("{stem}.json")), 0, "no epoch number")
             })?;
@@ -862,8 +857,7 @@ pub fn predict(store: &Store, opts: &TrainOptions, nodes: &[u64]) -> Result<Vec<
         .ok_or_else(|| Error::invalid_argument("predict needs --checkpoint DIR"))?;
     let mut trainer = Trainer::new(opts.model.clone(), in_dim, classes, opts.device);
     let (stem, _) = predict_checkpoint(dir)?;
-    let mut keys = MODEL_KEYS.to_vec();
-    keys.extend(["store_manifest_crc", "store_nodes"]);
+    let keys = [&MODEL_KEYS[..], &STORE_KEYS].concat();
     load_stem(
         dir,
         &stem,

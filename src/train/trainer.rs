@@ -53,13 +53,12 @@ pub enum OptimizerKind {
 impl OptimizerKind {
     /// Parses `adam` or `adamw`.
     pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "adam" => Ok(OptimizerKind::Adam),
-            "adamw" => Ok(OptimizerKind::AdamW),
-            _ => Err(Error::invalid_argument(format!(
-                "unknown optimizer {s:?}; use adam or adamw"
-            ))),
-        }
+        Error::parse_name(
+            s,
+            "optimizer",
+            &[OptimizerKind::Adam, OptimizerKind::AdamW],
+            OptimizerKind::name,
+        )
     }
 
     /// Lower-case name.
@@ -248,13 +247,9 @@ impl Trainer {
         let (x, hops) = self.inputs(batch)?;
         let transfer = started.elapsed();
         let started = std::time::Instant::now();
-        let logits = self.model.forward(&x, &hops, true)?;
-        let (keep, targets) = self.labelled(batch);
-        let labelled = targets.size()[0] as u64;
-        if labelled == 0 {
+        let Some((chosen, targets, labelled)) = self.scored(batch, &x, &hops, true)? else {
             return Ok(StepStats::default());
-        }
-        let chosen = logits.index_select(0, &keep);
+        };
         let loss = chosen.cross_entropy_for_logits(&targets);
         let vars = Self::ordered_vars(&self.vs);
         for v in &vars {
@@ -265,11 +260,7 @@ impl Trainer {
         }
         loss.backward();
         self.adam_update(&vars);
-        let correct = chosen
-            .argmax(1, false)
-            .eq_tensor(&targets)
-            .sum(Kind::Int64)
-            .int64_value(&[]) as u64;
+        let correct = correct(&chosen, &targets);
         Ok(StepStats {
             loss_sum: loss.double_value(&[]) * labelled as f64,
             correct,
@@ -277,6 +268,24 @@ impl Trainer {
             transfer,
             compute: started.elapsed(),
         })
+    }
+
+    /// The logits of the labelled seeds, their labels and their count;
+    /// None when no seed of the batch is labelled.
+    fn scored(
+        &self,
+        batch: &TrainBatch,
+        x: &Tensor,
+        hops: &[HopTensors],
+        train: bool,
+    ) -> Result<Option<(Tensor, Tensor, u64)>> {
+        let logits = self.model.forward(x, hops, train)?;
+        let (keep, targets) = self.labelled(batch);
+        let labelled = targets.size()[0] as u64;
+        if labelled == 0 {
+            return Ok(None);
+        }
+        Ok(Some((logits.index_select(0, &keep), targets, labelled)))
     }
 
     fn adam_update(&mut self, vars: &[Tensor]) {
@@ -314,22 +323,13 @@ impl Trainer {
     pub fn eval_step(&self, batch: &TrainBatch) -> Result<StepStats> {
         tch::no_grad(|| {
             let (x, hops) = self.inputs(batch)?;
-            let logits = self.model.forward(&x, &hops, false)?;
-            let (keep, targets) = self.labelled(batch);
-            let labelled = targets.size()[0] as u64;
-            if labelled == 0 {
+            let Some((chosen, targets, labelled)) = self.scored(batch, &x, &hops, false)? else {
                 return Ok(StepStats::default());
-            }
-            let chosen = logits.index_select(0, &keep);
+            };
             let loss = chosen.cross_entropy_for_logits(&targets).double_value(&[]);
-            let correct = chosen
-                .argmax(1, false)
-                .eq_tensor(&targets)
-                .sum(Kind::Int64)
-                .int64_value(&[]) as u64;
             Ok(StepStats {
                 loss_sum: loss * labelled as f64,
-                correct,
+                correct: correct(&chosen, &targets),
                 labelled,
                 ..StepStats::default()
             })
@@ -424,6 +424,15 @@ impl Trainer {
         self.step = step.int64_value(&[0]);
         Ok(())
     }
+}
+
+/// How many of the logits' argmax equal the targets.
+fn correct(logits: &Tensor, targets: &Tensor) -> u64 {
+    logits
+        .argmax(1, false)
+        .eq_tensor(targets)
+        .sum(Kind::Int64)
+        .int64_value(&[]) as u64
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! clap value parsers: flags are parsed into their types when the command
 //! line is read, so a bad value is refused with clap's usage message before
 //! any work starts. The parsing logic itself stays in the library
-//! (`Policy::parse`, `parse_fanouts`) or in `size.rs`.
+//! (`Policy::parse`, `parse_fanouts`, `ModelKind::parse`, …) or in
+//! `size.rs`.
 
+use ginex::exec::pipeline::Pipeline;
 use ginex::exec::policy::Policy;
 
 /// Neighbors per hop, seeds' hop first (-1 = all). An alias, so that clap
@@ -22,4 +24,41 @@ pub fn policy(s: &str) -> Result<Policy, String> {
 /// A byte size: `4096`, `512MiB`, `2GiB`.
 pub fn bytes(s: &str) -> Result<u64, String> {
     crate::size::parse_bytes(s).map_err(|e| e.to_string())
+}
+
+/// `--pipeline overlap` (serial, overlap, full).
+pub fn pipeline(s: &str) -> Result<Pipeline, String> {
+    Pipeline::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--model sage` (sage, gcn, gat, mlp).
+#[cfg(feature = "train")]
+pub fn model(s: &str) -> Result<ginex::train::model::ModelKind, String> {
+    ginex::train::model::ModelKind::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--optimizer adam` (adam, adamw).
+#[cfg(feature = "train")]
+pub fn optimizer(s: &str) -> Result<ginex::train::trainer::OptimizerKind, String> {
+    ginex::train::trainer::OptimizerKind::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--init glorot` (glorot or xavier, kaiming).
+#[cfg(feature = "train")]
+pub fn init(s: &str) -> Result<ginex::train::model::InitKind, String> {
+    ginex::train::model::InitKind::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--device auto` (CUDA when available), `cpu` or `cuda` (refused when no
+/// CUDA device is available).
+#[cfg(feature = "train")]
+pub fn device(s: &str) -> Result<ginex::train::tch::Device, String> {
+    use ginex::train::tch::{Cuda, Device};
+    match s {
+        "auto" => Ok(Device::cuda_if_available()),
+        "cpu" => Ok(Device::Cpu),
+        "cuda" if Cuda::is_available() => Ok(Device::Cuda(0)),
+        "cuda" => Err("--device cuda but no CUDA device is available".into()),
+        _ => Err(format!("--device {s:?}: use auto, cpu or cuda")),
+    }
 }

@@ -78,8 +78,8 @@ pub struct DataArgs {
     /// is also sampled during the main loop, and a superbatch's init rows
     /// are read while its batches run). Results are identical; only the
     /// time differs.
-    #[arg(long, default_value = "full")]
-    pub pipeline: String,
+    #[arg(long, default_value = "full", value_parser = crate::args::pipeline)]
+    pub pipeline: Pipeline,
     /// Rebuild the feature cache from nothing at every superbatch (Ginex's
     /// original init) instead of carrying it over; for comparison.
     #[arg(long)]
@@ -145,7 +145,7 @@ impl DataArgs {
                 .unwrap_or_else(|| self.store.with_extension("runs")),
             neighbor_cache: self.neighbor_cache.clone(),
             keep_runs: self.keep_runs,
-            pipeline: Pipeline::parse(&self.pipeline)?,
+            pipeline: self.pipeline,
             carry_over: !self.no_carry_over,
             max_batches: self.max_batches,
             seed_nodes: None,

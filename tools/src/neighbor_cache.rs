@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use ginex::error::{Error, Result};
-use ginex::format::ncache::Codec;
-use ginex::sample::ncache::{build, NeighborCache};
-use ginex::sample::ncache_reuse::default_path;
+use ginex::format::neighbor_cache::Codec;
+use ginex::sample::neighbor_cache::{build, NeighborCache};
+use ginex::sample::neighbor_cache_reuse::default_path;
 use ginex::store::Store;
 
 /// Neighbor-cache commands.

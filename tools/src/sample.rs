@@ -9,7 +9,7 @@ use serde_json::json;
 
 use ginex::error::{Error, Result};
 use ginex::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
-use ginex::sample::ncache::NeighborCache;
+use ginex::sample::neighbor_cache::NeighborCache;
 use ginex::sample::sampler::EpochSampler;
 use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
 use ginex::store::gather::GatherOptions;
@@ -182,7 +182,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             capacity,
             every: args.changeset_every.max(1),
             run: ginex::inspect::superbatch::RunParams {
-                store_id: ginex::sample::ncache::store_identity(&store),
+                store_id: ginex::sample::neighbor_cache::store_identity(&store),
                 seed: a.seed,
                 epoch: a.epoch,
                 seed_order: 0,

@@ -10,6 +10,7 @@ use crate::epoch::DataArgs;
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
 use ginex::error::{Error, Result};
+use ginex::exec::pipeline::Pipeline;
 use ginex::exec::policy::Policy;
 use ginex::import::npy_write::NpyWriter;
 use ginex::sample::sampler::parse_fanouts;
@@ -24,8 +25,8 @@ use ginex::train::trainer::{OptimizerKind, TrainConfig};
 #[derive(Debug, Args)]
 pub struct ModelArgs {
     /// Architecture: sage (GraphSAGE, mean), gcn, mlp (ignores the graph).
-    #[arg(long, default_value = "sage")]
-    pub model: String,
+    #[arg(long, default_value = "sage", value_parser = crate::args::model)]
+    pub model: ModelKind,
     /// Hidden width.
     #[arg(long, default_value_t = 256)]
     pub hidden: i64,
@@ -36,8 +37,8 @@ pub struct ModelArgs {
     #[arg(long, default_value_t = 0.003)]
     pub lr: f64,
     /// Device: auto (CUDA when available), cpu, cuda.
-    #[arg(long, default_value = "auto")]
-    pub device: String,
+    #[arg(long, default_value = "auto", value_parser = crate::args::device)]
+    pub device: ginex::train::tch::Device,
     /// Checkpoint directory (written at every epoch end; read by --resume
     /// and by predict).
     #[arg(long)]
@@ -53,15 +54,15 @@ pub struct KnobArgs {
     #[arg(long, default_value_t = 0.0)]
     pub weight_decay: f64,
     /// Optimizer: adam (weight decay as L2) or adamw (decoupled).
-    #[arg(long, default_value = "adam")]
-    pub optimizer: String,
+    #[arg(long, default_value = "adam", value_parser = crate::args::optimizer)]
+    pub optimizer: OptimizerKind,
     /// Dropout on the input features.
     #[arg(long, default_value_t = 0.0)]
     pub input_dropout: f64,
     /// Weight initialisation: glorot or kaiming (default: glorot for gcn
     /// and gat, as in their papers; kaiming for sage and mlp).
-    #[arg(long)]
-    pub init: Option<String>,
+    #[arg(long, value_parser = crate::args::init)]
+    pub init: Option<InitKind>,
     /// GAT: attention heads of the hidden layers (concatenated).
     #[arg(long, default_value_t = 8)]
     pub heads: i64,
@@ -151,8 +152,8 @@ pub struct PredictArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub fanouts: Option<String>,
     /// Architecture (default: the checkpoint's; a different value is an error).
-    #[arg(long)]
-    pub model: Option<String>,
+    #[arg(long, value_parser = crate::args::model)]
+    pub model: Option<ModelKind>,
     /// Hidden width (default: the checkpoint's; a different value is an error).
     #[arg(long)]
     pub hidden: Option<i64>,
@@ -179,22 +180,8 @@ pub struct PredictArgs {
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
     /// Device: auto (CUDA when available), cpu, cuda.
-    #[arg(long, default_value = "auto")]
-    pub device: String,
-}
-
-fn device(s: &str) -> Result<ginex::train::tch::Device> {
-    match s {
-        "auto" => Ok(ginex::train::tch::Device::cuda_if_available()),
-        "cpu" => Ok(ginex::train::tch::Device::Cpu),
-        "cuda" if ginex::train::tch::Cuda::is_available() => Ok(ginex::train::tch::Device::Cuda(0)),
-        "cuda" => Err(Error::invalid_argument(
-            "--device cuda but no CUDA device is available",
-        )),
-        _ => Err(Error::invalid_argument(format!(
-            "--device {s:?}: use auto, cpu or cuda"
-        ))),
-    }
+    #[arg(long, default_value = "auto", value_parser = crate::args::device)]
+    pub device: ginex::train::tch::Device,
 }
 
 /// What `--memory` keeps for libtorch and the model beside the data path:
@@ -220,16 +207,16 @@ fn options(
     }
     Ok(TrainOptions {
         model: TrainConfig {
-            model: ModelKind::parse(&model.model)?,
+            model: model.model,
             hidden: model.hidden,
             dropout: model.dropout,
             lr: model.lr,
             layers: data_cfg.fanouts.len(),
             seed: data.seed,
             weight_decay: knobs.weight_decay,
-            optimizer: OptimizerKind::parse(&knobs.optimizer)?,
+            optimizer: knobs.optimizer,
             input_dropout: knobs.input_dropout,
-            init: knobs.init.as_deref().map(InitKind::parse).transpose()?,
+            init: knobs.init,
             heads: knobs.heads,
             out_heads: knobs.out_heads,
             attn_dropout: knobs.attn_dropout.unwrap_or(model.dropout),
@@ -247,7 +234,7 @@ fn options(
             .map(parse_fanouts)
             .transpose()?,
         early_stop: knobs.early_stop,
-        device: device(&model.device)?,
+        device: model.device,
     })
 }
 
@@ -388,8 +375,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     };
     // Every override that contradicts the checkpoint, reported at once.
     let mut mismatches = Vec::new();
-    if let Some(m) = &args.model {
-        let m = ModelKind::parse(m)?;
+    if let Some(m) = args.model {
         if m != config.model {
             mismatches.push(format!(
                 "--model {} but the checkpoint holds {}",
@@ -436,7 +422,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         batch_size: args.batch_size,
         fanouts: fanouts.clone(),
         superbatch: None,
-        pipeline: "full".into(),
+        pipeline: Pipeline::Full,
         no_carry_over: false,
         changeset_every: 1,
         presc_rounds: 1,
@@ -452,7 +438,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     }
     let mut opts = TrainOptions::new(config, data_cfg, 0);
     opts.checkpoint = Some(args.checkpoint.clone());
-    opts.device = device(&args.device)?;
+    opts.device = args.device;
     let nodes: Vec<u64> = match &args.nodes {
         None => (0..store.num_nodes()).collect(),
         Some(path) => read_nodes(&store, path)?,

@@ -176,7 +176,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             )
         }
         FileKind::NeighborCache => {
-            let cache = ginex::sample::ncache::NeighborCache::open_unbound(path)?;
+            let cache = ginex::sample::neighbor_cache::NeighborCache::open_unbound(path)?;
             let h = *cache.header();
             let (nodes, t) = limited(cache.cached_nodes(), limit);
             let mut lists = Vec::with_capacity(nodes.len());

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
 use crate::format::csc::IndexWidth;
 use crate::format::header::FileKind;
-use crate::format::ncache::{Codec, NcacheHeader, BLOCK_LISTS, BLOCK_WIDE_BIT, RANK_BLOCK};
+use crate::format::neighbor_cache::{Codec, NcacheHeader, BLOCK_LISTS, BLOCK_WIDE_BIT, RANK_BLOCK};
 use crate::io::durable::{fsync_dir, remove_stale_staging, rename_no_replace};
 use crate::io::writer::write_file;
 use crate::sample::source::ListCache;

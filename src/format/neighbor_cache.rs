@@ -94,14 +94,7 @@ impl Codec {
 
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Codec> {
-        Codec::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "unknown codec {s:?}; use raw, zstd-list, delta-bitpack or block-bitpack"
-                ))
-            })
+        Error::parse_name(s, "codec", &Codec::ALL, Codec::name)
     }
 
     /// Appends the encoding of the sorted `list` to `out`: its length as a
@@ -147,7 +140,7 @@ impl Codec {
         if degree > max_degree {
             return Err(bad("length exceeds the node's degree"));
         }
-        let bytes = &bytes[pos..];
+        let bytes = bytes.get(pos..).ok_or_else(|| bad("truncated length"))?;
         let raw_len = degree
             .checked_mul(width.bytes() as u64)
             .ok_or_else(|| bad("degree overflows"))?;
@@ -216,15 +209,23 @@ fn read_varint(b: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
+/// The gaps between consecutive ids of a sorted list.
+fn gaps(list: &[u64]) -> impl Iterator<Item = u64> + '_ {
+    list.windows(2).map(|w| match w {
+        [a, b] => b - a,
+        _ => 0,
+    })
+}
+
 fn encode_delta_bitpack(list: &[u64], out: &mut Vec<u8>) {
     let Some((&first, _)) = list.split_first() else {
         return;
     };
-    let max_gap = list.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let max_gap = gaps(list).max().unwrap_or(0);
     let bits = bits_of(max_gap);
     out.push(bits as u8);
     push_varint(first, out);
-    pack_bits(list.windows(2).map(|w| w[1] - w[0]), bits, out);
+    pack_bits(gaps(list), bits, out);
 }
 
 fn decode_delta_bitpack(b: &[u8], degree: u64, out: &mut Vec<u64>) -> Option<()> {
@@ -250,7 +251,7 @@ fn decode_delta_bitpack(b: &[u8], degree: u64, out: &mut Vec<u64>) -> Option<()>
         (1u128 << bits) - 1
     };
     let (mut acc, mut filled, mut prev) = (0u128, 0u32, first);
-    let mut bytes = b[at..].iter();
+    let mut bytes = b.get(at..)?.iter();
     for _ in 0..gaps {
         while filled < bits {
             acc |= u128::from(*bytes.next()?) << filled;
@@ -296,7 +297,7 @@ fn encode_block_bitpack(list: &[u64], out: &mut Vec<u8>) {
     let Some((&first, _)) = list.split_first() else {
         return;
     };
-    let max_gap = list.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let max_gap = gaps(list).max().unwrap_or(0);
     let gap_bits = bits_of(max_gap);
     let inline_bits = gap_bits.max(bits_of(first));
     let d = list.len() as u64;
@@ -304,7 +305,7 @@ fn encode_block_bitpack(list: &[u64], out: &mut Vec<u8>) {
     let mut first_varint = Vec::with_capacity(10);
     push_varint(first, &mut first_varint);
     let apart_len = first_varint.len() as u64 + ((d - 1) * u64::from(gap_bits)).div_ceil(8);
-    let gaps = list.windows(2).map(|w| w[1] - w[0]);
+    let gaps = gaps(list);
     if inline_len <= apart_len {
         out.push(inline_bits as u8 | FIRST_INLINE);
         pack_bits(std::iter::once(first).chain(gaps), inline_bits, out);
@@ -465,15 +466,14 @@ impl NcacheHeader {
         if p.len() < fixed {
             return Err(bad(0, "payload shorter than its fixed header".into()));
         }
-        let codec = Codec::from_u8(p[NC_CODEC_OFFSET]).ok_or_else(|| {
-            bad(
-                NC_CODEC_OFFSET,
-                format!("unknown codec {}", p[NC_CODEC_OFFSET]),
-            )
-        })?;
-        let width = IndexWidth::from_bytes(p[NC_WIDTH_OFFSET])
+        // Within the fixed header, checked above.
+        let byte = |at: usize| p.get(at).copied().unwrap_or_default();
+        let codec_raw = byte(NC_CODEC_OFFSET);
+        let codec = Codec::from_u8(codec_raw)
+            .ok_or_else(|| bad(NC_CODEC_OFFSET, format!("unknown codec {codec_raw}")))?;
+        let width = IndexWidth::from_bytes(byte(NC_WIDTH_OFFSET))
             .ok_or_else(|| bad(NC_WIDTH_OFFSET, "bad index width".into()))?;
-        if p[NC_RESERVED_OFFSET..NC_COUNT_OFFSET] != [0, 0] {
+        if p.get(NC_RESERVED_OFFSET..NC_COUNT_OFFSET) != Some(&[0, 0][..]) {
             return Err(bad(
                 NC_RESERVED_OFFSET,
                 "reserved bytes are not zero".into(),

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::format::ncache::Codec;
-use crate::sample::ncache::{build, store_identity, NeighborCache};
+use crate::format::neighbor_cache::Codec;
+use crate::sample::neighbor_cache::{build, store_identity, NeighborCache};
 use crate::store::Store;
 
 /// The default neighbor-cache path of `store` for `codec` and `budget`.

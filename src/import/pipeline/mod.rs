@@ -1,0 +1,269 @@
+//! The part every importer shares: a [`Build`] wraps the store builder and
+//! takes edges (checked, optionally remapped and mirrored, spilled to the
+//! out-of-core bucketer), feature rows (checked for NaN/Inf, converted to
+//! the store dtype, streamed), labels, splits and original ids, then
+//! commits and verifies. The format readers ([`edges_from`],
+//! [`features_from_npy`], [`labels_from_npy`], [`read_ids`]) stream their
+//! inputs in blocks, so resident memory stays near one block plus the
+//! bucketer's sort buffer.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::format::csc::DEFAULT_SEGMENT_BYTES;
+use crate::format::pages::{Dtype, FeatureLayout};
+use crate::progress::Bar;
+use crate::store::edges::{CscOptions, CscStats};
+use crate::store::{Store, StoreBuilder, StoreSpec};
+
+mod edges;
+mod features;
+mod tables;
+
+pub use edges::{check_passes, edges_from, node_id, EdgeInput, EdgeSink};
+pub use features::{feature_shape, features_from_npy, FeatureSink};
+pub use tables::{for_each_id, label_value, labels_from_npy, random_split, read_ids};
+
+/// Options every importer takes.
+#[derive(Debug, Clone)]
+pub struct CommonOptions {
+    /// Store dtype of the features.
+    pub dtype: Dtype,
+    /// Add the reverse of every edge.
+    pub undirected: bool,
+    /// CSC options (dedup, self-loops).
+    pub csc: CscOptions,
+    /// Accept NaN/Inf features.
+    pub allow_nonfinite: bool,
+    /// Memory budget in bytes.
+    pub memory: u64,
+    /// No progress bars.
+    pub quiet: bool,
+    /// The store to create.
+    pub out: PathBuf,
+    /// Target bytes per CSC segment of the store (a build parameter, not
+    /// data: only a byte-exact rebuild of a store made with another value
+    /// needs to change it).
+    pub segment_bytes: u64,
+}
+
+impl CommonOptions {
+    /// Defaults for `out`: f32, directed, keep duplicates and self-loops, 2 GiB.
+    pub fn new(out: impl Into<PathBuf>) -> Self {
+        CommonOptions {
+            dtype: Dtype::F32,
+            undirected: false,
+            csc: CscOptions::default(),
+            allow_nonfinite: false,
+            memory: 2 << 30,
+            quiet: true,
+            out: out.into(),
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
+        }
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default)]
+pub struct ImportReport {
+    /// The store written.
+    pub path: PathBuf,
+    /// Nodes.
+    pub nodes: u64,
+    /// Edges read from the input.
+    pub edges_read: u64,
+    /// CSC statistics.
+    pub csc: CscStats,
+    /// Wall time per phase.
+    pub phases: Vec<(&'static str, Duration)>,
+}
+
+/// An error about `path` at 1-based position `at` (line or element).
+pub fn bad(path: &Path, at: Option<u64>, reason: impl Into<String>) -> Error {
+    Error::InvalidInput {
+        source_file: path.to_path_buf(),
+        line: at,
+        reason: reason.into(),
+    }
+}
+
+/// The progress of one import phase (see [`crate::progress`]); `total` 0
+/// gives a counter without a bar.
+pub fn progress(total: u64, what: &str, quiet: bool) -> Bar {
+    Bar::new(total, what, quiet)
+}
+
+/// Bytes a store of `n` nodes with `layout` features and `edges` input
+/// edges (doubled when undirected) needs at least: the feature pages and
+/// their checksums, `indptr` and `indices`. `None` when the count
+/// overflows `u64` (certainly too large).
+pub fn store_bytes(layout: &FeatureLayout, n: u64, edges: u64, undirected: bool) -> Option<u64> {
+    let pages = layout.num_pages(n).ok()?;
+    let features = pages.checked_mul(crate::format::PAGE_SIZE as u64 + 4)?;
+    let indptr = n.checked_add(1)?.checked_mul(8)?;
+    let width = if n <= u64::from(u32::MAX) { 4 } else { 8 };
+    let edges = if undirected {
+        edges.checked_mul(2)?
+    } else {
+        edges
+    };
+    let indices = edges.checked_mul(width)?;
+    features.checked_add(indptr)?.checked_add(indices)
+}
+
+/// Refuses, before anything is written, a store larger than the free
+/// space of the directory it goes to (see [`crate::io::space::free_space`]).
+fn check_space(
+    opts: &CommonOptions,
+    layout: &FeatureLayout,
+    n: u64,
+    edges: u64,
+    note: Option<&str>,
+) -> Result<()> {
+    let parent = match opts.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Ok(()); // the builder names what is wrong with the parent
+    }
+    let free = crate::io::space::free_space(&parent)?;
+    let need = store_bytes(layout, n, edges, opts.undirected);
+    if need.is_some_and(|b| b <= free) {
+        if let Some(note) = note {
+            tracing::warn!("{}: {note}", opts.out.display());
+        }
+        return Ok(());
+    }
+    let need = need.map_or_else(
+        || "more than 2^64 bytes".to_string(),
+        |b| format!("at least {b} bytes ({})", human_bytes(b)),
+    );
+    let mut reason = format!(
+        "the store needs {need} for {n} nodes × {} bytes of {} features{}, but {} has {free} bytes ({}) free; nothing was written",
+        layout.row_bytes(),
+        opts.dtype.name(),
+        if edges > 0 {
+            format!(", {edges} edges")
+        } else {
+            String::new()
+        },
+        parent.display(),
+        human_bytes(free)
+    );
+    if let Some(note) = note {
+        reason.push_str("; ");
+        reason.push_str(note);
+    }
+    Err(bad(&opts.out, None, reason))
+}
+
+/// `bytes` in binary units, for messages.
+fn human_bytes(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", units.get(u).copied().unwrap_or("B"))
+}
+
+/// A store under construction; see the module docs.
+pub struct Build {
+    builder: StoreBuilder,
+    opts: CommonOptions,
+    n: u64,
+    dim: u64,
+    report: ImportReport,
+    /// Shared by the edge and feature halves of [`Build::overlapped`].
+    cancel: Arc<AtomicBool>,
+}
+
+impl Build {
+    /// Starts a store of `n` nodes with `dim`-wide features at `opts.out`,
+    /// after checking that the store fits: `edges` (the edges read, when
+    /// known before the build, else 0) sizes the topology, and `note` is
+    /// added to the refusal (e.g. that the ids look sparse).
+    pub fn create(
+        opts: &CommonOptions,
+        n: u64,
+        dim: u64,
+        dim_source: &Path,
+        edges: u64,
+        note: Option<&str>,
+    ) -> Result<Self> {
+        let dim32 = u32::try_from(dim).map_err(|_| {
+            bad(
+                dim_source,
+                None,
+                format!("feature dimension {dim} is too large"),
+            )
+        })?;
+        let layout = FeatureLayout::new(dim32, opts.dtype)
+            .map_err(|e| bad(dim_source, None, e.to_string()))?;
+        check_space(opts, &layout, n, edges, note)?;
+        let spec = StoreSpec {
+            segment_bytes: opts.segment_bytes,
+            ..StoreSpec::new(n, layout)
+        };
+        let builder = StoreBuilder::create(&opts.out, spec)?;
+        Ok(Build {
+            builder,
+            opts: opts.clone(),
+            n,
+            dim,
+            report: ImportReport {
+                nodes: n,
+                ..ImportReport::default()
+            },
+            cancel: Arc::default(),
+        })
+    }
+
+    /// Node count.
+    pub fn nodes(&self) -> u64 {
+        self.n
+    }
+
+    /// A scratch directory inside the staging directory (removed before
+    /// the commit; gone with the staging directory on failure).
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        self.builder.staging_path().join(format!("import-{name}"))
+    }
+
+    /// The directories [`Build::scratch`] handed out that exist.
+    fn scratch_dirs(&self) -> Result<Vec<PathBuf>> {
+        let staging = self.builder.staging_path();
+        let entries =
+            std::fs::read_dir(staging).map_err(|e| Error::io("read directory", staging, e))?;
+        let mut dirs = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("read directory", staging, e))?;
+            if entry.file_name().to_string_lossy().starts_with("import-") {
+                dirs.push(entry.path());
+            }
+        }
+        Ok(dirs)
+    }
+
+    /// Commits and verifies the store.
+    pub fn finish(mut self) -> Result<ImportReport> {
+        let started = Instant::now();
+        for p in self.scratch_dirs()? {
+            std::fs::remove_dir_all(&p).map_err(|e| Error::io("remove directory", &p, e))?;
+        }
+        let path = self.builder.finish()?;
+        tracing::info!(store = %path.display(), "committed; verifying");
+        self.report.phases.push(("commit", started.elapsed()));
+        let started = Instant::now();
+        Store::open(&path)?.verify()?;
+        self.report.phases.push(("verify", started.elapsed()));
+        self.report.path = path;
+        Ok(self.report)
+    }
+}

@@ -1,0 +1,52 @@
+//! Fixtures the test binaries share (`mod common;` in each): synthetic
+//! stores and small file helpers. The library's tests and the CLI crate's
+//! both include this file, so it uses the library only; each binary uses
+//! some of it.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::Store;
+
+/// Generates the synthetic store `p` at `dir/name`; returns its path.
+pub fn synth_store(dir: &Path, name: &str, p: &SynthParams) -> PathBuf {
+    let out = dir.join(name);
+    generate_store(p, &out, &NoProgress).unwrap();
+    out
+}
+
+/// Generates the synthetic store `p` at `dir/name` and opens it.
+pub fn open_synth_store(dir: &Path, name: &str, p: &SynthParams) -> Store {
+    Store::open(synth_store(dir, name, p)).unwrap()
+}
+
+/// A fresh temporary directory holding the synthetic store `p` at `s`,
+/// opened.
+pub fn temp_synth_store(p: &SynthParams) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_synth_store(dir.path(), "s", p);
+    (dir, store)
+}
+
+/// Names in `dir` of staging leftovers (`ginex-tmp`).
+pub fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("ginex-tmp"))
+        .collect()
+}
+
+/// Writes `text` gzip-compressed to `path`.
+pub fn gz(path: &Path, text: &(impl AsRef<[u8]> + ?Sized)) {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(text.as_ref()).unwrap();
+    std::fs::write(path, enc.finish().unwrap()).unwrap();
+}
+
+/// A path as a command-line argument.
+pub fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
