@@ -111,7 +111,7 @@ pub fn run_epoch(
                 config,
                 &sampler,
                 &rows,
-                &|| GatherRows::new(store, &options),
+                &|| GatherRows::for_staged_init(store, &options),
                 store.layout(),
                 store.num_nodes(),
                 crate::sample::neighbor_cache::store_identity(store),

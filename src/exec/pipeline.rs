@@ -38,8 +38,7 @@ use crate::format::pages::FeatureLayout;
 use crate::inspect::changeset::{Changesets, Update};
 use crate::inspect::superbatch::{
     precompute_changesets, read_superbatch, sample_superbatch, RunParams, SampledRecord,
-    SampledSuperbatch,
-    SuperbatchFiles, SuperbatchSpec,
+    SampledSuperbatch, SuperbatchFiles, SuperbatchSpec,
 };
 use crate::sample::sampler::{decode_hops, EpochSampler};
 

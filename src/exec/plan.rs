@@ -60,9 +60,9 @@ pub const CHANGESET_BYTES_PER_ACCESS: u64 = 72;
 /// Bytes of I/O engine buffers (page-deduplicated reads in flight).
 pub const IO_BUFFER_BYTES: u64 = 16 << 20;
 /// Buffers of the staged init ([`Pipeline::Full`]): a chunk being read and
-/// the reader's page buffer, one chunk in the channel, one being filled.
-pub const STAGED_INIT_BYTES: u64 = 3 * crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
-    + crate::store::gather::DEFAULT_CHUNK_BYTES as u64;
+/// the reader's page buffer (capped at a chunk), one chunk in the channel,
+/// one being filled.
+pub const STAGED_INIT_BYTES: u64 = 4 * crate::cache::feature_cache::INIT_CHUNK_BYTES as u64;
 /// Largest automatic superbatch.
 pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
 

@@ -2,7 +2,7 @@
 
 use std::cell::RefCell;
 
-use crate::cache::feature_cache::RowSource;
+use crate::cache::feature_cache::{RowSource, INIT_CHUNK_BYTES};
 use crate::error::Result;
 use crate::store::gather::{GatherOptions, GatherStats, Gatherer};
 use crate::store::Store;
@@ -19,6 +19,18 @@ impl<'a> GatherRows<'a> {
         Ok(GatherRows {
             store,
             gatherer: RefCell::new(Gatherer::new(store, options)?),
+        })
+    }
+
+    /// A gatherer for the staged init's reader, its read buffer capped at
+    /// one init chunk ([`INIT_CHUNK_BYTES`]; the planner's
+    /// `STAGED_INIT_BYTES`).
+    pub(crate) fn for_staged_init(store: &'a Store, options: &GatherOptions) -> Result<Self> {
+        Ok(GatherRows {
+            store,
+            gatherer: RefCell::new(
+                Gatherer::new(store, options)?.with_chunk_bytes(INIT_CHUNK_BYTES),
+            ),
         })
     }
 
