@@ -153,7 +153,7 @@ impl Error {
     /// Ok when a region's stored checksum `expected` equals the one
     /// computed, `got`; else [`Error::ChecksumMismatch`] naming the file,
     /// the region and where it starts.
-    pub fn check_crc(
+    pub(crate) fn check_crc(
         path: &Path,
         region: &str,
         offset: u64,
@@ -175,7 +175,7 @@ impl Error {
     /// Parses a command-line name into one of `all` (the value whose
     /// `name` it is); an unknown name is an invalid argument that lists
     /// every choice: `unknown WHAT "s"; use a, b or c`.
-    pub fn parse_name<T: Copy>(
+    pub(crate) fn parse_name<T: Copy>(
         s: &str,
         what: &str,
         all: &[T],

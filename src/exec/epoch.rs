@@ -245,6 +245,9 @@ fn run_per_batch(
             hops: &batch.hops,
             rows: &out,
         })?;
+        // The batch's small allocations (sampling, hops) are freed now; give
+        // them back so that the heap does not keep the peak of every batch.
+        crate::io::heap::release_free_memory();
     }
     Ok(())
 }

@@ -198,6 +198,9 @@ impl Executor<'_, '_, '_> {
         if !self.keep_runs {
             p.files.remove()?;
         }
+        // The superbatch's records and small allocations are freed: give
+        // the heap back before the next one grows it again.
+        crate::io::heap::release_free_memory();
         result
     }
 

@@ -57,8 +57,12 @@ pub const PAGE_CACHE_RESERVE: u64 = 32 << 20;
 /// `iters`, window lists and positions, per-node cursors and queue links;
 /// see `inspect::changeset`), with the access trace itself (8 bytes).
 pub const CHANGESET_BYTES_PER_ACCESS: u64 = 72;
-/// Bytes of I/O engine buffers (page-deduplicated reads in flight).
-pub const IO_BUFFER_BYTES: u64 = 16 << 20;
+/// Bytes of I/O engine buffers: the read buffers of the sampler's and the
+/// miss path's gatherers, each up to [`DEFAULT_CHUNK_BYTES`] (measured: both
+/// reach it on batches of ~146k rows).
+///
+/// [`DEFAULT_CHUNK_BYTES`]: crate::store::gather::DEFAULT_CHUNK_BYTES
+pub const IO_BUFFER_BYTES: u64 = 2 * crate::store::gather::DEFAULT_CHUNK_BYTES as u64;
 /// Buffers of the staged init ([`Pipeline::Full`]): a chunk being read and
 /// the reader's page buffer (capped at a chunk), one chunk in the channel,
 /// one being filled.
