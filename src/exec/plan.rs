@@ -57,12 +57,25 @@ pub const PAGE_CACHE_RESERVE: u64 = 32 << 20;
 /// `iters`, window lists and positions, per-node cursors and queue links;
 /// see `inspect::changeset`), with the access trace itself (8 bytes).
 pub const CHANGESET_BYTES_PER_ACCESS: u64 = 72;
-/// Bytes of I/O engine buffers: the read buffers of the sampler's and the
-/// miss path's gatherers, each up to [`DEFAULT_CHUNK_BYTES`] (measured: both
-/// reach it on batches of ~146k rows).
+/// Most bytes of I/O engine buffers: the read buffers of the sampler's and
+/// the miss path's gatherers, each up to [`DEFAULT_CHUNK_BYTES`] (measured:
+/// both reach it on batches of ~146k rows); smaller batches need less, see
+/// [`io_buffer_bytes`].
 ///
 /// [`DEFAULT_CHUNK_BYTES`]: crate::store::gather::DEFAULT_CHUNK_BYTES
 pub const IO_BUFFER_BYTES: u64 = 2 * crate::store::gather::DEFAULT_CHUNK_BYTES as u64;
+
+/// The gatherers' read buffers for batches of up to `max_ids` rows of
+/// `pages_per_row` pages: a page per row (or neighbor list) at most, and
+/// at most [`IO_BUFFER_BYTES`].
+pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
+    let per_gatherer = (crate::store::gather::DEFAULT_CHUNK_BYTES as u64).min(
+        max_ids
+            .saturating_mul(pages_per_row.max(1))
+            .saturating_mul(crate::format::PAGE_SIZE as u64),
+    );
+    (2 * per_gatherer).min(IO_BUFFER_BYTES)
+}
 /// Buffers of the staged init ([`Pipeline::Full`]): a chunk being read and
 /// the reader's page buffer (capped at a chunk), one chunk in the channel,
 /// one being filled.
@@ -237,8 +250,10 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     } else {
         crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
     };
-    let batch_buffers =
-        ws.max_ids * rb * (2 + window) + ws.max_ids * 24 + IO_BUFFER_BYTES + init_buffers;
+    let batch_buffers = ws.max_ids * rb * (2 + window)
+        + ws.max_ids * 24
+        + io_buffer_bytes(ws.max_ids, store.layout().pages_per_row())
+        + init_buffers;
     // Per batch of a superbatch in flight: its records being sampled or
     // read back, and its share of the changeset working memory.
     let per_batch = if req.policy == Policy::Ginex {
