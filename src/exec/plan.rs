@@ -76,10 +76,22 @@ pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
     );
     (2 * per_gatherer).min(IO_BUFFER_BYTES)
 }
-/// Buffers of the staged init ([`Pipeline::Full`]): a chunk being read and
-/// the reader's page buffer (capped at a chunk), one chunk in the channel,
-/// one being filled.
+/// Most bytes of the staged init's buffers ([`Pipeline::Full`]): a chunk
+/// being read and the reader's page buffer (capped at a chunk), one chunk in
+/// the channel, one being filled; see [`staged_init_bytes`].
 pub const STAGED_INIT_BYTES: u64 = 4 * crate::cache::feature_cache::INIT_CHUNK_BYTES as u64;
+
+/// The staged init's buffers for `num_nodes` rows of `row_bytes`: four
+/// chunks, a chunk being at most 1/32 of the rows (at least 64), at most
+/// [`INIT_CHUNK_BYTES`](crate::cache::feature_cache::INIT_CHUNK_BYTES)
+/// (as `exec::pipeline` cuts them).
+pub fn staged_init_bytes(num_nodes: u64, row_bytes: u64) -> u64 {
+    let chunk = (num_nodes / 32)
+        .max(64)
+        .saturating_mul(row_bytes)
+        .min(crate::cache::feature_cache::INIT_CHUNK_BYTES as u64);
+    (4 * chunk).min(STAGED_INIT_BYTES)
+}
 /// Largest automatic superbatch.
 pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
 
@@ -246,7 +258,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         1
     };
     let init_buffers = if req.policy == Policy::Ginex && req.pipeline == Pipeline::Full {
-        STAGED_INIT_BYTES
+        staged_init_bytes(n, rb)
     } else {
         crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
     };
@@ -411,5 +423,17 @@ mod tests {
         let bytes = mapped_code_bytes();
         assert!(bytes > 1 << 20, "RssFile read as {bytes} bytes");
         assert_eq!(bytes % 1024, 0);
+    }
+
+    #[test]
+    fn io_and_staged_buffers_follow_the_batch_and_the_store() {
+        // A page per row, two gatherers, capped at 32 MiB each.
+        assert_eq!(io_buffer_bytes(10, 1), 2 * 10 * 4096);
+        assert_eq!(io_buffer_bytes(10, 3), 2 * 30 * 4096);
+        assert_eq!(io_buffer_bytes(1 << 20, 1), IO_BUFFER_BYTES);
+        // Four chunks of 1/32 of the rows (at least 64), at most 8 MiB each.
+        assert_eq!(staged_init_bytes(1000, 1024), 4 * 64 * 1024);
+        assert_eq!(staged_init_bytes(64_000, 100), 4 * 2000 * 100);
+        assert_eq!(staged_init_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
     }
 }
