@@ -72,35 +72,10 @@ fn parse_bytes(arg: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
     let s: String = v
         .extract()
         .map_err(|_| arg_err(arg, "expected a byte count or a size such as \"2GiB\""))?;
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| {
-        arg_err(
-            arg,
-            format!("{s:?} is not a size (examples: 4096, 512MiB, 2GiB)"),
-        )
-    })?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        other => {
-            return Err(arg_err(
-                arg,
-                format!("unknown size unit {other:?} in {s:?}; use KiB, MiB, GiB or TiB"),
-            ))
-        }
-    };
-    let bytes = value * mult as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(arg_err(arg, format!("size {s:?} is out of range")));
-    }
-    Ok(bytes as u64)
+    ginex::size::parse_bytes(&s).map_err(|e| match e {
+        ginex::Error::InvalidArgument(reason) => arg_err(arg, reason),
+        other => arg_err(arg, other),
+    })
 }
 
 /// A store opened read-only: `ginex.Store(path)`.
