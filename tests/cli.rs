@@ -1,6 +1,8 @@
 //! The command-line tools, driven through their library `run` functions
 //! (and once as real processes, for exit codes).
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -506,39 +508,16 @@ fn bench_outofcore_runs_each_policy_in_a_memory_cgroup_and_cleans_up() {
     );
 }
 
-/// What a recording progress sink saw: per phase its name, total, last
-/// position and last message.
-type Phases = std::sync::Arc<std::sync::Mutex<Vec<(String, u64, u64, String)>>>;
-
-struct Recorder(Phases);
-struct RecordedPhase(Phases, usize);
-
-impl ginex::progress::ProgressSink for Recorder {
-    fn phase(&self, what: &str, total: u64) -> Box<dyn ginex::progress::PhaseProgress> {
-        let mut phases = self.0.lock().unwrap();
-        phases.push((what.to_string(), total, 0, String::new()));
-        Box::new(RecordedPhase(self.0.clone(), phases.len() - 1))
-    }
-}
-
-impl ginex::progress::PhaseProgress for RecordedPhase {
-    fn set_position(&self, pos: u64) {
-        self.0.lock().unwrap()[self.1].2 = pos;
-    }
-    fn set_message(&self, message: &str) {
-        self.0.lock().unwrap()[self.1].3 = message.to_string();
-    }
-    fn finish(&self) {}
-}
-
 /// `ginex epoch` reports every batch to the installed progress sink (with
 /// the superbatch under `ginex`), and the binary, whose stderr is not a
 /// terminal here, draws no progress at all: its stderr is the report table
 /// alone, without a carriage return or an escape sequence.
 #[test]
 fn epoch_progress_reaches_the_sink_and_is_quiet_off_a_terminal() {
-    let phases = Phases::default();
-    assert!(ginex::progress::install(Box::new(Recorder(phases.clone()))));
+    let phases = common::Phases::default();
+    assert!(ginex::progress::install(Box::new(common::Recorder(
+        phases.clone()
+    ))));
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("g");
     gen(&[

@@ -670,37 +670,14 @@ fn binaries_start_without_ld_library_path() {
     );
 }
 
-type Phases = std::sync::Arc<std::sync::Mutex<Vec<(String, u64, u64, String)>>>;
-
-/// A progress sink that records every phase: name, total, last position,
-/// last message.
-struct Recorder(Phases);
-struct RecordedPhase(Phases, usize);
-
-impl ginex::progress::ProgressSink for Recorder {
-    fn phase(&self, what: &str, total: u64) -> Box<dyn ginex::progress::PhaseProgress> {
-        let mut phases = self.0.lock().unwrap();
-        phases.push((what.to_string(), total, 0, String::new()));
-        Box::new(RecordedPhase(self.0.clone(), phases.len() - 1))
-    }
-}
-
-impl ginex::progress::PhaseProgress for RecordedPhase {
-    fn set_position(&self, pos: u64) {
-        self.0.lock().unwrap()[self.1].2 = pos;
-    }
-    fn set_message(&self, message: &str) {
-        self.0.lock().unwrap()[self.1].3 = message.to_string();
-    }
-    fn finish(&self) {}
-}
-
 /// Training reports every batch of every epoch (running loss, seeds/s),
 /// of every evaluation and of predict to the installed progress sink.
 #[test]
 fn training_progress_reaches_the_sink() {
-    let phases = Phases::default();
-    assert!(ginex::progress::install(Box::new(Recorder(phases.clone()))));
+    let phases = common::Phases::default();
+    assert!(ginex::progress::install(Box::new(common::Recorder(
+        phases.clone()
+    ))));
     let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let store = small_store(dir.path());

@@ -50,3 +50,29 @@ pub fn gz(path: &Path, text: &(impl AsRef<[u8]> + ?Sized)) {
 pub fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
+
+/// What a recording progress sink saw: per phase its name, total, last
+/// position and last message.
+pub type Phases = std::sync::Arc<std::sync::Mutex<Vec<(String, u64, u64, String)>>>;
+
+/// A progress sink that records every phase into [`Phases`].
+pub struct Recorder(pub Phases);
+struct RecordedPhase(Phases, usize);
+
+impl ginex::progress::ProgressSink for Recorder {
+    fn phase(&self, what: &str, total: u64) -> Box<dyn ginex::progress::PhaseProgress> {
+        let mut phases = self.0.lock().unwrap();
+        phases.push((what.to_string(), total, 0, String::new()));
+        Box::new(RecordedPhase(self.0.clone(), phases.len() - 1))
+    }
+}
+
+impl ginex::progress::PhaseProgress for RecordedPhase {
+    fn set_position(&self, pos: u64) {
+        self.0.lock().unwrap()[self.1].2 = pos;
+    }
+    fn set_message(&self, message: &str) {
+        self.0.lock().unwrap()[self.1].3 = message.to_string();
+    }
+    fn finish(&self) {}
+}
