@@ -207,6 +207,24 @@ fn a_memory_budget_is_planned_and_a_too_small_one_refused() {
     assert_eq!(l.feature_cache_rows() as u64, plan.feature_cache_rows);
     assert_eq!(l.neighbor_cache_bytes(), plan.neighbor_cache_bytes);
     assert_eq!(l.superbatch(), plan.superbatch);
+    // A dynamic policy's state is planned too (S3-FIFO's ghost queue).
+    let s3fifo = Loader::builder(&store)
+        .fanouts([6, 4])
+        .batch_size(40)
+        .policy(Policy::S3fifo)
+        .memory("128MiB")
+        .build()
+        .unwrap();
+    let s3plan = s3fifo.memory_plan().unwrap();
+    assert!(s3plan.total() <= 128 << 20, "{}", s3plan.describe());
+    assert_eq!(
+        s3plan.feature_cache_bytes,
+        ginex::cache::dynamic::DynamicKind::S3fifo.cache_bytes(
+            s3plan.feature_cache_rows,
+            store.num_nodes(),
+            store.layout().row_bytes() as u64
+        )
+    );
     // The planner counts the loader's batches in flight and the labels.
     let by_bytes = Loader::builder(&store)
         .fanouts([6, 4])

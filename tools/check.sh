@@ -6,6 +6,8 @@
 # the Python package's venv python/.venv with numpy/pytest/maturin).
 # GINEX_SKIP_TRAIN=1 / GINEX_SKIP_FUZZ=1 skip those parts for quick local runs.
 set -euo pipefail
+# One build per run: incremental caches would only cost disk (GBs) and time.
+export CARGO_INCREMENTAL=0
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }

@@ -23,11 +23,15 @@ pub struct Clock {
 }
 
 impl Replacement for Clock {
-    fn with_capacity(capacity: usize) -> Self {
+    fn with_capacity(capacity: usize, _num_nodes: usize) -> Self {
         Clock {
             referenced: vec![false; capacity],
             hand: 0,
         }
+    }
+
+    fn state_bytes(capacity: usize, _num_nodes: usize) -> u64 {
+        capacity as u64
     }
 
     fn on_hit(&mut self, slot: u32) {

@@ -37,8 +37,12 @@ pub(crate) const NONE: u32 = u32::MAX;
 
 /// The replacement decision of a dynamic policy, over slots `0..capacity`.
 pub trait Replacement {
-    /// Fresh state for a cache of `capacity` rows (at least 1).
-    fn with_capacity(capacity: usize) -> Self;
+    /// Fresh state for a cache of `capacity` rows (at least 1) over nodes
+    /// `0..num_nodes`.
+    fn with_capacity(capacity: usize, num_nodes: usize) -> Self;
+    /// Bytes that state takes, at most, for the whole run (it allocates
+    /// everything up front; the memory planner sizes caches with this).
+    fn state_bytes(capacity: usize, num_nodes: usize) -> u64;
     /// A lookup hit the row in `slot`.
     fn on_hit(&mut self, slot: u32);
     /// Node `id` was just placed in `slot` (a fresh slot or the last victim).
@@ -69,6 +73,37 @@ impl DynamicKind {
         DynamicKind::S3fifo,
         DynamicKind::Clock,
     ];
+
+    /// Bytes a cache of `capacity` rows of `row_bytes` over `num_nodes`
+    /// nodes takes besides the address table (4 bytes per node, counted by
+    /// the planner for every cache): the rows, each slot's node id, and the
+    /// policy's state.
+    pub fn cache_bytes(self, capacity: u64, num_nodes: u64, row_bytes: u64) -> u64 {
+        let (c, n) = (capacity as usize, num_nodes as usize);
+        let state = match self {
+            DynamicKind::Lru => crate::cache::lru::Lru::state_bytes(c, n),
+            DynamicKind::Sieve => crate::cache::sieve::Sieve::state_bytes(c, n),
+            DynamicKind::S3fifo => crate::cache::s3fifo::S3Fifo::state_bytes(c, n),
+            DynamicKind::Clock => crate::cache::clock::Clock::state_bytes(c, n),
+        };
+        let state = if capacity == 0 { 0 } else { state };
+        capacity.saturating_mul(row_bytes + 8).saturating_add(state)
+    }
+
+    /// The most rows whose [`cache_bytes`](Self::cache_bytes) fit in
+    /// `bytes` (at most `num_nodes`).
+    pub fn rows_within(self, bytes: u64, num_nodes: u64, row_bytes: u64) -> u64 {
+        let (mut lo, mut hi) = (0u64, num_nodes.min(bytes / (row_bytes + 8).max(1)));
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if self.cache_bytes(mid, num_nodes, row_bytes) <= bytes {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
+    }
 
     /// Name on the command line.
     pub fn name(self) -> &'static str {
@@ -104,7 +139,7 @@ impl<P: Replacement> Residency<P> {
             table: vec![EMPTY; nodes],
             slot_ids: vec![u64::MAX; capacity],
             used: 0,
-            policy: (capacity > 0).then(|| P::with_capacity(capacity)),
+            policy: (capacity > 0).then(|| P::with_capacity(capacity, nodes)),
         })
     }
 
@@ -288,6 +323,11 @@ pub(crate) struct SlotList {
 }
 
 impl SlotList {
+    /// Bytes of a list over `capacity` slots.
+    pub(crate) fn bytes(capacity: usize) -> u64 {
+        8 * capacity as u64
+    }
+
     pub(crate) fn new(capacity: usize) -> Self {
         SlotList {
             prev: vec![NONE; capacity],
@@ -321,6 +361,29 @@ impl SlotList {
         if self.tail == NONE {
             self.tail = s;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_within_is_the_most_that_fits() {
+        let (nodes, rb) = (100_000u64, 256u64);
+        for kind in DynamicKind::ALL {
+            for budget in [0u64, 1000, 300_000, 5 << 20, 1 << 40] {
+                let rows = kind.rows_within(budget, nodes, rb);
+                assert!(kind.cache_bytes(rows, nodes, rb) <= budget || rows == 0);
+                if rows < nodes {
+                    assert!(kind.cache_bytes(rows + 1, nodes, rb) > budget, "{kind:?} {budget}");
+                }
+            }
+        }
+        // S3-FIFO's ghost queue costs rows: fewer fit than LRU's.
+        let lru = DynamicKind::Lru.rows_within(5 << 20, nodes, rb);
+        let s3 = DynamicKind::S3fifo.rows_within(5 << 20, nodes, rb);
+        assert!(s3 < lru, "{s3} < {lru}");
     }
 }
 

@@ -16,10 +16,14 @@ pub struct Lru {
 }
 
 impl Replacement for Lru {
-    fn with_capacity(capacity: usize) -> Self {
+    fn with_capacity(capacity: usize, _num_nodes: usize) -> Self {
         Lru {
             list: SlotList::new(capacity),
         }
+    }
+
+    fn state_bytes(capacity: usize, _num_nodes: usize) -> u64 {
+        SlotList::bytes(capacity)
     }
 
     fn on_hit(&mut self, slot: u32) {

@@ -20,12 +20,14 @@
 //!   its id enters G (G's oldest id leaves when G is full).
 //!
 //! Slot array, address table, miss path and batch semantics are those of
-//! [`super::dynamic`].
+//! [`super::dynamic`]. All state is allocated up front, so a cache's memory
+//! is known before it runs ([`Replacement::state_bytes`]): the two queues
+//! and the frequencies (9 bytes per slot), and the ghost queue (see
+//! [`Ghost`]: 4 bytes per node and 10 per slot).
 
 use std::collections::VecDeque;
 
-use crate::cache::dynamic::{DynamicCache, Replacement};
-use crate::hash::FxMap;
+use crate::cache::dynamic::{DynamicCache, Replacement, NONE};
 
 /// S3-FIFO row cache.
 pub type S3FifoCache = DynamicCache<S3Fifo>;
@@ -34,41 +36,117 @@ pub type S3FifoCache = DynamicCache<S3Fifo>;
 const MAX_FREQ: u8 = 3;
 /// A row moves from S to M when hit at least this often while in S.
 const MOVE_TO_MAIN: u8 = 2;
+/// A ring position that holds no id (its id left the ghost queue early).
+const HOLE: u64 = u64::MAX;
 
-/// The ghost queue: ids in FIFO order, with removal from the middle done
-/// lazily (an entry is live while `live[id]` holds its sequence number).
+/// The ghost queue: at most `capacity` ids, oldest first, in a ring of
+/// fixed length. An id taken out early (a ghost hit) leaves a hole; when
+/// the ring is full of ids and holes it is compacted in place. `pos[id]`
+/// is the id's place in the ring, or [`NONE`]. The ring has room for a
+/// quarter more than `capacity` (and 64), so compacting costs O(1) per
+/// ghost hit, amortized.
 struct Ghost {
-    queue: VecDeque<(u64, u64)>,
-    live: FxMap<u64, u64>,
+    ring: Vec<u64>,
+    /// Oldest entry (id or hole).
+    head: usize,
+    /// Entries in the ring, holes included.
+    len: usize,
+    /// Ids in the ring.
+    live: usize,
+    pos: Vec<u32>,
     capacity: usize,
-    seq: u64,
 }
 
 impl Ghost {
+    fn ring_len(capacity: usize) -> usize {
+        // Indices must fit a u32 below NONE (capacity is below 2^32 - 1).
+        capacity
+            .saturating_add(capacity / 4 + 64)
+            .min(NONE as usize)
+    }
+
+    fn new(capacity: usize, num_nodes: usize) -> Ghost {
+        Ghost {
+            ring: vec![HOLE; if capacity == 0 { 0 } else { Self::ring_len(capacity) }],
+            head: 0,
+            len: 0,
+            live: 0,
+            pos: vec![NONE; if capacity == 0 { 0 } else { num_nodes }],
+            capacity,
+        }
+    }
+
+    fn bytes(capacity: usize, num_nodes: usize) -> u64 {
+        if capacity == 0 {
+            return 0;
+        }
+        8 * Self::ring_len(capacity) as u64 + 4 * num_nodes as u64
+    }
+
     fn contains_then_remove(&mut self, id: u64) -> bool {
-        self.live.remove(&id).is_some()
+        match self.pos.get_mut(id as usize) {
+            Some(p) if *p != NONE => {
+                self.ring[*p as usize] = HOLE;
+                *p = NONE;
+                self.live -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Takes the oldest entry off the ring; returns whether it was an id.
+    fn pop_oldest(&mut self) -> bool {
+        let id = std::mem::replace(&mut self.ring[self.head], HOLE);
+        self.head = (self.head + 1) % self.ring.len();
+        self.len -= 1;
+        if id == HOLE {
+            return false;
+        }
+        self.pos[id as usize] = NONE;
+        self.live -= 1;
+        true
+    }
+
+    /// Moves the ids to the front of the ring, in order, dropping holes.
+    fn compact(&mut self) {
+        self.ring.rotate_left(self.head);
+        self.head = 0;
+        let mut write = 0;
+        for read in 0..self.len {
+            let id = self.ring[read];
+            if id != HOLE {
+                // write <= read: the place written was read already.
+                self.ring[write] = id;
+                self.pos[id as usize] = write as u32;
+                write += 1;
+            }
+        }
+        self.ring[write..].fill(HOLE);
+        self.len = write;
     }
 
     fn push(&mut self, id: u64) {
-        if self.capacity == 0 {
+        if self.capacity == 0 || id as usize >= self.pos.len() {
             return;
         }
-        while self.live.len() >= self.capacity {
-            match self.queue.pop_front() {
-                Some((old, s)) if self.live.get(&old) == Some(&s) => {
-                    self.live.remove(&old);
-                }
-                Some(_) => {}
-                None => break,
+        // An id enters once (a cached row is never in the ghost queue, but
+        // a repeat must not leave a stale entry behind).
+        self.contains_then_remove(id);
+        while self.live >= self.capacity {
+            if self.len == 0 {
+                break;
             }
+            self.pop_oldest();
         }
-        self.seq += 1;
-        self.queue.push_back((id, self.seq));
-        self.live.insert(id, self.seq);
-        if self.queue.len() > 2 * self.capacity + 64 {
-            let live = &self.live;
-            self.queue.retain(|(x, s)| live.get(x) == Some(s));
+        if self.len == self.ring.len() {
+            self.compact();
         }
+        let at = (self.head + self.len) % self.ring.len();
+        self.ring[at] = id;
+        self.pos[id as usize] = at as u32;
+        self.len += 1;
+        self.live += 1;
     }
 }
 
@@ -82,21 +160,21 @@ pub struct S3Fifo {
 }
 
 impl Replacement for S3Fifo {
-    fn with_capacity(capacity: usize) -> Self {
+    fn with_capacity(capacity: usize, num_nodes: usize) -> Self {
         let small = (capacity / 10).max(1);
         let main_share = capacity.saturating_sub(small);
         S3Fifo {
             small: VecDeque::with_capacity(capacity),
             main: VecDeque::with_capacity(capacity),
-            ghost: Ghost {
-                queue: VecDeque::new(),
-                live: FxMap::default(),
-                capacity: main_share,
-                seq: 0,
-            },
+            ghost: Ghost::new(main_share, num_nodes),
             freq: vec![0; capacity],
             main_share,
         }
+    }
+
+    fn state_bytes(capacity: usize, num_nodes: usize) -> u64 {
+        let main_share = capacity.saturating_sub((capacity / 10).max(1));
+        9 * capacity as u64 + Ghost::bytes(main_share, num_nodes)
     }
 
     fn on_hit(&mut self, slot: u32) {
@@ -240,6 +318,62 @@ mod tests {
     }
 
     matches_reference!(S3Fifo, reference, 1usize..50);
+
+    #[test]
+    fn ghost_ring_keeps_fifo_order_through_holes_and_compaction() {
+        // A queue model of the ghost: at most `capacity` ids, oldest first.
+        // Many early removals make holes, so the ring (8 + 2 + 64 entries)
+        // fills and compacts many times, also while it wraps around.
+        let (capacity, nodes) = (8usize, 40usize);
+        let mut ghost = Ghost::new(capacity, nodes);
+        let mut model: VecDeque<u64> = VecDeque::new();
+        let mut state = 12345u64;
+        let mut compactions = 0;
+        for _ in 0..20_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let mut id = (state >> 33) % nodes as u64;
+            if (state >> 20) % 5 < 3 {
+                // Mostly ids that are in the queue: each leaves a hole, and
+                // the queue seldom reaches its capacity (which would pop
+                // the holes at its front), so the ring fills up.
+                if !model.is_empty() && (state >> 24) % 8 != 0 {
+                    id = model[(state >> 40) as usize % model.len()];
+                }
+                let expected = model.iter().position(|&g| g == id).map(|p| model.remove(p));
+                assert_eq!(ghost.contains_then_remove(id), expected.is_some());
+            } else {
+                if ghost.len == ghost.ring.len() {
+                    compactions += 1;
+                }
+                if let Some(p) = model.iter().position(|&g| g == id) {
+                    model.remove(p);
+                }
+                if model.len() == capacity {
+                    model.pop_front();
+                }
+                model.push_back(id);
+                ghost.push(id);
+            }
+            let ring: Vec<u64> = (0..ghost.len)
+                .map(|k| ghost.ring[(ghost.head + k) % ghost.ring.len()])
+                .filter(|&g| g != HOLE)
+                .collect();
+            assert_eq!(ring, Vec::from(model.clone()));
+            assert_eq!(ghost.live, model.len());
+        }
+        assert!(compactions > 10, "the ring compacted {compactions} times");
+    }
+
+    #[test]
+    fn state_bytes_is_what_the_state_allocates() {
+        let (capacity, nodes) = (1000usize, 5000usize);
+        let s = S3Fifo::with_capacity(capacity, nodes);
+        let held = 4 * (s.small.capacity() + s.main.capacity())
+            + s.freq.capacity()
+            + 8 * s.ghost.ring.capacity()
+            + 4 * s.ghost.pos.capacity();
+        assert_eq!(S3Fifo::state_bytes(capacity, nodes), held as u64);
+    }
 
     #[test]
     fn ghost_hit_goes_to_main_and_survives_a_scan() {

@@ -26,12 +26,16 @@ pub struct Sieve {
 }
 
 impl Replacement for Sieve {
-    fn with_capacity(capacity: usize) -> Self {
+    fn with_capacity(capacity: usize, _num_nodes: usize) -> Self {
         Sieve {
             list: SlotList::new(capacity),
             visited: vec![false; capacity],
             hand: NONE,
         }
+    }
+
+    fn state_bytes(capacity: usize, _num_nodes: usize) -> u64 {
+        SlotList::bytes(capacity) + capacity as u64
     }
 
     fn on_hit(&mut self, slot: u32) {

@@ -308,11 +308,23 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         None if uses_ncache => (caches / 8).min(topology_bytes) >> 16 << 16,
         None => 0,
     };
-    // A slot: its row, its id (8) and a free-list entry (4).
+    // A slot of the Belady or a static cache: its row, its id (8) and a
+    // free-list entry (4); a dynamic cache: its row, its id and the
+    // policy's state (S3-FIFO's ghost queue also takes 4 bytes per node).
     let slot_bytes = rb + 12;
+    let cache_bytes = |rows: u64| match req.policy.dynamic() {
+        Some(kind) => kind.cache_bytes(rows, n, rb),
+        None => rows * slot_bytes,
+    };
     let feature_cache_rows = match req.feature_cache_bytes {
         Some(b) => b / rb.max(1),
-        None if uses_cache => caches.saturating_sub(neighbor_cache_bytes) / slot_bytes,
+        None if uses_cache => {
+            let budget = caches.saturating_sub(neighbor_cache_bytes);
+            match req.policy.dynamic() {
+                Some(kind) => kind.rows_within(budget, n, rb),
+                None => budget / slot_bytes,
+            }
+        }
         None => 0,
     }
     .min(n);
@@ -325,7 +337,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         superbatch,
         neighbor_cache_bytes,
         feature_cache_rows,
-        feature_cache_bytes: feature_cache_rows * slot_bytes,
+        feature_cache_bytes: cache_bytes(feature_cache_rows),
         working_set: ws,
     };
     if plan.total() > req.memory {
