@@ -282,13 +282,12 @@ pub fn logits(
     pass(store, &data, &labels, &mut |b| {
         out.extend(trainer.predict(&b)?);
         done += b.labels.len() as u64;
-        bar.inc(1);
-        if bar.is_shown() {
-            bar.set_message(&human_rate(
+        bar.inc_with_message(|| {
+            human_rate(
                 done as f64 / started.elapsed().as_secs_f64().max(1e-9),
                 "nodes",
-            ));
-        }
+            )
+        });
         Ok(())
     })?;
     bar.finish_and_clear();
@@ -312,20 +311,12 @@ fn evaluate(
     let mut total = StepStats::default();
     let bar = Bar::new(cfg.num_batches(0), what, false);
     pass(store, &cfg, labels, &mut |b| {
-        let s = trainer.eval_step(&b)?;
-        total.correct += s.correct;
-        total.labelled += s.labelled;
-        bar.inc(1);
-        if bar.is_shown() {
-            bar.set_message(&format!(
-                "acc {:.4}",
-                total.correct as f64 / total.labelled.max(1) as f64
-            ));
-        }
+        total.add(&trainer.eval_step(&b)?);
+        bar.inc_with_message(|| format!("acc {:.4}", total.accuracy()));
         Ok(())
     })?;
     bar.finish_and_clear();
-    Ok(Some(total.correct as f64 / total.labelled.max(1) as f64))
+    Ok(Some(total.accuracy()))
 }
 
 /// The checkpoint's metadata: the configuration (what must match to
@@ -670,7 +661,6 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         data.epoch = epoch;
         data.seed_nodes = None;
         let mut total = StepStats::default();
-        let (mut transfer, mut compute) = (Duration::ZERO, Duration::ZERO);
         let mut batch_losses = Vec::new();
         let mut seeds = 0u64;
         let started = std::time::Instant::now();
@@ -683,34 +673,29 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         let report = pass(store, &data, &labels, &mut |b| {
             seeds += b.labels.len() as u64;
             let s = trainer.train_step(&b)?;
-            batch_losses.push(s.loss_sum / s.labelled.max(1) as f64);
-            transfer += s.transfer;
-            compute += s.compute;
-            total.loss_sum += s.loss_sum;
-            total.correct += s.correct;
-            total.labelled += s.labelled;
-            bar.inc(1);
-            if bar.is_shown() {
-                bar.set_message(&format!(
+            batch_losses.push(s.mean_loss());
+            total.add(&s);
+            bar.inc_with_message(|| {
+                format!(
                     "loss {:.4}, {}",
-                    total.loss_sum / total.labelled.max(1) as f64,
+                    total.mean_loss(),
                     human_rate(
                         seeds as f64 / started.elapsed().as_secs_f64().max(1e-9),
                         "seeds"
                     )
-                ));
-            }
+                )
+            });
             Ok(())
         })?;
         bar.finish_and_clear();
         let mut r = EpochResult {
             epoch,
-            loss: total.loss_sum / total.labelled.max(1) as f64,
-            train_acc: total.correct as f64 / total.labelled.max(1) as f64,
+            loss: total.mean_loss(),
+            train_acc: total.accuracy(),
             times: StageTimes {
                 data: report,
-                transfer,
-                compute,
+                transfer: total.transfer,
+                compute: total.compute,
             },
             batch_losses,
             wall: started.elapsed(),
