@@ -213,7 +213,8 @@ pub fn write_features(
     while row < first + count {
         let k = per.min(first + count - row);
         raw.clear();
-        src.feature_rows(row, k, &mut pages, &mut raw)?;
+        src.store()
+            .read_feature_range(row, k, &mut pages, &mut raw)?;
         if same {
             npy.write(&raw)?;
         } else {
