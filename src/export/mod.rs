@@ -214,7 +214,7 @@ pub fn write_features(
         let k = per.min(first + count - row);
         raw.clear();
         src.store()
-            .read_feature_range(row, k, &mut pages, &mut raw)?;
+            .read_feature_range(row..row + k, &mut pages, &mut raw)?;
         if same {
             npy.write(&raw)?;
         } else {

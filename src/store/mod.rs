@@ -338,27 +338,26 @@ impl Store {
         Ok(())
     }
 
-    /// Appends the consecutive rows `first..first + count` as raw
-    /// little-endian bytes of the store dtype to `out`, their pages read
-    /// with one read into the scratch buffer `pages` (the exporters'
-    /// sequential reads). Every page read is checked against its CRC.
+    /// Appends the consecutive rows `rows` as raw little-endian bytes of
+    /// the store dtype to `out`, their pages read with one read into the
+    /// scratch buffer `pages` (the exporters' sequential reads). Every page
+    /// read is checked against its CRC.
     #[doc(hidden)]
     pub fn read_feature_range(
         &self,
-        first: u64,
-        count: u64,
+        rows: std::ops::Range<u64>,
         pages: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<()> {
-        let Some(last) = count.checked_sub(1).map(|c| first.saturating_add(c)) else {
+        let Some(last) = rows.end.checked_sub(1).filter(|_| !rows.is_empty()) else {
             return Ok(());
         };
         self.check_node(last)?;
         let layout = self.layout();
-        let (head, tail) = (layout.locate(first), layout.locate(last));
+        let (head, tail) = (layout.locate(rows.start), layout.locate(last));
         pages.resize((tail.page + tail.pages - head.page) as usize * PAGE_SIZE, 0);
         self.read_pages(head.page, pages)?;
-        for row in first..=last {
+        for row in rows {
             out.extend_from_slice(layout.row_in(pages, head.page, row)?);
         }
         Ok(())
