@@ -1,9 +1,9 @@
 //! The trainer's checkpoint metadata (`CHECKPOINT_DIR/epoch-NNNNN.json`
 //! and the `LATEST` pointer), read and validated without tch: the `train`
-//! feature writes and uses it (`train::run`), and the fuzz crate targets
+//! feature writes and uses it (`train::checkpoint`), and the fuzz crate targets
 //! this parser without libtorch (`fuzz/fuzz_targets/checkpoint_meta.rs`).
 //!
-//! The document is a JSON object (`train::run::checkpoint_meta` writes it);
+//! The document is a JSON object (`train::checkpoint::checkpoint_meta` writes it);
 //! this module checks what every reader relies on: a bounded size, valid
 //! JSON, an object, an `epoch` number, progress fields of the right types
 //! and a best epoch not after the checkpoint's own epoch. The configuration

@@ -15,10 +15,11 @@ use ginex::exec::policy::Policy;
 use ginex::import::npy_write::NpyWriter;
 use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
+use ginex::train::checkpoint::{config_from_meta, predict_checkpoint};
+use ginex::train::eval::predict;
 use ginex::train::model::{InitKind, ModelKind};
-use ginex::train::run::{
-    config_from_meta, predict, predict_checkpoint, train, LrSchedule, TrainOptions,
-};
+use ginex::train::options::{LrSchedule, TrainOptions};
+use ginex::train::run::train;
 use ginex::train::trainer::{OptimizerKind, TrainConfig};
 
 /// Model flags shared by `train` and `predict`.
@@ -480,9 +481,9 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         .splits()?
         .map(|s| s.test.into_iter().collect())
         .unwrap_or_default();
-    let acc = ginex::train::run::accuracy(&logits, classes as usize, &nodes, &labels, None);
+    let acc = ginex::train::eval::accuracy(&logits, classes as usize, &nodes, &labels, None);
     let test_acc =
-        ginex::train::run::accuracy(&logits, classes as usize, &nodes, &labels, Some(&test));
+        ginex::train::eval::accuracy(&logits, classes as usize, &nodes, &labels, Some(&test));
     let line = match (acc, test_acc) {
         (None, _) => "no labelled nodes among them: accuracy not computed".to_string(),
         (Some((c, n)), t) => format!(
