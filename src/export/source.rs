@@ -250,17 +250,18 @@ impl Table {
         &self.path
     }
 
-    /// Appends the fixed-width values `first..first + count` (`i32` labels,
-    /// `u64` original ids: see [`TableValue`]); `raw` is a scratch buffer.
+    /// Appends the fixed-width values of the nodes `nodes` (`i32` labels,
+    /// `u64` original ids: see [`TableValue`]), as
+    /// [`Store::read_feature_range`] appends their rows; `raw` is a
+    /// scratch buffer.
     pub fn values<T: TableValue>(
         &self,
-        first: u64,
-        count: u64,
+        nodes: std::ops::Range<u64>,
         raw: &mut Vec<u8>,
         out: &mut Vec<T>,
     ) -> Result<()> {
-        raw.resize(count as usize * T::WIDTH, 0);
-        self.read(first * T::WIDTH as u64, raw)?;
+        raw.resize(nodes.end.saturating_sub(nodes.start) as usize * T::WIDTH, 0);
+        self.read(nodes.start * T::WIDTH as u64, raw)?;
         out.extend(raw.chunks_exact(T::WIDTH).map(T::decode));
         Ok(())
     }
