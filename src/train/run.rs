@@ -1,5 +1,5 @@
 //! The training loop over the executor: per epoch, one training pass
-//! ([`crate::train::pass`]), evaluation on the validation and test nodes
+//! (`train/pass.rs`), evaluation on the validation and test nodes
 //! when due ([`crate::train::eval`]), one log line, and a checkpoint
 //! written atomically at the epoch's end ([`crate::train::checkpoint`]);
 //! a resumed run continues exactly.
