@@ -1,9 +1,9 @@
 //! The trainer's checkpoint metadata (`CHECKPOINT_DIR/epoch-NNNNN.json`
 //! and the `LATEST` pointer), read and validated without tch: the `train`
-//! feature writes and uses it (`train::run`), and the fuzz crate targets
+//! feature writes and uses it (`train::checkpoint`), and the fuzz crate targets
 //! this parser without libtorch (`fuzz/fuzz_targets/checkpoint_meta.rs`).
 //!
-//! The document is a JSON object (`train::run::checkpoint_meta` writes it);
+//! The document is a JSON object (`train::checkpoint::checkpoint_meta` writes it);
 //! this module checks what every reader relies on: a bounded size, valid
 //! JSON, an object, an `epoch` number, progress fields of the right types
 //! and a best epoch not after the checkpoint's own epoch. The configuration
@@ -92,19 +92,21 @@ pub fn parse_value(value: Value, path: &Path) -> Result<CheckpointMeta> {
         .get("epoch")
         .and_then(Value::as_u64)
         .ok_or_else(|| bad("epoch", "an epoch number (no epoch number)"))?;
-    let opt_u64 = |key: &str| match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| bad(key, "an epoch number or null")),
+    // Optional values: missing or null is None, anything else must be
+    // of the type asked for.
+    let present = |key: &str| obj.get(key).filter(|v| !v.is_null());
+    let opt_u64 = |key: &str| {
+        present(key)
+            .map(|v| {
+                v.as_u64()
+                    .ok_or_else(|| bad(key, "an epoch number or null"))
+            })
+            .transpose()
     };
-    let opt_f64 = |key: &str| match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| bad(key, "a number or null")),
+    let opt_f64 = |key: &str| {
+        present(key)
+            .map(|v| v.as_f64().ok_or_else(|| bad(key, "a number or null")))
+            .transpose()
     };
     let flag = |key: &str| match obj.get(key) {
         None => Ok(false),

@@ -84,6 +84,15 @@ impl Bar {
         }
     }
 
+    /// One more unit is done; the message beside the bar becomes
+    /// `message()`, built only when the bar is shown.
+    pub fn inc_with_message(&self, message: impl FnOnce() -> String) {
+        self.inc(1);
+        if self.is_shown() {
+            self.set_message(&message());
+        }
+    }
+
     /// The phase ended.
     pub fn finish_and_clear(&self) {
         if let Some(p) = &self.0 {

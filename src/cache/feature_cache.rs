@@ -380,7 +380,7 @@ impl FeatureCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::changeset::{compute_changesets, compute_changesets_from};
+    use crate::inspect::changeset::{compute_changesets, compute_changesets_from, Changesets};
     use proptest::prelude::*;
 
     /// Row of node v: its id repeated as bytes.
@@ -407,6 +407,38 @@ mod tests {
         )
     }
 
+    /// Runs `batches` through an initialised `cache` as the executor does:
+    /// every gather must equal the uncached rows and miss what `cs`
+    /// predicts; each window's update is applied at its end. With
+    /// `check_each`, the cache's consistency is checked after every batch.
+    fn drive(
+        cache: &mut FeatureCache,
+        src: &Synthetic,
+        batches: &[Vec<u64>],
+        cs: &Changesets,
+        every: usize,
+        check_each: bool,
+    ) -> Result<(), TestCaseError> {
+        let mut window = Vec::new();
+        for (i, ids) in batches.iter().enumerate() {
+            let mut out = vec![0u8; ids.len() * 6];
+            let misses = cache.gather(ids, &mut out, src).unwrap();
+            let mut want = vec![0u8; ids.len() * 6];
+            src.read_rows(ids, &mut want).unwrap();
+            prop_assert_eq!(&out, &want);
+            prop_assert_eq!(misses, cs.misses[i]);
+            window.extend_from_slice(&out);
+            if (i + 1) % every == 0 || i + 1 == batches.len() {
+                cache.apply(&cs.updates[i], &window).unwrap();
+                window.clear();
+            }
+            if check_each {
+                cache.check_consistency().unwrap();
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
         /// Driving the cache with exact changesets: every gather equals the
         /// uncached rows, misses equal the optimal counts, and the cache stays
@@ -417,21 +449,7 @@ mod tests {
             let cs = compute_changesets(&batches, capacity, every);
             let mut cache = FeatureCache::new(40, capacity, 6).unwrap();
             cache.init(&cs.init, &src).unwrap();
-            let mut window = Vec::new();
-            for (i, ids) in batches.iter().enumerate() {
-                let mut out = vec![0u8; ids.len() * 6];
-                let misses = cache.gather(ids, &mut out, &src).unwrap();
-                let mut want = vec![0u8; ids.len() * 6];
-                src.read_rows(ids, &mut want).unwrap();
-                prop_assert_eq!(&out, &want);
-                prop_assert_eq!(misses, cs.misses[i]);
-                window.extend_from_slice(&out);
-                if (i + 1) % every == 0 || i + 1 == batches.len() {
-                    cache.apply(&cs.updates[i], &window).unwrap();
-                    window.clear();
-                }
-                cache.check_consistency().unwrap();
-            }
+            drive(&mut cache, &src, &batches, &cs, every, true)?;
         }
     }
 
@@ -452,20 +470,7 @@ mod tests {
             for batches in &sbs {
                 let cs = compute_changesets_from(batches, capacity, every, &carried);
                 prop_assert_eq!(cache.init(&cs.init, &src).unwrap(), cs.init_reads);
-                let mut window = Vec::new();
-                for (i, ids) in batches.iter().enumerate() {
-                    let mut out = vec![0u8; ids.len() * 6];
-                    let misses = cache.gather(ids, &mut out, &src).unwrap();
-                    let mut want = vec![0u8; ids.len() * 6];
-                    src.read_rows(ids, &mut want).unwrap();
-                    prop_assert_eq!(&out, &want);
-                    prop_assert_eq!(misses, cs.misses[i]);
-                    window.extend_from_slice(&out);
-                    if (i + 1) % every == 0 || i + 1 == batches.len() {
-                        cache.apply(&cs.updates[i], &window).unwrap();
-                        window.clear();
-                    }
-                }
+                drive(&mut cache, &src, batches, &cs, every, false)?;
                 cache.check_consistency().unwrap();
                 prop_assert_eq!(cache.cached_ids(), cs.final_cache.clone());
                 carried = cs.final_cache;

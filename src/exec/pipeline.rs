@@ -386,6 +386,26 @@ pub(crate) fn run_ginex(
     }
 }
 
+/// Hands a stage's result to the next stage; returns whether the stage
+/// goes on: not after an error, nor when the next stage is gone (then the
+/// superbatch's runtime files, which nobody will execute, are removed).
+fn hand_on<T>(
+    tx: &mpsc::SyncSender<Result<T>>,
+    item: Result<T>,
+    files: fn(&T) -> &SuperbatchFiles,
+) -> bool {
+    let failed = item.is_err();
+    match tx.send(item) {
+        Ok(()) => !failed,
+        Err(mpsc::SendError(orphan)) => {
+            if let Ok(orphan) = orphan {
+                let _ = files(&orphan).remove();
+            }
+            false
+        }
+    }
+}
+
 /// [`Pipeline::Full`]: a sampling thread and a changeset thread run ahead of
 /// the executor. S(s) starts once E(s−2) has removed its files, so at most
 /// two superbatches of files exist; C(s) runs as soon as S(s) and C(s−1)
@@ -405,13 +425,7 @@ fn run_full(
                 if s >= 2 && done_rx.recv().is_err() {
                     return; // the executor stopped
                 }
-                let sampled = inspector.sample(s);
-                let failed = sampled.is_err();
-                if let Err(std::sync::mpsc::SendError(Ok(orphan))) = sampled_tx.send(sampled) {
-                    let _ = orphan.files.remove();
-                    return;
-                }
-                if failed {
+                if !hand_on(&sampled_tx, inspector.sample(s), |x| &x.files) {
                     return;
                 }
             }
@@ -424,12 +438,7 @@ fn run_full(
                 };
                 let prepared =
                     sampled.and_then(|sampled| inspector.prepare(sampled, s, &mut carried));
-                let failed = prepared.is_err();
-                if let Err(std::sync::mpsc::SendError(Ok(orphan))) = ready_tx.send(prepared) {
-                    let _ = orphan.files.remove();
-                    return;
-                }
-                if failed {
+                if !hand_on(&ready_tx, prepared, |x| &x.files) {
                     return;
                 }
             }

@@ -80,7 +80,8 @@ impl LabelWindow<'_> {
         if id < self.start || id >= end {
             let k = self.table.per_block(4).min(1 << 16).min(self.n - id);
             self.values.clear();
-            self.table.values(id, k, &mut self.raw, &mut self.values)?;
+            self.table
+                .values(id..id + k, &mut self.raw, &mut self.values)?;
             self.start = id;
         }
         Ok(self

@@ -213,7 +213,8 @@ pub fn write_features(
     while row < first + count {
         let k = per.min(first + count - row);
         raw.clear();
-        src.feature_rows(row, k, &mut pages, &mut raw)?;
+        src.store()
+            .read_feature_range(row..row + k, &mut pages, &mut raw)?;
         if same {
             npy.write(&raw)?;
         } else {
@@ -261,7 +262,7 @@ fn write_as_i64<T: TableValue + Copy>(
     while at < first + count {
         let k = per.min(first + count - at);
         vals.clear();
-        table.values(at, k, &mut raw, &mut vals)?;
+        table.values(at..at + k, &mut raw, &mut vals)?;
         out.clear();
         for (node, &v) in (at..).zip(&vals) {
             out.extend_from_slice(&widen(node, v)?.to_le_bytes());

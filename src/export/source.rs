@@ -1,5 +1,5 @@
 //! Streaming reads of a store for the exporters: feature rows in blocks of
-//! pages, in-neighbor lists segment by segment, and the per-node tables
+//! pages (read by [`Store::read_feature_range`]), in-neighbor lists segment by segment, and the per-node tables
 //! (labels, splits, original ids) through cursors. Every byte read is
 //! checked: feature pages and CSC segments against their CRCs as they are
 //! read, and each table's payload CRC in one streaming pass when it is
@@ -76,34 +76,6 @@ impl<'a> Source<'a> {
         } else {
             (pages / layout.pages_per_row()).max(1)
         }
-    }
-
-    /// Appends the raw little-endian rows `first..first + count` (store
-    /// dtype) to `out`; `pages` is a scratch buffer. Every page is checked
-    /// against its CRC.
-    pub fn feature_rows(
-        &self,
-        first: u64,
-        count: u64,
-        pages: &mut Vec<u8>,
-        out: &mut Vec<u8>,
-    ) -> Result<()> {
-        if count == 0 {
-            return Ok(());
-        }
-        let layout = self.store.layout();
-        let row_bytes = layout.row_bytes();
-        let head = layout.locate(first);
-        let tail = layout.locate(first + count - 1);
-        let n_pages = tail.page + tail.pages - head.page;
-        pages.resize(n_pages as usize * PAGE_SIZE, 0);
-        self.store.read_pages(head.page, pages)?;
-        for row in first..first + count {
-            let loc = layout.locate(row);
-            let at = (loc.page - head.page) as usize * PAGE_SIZE + loc.offset_in_page;
-            out.extend_from_slice(pages.get(at..at + row_bytes).unwrap_or_default());
-        }
-        Ok(())
     }
 
     /// Calls `f(dst, sources)` for every node in id order with its sorted
@@ -278,17 +250,18 @@ impl Table {
         &self.path
     }
 
-    /// Appends the fixed-width values `first..first + count` (`i32` labels,
-    /// `u64` original ids: see [`TableValue`]); `raw` is a scratch buffer.
+    /// Appends the fixed-width values of the nodes `nodes` (`i32` labels,
+    /// `u64` original ids: see [`TableValue`]), as
+    /// [`Store::read_feature_range`] appends their rows; `raw` is a
+    /// scratch buffer.
     pub fn values<T: TableValue>(
         &self,
-        first: u64,
-        count: u64,
+        nodes: std::ops::Range<u64>,
         raw: &mut Vec<u8>,
         out: &mut Vec<T>,
     ) -> Result<()> {
-        raw.resize(count as usize * T::WIDTH, 0);
-        self.read(first * T::WIDTH as u64, raw)?;
+        raw.resize(nodes.end.saturating_sub(nodes.start) as usize * T::WIDTH, 0);
+        self.read(nodes.start * T::WIDTH as u64, raw)?;
         out.extend(raw.chunks_exact(T::WIDTH).map(T::decode));
         Ok(())
     }

@@ -425,6 +425,22 @@ impl NpyFile {
         read_exact_at(&self.file, &self.file_path, offset, buf)
     }
 
+    /// Elements `first..first + count`, each decoded from its raw bytes by
+    /// `decode`, into `out` (cleared first); `raw` is a scratch buffer.
+    fn read_decoded<T>(
+        &self,
+        first: u64,
+        count: usize,
+        raw: &mut Vec<u8>,
+        out: &mut Vec<T>,
+        decode: impl Fn(&[u8]) -> T,
+    ) -> Result<()> {
+        self.read_raw(first, count, raw)?;
+        out.clear();
+        out.extend(raw.chunks_exact(self.header.dtype.size()).map(decode));
+        Ok(())
+    }
+
     /// Elements `first..first + count` as integers (`None` for floats).
     pub fn read_ints(
         &self,
@@ -436,12 +452,9 @@ impl NpyFile {
         if matches!(self.header.dtype, NpyType::Float(_)) {
             return Ok(false);
         }
-        self.read_raw(first, count, raw)?;
-        out.clear();
-        let size = self.header.dtype.size();
         let signed = matches!(self.header.dtype, NpyType::Int(_));
         let big = self.header.big_endian;
-        out.extend(raw.chunks_exact(size).map(|c| decode_int(c, signed, big)));
+        self.read_decoded(first, count, raw, out, |c| decode_int(c, signed, big))?;
         Ok(true)
     }
 
@@ -453,21 +466,14 @@ impl NpyFile {
         raw: &mut Vec<u8>,
         out: &mut Vec<f32>,
     ) -> Result<()> {
-        self.read_raw(first, count, raw)?;
-        out.clear();
         let (t, big) = (self.header.dtype, self.header.big_endian);
-        let size = t.size();
-        match (t, big) {
-            (NpyType::Float(4), false) => out.extend(
-                raw.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(<[u8; 4]>::try_from(c).unwrap_or_default())),
-            ),
-            _ => out.extend(
-                raw.chunks_exact(size)
-                    .map(|c| decode_float(c, t, big) as f32),
-            ),
+        if matches!((t, big), (NpyType::Float(4), false)) {
+            self.read_decoded(first, count, raw, out, |c| {
+                f32::from_le_bytes(<[u8; 4]>::try_from(c).unwrap_or_default())
+            })
+        } else {
+            self.read_decoded(first, count, raw, out, |c| decode_float(c, t, big) as f32)
         }
-        Ok(())
     }
 
     /// Elements `first..first + count` as `f64` (any numeric type).
@@ -478,11 +484,8 @@ impl NpyFile {
         raw: &mut Vec<u8>,
         out: &mut Vec<f64>,
     ) -> Result<()> {
-        self.read_raw(first, count, raw)?;
-        out.clear();
         let (t, big) = (self.header.dtype, self.header.big_endian);
-        out.extend(raw.chunks_exact(t.size()).map(|c| decode_float(c, t, big)));
-        Ok(())
+        self.read_decoded(first, count, raw, out, |c| decode_float(c, t, big))
     }
 
     /// Element `i` as an `i128` (integers and bools; `None` for floats or
@@ -572,42 +575,35 @@ mod tests {
         b
     }
 
+    /// The header of a version-`version` file holding `dict`, parsed.
+    fn parsed(version: u8, dict: &str) -> NpyHeader {
+        parse_header(&header_bytes(version, dict), Path::new("a")).unwrap()
+    }
+
     #[test]
     fn parses_numpy_headers_of_every_version() {
         for v in [1, 2, 3] {
-            let h = parse_header(
-                &header_bytes(
-                    v,
-                    "{'descr': '<i8', 'fortran_order': False, 'shape': (3, 2), }        \n",
-                ),
-                Path::new("a"),
-            )
-            .unwrap();
+            let h = parsed(
+                v,
+                "{'descr': '<i8', 'fortran_order': False, 'shape': (3, 2), }        \n",
+            );
             assert_eq!(
                 (h.dtype, h.big_endian, h.fortran_order, h.shape.clone()),
                 (NpyType::Int(8), false, false, vec![3, 2])
             );
         }
-        let h = parse_header(
-            &header_bytes(
-                1,
-                "{'descr': '>f4', 'fortran_order': True, 'shape': (5,)}\n",
-            ),
-            Path::new("a"),
-        )
-        .unwrap();
+        let h = parsed(
+            1,
+            "{'descr': '>f4', 'fortran_order': True, 'shape': (5,)}\n",
+        );
         assert_eq!(
             (h.dtype, h.big_endian, h.fortran_order, h.shape),
             (NpyType::Float(4), true, true, vec![5])
         );
-        let h = parse_header(
-            &header_bytes(
-                1,
-                "{\"shape\": (), \"descr\": \"|b1\", \"fortran_order\": False}",
-            ),
-            Path::new("a"),
-        )
-        .unwrap();
+        let h = parsed(
+            1,
+            "{\"shape\": (), \"descr\": \"|b1\", \"fortran_order\": False}",
+        );
         assert_eq!(h.len(), Some(1));
     }
 

@@ -584,26 +584,33 @@ mod tests {
         Ok(out)
     }
 
+    /// The edges read from `contents` written to `dir/name`.
+    fn edges_of(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> Result<Vec<(i128, i128)>> {
+        let p = dir.join(name);
+        std::fs::write(&p, contents).unwrap();
+        all(&p)
+    }
+
     #[test]
     fn formats_and_noise() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("e.csv");
-        std::fs::write(&p, "\u{feff}src,dst\r\n# comment\r\n\r\n0,1\r\n2, 3\r\n").unwrap();
-        assert_eq!(all(&p).unwrap(), vec![(0, 1), (2, 3)]);
-        let p = dir.path().join("e.txt");
-        std::fs::write(&p, "% mm\n0\t1\n5\t6\t0.5\n").unwrap();
-        assert_eq!(all(&p).unwrap(), vec![(0, 1), (5, 6)]);
-        let p = dir.path().join("e.gz");
+        let d = dir.path();
+        let csv = "\u{feff}src,dst\r\n# comment\r\n\r\n0,1\r\n2, 3\r\n";
+        assert_eq!(edges_of(d, "e.csv", csv).unwrap(), vec![(0, 1), (2, 3)]);
+        let txt = "% mm\n0\t1\n5\t6\t0.5\n";
+        assert_eq!(edges_of(d, "e.txt", txt).unwrap(), vec![(0, 1), (5, 6)]);
         let mut bytes = Vec::new();
         for part in ["1 2\n", "3 4\n"] {
             let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
             enc.write_all(part.as_bytes()).unwrap();
             bytes.extend(enc.finish().unwrap()); // two gzip members
         }
-        std::fs::write(&p, &bytes).unwrap();
-        assert_eq!(all(&p).unwrap(), vec![(1, 2), (3, 4)]);
-        std::fs::write(&p, &bytes[..bytes.len() / 2 + 3]).unwrap();
-        assert!(all(&p).is_err(), "truncated gzip accepted");
+        assert_eq!(edges_of(d, "e.gz", &bytes).unwrap(), vec![(1, 2), (3, 4)]);
+        let truncated = &bytes[..bytes.len() / 2 + 3];
+        assert!(
+            edges_of(d, "e.gz", truncated).is_err(),
+            "truncated gzip accepted"
+        );
     }
 
     #[test]
@@ -616,9 +623,9 @@ mod tests {
             ("0,1\n1,2,3,4\n", 2, "fields"),
             ("0,1\nsrc,dst\n", 2, "integers"),
         ] {
-            let p = dir.path().join("bad.csv");
-            std::fs::write(&p, text).unwrap();
-            let err = all(&p).unwrap_err().to_string();
+            let err = edges_of(dir.path(), "bad.csv", text)
+                .unwrap_err()
+                .to_string();
             assert!(
                 err.contains("bad.csv") && err.contains(&format!(":{line}:")) && err.contains(want),
                 "{text:?}: {err}"
@@ -704,11 +711,14 @@ mod tests {
     #[test]
     fn one_header_line_and_delimiter_from_the_data() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("h.csv");
-        std::fs::write(&p, "source node target node\n0,1\n1,2\n").unwrap();
-        assert_eq!(all(&p).unwrap(), vec![(0, 1), (1, 2)]);
-        std::fs::write(&p, "src,dst\nfrom,to\n0,1\n").unwrap();
-        let err = all(&p).unwrap_err().to_string();
+        let d = dir.path();
+        let named_header = "source node target node\n0,1\n1,2\n";
+        assert_eq!(
+            edges_of(d, "h.csv", named_header).unwrap(),
+            vec![(0, 1), (1, 2)]
+        );
+        let two_headers = "src,dst\nfrom,to\n0,1\n";
+        let err = edges_of(d, "h.csv", two_headers).unwrap_err().to_string();
         assert!(
             err.contains(
                 "h.csv:2: \"from,to\": the first data line has no integer fields (split at `,`"
@@ -716,8 +726,9 @@ mod tests {
             "{err}"
         );
         let digits = "9".repeat(100);
-        std::fs::write(&p, format!("{digits}\n{digits}\n")).unwrap();
-        let err = all(&p).unwrap_err().to_string();
+        let err = edges_of(d, "h.csv", format!("{digits}\n{digits}\n"))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("h.csv:2:") && err.contains("no integer fields"),
             "{err}"

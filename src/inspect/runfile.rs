@@ -427,17 +427,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn damaged_record_names_batch_and_offset() {
+    /// The error reading the sample file after `damage` changed its bytes.
+    fn error_after_damage(damage: impl FnOnce(&mut Vec<u8>, &Path)) -> String {
         let dir = tempfile::tempdir().unwrap();
         let path = sample_file(dir.path());
         let mut d = std::fs::read(&path).unwrap();
-        let last = d.len() - 1; // inside the payload of batch 1's update
-        d[last] ^= 1;
+        damage(&mut d, &path);
         std::fs::write(&path, &d).unwrap();
-        let err = read_all(&path, FileKind::RunChanges)
+        read_all(&path, FileKind::RunChanges)
             .unwrap_err()
-            .to_string();
+            .to_string()
+    }
+
+    #[test]
+    fn damaged_record_names_batch_and_offset() {
+        let err = error_after_damage(|d, _| {
+            let last = d.len() - 1; // inside the payload of batch 1's update
+            d[last] ^= 1;
+        });
         assert!(
             err.contains("update record of batch 1") && err.contains("offset"),
             "{err}"
@@ -446,16 +453,11 @@ mod tests {
 
     #[test]
     fn a_file_of_an_older_version_is_refused_clearly() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = sample_file(dir.path());
-        let mut d = std::fs::read(&path).unwrap();
-        let mut h = FileHeader::decode(&d, &path).unwrap();
-        h.version = crate::format::version::V1_0;
-        d[..HEADER_SIZE].copy_from_slice(&h.encode());
-        std::fs::write(&path, &d).unwrap();
-        let err = read_all(&path, FileKind::RunChanges)
-            .unwrap_err()
-            .to_string();
+        let err = error_after_damage(|d, path| {
+            let mut h = FileHeader::decode(d, path).unwrap();
+            h.version = crate::format::version::V1_0;
+            d[..HEADER_SIZE].copy_from_slice(&h.encode());
+        });
         assert!(
             err.contains("sb-0.changes")
                 && err.contains("version 1.0")

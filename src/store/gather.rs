@@ -225,8 +225,9 @@ impl Gatherer {
                 if k >= end {
                     break;
                 }
-                let at = (k - first) * per_run + layout.locate(ids[pos]).offset_in_page;
-                out[pos * rb..(pos + 1) * rb].copy_from_slice(&bytes[at..at + rb]);
+                let (page, _) = runs[k - first];
+                let row = layout.row_in(&bytes[(k - first) * per_run..], page, ids[pos])?;
+                out[pos * rb..(pos + 1) * rb].copy_from_slice(row);
                 served += 1;
             }
             self.stats.bytes_read += runs.len() as u64 * per_run as u64;

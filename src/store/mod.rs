@@ -333,7 +333,32 @@ impl Store {
                 self.read_pages(loc.page, &mut page_buf[..loc.pages as usize * PAGE_SIZE])?;
                 loaded = Some(loc.page);
             }
-            dst.copy_from_slice(&page_buf[loc.offset_in_page..loc.offset_in_page + row_bytes]);
+            dst.copy_from_slice(layout.row_in(&page_buf, loc.page, id)?);
+        }
+        Ok(())
+    }
+
+    /// Appends the consecutive rows `rows` as raw little-endian bytes of
+    /// the store dtype to `out`, their pages read with one read into the
+    /// scratch buffer `pages` (the exporters' sequential reads). Every page
+    /// read is checked against its CRC.
+    #[doc(hidden)]
+    pub fn read_feature_range(
+        &self,
+        rows: std::ops::Range<u64>,
+        pages: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let Some(last) = rows.end.checked_sub(1).filter(|_| !rows.is_empty()) else {
+            return Ok(());
+        };
+        self.check_node(last)?;
+        let layout = self.layout();
+        let (head, tail) = (layout.locate(rows.start), layout.locate(last));
+        pages.resize((tail.page + tail.pages - head.page) as usize * PAGE_SIZE, 0);
+        self.read_pages(head.page, pages)?;
+        for row in rows {
+            out.extend_from_slice(layout.row_in(pages, head.page, row)?);
         }
         Ok(())
     }

@@ -1,9 +1,15 @@
 //! The training layer (cargo feature `train`, tch/libtorch): models over
 //! sampled hops (`model`), one optimisation step and evaluation (`trainer`),
-//! and the epoch loop on the executor's batches with checkpoints and
-//! prediction (`run`). It reads the store only through the executor.
+//! what a run is asked to do (`options`), the passes of the executor's
+//! batches into the model (`pass`), the epoch loop (`run`), its
+//! checkpoints (`checkpoint`), and evaluation and prediction (`eval`). It
+//! reads the store only through the executor.
 
+pub mod checkpoint;
+pub mod eval;
 pub mod model;
+pub mod options;
+pub(crate) mod pass;
 pub mod run;
 pub mod trainer;
 

@@ -146,6 +146,27 @@ pub struct StepStats {
     pub compute: std::time::Duration,
 }
 
+impl StepStats {
+    /// Adds another step's (or pass's) counters and times to these.
+    pub fn add(&mut self, s: &StepStats) {
+        self.loss_sum += s.loss_sum;
+        self.correct += s.correct;
+        self.labelled += s.labelled;
+        self.transfer += s.transfer;
+        self.compute += s.compute;
+    }
+
+    /// Mean loss over the labelled seeds (0 when none).
+    pub fn mean_loss(&self) -> f64 {
+        self.loss_sum / self.labelled.max(1) as f64
+    }
+
+    /// Accuracy over the labelled seeds (0 when none).
+    pub fn accuracy(&self) -> f64 {
+        self.correct as f64 / self.labelled.max(1) as f64
+    }
+}
+
 const BETA1: f64 = 0.9;
 const BETA2: f64 = 0.999;
 const EPS: f64 = 1e-8;

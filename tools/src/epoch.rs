@@ -32,11 +32,32 @@ pub struct EpochArgs {
     pub report: Option<PathBuf>,
 }
 
-/// The data-path flags `ginex epoch` and `ginex train` share.
+/// What an epoch's batches are drawn from and how: the store, the batch
+/// size, the fanouts and the run seed. Every command that samples shares
+/// these flags: `sample` and `inspect` directly, `epoch` and `train`
+/// through [`DataArgs`].
 #[derive(Debug, Args)]
-pub struct DataArgs {
+pub struct SamplingArgs {
     /// The store.
     pub store: PathBuf,
+    /// Seeds per batch.
+    #[arg(long, default_value_t = 1000)]
+    pub batch_size: usize,
+    /// Neighbors sampled per hop, the seeds' hop first (-1 = all neighbors).
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
+    pub fanouts: Fanouts,
+    /// Run seed (sampling and the per-epoch shuffle of the seeds).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// The data-path flags `ginex epoch` and `ginex train` share: the
+/// sampling flags and the data path's caches, planner and pipeline.
+#[derive(Debug, Args)]
+pub struct DataArgs {
+    /// The store, batches, fanouts and seed.
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Feature-cache policy: ginex, degree, presc, lru, sieve, s3fifo, clock,
     /// mmap, none. Every policy but mmap checks the page CRC of every feature
     /// read; mmap (the PyG+ baseline) reads through the page cache and checks
@@ -63,12 +84,6 @@ pub struct DataArgs {
     /// match the store, codec and size; built there if missing).
     #[arg(long)]
     pub neighbor_cache: Option<PathBuf>,
-    /// Seeds per batch.
-    #[arg(long, default_value_t = 1000)]
-    pub batch_size: usize,
-    /// Fanouts (-1 = all neighbors).
-    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
-    pub fanouts: Fanouts,
     /// Batches per superbatch (ginex) [default: 100, or planned with --memory].
     #[arg(long)]
     pub superbatch: Option<u64>,
@@ -90,9 +105,6 @@ pub struct DataArgs {
     /// Pre-sampling epochs (presc).
     #[arg(long, default_value_t = 1)]
     pub presc_rounds: u64,
-    /// Run seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
     /// Sampling workers (default: cores).
     #[arg(long)]
     pub workers: Option<usize>,
@@ -127,11 +139,11 @@ impl DataArgs {
             feature_cache_rows: (explicit.feature_cache_bytes.unwrap_or(256 << 20) / row_bytes)
                 .min(store.num_nodes()) as usize,
             neighbor_cache_bytes: explicit.neighbor_cache_bytes.unwrap_or(0),
-            batch_size: self.batch_size,
-            fanouts: self.fanouts.clone(),
+            batch_size: self.sampling.batch_size,
+            fanouts: self.sampling.fanouts.clone(),
             superbatch: self.superbatch.unwrap_or(100),
             changeset_every: self.changeset_every,
-            seed: self.seed,
+            seed: self.sampling.seed,
             epoch: 0,
             presc_rounds: self.presc_rounds,
             workers: self.workers.unwrap_or_else(|| {
@@ -142,7 +154,7 @@ impl DataArgs {
             run_dir: self
                 .run_dir
                 .clone()
-                .unwrap_or_else(|| self.store.with_extension("runs")),
+                .unwrap_or_else(|| self.sampling.store.with_extension("runs")),
             neighbor_cache: self.neighbor_cache.clone(),
             keep_runs: self.keep_runs,
             pipeline: self.pipeline,
@@ -178,7 +190,7 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
 
 /// Runs `ginex epoch`: the human table goes to stderr, a summary line to `out`.
 pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
-    let store = Store::open(&args.data.store)?;
+    let store = Store::open(&args.data.sampling.store)?;
     let (mut config, plan) = args.data.config(&store, 0)?;
     config.epoch = args.epoch;
     if let Some(p) = &plan {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use crate::epoch::SamplingArgs;
 use ginex::error::{Error, Result};
 use ginex::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
 use ginex::sample::neighbor_cache::NeighborCache;
@@ -15,23 +16,10 @@ use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSo
 use ginex::store::gather::GatherOptions;
 use ginex::store::Store;
 
-/// Common sampling flags.
+/// Where `sample` and `inspect` read the neighbor lists from (default:
+/// the topology loaded into memory).
 #[derive(Debug, Args)]
-pub struct SamplingArgs {
-    /// The store.
-    pub store: PathBuf,
-    /// Neighbors per hop, seeds' hop first; -1 = all.
-    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
-    pub fanouts: crate::args::Fanouts,
-    /// Seeds per batch.
-    #[arg(long, default_value_t = 1000)]
-    pub batch_size: usize,
-    /// Run seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Epoch (seeds are reshuffled per epoch from the run seed).
-    #[arg(long, default_value_t = 0)]
-    pub epoch: u64,
+pub struct ListSourceArgs {
     /// Read neighbor lists from disk (batched, checksummed) instead of
     /// loading the topology into memory.
     #[arg(long)]
@@ -48,6 +36,12 @@ pub struct SampleArgs {
     #[command(flatten)]
     /// Sampling flags.
     pub sampling: SamplingArgs,
+    #[command(flatten)]
+    /// Where the lists come from.
+    pub lists: ListSourceArgs,
+    /// Epoch (seeds are reshuffled per epoch from the run seed).
+    #[arg(long, default_value_t = 0)]
+    pub epoch: u64,
     /// Which batch of the epoch.
     #[arg(long, default_value_t = 0)]
     pub batch: u64,
@@ -59,6 +53,12 @@ pub struct InspectArgs {
     #[command(flatten)]
     /// Sampling flags.
     pub sampling: SamplingArgs,
+    #[command(flatten)]
+    /// Where the lists come from.
+    pub lists: ListSourceArgs,
+    /// Epoch (seeds are reshuffled per epoch from the run seed).
+    #[arg(long, default_value_t = 0)]
+    pub epoch: u64,
     /// Batches per superbatch.
     #[arg(long, default_value_t = 100)]
     pub superbatch: u64,
@@ -88,7 +88,7 @@ pub struct InspectArgs {
 
 fn with_source<T>(
     store: &Store,
-    a: &SamplingArgs,
+    a: &ListSourceArgs,
     f: impl FnOnce(&dyn NeighborSource) -> Result<T>,
 ) -> Result<T> {
     if let Some(path) = &a.ncache {
@@ -124,9 +124,15 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&a.store)?;
     let fanouts = a.fanouts.clone();
     let train = train_nodes(&store)?;
-    let v = with_source(&store, a, |src| {
-        let sampler =
-            EpochSampler::new(src, &train, a.batch_size, fanouts.clone(), a.seed, a.epoch)?;
+    let v = with_source(&store, &args.lists, |src| {
+        let sampler = EpochSampler::new(
+            src,
+            &train,
+            a.batch_size,
+            fanouts.clone(),
+            a.seed,
+            args.epoch,
+        )?;
         if args.batch >= sampler.num_batches() {
             return Err(Error::invalid_argument(format!(
                 "--batch {} but the epoch has {} batches",
@@ -136,7 +142,7 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
         }
         let b = sampler.sample(args.batch)?;
         Ok(json!({
-            "epoch": a.epoch, "batch": args.batch, "seed": a.seed, "fanouts": fanouts,
+            "epoch": args.epoch, "batch": args.batch, "seed": a.seed, "fanouts": fanouts,
             "num_seeds": b.num_seeds, "ids": b.ids,
             "hops": b.hops.iter().map(|h| json!({"num_dst": h.num_dst, "num_src": h.num_src, "src": h.src, "dst": h.dst})).collect::<Vec<_>>(),
             "hop_order": "input layer first; the last hop's targets are the seeds",
@@ -163,9 +169,15 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             (bytes.unwrap_or(0) / store.layout().row_bytes() as u64).min(store.num_nodes()) as usize
         }
     };
-    let v = with_source(&store, a, |src| {
-        let sampler =
-            EpochSampler::new(src, &train, a.batch_size, fanouts.clone(), a.seed, a.epoch)?;
+    let v = with_source(&store, &args.lists, |src| {
+        let sampler = EpochSampler::new(
+            src,
+            &train,
+            a.batch_size,
+            fanouts.clone(),
+            a.seed,
+            args.epoch,
+        )?;
         let first = args.index * args.superbatch;
         if first >= sampler.num_batches() {
             return Err(Error::invalid_argument(format!(
@@ -184,7 +196,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             run: ginex::inspect::superbatch::RunParams {
                 store_id: ginex::sample::neighbor_cache::store_identity(&store),
                 seed: a.seed,
-                epoch: a.epoch,
+                epoch: args.epoch,
                 seed_order: 0,
                 batch_size: a.batch_size as u64,
                 fanouts: fanouts.clone(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::epoch::DataArgs;
+use crate::epoch::{DataArgs, SamplingArgs};
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
 use ginex::error::{Error, Result};
@@ -15,10 +15,11 @@ use ginex::exec::policy::Policy;
 use ginex::import::npy_write::NpyWriter;
 use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
+use ginex::train::checkpoint::{config_from_meta, predict_checkpoint};
+use ginex::train::eval::predict;
 use ginex::train::model::{InitKind, ModelKind};
-use ginex::train::run::{
-    config_from_meta, predict, predict_checkpoint, train, LrSchedule, TrainOptions,
-};
+use ginex::train::options::{LrSchedule, TrainOptions};
+use ginex::train::run::train;
 use ginex::train::trainer::{OptimizerKind, TrainConfig};
 
 /// Model flags shared by `train` and `predict`.
@@ -212,7 +213,7 @@ fn options(
             dropout: model.dropout,
             lr: model.lr,
             layers: data_cfg.fanouts.len(),
-            seed: data.seed,
+            seed: data.sampling.seed,
             weight_decay: knobs.weight_decay,
             optimizer: knobs.optimizer,
             input_dropout: knobs.input_dropout,
@@ -240,7 +241,7 @@ fn options(
 
 /// Runs `ginex train`: one line per epoch on `out`, the JSON report to --report.
 pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
-    let store = Store::open(&args.data.store)?;
+    let store = Store::open(&args.data.sampling.store)?;
     let opts = options(
         &store,
         &args.data,
@@ -413,20 +414,22 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     }
     config.layers = fanouts.len();
     let data = DataArgs {
-        store: args.store.clone(),
+        sampling: SamplingArgs {
+            store: args.store.clone(),
+            batch_size: args.batch_size,
+            fanouts: fanouts.clone(),
+            seed: config.seed,
+        },
         policy: args.policy,
         memory: args.memory,
         feature_cache_bytes: args.feature_cache_bytes,
         neighbor_cache_bytes: None,
         neighbor_cache: None,
-        batch_size: args.batch_size,
-        fanouts: fanouts.clone(),
         superbatch: None,
         pipeline: Pipeline::Full,
         no_carry_over: false,
         changeset_every: 1,
         presc_rounds: 1,
-        seed: config.seed,
         workers: args.workers,
         run_dir: args.run_dir.clone(),
         keep_runs: false,
@@ -480,9 +483,9 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         .splits()?
         .map(|s| s.test.into_iter().collect())
         .unwrap_or_default();
-    let acc = ginex::train::run::accuracy(&logits, classes as usize, &nodes, &labels, None);
+    let acc = ginex::train::eval::accuracy(&logits, classes as usize, &nodes, &labels, None);
     let test_acc =
-        ginex::train::run::accuracy(&logits, classes as usize, &nodes, &labels, Some(&test));
+        ginex::train::eval::accuracy(&logits, classes as usize, &nodes, &labels, Some(&test));
     let line = match (acc, test_acc) {
         (None, _) => "no labelled nodes among them: accuracy not computed".to_string(),
         (Some((c, n)), t) => format!(
