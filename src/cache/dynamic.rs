@@ -376,7 +376,10 @@ mod tests {
                 let rows = kind.rows_within(budget, nodes, rb);
                 assert!(kind.cache_bytes(rows, nodes, rb) <= budget || rows == 0);
                 if rows < nodes {
-                    assert!(kind.cache_bytes(rows + 1, nodes, rb) > budget, "{kind:?} {budget}");
+                    assert!(
+                        kind.cache_bytes(rows + 1, nodes, rb) > budget,
+                        "{kind:?} {budget}"
+                    );
                 }
             }
         }

@@ -66,12 +66,17 @@ impl Ghost {
     }
 
     fn new(capacity: usize, num_nodes: usize) -> Ghost {
+        // A ghost of no ids (a cache of one row) needs no ring and no table.
+        let (ring_len, nodes) = match capacity {
+            0 => (0, 0),
+            c => (Self::ring_len(c), num_nodes),
+        };
         Ghost {
-            ring: vec![HOLE; if capacity == 0 { 0 } else { Self::ring_len(capacity) }],
+            ring: vec![HOLE; ring_len],
             head: 0,
             len: 0,
             live: 0,
-            pos: vec![NONE; if capacity == 0 { 0 } else { num_nodes }],
+            pos: vec![NONE; nodes],
             capacity,
         }
     }
@@ -330,7 +335,9 @@ mod tests {
         let mut state = 12345u64;
         let mut compactions = 0;
         for _ in 0..20_000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let mut id = (state >> 33) % nodes as u64;
             if (state >> 20) % 5 < 3 {
                 // Mostly ids that are in the queue: each leaves a hole, and
