@@ -118,6 +118,16 @@ fn train_nodes(store: &Store) -> Result<Vec<u64>> {
     }
 }
 
+/// The sampler of epoch `epoch` over `train` with the flags of `a`.
+fn epoch_sampler<'a>(
+    src: &'a dyn NeighborSource,
+    train: &[u64],
+    a: &SamplingArgs,
+    epoch: u64,
+) -> Result<EpochSampler<'a>> {
+    EpochSampler::new(src, train, a.batch_size, a.fanouts.clone(), a.seed, epoch)
+}
+
 /// Runs `ginex sample`.
 pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
     let a = &args.sampling;
@@ -125,14 +135,7 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
     let fanouts = a.fanouts.clone();
     let train = train_nodes(&store)?;
     let v = with_source(&store, &args.lists, |src| {
-        let sampler = EpochSampler::new(
-            src,
-            &train,
-            a.batch_size,
-            fanouts.clone(),
-            a.seed,
-            args.epoch,
-        )?;
+        let sampler = epoch_sampler(src, &train, a, args.epoch)?;
         if args.batch >= sampler.num_batches() {
             return Err(Error::invalid_argument(format!(
                 "--batch {} but the epoch has {} batches",
@@ -170,14 +173,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     let v = with_source(&store, &args.lists, |src| {
-        let sampler = EpochSampler::new(
-            src,
-            &train,
-            a.batch_size,
-            fanouts.clone(),
-            a.seed,
-            args.epoch,
-        )?;
+        let sampler = epoch_sampler(src, &train, a, args.epoch)?;
         let first = args.index * args.superbatch;
         if first >= sampler.num_batches() {
             return Err(Error::invalid_argument(format!(
