@@ -6,43 +6,7 @@ mod common;
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::policy::Policy;
-use ginex::import::synth::SynthParams;
 use ginex::Store;
-
-fn config(policy: Policy, run_dir: &std::path::Path) -> EpochConfig {
-    EpochConfig {
-        policy,
-        feature_cache_rows: 300,
-        neighbor_cache_bytes: 40_000,
-        batch_size: 40,
-        fanouts: vec![6, 4],
-        superbatch: 5,
-        changeset_every: 1,
-        seed: 3,
-        epoch: 1,
-        presc_rounds: 1,
-        workers: 2,
-        run_dir: run_dir.to_path_buf(),
-        keep_runs: false,
-        neighbor_cache: None,
-        pipeline: Default::default(),
-        carry_over: true,
-        max_batches: None,
-        seed_nodes: None,
-    }
-}
-
-fn setup() -> (tempfile::TempDir, Store) {
-    common::temp_synth_store(&SynthParams {
-        nodes: 3000,
-        avg_degree: 10.0,
-        dim: 24,
-        classes: 4,
-        seed: 8,
-        split: [0.2, 0.1, 0.1],
-        ..SynthParams::default()
-    })
-}
 
 fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<(u64, usize, u32)>) {
     let mut seen = Vec::new();
@@ -67,11 +31,11 @@ fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<(u64, usize, u32)>
 
 #[test]
 fn every_policy_gathers_identical_batches_and_ginex_is_optimal() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
     let mut reports = Vec::new();
     for policy in Policy::ALL {
-        let (r, seen) = run(&store, &config(policy, &runs));
+        let (r, seen) = run(&store, &common::epoch_config(policy, &runs));
         assert_eq!(r.batches.len(), seen.len());
         reports.push((policy, r, seen));
     }
@@ -116,10 +80,10 @@ fn every_policy_gathers_identical_batches_and_ginex_is_optimal() {
 
 #[test]
 fn k_hop_and_keep_runs() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
-    let exact = run(&store, &config(Policy::Ginex, &runs)).0;
-    let mut cfg = config(Policy::Ginex, &runs);
+    let exact = run(&store, &common::epoch_config(Policy::Ginex, &runs)).0;
+    let mut cfg = common::epoch_config(Policy::Ginex, &runs);
     cfg.changeset_every = 3;
     cfg.keep_runs = true;
     let (khop, _) = run(&store, &cfg);
@@ -169,11 +133,11 @@ fn kept_files(r: &EpochReport) -> Vec<(String, Vec<u8>)> {
 /// misses, init reads included, are the optimum of the schedule.
 #[test]
 fn pipelined_and_serial_runs_are_byte_identical() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     for every in [1, 3] {
         let mut results = Vec::new();
         for pipeline in Pipeline::ALL {
-            let mut cfg = config(Policy::Ginex, &dir.path().join(pipeline.name()));
+            let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join(pipeline.name()));
             cfg.pipeline = pipeline;
             cfg.changeset_every = every;
             cfg.keep_runs = true;
@@ -207,9 +171,9 @@ fn pipelined_and_serial_runs_are_byte_identical() {
 /// superbatch, never more rows read, strictly fewer init reads here.
 #[test]
 fn carry_over_gives_identical_batches_and_never_more_reads() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     for every in [1, 2] {
-        let mut cfg = config(Policy::Ginex, &dir.path().join("runs"));
+        let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
         cfg.changeset_every = every;
         let (carried, seen_carried) = run(&store, &cfg);
         cfg.carry_over = false;

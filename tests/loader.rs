@@ -2,52 +2,12 @@
 //! `run_epoch` (what `ginex epoch` runs), seeds from any split, memory
 //! planning, and a clean stop when dropped mid-epoch.
 
+mod common;
+
 use std::path::Path;
 
-use ginex::exec::epoch::{run_epoch, EpochConfig};
-use ginex::{generate_store, Batch, Loader, NoProgress, Policy, Split, Store, SynthParams};
-
-fn setup() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let p = SynthParams {
-        nodes: 3000,
-        avg_degree: 10.0,
-        dim: 24,
-        classes: 4,
-        seed: 8,
-        split: [0.2, 0.1, 0.1],
-        ..SynthParams::default()
-    };
-    generate_store(&p, &dir.path().join("s"), &NoProgress).unwrap();
-    let store = Store::open(dir.path().join("s")).unwrap();
-    (dir, store)
-}
-
-/// What `ginex epoch STORE --policy P --feature-cache-bytes 28800
-/// --neighbor-cache-bytes 40000 --batch-size 40 --fanouts 6,4 --superbatch 5
-/// --seed 3 --epoch 1 --workers 2 --run-dir RUNS` runs (tools/src/epoch.rs).
-fn cli_config(policy: Policy, run_dir: &Path) -> EpochConfig {
-    EpochConfig {
-        policy,
-        feature_cache_rows: 300,
-        neighbor_cache_bytes: 40_000,
-        batch_size: 40,
-        fanouts: vec![6, 4],
-        superbatch: 5,
-        changeset_every: 1,
-        seed: 3,
-        epoch: 1,
-        presc_rounds: 1,
-        workers: 2,
-        run_dir: run_dir.to_path_buf(),
-        keep_runs: false,
-        neighbor_cache: None,
-        pipeline: Default::default(),
-        carry_over: true,
-        max_batches: None,
-        seed_nodes: None,
-    }
-}
+use ginex::exec::epoch::run_epoch;
+use ginex::{Batch, Loader, Policy, Split, Store};
 
 fn loader<'a>(store: &'a Store, policy: Policy, run_dir: &Path) -> ginex::LoaderBuilder<'a> {
     Loader::builder(store)
@@ -65,12 +25,12 @@ fn loader<'a>(store: &'a Store, policy: Policy, run_dir: &Path) -> ginex::Loader
 
 #[test]
 fn loader_yields_run_epochs_batches_checksums_and_counters() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
     let labels = store.labels().unwrap().unwrap();
     for policy in [Policy::Ginex, Policy::Lru, Policy::Degree, Policy::Mmap] {
         let mut want = Vec::new();
-        let want_report = run_epoch(&store, &cli_config(policy, &runs), &mut |b| {
+        let want_report = run_epoch(&store, &common::epoch_config(policy, &runs), &mut |b| {
             want.push((b.batch, b.ids.to_vec(), b.num_seeds, b.hops.to_vec()));
             Ok(())
         })
@@ -105,7 +65,7 @@ fn loader_yields_run_epochs_batches_checksums_and_counters() {
 
 #[test]
 fn dropping_a_loader_mid_epoch_stops_it_and_removes_its_runtime_files() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
     // Nothing runs before the first batch is asked for.
     drop(loader(&store, Policy::Ginex, &runs).build().unwrap());
@@ -135,7 +95,7 @@ fn dropping_a_loader_mid_epoch_stops_it_and_removes_its_runtime_files() {
 
 #[test]
 fn seeds_come_from_any_split_or_list_in_order_unless_shuffled() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
     let splits = store.splits().unwrap().unwrap();
     let seeds_of = |b: ginex::LoaderBuilder<'_>| -> Vec<u64> {
@@ -192,7 +152,7 @@ fn seeds_come_from_any_split_or_list_in_order_unless_shuffled() {
 
 #[test]
 fn a_memory_budget_is_planned_and_a_too_small_one_refused() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
     let l = Loader::builder(&store)
         .fanouts([6, 4])
@@ -248,7 +208,7 @@ fn a_memory_budget_is_planned_and_a_too_small_one_refused() {
 
 #[test]
 fn errors_of_the_executor_come_out_of_the_iterator() {
-    let (dir, store) = setup();
+    let (dir, store) = common::small_epoch_store();
     // A run directory that cannot be created: the ginex policy fails when
     // the epoch starts, and the iterator says why, then ends.
     let file = dir.path().join("a-file");

@@ -149,14 +149,49 @@ fn long_lines_and_documents_are_refused_at_the_bound() {
     );
 }
 
+/// Imports the 3×2 features `npy_bytes` over a 3-node graph in `dir` as
+/// `dtype`: refused with `want` (and the file, and `--allow-nonfinite`)
+/// without the flag; with it, imported, and the stored rows are returned.
+/// Leaves `dir/store` removed.
+fn import_overflowing_features(
+    dir: &Path,
+    npy_bytes: Vec<u8>,
+    dtype: &str,
+    want: &str,
+) -> Vec<f32> {
+    let out = dir.join("store");
+    let edges = dir.join("e.txt");
+    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
+    let feats = dir.join("f.npy");
+    std::fs::write(&feats, npy_bytes).unwrap();
+    let args = [
+        "files",
+        "--quiet",
+        "--edges",
+        p(&edges),
+        "--features",
+        p(&feats),
+        "--dtype",
+        dtype,
+        "--out",
+        p(&out),
+    ];
+    refused(&args, &out, &["f.npy:", want, "--allow-nonfinite"]);
+    let mut with_flag = args.to_vec();
+    with_flag.push("--allow-nonfinite");
+    run_import(&with_flag).unwrap();
+    let s = ginex::Store::open(&out).unwrap();
+    let mut row = vec![0f32; 6];
+    s.read_feature_rows_f32(&[0, 1, 2], &mut row).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    row
+}
+
 /// Finding 2: finite values that overflow f16 / bf16 are refused naming
 /// row and column unless `--allow-nonfinite`.
 #[test]
 fn half_precision_overflow_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("store");
-    let edges = dir.path().join("e.txt");
-    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
     for (dtype, values, want) in [
         (
             "f16",
@@ -174,30 +209,9 @@ fn half_precision_overflow_is_refused() {
             "feature row 2 column 0 is 340282350000000000000000000000000000000, which overflows bf16 to +inf",
         ),
     ] {
-        let feats = dir.path().join("f.npy");
         let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
-        std::fs::write(&feats, npy("<f4", "(3, 2)", &bytes)).unwrap();
-        let args = [
-            "files",
-            "--quiet",
-            "--edges",
-            p(&edges),
-            "--features",
-            p(&feats),
-            "--dtype",
-            dtype,
-            "--out",
-            p(&out),
-        ];
-        refused(&args, &out, &["f.npy:", want, "--allow-nonfinite"]);
-        let mut with_flag = args.to_vec();
-        with_flag.push("--allow-nonfinite");
-        run_import(&with_flag).unwrap();
-        let s = ginex::Store::open(&out).unwrap();
-        let mut row = vec![0f32; 6];
-        s.read_feature_rows_f32(&[0, 1, 2], &mut row).unwrap();
+        let row = import_overflowing_features(dir.path(), npy("<f4", "(3, 2)", &bytes), dtype, want);
         assert_eq!(row.iter().filter(|x| x.is_infinite()).count(), 1, "{row:?}");
-        std::fs::remove_dir_all(&out).unwrap();
     }
 }
 
@@ -208,9 +222,6 @@ fn half_precision_overflow_is_refused() {
 #[test]
 fn f64_features_beyond_f32_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("store");
-    let edges = dir.path().join("e.txt");
-    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
     for (dtype, values, want) in [
         (
             "f32",
@@ -223,31 +234,10 @@ fn f64_features_beyond_f32_are_refused() {
             "feature row 2 column 0 is -1e39, which overflows f32 to -inf",
         ),
     ] {
-        let feats = dir.path().join("f.npy");
         let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
-        std::fs::write(&feats, npy("<f8", "(3, 2)", &bytes)).unwrap();
-        let args = [
-            "files",
-            "--quiet",
-            "--edges",
-            p(&edges),
-            "--features",
-            p(&feats),
-            "--dtype",
-            dtype,
-            "--out",
-            p(&out),
-        ];
-        refused(&args, &out, &["f.npy:", want, "--allow-nonfinite"]);
-        let mut with_flag = args.to_vec();
-        with_flag.push("--allow-nonfinite");
-        run_import(&with_flag).unwrap();
-        let s = ginex::Store::open(&out).unwrap();
-        let mut row = vec![0f32; 6];
-        s.read_feature_rows_f32(&[0, 1, 2], &mut row).unwrap();
+        let row = import_overflowing_features(dir.path(), npy("<f8", "(3, 2)", &bytes), dtype, want);
         assert_eq!(row.iter().filter(|x| x.is_infinite()).count(), 1, "{row:?}");
         assert_eq!(row[0], 1.0);
-        std::fs::remove_dir_all(&out).unwrap();
     }
 }
 

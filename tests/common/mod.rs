@@ -52,6 +52,47 @@ pub fn p(path: &Path) -> &str {
 }
 
 /// What a recording progress sink saw: per phase its name, total, last
+/// The 3000-node store of the epoch and loader tests (dim 24, 4 classes,
+/// splits 0.2 / 0.1 / 0.1).
+pub fn small_epoch_store() -> (tempfile::TempDir, Store) {
+    temp_synth_store(&SynthParams {
+        nodes: 3000,
+        avg_degree: 10.0,
+        dim: 24,
+        classes: 4,
+        seed: 8,
+        split: [0.2, 0.1, 0.1],
+        ..SynthParams::default()
+    })
+}
+
+/// What `ginex epoch STORE --policy P --feature-cache-bytes 28800
+/// --neighbor-cache-bytes 40000 --batch-size 40 --fanouts 6,4 --superbatch 5
+/// --seed 3 --epoch 1 --workers 2 --run-dir RUNS` runs on
+/// [`small_epoch_store`] (tools/src/epoch.rs).
+pub fn epoch_config(policy: ginex::Policy, run_dir: &Path) -> ginex::exec::epoch::EpochConfig {
+    ginex::exec::epoch::EpochConfig {
+        policy,
+        feature_cache_rows: 300,
+        neighbor_cache_bytes: 40_000,
+        batch_size: 40,
+        fanouts: vec![6, 4],
+        superbatch: 5,
+        changeset_every: 1,
+        seed: 3,
+        epoch: 1,
+        presc_rounds: 1,
+        workers: 2,
+        run_dir: run_dir.to_path_buf(),
+        keep_runs: false,
+        neighbor_cache: None,
+        pipeline: Default::default(),
+        carry_over: true,
+        max_batches: None,
+        seed_nodes: None,
+    }
+}
+
 /// position and last message.
 pub type Phases = std::sync::Arc<std::sync::Mutex<Vec<(String, u64, u64, String)>>>;
 
