@@ -12,6 +12,8 @@ use ginex::exec::curves::{
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::import::synth::SynthParams;
+use ginex::inspect::changeset::ReusePrior;
+use ginex::sample::neighbor_cache::out_degrees;
 use ginex::sample::source::InMemoryTopology;
 use ginex::Store;
 use ginex_cli::bench::curves::{run_curves_bench_to, CurvesBenchArgs};
@@ -50,6 +52,7 @@ fn epoch_config(policy: Policy, rows: usize, run_dir: &std::path::Path) -> Epoch
         neighbor_cache: None,
         pipeline: Default::default(),
         carry_over: true,
+        reuse_prior: true,
         max_batches: Some(10),
         seed_nodes: None,
     }
@@ -86,6 +89,7 @@ fn simulator_equals_the_executor_for_every_policy_at_two_sizes() {
     let config = ReplayConfig {
         num_nodes: store.num_nodes(),
         superbatch: 4,
+        prior: ReusePrior::from_out_degrees(&out_degrees(&store).unwrap()),
     };
     for rows in [150, 900] {
         let mut distinct = std::collections::BTreeSet::new();
@@ -154,7 +158,11 @@ proptest! {
         capacity in 1usize..50,
     ) {
         let trace = Trace::from_batches(&batches);
-        let config = ReplayConfig { num_nodes: 40, superbatch: 0 };
+        let config = ReplayConfig {
+            num_nodes: 40,
+            superbatch: 0,
+            prior: ReusePrior::none(),
+        };
         let ranks = StaticRanks { degree: ranking.clone(), presc: ranking.into_iter().rev().collect() };
         let belady = replay(&trace, CurvePolicy::Ginex { every: 1 }, capacity, &config, &ranks)
             .unwrap()
@@ -218,6 +226,7 @@ fn args(store: &std::path::Path, dir: &std::path::Path) -> CurvesBenchArgs {
         epochs: 2,
         batches: None,
         superbatch: 0,
+        no_reuse_prior: false,
         presc_rounds: 1,
         threads: Some(2),
         trace_out: None,
@@ -295,6 +304,7 @@ fn k_hop_can_beat_batch_exact_belady_so_it_is_not_a_lower_bound_case() {
     let config = ReplayConfig {
         num_nodes: 3,
         superbatch: 0,
+        prior: ReusePrior::none(),
     };
     let ranks = StaticRanks::default();
     let total = |every| {

@@ -68,6 +68,7 @@ fn options(
             neighbor_cache: None,
             pipeline: Default::default(),
             carry_over: true,
+            reuse_prior: true,
             max_batches: None,
             seed_nodes: None,
         },

@@ -380,7 +380,9 @@ impl FeatureCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::changeset::{compute_changesets, compute_changesets_from, Changesets};
+    use crate::inspect::changeset::{
+        compute_changesets, compute_changesets_from, Changesets, ReusePrior,
+    };
     use proptest::prelude::*;
 
     /// Row of node v: its id repeated as bytes.
@@ -463,12 +465,18 @@ mod tests {
             sbs in proptest::collection::vec(trace(), 1..4),
             capacity in 0usize..12,
             every in 1usize..3,
+            with_prior in any::<bool>(),
         ) {
             let src = Synthetic(6);
             let mut cache = FeatureCache::new(40, capacity, 6).unwrap();
             let mut carried: Vec<u64> = Vec::new();
+            let prior = if with_prior {
+                ReusePrior::from_out_degrees(&(0..40).map(|v| v * 7 % 13).collect::<Vec<u32>>())
+            } else {
+                ReusePrior::none()
+            };
             for batches in &sbs {
-                let cs = compute_changesets_from(batches, capacity, every, &carried);
+                let cs = compute_changesets_from(batches, capacity, every, &carried, &prior);
                 prop_assert_eq!(cache.init(&cs.init, &src).unwrap(), cs.init_reads);
                 drive(&mut cache, &src, batches, &cs, every, false)?;
                 cache.check_consistency().unwrap();

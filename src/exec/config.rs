@@ -45,6 +45,12 @@ pub struct EpochConfig {
     /// with (false: every superbatch's cache is rebuilt from nothing, as
     /// Ginex does; kept for comparison).
     pub carry_over: bool,
+    /// `ginex`: rank the nodes a superbatch does not use again by
+    /// out-degree, so the cache carries the likeliest reused rows into the
+    /// next superbatch and never leaves slots empty (false: drop them, as
+    /// superbatch-local Belady does; see
+    /// [`ReusePrior`](crate::inspect::changeset::ReusePrior)).
+    pub reuse_prior: bool,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
     /// Seed nodes: the training split shuffled per epoch (None), or these

@@ -40,7 +40,7 @@ use crate::cache::static_policy::{top_k, top_presampled};
 use crate::error::{Error, Result};
 use crate::import::npy::{NpyFile, NpyType};
 use crate::import::npy_write::NpyWriter;
-use crate::inspect::changeset::compute_changesets_from;
+use crate::inspect::changeset::{compute_changesets_from, ReusePrior};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::InMemoryTopology;
 use crate::store::Store;
@@ -413,6 +413,9 @@ pub struct ReplayConfig {
     pub num_nodes: u64,
     /// Batches per superbatch for `ginex` (0 = the whole trace).
     pub superbatch: usize,
+    /// How `ginex` ranks nodes beyond a superbatch (as the executor's
+    /// `reuse_prior`: [`ReusePrior::from_out_degrees`] or none).
+    pub prior: ReusePrior,
 }
 
 /// Misses of one policy at one size.
@@ -515,7 +518,7 @@ fn replay_ginex(trace: &Trace, capacity: usize, every: usize, config: &ReplayCon
     let mut counts = RunCounts::default();
     let mut carried: Vec<u64> = Vec::new();
     for sb in batches.chunks(per_sb) {
-        let cs = compute_changesets_from(sb, capacity, every, &carried);
+        let cs = compute_changesets_from(sb, capacity, every, &carried, &config.prior);
         counts.init_misses += cs.init_reads;
         counts.batch_misses.extend_from_slice(&cs.misses);
         carried = cs.final_cache;

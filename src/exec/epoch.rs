@@ -17,6 +17,8 @@ pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
 use crate::format::neighbor_cache::Codec;
+use crate::inspect::changeset::ReusePrior;
+use crate::sample::neighbor_cache::out_degrees;
 use crate::sample::neighbor_cache_reuse::{open_or_build, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::{ListCache, StoreSource};
@@ -106,6 +108,13 @@ pub fn run_epoch(
     let capacity = config.feature_cache_rows;
     let result = match config.policy {
         Policy::Ginex => (|| {
+            let started = Instant::now();
+            let prior = if config.reuse_prior {
+                ReusePrior::from_out_degrees(&out_degrees(store)?)
+            } else {
+                ReusePrior::none()
+            };
+            report.reuse_prior = started.elapsed();
             let run_dir = RunDir::create(&config.run_dir)?;
             run_ginex(
                 config,
@@ -116,6 +125,7 @@ pub fn run_epoch(
                 store.num_nodes(),
                 crate::sample::neighbor_cache::store_identity(store),
                 run_dir.path(),
+                &prior,
                 &mut report,
                 consume,
             )?;

@@ -35,7 +35,7 @@ use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
 use crate::exec::staged_init::{order_by_first_use, with_staged_init, Arrivals};
 use crate::format::pages::FeatureLayout;
-use crate::inspect::changeset::{Changesets, Update};
+use crate::inspect::changeset::{Changesets, ReusePrior, Update};
 use crate::inspect::superbatch::{
     precompute_changesets, read_superbatch, sample_superbatch, RunParams, SampledRecord,
     SampledSuperbatch, SuperbatchFiles, SuperbatchSpec,
@@ -55,7 +55,12 @@ struct Prepared {
 
 /// The superbatches of an epoch of `total` batches on the store `store_id`
 /// identifies.
-fn specs(config: &EpochConfig, total: u64, store_id: u32) -> Vec<SuperbatchSpec> {
+fn specs(
+    config: &EpochConfig,
+    total: u64,
+    store_id: u32,
+    prior: &ReusePrior,
+) -> Vec<SuperbatchSpec> {
     let per_sb = config.superbatch.max(1);
     let run = RunParams {
         store_id,
@@ -65,6 +70,7 @@ fn specs(config: &EpochConfig, total: u64, store_id: u32) -> Vec<SuperbatchSpec>
         batch_size: config.batch_size as u64,
         fanouts: config.fanouts.clone(),
         carry_over: config.carry_over,
+        reuse_prior: prior.is_some(),
     };
     (0..total.div_ceil(per_sb))
         .map(|sb| {
@@ -89,6 +95,7 @@ struct Inspector<'a> {
     dir: &'a std::path::Path,
     specs: Vec<SuperbatchSpec>,
     carry_over: bool,
+    prior: &'a ReusePrior,
 }
 
 impl Inspector<'_> {
@@ -110,7 +117,7 @@ impl Inspector<'_> {
         } else {
             Vec::new()
         };
-        match precompute_changesets(&sampled, &spec, &start) {
+        match precompute_changesets(&sampled, &spec, &start, self.prior) {
             Ok((changesets, changeset_time)) => {
                 *carried = changesets.final_cache.clone();
                 Ok(Prepared {
@@ -313,7 +320,8 @@ type OpenRows<'a> = &'a (dyn Fn() -> Result<GatherRows<'a>> + Sync);
 /// Runs the `ginex` policy over `total` batches of `sampler`, writing
 /// runtime files (stamped with `store_id`, the run and its parameters)
 /// under `dir`; misses are read through `rows`, a staged init's rows
-/// through a source `open_rows` opens.
+/// through a source `open_rows` opens; the changesets rank nodes beyond
+/// each superbatch by `prior`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_ginex(
     config: &EpochConfig,
@@ -324,13 +332,14 @@ pub(crate) fn run_ginex(
     num_nodes: u64,
     store_id: u32,
     dir: &std::path::Path,
+    prior: &ReusePrior,
     report: &mut EpochReport,
     consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
 ) -> Result<()> {
     let total = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
-    let specs = specs(config, total, store_id);
+    let specs = specs(config, total, store_id, prior);
     let n = specs.len();
     if n == 0 {
         return Ok(());
@@ -340,6 +349,7 @@ pub(crate) fn run_ginex(
         dir,
         specs,
         carry_over: config.carry_over,
+        prior,
     };
     let mut executor = Executor {
         cache: FeatureCache::new(num_nodes, config.feature_cache_rows, rows.row_bytes())?,

@@ -7,7 +7,9 @@
 //!    [`LIBTORCH_RESIDENT_BYTES`] in a training build), what the
 //!    store keeps resident (`indptr`, page CRCs, the segment table), the
 //!    split and this epoch's seed order, the feature cache's address table
-//!    (4 bytes per node), and anything the caller adds (a model);
+//!    (4 bytes per node), `ginex`'s reuse prior (1 byte per node; counting
+//!    it needs 4 bytes per node more, but only before the feature cache is
+//!    allocated), and anything the caller adds (a model);
 //! 2. **batch buffers** — the rows of the largest batch a few times over
 //!    (the gathered tensor, the miss buffer, a k-hop window or the
 //!    trainer's copy) plus the I/O engine's buffers;
@@ -141,6 +143,8 @@ pub struct PlanRequest {
     pub pipeline: Pipeline,
     /// k of the k-hop approximation.
     pub changeset_every: usize,
+    /// `ginex` ranks nodes beyond a superbatch by a reuse prior.
+    pub reuse_prior: bool,
     /// Sampling workers.
     pub workers: usize,
     /// Batches in the epoch.
@@ -241,6 +245,11 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         + 40 * store.segments().len() as u64
         + 16 * req.seeds
         + if uses_cache { 4 * n } else { 0 }
+        + if req.policy == Policy::Ginex && req.reuse_prior {
+            n
+        } else {
+            0
+        }
         + req.extra_bytes;
     // The gathered rows, the miss buffer, and a window or the consumer's
     // copy; the ids and positions beside them.
@@ -401,6 +410,7 @@ pub fn plan_epoch_with(
         policy: config.policy,
         pipeline: config.pipeline,
         changeset_every: config.changeset_every,
+        reuse_prior: config.reuse_prior,
         workers: config.workers,
         batches,
         seeds,

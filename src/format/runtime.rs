@@ -153,7 +153,7 @@ impl RecordHeader {
 
 /// Offset of the store id (`u32`) in a run record's payload.
 pub const RUN_STORE_OFFSET: usize = 0;
-/// Offset of the flags (`u32`; bit 0: carry-over).
+/// Offset of the flags (`u32`; bit 0: carry-over, bit 1: reuse prior).
 pub const RUN_FLAGS_OFFSET: usize = RUN_STORE_OFFSET + 4;
 /// Offset of the run seed (`u64`).
 pub const RUN_SEED_OFFSET: usize = RUN_FLAGS_OFFSET + 4;
@@ -211,6 +211,9 @@ pub struct RunStamp {
     pub changeset_every: u64,
     /// Whether the superbatch's cache starts with the previous one's.
     pub carry_over: bool,
+    /// Whether nodes with no use left in the superbatch are ranked by a
+    /// reuse prior (out-degree) instead of dropped.
+    pub reuse_prior: bool,
 }
 
 impl RunStamp {
@@ -218,7 +221,9 @@ impl RunStamp {
     pub fn encode(&self) -> Vec<u8> {
         let mut p = Vec::with_capacity(RUN_FANOUTS_OFFSET + 8 * self.fanouts.len());
         p.extend_from_slice(&self.store_id.to_le_bytes());
-        p.extend_from_slice(&u32::from(self.carry_over).to_le_bytes());
+        p.extend_from_slice(
+            &(u32::from(self.carry_over) | u32::from(self.reuse_prior) << 1).to_le_bytes(),
+        );
         for v in [
             self.seed,
             self.epoch,
@@ -254,10 +259,12 @@ impl RunStamp {
             ));
         }
         let flags = le_u32(p, RUN_FLAGS_OFFSET);
-        if flags & !1 != 0 {
+        if flags & !3 != 0 {
             return Err(bad(
                 RUN_FLAGS_OFFSET,
-                format!("unknown flags {flags:#x} (only bit 0, carry-over, is defined)"),
+                format!(
+                    "unknown flags {flags:#x} (only bit 0, carry-over, and bit 1, reuse prior, are defined)"
+                ),
             ));
         }
         let count = le_u32(p, RUN_FANOUT_COUNT_OFFSET) as usize;
@@ -286,6 +293,7 @@ impl RunStamp {
             cache_rows: le_u64(p, RUN_CACHE_ROWS_OFFSET),
             changeset_every: le_u64(p, RUN_EVERY_OFFSET),
             carry_over: flags & 1 == 1,
+            reuse_prior: flags & 2 == 2,
         })
     }
 
@@ -319,6 +327,7 @@ impl RunStamp {
             ("cache rows", self.cache_rows.to_string()),
             ("k", self.changeset_every.to_string()),
             ("carry-over", self.carry_over.to_string()),
+            ("reuse prior", self.reuse_prior.to_string()),
         ]
     }
 
@@ -475,6 +484,7 @@ mod tests {
             cache_rows: 500,
             changeset_every: 1,
             carry_over: true,
+            reuse_prior: true,
         }
     }
 
@@ -484,6 +494,24 @@ mod tests {
         let p = s.encode();
         assert_eq!(p.len(), RUN_FANOUTS_OFFSET + 16);
         assert_eq!(RunStamp::decode(&p, Path::new("r"), 0).unwrap(), s);
+        // Flags: bit 0 carry-over, bit 1 reuse prior, each on its own.
+        assert_eq!(le_u32(&p, RUN_FLAGS_OFFSET), 3);
+        for (carry_over, reuse_prior, flags) in [(true, false, 1), (false, true, 2)] {
+            let t = RunStamp {
+                carry_over,
+                reuse_prior,
+                ..s.clone()
+            };
+            let q = t.encode();
+            assert_eq!(le_u32(&q, RUN_FLAGS_OFFSET), flags);
+            assert_eq!(RunStamp::decode(&q, Path::new("r"), 0).unwrap(), t);
+        }
+        let mut unknown = p.clone();
+        unknown[RUN_FLAGS_OFFSET] |= 4;
+        let err = RunStamp::decode(&unknown, Path::new("r"), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown flags 0x7"), "{err}");
         for cut in 0..p.len() {
             assert!(RunStamp::decode(&p[..cut], Path::new("r"), 0).is_err());
         }

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
 use crate::format::runtime::{RecordKind, RunStamp};
-use crate::inspect::changeset::{compute_changesets_from, Changesets};
+use crate::inspect::changeset::{compute_changesets_from, Changesets, ReusePrior};
 use crate::inspect::runfile::{read_all, Record, RunWriter};
 
 /// One sampled batch as the runtime files hold it.
@@ -67,6 +67,9 @@ pub struct RunParams {
     pub fanouts: Vec<i64>,
     /// Whether caches carry over between superbatches.
     pub carry_over: bool,
+    /// Whether the changesets rank nodes beyond the superbatch by a reuse
+    /// prior (see [`ReusePrior`]).
+    pub reuse_prior: bool,
 }
 
 impl RunParams {
@@ -99,6 +102,7 @@ impl SuperbatchSpec {
             cache_rows: self.capacity as u64,
             changeset_every: self.every as u64,
             carry_over: self.run.carry_over,
+            reuse_prior: self.run.reuse_prior,
         }
     }
 }
@@ -157,7 +161,8 @@ pub fn inspect_superbatch(
 ) -> Result<InspectReport> {
     let sampled = sample_superbatch(source, spec, dir)?;
     let sample_time = sampled.sample_time;
-    let (changesets, changeset_time) = precompute_changesets(&sampled, spec, &[])?;
+    let (changesets, changeset_time) =
+        precompute_changesets(&sampled, spec, &[], &ReusePrior::none())?;
     Ok(InspectReport {
         files: sampled.files,
         sample_time,
@@ -201,15 +206,18 @@ pub fn sample_superbatch(
 
 /// The inspector's second half: the changesets of a sampled superbatch
 /// whose cache starts holding `carried` (the previous superbatch's
-/// `final_cache`; empty for the first), written to its changes file. On
-/// error the changes file is removed.
+/// `final_cache`; empty for the first), ranking nodes beyond the
+/// superbatch by `prior`, written to its changes file. On error the
+/// changes file is removed.
 pub fn precompute_changesets(
     sampled: &SampledSuperbatch,
     spec: &SuperbatchSpec,
     carried: &[u64],
+    prior: &ReusePrior,
 ) -> Result<(Changesets, Duration)> {
     let started = Instant::now();
-    let changesets = compute_changesets_from(&sampled.trace, spec.capacity, spec.every, carried);
+    let changesets =
+        compute_changesets_from(&sampled.trace, spec.capacity, spec.every, carried, prior);
     let took = started.elapsed();
     if let Err(e) = write_changes(&changesets, &spec.stamp(), &sampled.files.changes) {
         let _ = std::fs::remove_file(&sampled.files.changes);
@@ -480,6 +488,7 @@ mod tests {
             batch_size: 4,
             fanouts: vec![3, 2],
             carry_over: true,
+            reuse_prior: true,
         }
     }
 

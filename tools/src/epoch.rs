@@ -99,6 +99,12 @@ pub struct DataArgs {
     /// original init) instead of carrying it over; for comparison.
     #[arg(long)]
     pub no_carry_over: bool,
+    /// Drop the rows a superbatch does not use again, as superbatch-local
+    /// Belady (Ginex) does, instead of ranking them by out-degree so the
+    /// cache carries the likeliest reused rows into the next superbatch;
+    /// for comparison. Each superbatch's own reads are optimal either way.
+    #[arg(long)]
+    pub no_reuse_prior: bool,
     /// k of the k-hop approximation (ginex).
     #[arg(long, default_value_t = 1)]
     pub changeset_every: usize,
@@ -159,6 +165,7 @@ impl DataArgs {
             keep_runs: self.keep_runs,
             pipeline: self.pipeline,
             carry_over: !self.no_carry_over,
+            reuse_prior: !self.no_reuse_prior,
             max_batches: self.max_batches,
             seed_nodes: None,
         };
@@ -178,7 +185,7 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
         "feature_cache_rows": config.feature_cache_rows, "neighbor_cache_bytes": config.neighbor_cache_bytes,
         "batch_size": config.batch_size, "fanouts": config.fanouts, "superbatch": config.superbatch,
         "changeset_every": config.changeset_every, "seed": config.seed, "epoch": config.epoch,
-        "pipeline": config.pipeline.name(), "carry_over": config.carry_over,
+        "pipeline": config.pipeline.name(), "carry_over": config.carry_over, "reuse_prior": config.reuse_prior,
         "presc_rounds": config.presc_rounds, "workers": config.workers,
     });
     v["crc_checked"] = json!(config.policy != Policy::Mmap);
@@ -285,10 +292,15 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     );
     if config.policy == Policy::Ginex {
         eprintln!(
-            "  superbatch {} batches, pipeline {}, carry-over {}",
+            "  superbatch {} batches, pipeline {}, carry-over {}, reuse prior {}",
             config.superbatch,
             config.pipeline.name(),
-            if config.carry_over { "on" } else { "off" }
+            if config.carry_over { "on" } else { "off" },
+            if config.reuse_prior {
+                "out-degree"
+            } else {
+                "none"
+            }
         );
     }
     if config.policy == Policy::Mmap {
@@ -297,6 +309,7 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     eprintln!("  {:<18} {:>9}", "stage", "seconds");
     for (name, d) in [
         ("sample", r.sample),
+        ("reuse prior", r.reuse_prior),
         ("changeset", r.changeset),
         ("  not hidden", r.changeset_exposed),
         ("load runs", r.load_runs),

@@ -197,6 +197,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 batch_size: a.batch_size as u64,
                 fanouts: fanouts.clone(),
                 carry_over: false,
+                reuse_prior: true,
             },
         };
         let r = inspect_superbatch(&sampler, &spec, &args.out)?;

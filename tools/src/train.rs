@@ -428,6 +428,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         superbatch: None,
         pipeline: Pipeline::Full,
         no_carry_over: false,
+        no_reuse_prior: false,
         changeset_every: 1,
         presc_rounds: 1,
         workers: args.workers,

@@ -21,9 +21,14 @@
 //!    cache hits; they are re-keyed to their next use. Each miss whose next
 //!    use is finite then replaces the cached node with the farthest next use
 //!    if that is strictly farther (streaming top-K, so the result is the
-//!    K nearest next uses of `C[i] ∪ ids[i]`). Never-again misses are not
-//!    inserted; never-again cached nodes are evicted first.
+//!    K nearest next uses of `C[i] ∪ ids[i]`). Never-again cached nodes
+//!    are evicted first. With no [`ReusePrior`] never-again misses are not
+//!    inserted; with one, "never again" is a run of buckets past the last
+//!    iteration, one per prior rank, so never-again nodes compete for the
+//!    slots no finite next use wants, nearest rank first, and the carried
+//!    ids the superbatch does not use keep the slots its init leaves free.
 
+use super::prior::{ReusePrior, RANKS};
 use super::{Changesets, Update};
 use crate::hash::FxMap;
 
@@ -153,6 +158,7 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
     capacity: usize,
     every: usize,
     carried: &[u64],
+    prior: &ReusePrior,
 ) -> Changesets {
     let every = every.max(1);
     let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
@@ -235,26 +241,30 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         }
     }
     cursor.copy_from_slice(&start[..nodes]);
-    let never = num_windows; // the "never again" bucket
+    // Nodes with no use left in the superbatch go to the "never again"
+    // buckets `never..never + RANKS`, by their prior rank: the lower the
+    // rank (the likelier a reuse after the superbatch), the nearer the
+    // bucket, so the last evicted. Without a prior they share the last.
+    let never = num_windows;
     let next_use = |cursor: &[u32], d: u32| -> usize {
         let c = cursor[d as usize];
         if c < start[d as usize + 1] {
             iters[c as usize] as usize
         } else {
-            never
+            never + prior.rank(global[d as usize])
         }
     };
 
     // C[0]: the carried ids this superbatch uses (a carried id it never
     // uses only holds a slot, so it goes), then the free slots filled with
     // the earliest first uses (= the first dense ids) not already cached.
-    let mut queue = BucketQueue::new(num_windows + 1, nodes);
+    let mut queue = BucketQueue::new(num_windows + RANKS, nodes);
     let mut cached = vec![false; nodes];
     let mut init: Vec<u64> = Vec::new();
     let mut kept = 0usize;
     let mut carried_used: Vec<u32> = Vec::new();
     for &d in &carried_dense {
-        if !cached[d as usize] && next_use(&cursor, d) != never {
+        if !cached[d as usize] && next_use(&cursor, d) < never {
             cached[d as usize] = true; // marks "seen" until C[0] is chosen
             carried_used.push(d);
         }
@@ -313,6 +323,19 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
             }
         }
     }
+    // Slots the superbatch leaves free keep the carried ids it does not
+    // use, nearest beyond-horizon key first: they cost no read.
+    if prior.is_some() && init.len() < capacity {
+        let mut unused: Vec<u32> = carried_dense
+            .iter()
+            .copied()
+            .filter(|&d| !cached[d as usize])
+            .collect();
+        unused.sort_by_key(|&d| next_use(&cursor, d));
+        for d in unused.into_iter().take(capacity - init.len()) {
+            take(d, true, &mut cached, &mut init);
+        }
+    }
     let init_reads = (init.len() - kept) as u64;
     let mut size = init.len();
     let mut updates = vec![Update::default(); batches.len()];
@@ -355,8 +378,8 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         let update = &mut updates[last - 1];
         for &(d, pos) in &miss_list {
             let key = next_use(&cursor, d);
-            if key == never || capacity == 0 {
-                continue;
+            if capacity == 0 || (key >= never && !prior.is_some()) {
+                continue; // no use left and no prior: not worth a slot
             }
             if size < capacity {
                 size += 1;

@@ -13,9 +13,12 @@
 //! Carry-over between superbatches: the cache a superbatch ends with is the
 //! cache the next one starts with. [`compute_changesets_from`] takes those
 //! `carried` ids as the starting state. A carried id the new superbatch
-//! uses keeps its slot, keyed by its next use; one it never uses is
-//! dropped at init; the free slots are filled with the earliest first uses
-//! not already cached. So the init of a later superbatch reads only rows it
+//! uses keeps its slot, keyed by its next use; the free slots are filled
+//! with the earliest first uses not already cached; a carried id it never
+//! uses keeps a slot only if one is still free, and only with a
+//! [`ReusePrior`] (which also decides, at the end of the superbatch, which
+//! rows the cache carries out: without one, the cache ends holding only
+//! rows the superbatch used, however large it is). So the init of a later superbatch reads only rows it
 //! does not hold. Filling a free slot costs the same read as missing that
 //! row at its first use, and nothing useful is evicted to make room, so
 //! init reads plus batch misses stay the optimum from the carried start
@@ -31,8 +34,10 @@
 //! concatenation of the window's batches (see `format/runtime.md`).
 
 use belady::plan_from;
+pub use prior::ReusePrior;
 
 mod belady;
+mod prior;
 
 /// The update applied after one batch: each `in_ids[j]` takes the slot of
 /// `out_ids[j]`, its row copied from position `in_positions[j]` of the
@@ -102,12 +107,14 @@ pub fn compute_changesets<B: AsRef<[u64]>>(
     capacity: usize,
     every: usize,
 ) -> Changesets {
-    compute_changesets_from(batches, capacity, every, &[])
+    compute_changesets_from(batches, capacity, every, &[], &ReusePrior::none())
 }
 
 /// [`compute_changesets`] for a superbatch that starts with the `carried`
 /// ids cached (distinct, at most `capacity`: the previous superbatch's
-/// [`Changesets::final_cache`]).
+/// [`Changesets::final_cache`]), ranking the nodes it does not use again by
+/// `prior` (see [`ReusePrior`]: the ranking changes which rows the cache
+/// carries out of the superbatch, never the superbatch's own reads).
 ///
 /// k-hop (`every > 1`) is not optimal, so no rule for `C[0]` is best on every
 /// trace; it computes both the carried plan and the plan a fresh cache
@@ -119,12 +126,13 @@ pub fn compute_changesets_from<B: AsRef<[u64]>>(
     capacity: usize,
     every: usize,
     carried: &[u64],
+    prior: &ReusePrior,
 ) -> Changesets {
-    let planned = plan_from(batches, capacity, every, carried);
+    let planned = plan_from(batches, capacity, every, carried, prior);
     if every <= 1 || carried.is_empty() {
         return planned;
     }
-    let mut fresh = plan_from(batches, capacity, every, &[]);
+    let mut fresh = plan_from(batches, capacity, every, &[], prior);
     let held: std::collections::HashSet<u64> = carried.iter().copied().collect();
     fresh.init_reads = fresh.init.iter().filter(|id| !held.contains(id)).count() as u64;
     if fresh.total_reads() < planned.total_reads() {
@@ -333,14 +341,39 @@ mod tests {
             batches in trace(5, 6),
             capacity in 1usize..4,
             carried in proptest::collection::btree_set(0u64..6, 0..4),
+            prior in any_prior(6),
         ) {
             let carried: Vec<u64> = carried.into_iter().take(capacity).collect();
-            let cs = compute_changesets_from(&batches, capacity, 1, &carried);
+            let cs = compute_changesets_from(&batches, capacity, 1, &carried, &prior);
             replay_from(&batches, capacity, 1, &carried, &cs);
             prop_assert_eq!(
                 cs.total_reads(),
                 exhaustive_reads_from(&batches, capacity, 6, &carried)
             );
+        }
+
+        /// A reuse prior decides only what the cache holds beyond the
+        /// superbatch's uses: every batch misses exactly what it misses
+        /// without one, init reads the same rows, and the cache ends full
+        /// (as full as the ids it has seen allow).
+        #[test]
+        fn a_prior_changes_what_is_carried_out_not_the_reads(
+            batches in trace(8, 30),
+            capacity in 0usize..12,
+            carried in proptest::collection::btree_set(0u64..30, 0..12),
+            every in 1usize..3,
+            prior in any_prior(30),
+        ) {
+            let carried: Vec<u64> = carried.into_iter().take(capacity).collect();
+            let with = compute_changesets_from(&batches, capacity, every, &carried, &prior);
+            let without = compute_changesets_from(&batches, capacity, every, &carried, &ReusePrior::none());
+            replay_from(&batches, capacity, every, &carried, &with);
+            prop_assert_eq!(&with.misses, &without.misses);
+            prop_assert_eq!(with.init_reads, without.init_reads);
+            if prior.is_some() {
+                let seen: BTreeSet<u64> = batches.iter().flatten().chain(&carried).copied().collect();
+                prop_assert_eq!(with.final_cache.len(), capacity.min(seen.len()));
+            }
         }
 
         /// Superbatches chained through `final_cache` read no more rows than
@@ -351,11 +384,12 @@ mod tests {
             sbs in proptest::collection::vec(trace(6, 30), 1..4),
             capacity in 1usize..12,
             every in 1usize..3,
+            prior in any_prior(30),
         ) {
             let mut carried: Vec<u64> = Vec::new();
             let (mut chained, mut reset) = (0u64, 0u64);
             for batches in &sbs {
-                let cs = compute_changesets_from(batches, capacity, every, &carried);
+                let cs = compute_changesets_from(batches, capacity, every, &carried, &prior);
                 replay_from(batches, capacity, every, &carried, &cs);
                 chained += cs.total_reads();
                 reset += compute_changesets(batches, capacity, every).total_reads();
@@ -407,6 +441,48 @@ mod tests {
             prop_assert_eq!(reference_misses(&batches, capacity, 1), exhaustive_misses(&batches, capacity, 6));
             prop_assert_eq!(fast, exhaustive_misses(&batches, capacity, 6));
         }
+    }
+
+    /// No prior, or out-degrees of ids `0..nodes` (some zero).
+    fn any_prior(nodes: usize) -> impl Strategy<Value = ReusePrior> {
+        proptest::option::of(proptest::collection::vec(0u32..100, nodes))
+            .prop_map(|deg| deg.map_or_else(ReusePrior::none, |d| ReusePrior::from_out_degrees(&d)))
+    }
+
+    /// Three superbatches [1][2] | [3] | [1], two slots, node 1 the
+    /// likeliest reused: without a prior the second superbatch drops 1 and
+    /// 2 (it does not use them) and the third reads 1 again; with one, 1
+    /// keeps the slot 3 leaves free.
+    #[test]
+    fn a_prior_keeps_a_free_slot_for_the_likeliest_reuse() {
+        let sbs = [vec![vec![1u64], vec![2]], vec![vec![3]], vec![vec![1]]];
+        let prior = ReusePrior::from_out_degrees(&[0, 50, 5, 1]);
+        let reads = |prior: &ReusePrior| {
+            let mut carried = Vec::new();
+            let mut reads = Vec::new();
+            for batches in &sbs {
+                let cs = compute_changesets_from(batches, 2, 1, &carried, prior);
+                replay_from(batches, 2, 1, &carried, &cs);
+                reads.push(cs.total_reads());
+                carried = cs.final_cache;
+            }
+            (reads, carried)
+        };
+        assert_eq!(reads(&ReusePrior::none()), (vec![2, 1, 1], vec![1]));
+        assert_eq!(reads(&prior), (vec![2, 1, 0], vec![1, 3]));
+    }
+
+    /// When the superbatch fills the cache, a never-again miss replaces
+    /// the cached never-again node of the farther rank (lower degree).
+    #[test]
+    fn never_again_nodes_compete_by_rank() {
+        // Capacity 1: batch 0 caches 2 (its only use), batch 1 misses 1,
+        // which has a higher degree, so 1 takes the slot.
+        let prior = ReusePrior::from_out_degrees(&[0, 40, 3]);
+        let cs = compute_changesets_from(&[vec![2u64], vec![1]], 1, 1, &[], &prior);
+        assert_eq!(cs.final_cache, vec![1]);
+        let cs = compute_changesets_from(&[vec![1u64], vec![2]], 1, 1, &[], &prior);
+        assert_eq!(cs.final_cache, vec![1]);
     }
 
     #[test]

@@ -17,6 +17,8 @@ use ginex::exec::curves::{
     curves, distinct_ids, offsets_path, sample_trace, CurvePoint, CurvePolicy, ReplayConfig,
     StaticRanks, Trace, TraceSpec,
 };
+use ginex::inspect::changeset::ReusePrior;
+use ginex::sample::neighbor_cache::out_degrees;
 use ginex::sample::sampler::parse_fanouts;
 use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;
@@ -63,6 +65,10 @@ pub struct CurvesBenchArgs {
     /// Belady optimum; `ginex epoch` uses 100).
     #[arg(long, default_value_t = 0)]
     pub superbatch: usize,
+    /// Replay ginex without the out-degree reuse prior (superbatch-local
+    /// Belady, as `ginex epoch --no-reuse-prior`).
+    #[arg(long)]
+    pub no_reuse_prior: bool,
     /// Pre-sampling epochs of presc.
     #[arg(long, default_value_t = 1)]
     pub presc_rounds: u64,
@@ -171,9 +177,18 @@ pub fn run_curves_bench_to(
     drop(topo);
     let ranks_secs = started.elapsed().as_secs_f64();
 
+    let uses_ginex = policies
+        .iter()
+        .any(|p| matches!(p, CurvePolicy::Ginex { .. }));
+    let prior = if uses_ginex && !args.no_reuse_prior {
+        ReusePrior::from_out_degrees(&out_degrees(&store)?)
+    } else {
+        ReusePrior::none()
+    };
     let config = ReplayConfig {
         num_nodes: store.num_nodes(),
         superbatch: args.superbatch,
+        prior,
     };
     let started = Instant::now();
     let points = curves(&trace, &policies, &args.sizes, &config, &ranks, threads)?;
@@ -215,11 +230,12 @@ pub fn run_curves_bench_to(
     .map_err(w)?;
     writeln!(
         table,
-        "  replay: {} policies x {} sizes in {replay_secs:.2} s on {threads} threads ({:.0} M accesses/s replayed); static selections {ranks_secs:.2} s; ginex superbatch {}",
+        "  replay: {} policies x {} sizes in {replay_secs:.2} s on {threads} threads ({:.0} M accesses/s replayed); static selections {ranks_secs:.2} s; ginex superbatch {}, reuse prior {}",
         policies.len(),
         args.sizes.len(),
         (trace.accesses() as f64 * points.len() as f64) / replay_secs.max(1e-9) / 1e6,
-        if args.superbatch == 0 { "= whole trace".to_string() } else { format!("{} batches", args.superbatch) }
+        if args.superbatch == 0 { "= whole trace".to_string() } else { format!("{} batches", args.superbatch) },
+        if config.prior.is_some() { "out-degree" } else { "none" }
     )
     .map_err(w)?;
     let header: String = args
@@ -302,6 +318,7 @@ pub fn run_curves_bench_to(
                 "distinct_ids": distinct,
             },
             "superbatch": args.superbatch,
+            "reuse_prior": config.prior.is_some(),
             "threads": threads,
             "seconds": {
                 "trace": trace_secs, "static_selection": ranks_secs, "replay": replay_secs,

@@ -60,9 +60,10 @@ pub struct Metrics {
 }
 
 /// Stages in the order tables show them; unknown stages follow, sorted.
-pub const STAGE_ORDER: [&str; 10] = [
+pub const STAGE_ORDER: [&str; 11] = [
     "neighbor_cache_build",
     "sample",
+    "reuse_prior",
     "changeset",
     "load_runs",
     "cache_init",

@@ -113,6 +113,7 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
                 keep_runs: false,
                 pipeline: Default::default(),
                 carry_over: true,
+                reuse_prior: true,
                 max_batches: Some(args.batches),
                 seed_nodes: None,
             };

@@ -200,7 +200,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 "first_batch": stamp.first_batch, "batches": stamp.num_batches,
                 "batch_size": stamp.batch_size, "fanouts": stamp.fanouts,
                 "feature_cache_rows": stamp.cache_rows, "changeset_every": stamp.changeset_every,
-                "carry_over": stamp.carry_over,
+                "carry_over": stamp.carry_over, "reuse_prior": stamp.reuse_prior,
             });
             let (records, t) = limited(records, limit);
             (
