@@ -255,9 +255,10 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         }
     };
 
-    // C[0]: the carried ids this superbatch uses (a carried id it never
-    // uses only holds a slot, so it goes), then the free slots filled with
-    // the earliest first uses (= the first dense ids) not already cached.
+    // C[0]: the carried ids this superbatch uses, then the free slots
+    // filled with the earliest first uses (= the first dense ids) not
+    // already cached; a carried id it never uses only holds a slot, so it
+    // goes — unless, with a prior, a slot is still free (below).
     let mut queue = BucketQueue::new(num_windows + RANKS, nodes);
     let mut cached = vec![false; nodes];
     let mut init: Vec<u64> = Vec::new();

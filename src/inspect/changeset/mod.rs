@@ -18,8 +18,8 @@
 //! uses keeps a slot only if one is still free, and only with a
 //! [`ReusePrior`] (which also decides, at the end of the superbatch, which
 //! rows the cache carries out: without one, the cache ends holding only
-//! rows the superbatch used, however large it is). So the init of a later superbatch reads only rows it
-//! does not hold. Filling a free slot costs the same read as missing that
+//! rows the superbatch used, however large it is). So the init of a later
+//! superbatch reads only rows it does not hold. Filling a free slot costs the same read as missing that
 //! row at its first use, and nothing useful is evicted to make room, so
 //! init reads plus batch misses stay the optimum from the carried start
 //! (checked against an exhaustive search in the tests). With `every > 1`
