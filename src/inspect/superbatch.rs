@@ -152,8 +152,9 @@ pub struct InspectReport {
 }
 
 /// Samples a superbatch into `dir` and precomputes its changesets from an
-/// empty cache. On error both files are removed, so a half-written
-/// superbatch never lingers.
+/// empty cache, with no reuse prior (`spec.run.reuse_prior` should say
+/// so). On error both files are removed, so a half-written superbatch
+/// never lingers.
 pub fn inspect_superbatch(
     source: &dyn BatchSource,
     spec: &SuperbatchSpec,
@@ -488,7 +489,7 @@ mod tests {
             batch_size: 4,
             fanouts: vec![3, 2],
             carry_over: true,
-            reuse_prior: true,
+            reuse_prior: false,
         }
     }
 

@@ -197,7 +197,8 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 batch_size: a.batch_size as u64,
                 fanouts: fanouts.clone(),
                 carry_over: false,
-                reuse_prior: true,
+                // A lone superbatch from an empty cache: no prior is used.
+                reuse_prior: false,
             },
         };
         let r = inspect_superbatch(&sampler, &spec, &args.out)?;
