@@ -167,6 +167,49 @@ fn pipelined_and_serial_runs_are_byte_identical() {
     }
 }
 
+/// The reuse prior runs beside the first superbatch's sampling (or first,
+/// serially): it is timed, what of it was not hidden is at most its time,
+/// and a damaged topology segment that its pass reads fails the run under
+/// every schedule with an error naming the segment, leaving no runtime
+/// file behind.
+#[test]
+fn the_reuse_prior_is_timed_and_its_failure_leaves_no_runtime_file() {
+    let (dir, store) = common::small_epoch_store();
+    for pipeline in Pipeline::ALL {
+        let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
+        cfg.pipeline = pipeline;
+        let (r, _) = run(&store, &cfg);
+        assert!(r.reuse_prior > std::time::Duration::ZERO, "{pipeline:?}");
+        assert!(r.reuse_prior_exposed <= r.reuse_prior, "{pipeline:?}");
+        if pipeline == Pipeline::Serial {
+            assert_eq!(r.reuse_prior_exposed, r.reuse_prior);
+        }
+    }
+    let indices = store.dir().join("indices");
+    let mut bytes = std::fs::read(&indices).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&indices, &bytes).unwrap();
+    let damaged = Store::open(store.dir()).unwrap();
+    for pipeline in Pipeline::ALL {
+        let runs = dir.path().join(format!("damaged-{}", pipeline.name()));
+        let mut cfg = common::epoch_config(Policy::Ginex, &runs);
+        cfg.pipeline = pipeline;
+        cfg.neighbor_cache_bytes = 0;
+        let err = run_epoch(&damaged, &cfg, &mut |_| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("segment") && err.contains("indices"),
+            "{pipeline:?}: {err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&runs)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "{pipeline:?}: left {left:?}");
+    }
+}
+
 /// Carry-over: the same batches as rebuilding the cache at every
 /// superbatch, never more rows read, strictly fewer init reads here.
 #[test]

@@ -108,13 +108,7 @@ pub fn run_epoch(
     let capacity = config.feature_cache_rows;
     let result = match config.policy {
         Policy::Ginex => (|| {
-            let started = Instant::now();
-            let prior = if config.reuse_prior {
-                ReusePrior::from_out_degrees(&out_degrees(store)?)
-            } else {
-                ReusePrior::none()
-            };
-            report.reuse_prior = started.elapsed();
+            let make_prior = || Ok(ReusePrior::from_out_degrees(&out_degrees(store)?));
             let run_dir = RunDir::create(&config.run_dir)?;
             run_ginex(
                 config,
@@ -125,7 +119,9 @@ pub fn run_epoch(
                 store.num_nodes(),
                 crate::sample::neighbor_cache::store_identity(store),
                 run_dir.path(),
-                &prior,
+                config
+                    .reuse_prior
+                    .then_some(&make_prior as &(dyn Fn() -> Result<ReusePrior> + Sync)),
                 &mut report,
                 consume,
             )?;

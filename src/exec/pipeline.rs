@@ -23,8 +23,13 @@
 //!
 //! At most two superbatches' runtime files exist at any time (a superbatch's
 //! files are removed right after it executes, unless they are kept).
+//!
+//! The changesets' [`ReusePrior`] (a pass over the topology) is computed
+//! once, before C(0) needs it: beside S(0) under `overlap` and `full`,
+//! first under `serial`. The report counts its time, and the part of it
+//! that ran on after S(0) finished as not hidden.
 
-use std::sync::mpsc;
+use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::cache::feature_cache::{init_chunk_rows, FeatureCache, RowSource};
@@ -51,7 +56,14 @@ struct Prepared {
     changeset_time: Duration,
     /// Time the changesets ran with no sampling beside them.
     changeset_exposed: Duration,
+    /// The reuse prior's time and the part of it not hidden behind S(0)
+    /// (the first superbatch carries them; zero on the others).
+    prior_time: Duration,
+    prior_exposed: Duration,
 }
+
+/// Computes the changesets' reuse prior (a pass over the topology).
+pub(crate) type MakePrior<'a> = &'a (dyn Fn() -> Result<ReusePrior> + Sync);
 
 /// The superbatches of an epoch of `total` batches on the store `store_id`
 /// identifies.
@@ -59,7 +71,7 @@ fn specs(
     config: &EpochConfig,
     total: u64,
     store_id: u32,
-    prior: &ReusePrior,
+    reuse_prior: bool,
 ) -> Vec<SuperbatchSpec> {
     let per_sb = config.superbatch.max(1);
     let run = RunParams {
@@ -70,7 +82,7 @@ fn specs(
         batch_size: config.batch_size as u64,
         fanouts: config.fanouts.clone(),
         carry_over: config.carry_over,
-        reuse_prior: prior.is_some(),
+        reuse_prior,
     };
     (0..total.div_ceil(per_sb))
         .map(|sb| {
@@ -95,12 +107,34 @@ struct Inspector<'a> {
     dir: &'a std::path::Path,
     specs: Vec<SuperbatchSpec>,
     carry_over: bool,
-    prior: &'a ReusePrior,
+    make_prior: Option<MakePrior<'a>>,
+    prior: OnceLock<ReusePrior>,
 }
 
 impl Inspector<'_> {
     fn sample(&self, s: usize) -> Result<SampledSuperbatch> {
         sample_superbatch(self.sampler, &self.specs[s], self.dir)
+    }
+
+    /// Computes the reuse prior unless it is computed already (none when
+    /// the run has no prior); returns the time it took and when it ended.
+    fn compute_prior(&self) -> Result<(Duration, Instant)> {
+        let started = Instant::now();
+        if self.prior.get().is_none() {
+            let prior = match self.make_prior {
+                Some(make) => make()?,
+                None => ReusePrior::none(),
+            };
+            let _ = self.prior.set(prior);
+        }
+        Ok((started.elapsed(), Instant::now()))
+    }
+
+    /// The prior computed beside S(0), `prior` (its time and end), charged
+    /// to `first`: the part that ran on after S(0) finished is exposed.
+    fn charge_prior(first: &mut Prepared, prior: (Duration, Instant), sampled_at: Instant) {
+        first.prior_time = prior.0;
+        first.prior_exposed = prior.1.saturating_duration_since(sampled_at).min(prior.0);
     }
 
     /// C(s) from the cache `carried` (replaced by this superbatch's final
@@ -112,12 +146,18 @@ impl Inspector<'_> {
         carried: &mut Vec<u64>,
     ) -> Result<Prepared> {
         let spec = self.specs[s].clone();
+        // Every schedule computes it before C(0); this is a no-op then.
+        if let Err(e) = self.compute_prior() {
+            let _ = sampled.files.remove();
+            return Err(e);
+        }
+        let prior = self.prior.get_or_init(ReusePrior::none);
         let start = if self.carry_over {
             std::mem::take(carried)
         } else {
             Vec::new()
         };
-        match precompute_changesets(&sampled, &spec, &start, self.prior) {
+        match precompute_changesets(&sampled, &spec, &start, prior) {
             Ok((changesets, changeset_time)) => {
                 *carried = changesets.final_cache.clone();
                 Ok(Prepared {
@@ -127,6 +167,8 @@ impl Inspector<'_> {
                     sample_time: sampled.sample_time,
                     changeset_time,
                     changeset_exposed: Duration::ZERO,
+                    prior_time: Duration::ZERO,
+                    prior_exposed: Duration::ZERO,
                 })
             }
             Err(e) => {
@@ -197,6 +239,8 @@ impl Executor<'_, '_, '_> {
         report.sample += p.sample_time;
         report.changeset += p.changeset_time;
         report.changeset_exposed += p.changeset_exposed;
+        report.reuse_prior += p.prior_time;
+        report.reuse_prior_exposed += p.prior_exposed;
         report
             .optimal_misses
             .extend_from_slice(&p.changesets.misses);
@@ -321,7 +365,7 @@ type OpenRows<'a> = &'a (dyn Fn() -> Result<GatherRows<'a>> + Sync);
 /// runtime files (stamped with `store_id`, the run and its parameters)
 /// under `dir`; misses are read through `rows`, a staged init's rows
 /// through a source `open_rows` opens; the changesets rank nodes beyond
-/// each superbatch by `prior`.
+/// each superbatch by the prior `make_prior` computes (none without it).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_ginex(
     config: &EpochConfig,
@@ -332,14 +376,14 @@ pub(crate) fn run_ginex(
     num_nodes: u64,
     store_id: u32,
     dir: &std::path::Path,
-    prior: &ReusePrior,
+    make_prior: Option<MakePrior<'_>>,
     report: &mut EpochReport,
     consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
 ) -> Result<()> {
     let total = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
-    let specs = specs(config, total, store_id, prior);
+    let specs = specs(config, total, store_id, make_prior.is_some());
     let n = specs.len();
     if n == 0 {
         return Ok(());
@@ -349,7 +393,8 @@ pub(crate) fn run_ginex(
         dir,
         specs,
         carry_over: config.carry_over,
-        prior,
+        make_prior,
+        prior: OnceLock::new(),
     };
     let mut executor = Executor {
         cache: FeatureCache::new(num_nodes, config.feature_cache_rows, rows.row_bytes())?,
@@ -365,23 +410,48 @@ pub(crate) fn run_ginex(
     let mut carried = Vec::new();
     match config.pipeline {
         Pipeline::Serial => {
+            let prior = inspector.compute_prior()?;
             for s in 0..n {
                 let sampled = inspector.sample(s)?;
                 let started = Instant::now();
                 let mut prepared = inspector.prepare(sampled, s, &mut carried)?;
                 prepared.changeset_exposed = started.elapsed().min(prepared.changeset_time);
+                if s == 0 {
+                    // Nothing runs beside it: all of it is exposed.
+                    (prepared.prior_time, prepared.prior_exposed) = (prior.0, prior.0);
+                }
                 executor.execute(prepared, report)?;
             }
             Ok(())
         }
         Pipeline::Overlap => {
-            let mut next = Some(inspector.sample(0)?);
+            let (prior, first) = std::thread::scope(|scope| {
+                let worker = scope.spawn(|| inspector.compute_prior());
+                let first = inspector.sample(0);
+                let prior = worker.join().unwrap_or_else(|_| {
+                    Err(Error::invalid_argument("reuse-prior thread panicked"))
+                });
+                (prior, first)
+            });
+            let first = first?;
+            let prior = match prior {
+                Ok(prior) => prior,
+                Err(e) => {
+                    let _ = first.files.remove();
+                    return Err(e);
+                }
+            };
+            let sampled_at = first.sampled_at;
+            let mut next = Some(first);
             for s in 0..n {
                 let sampled = next
                     .take()
                     .ok_or_else(|| Error::invalid_argument("internal: superbatch not sampled"))?;
-                let (prepared, following) =
+                let (mut prepared, following) =
                     inspector.prepare_beside_next(sampled, s, &mut carried)?;
+                if s == 0 {
+                    Inspector::charge_prior(&mut prepared, prior, sampled_at);
+                }
                 next = following;
                 if let Err(e) = executor.execute(prepared, report) {
                     if let Some(n) = next {
@@ -441,13 +511,27 @@ fn run_full(
             }
         });
         scope.spawn(move || {
+            // The prior, while S(0) samples.
+            let mut prior = match inspector.compute_prior() {
+                Ok(prior) => Some(prior),
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
             let mut carried = Vec::new();
             for s in 0..n {
                 let Ok(sampled) = sampled_rx.recv() else {
                     return;
                 };
-                let prepared =
-                    sampled.and_then(|sampled| inspector.prepare(sampled, s, &mut carried));
+                let prepared = sampled.and_then(|sampled| {
+                    let sampled_at = sampled.sampled_at;
+                    let mut p = inspector.prepare(sampled, s, &mut carried)?;
+                    if let Some(prior) = prior.take() {
+                        Inspector::charge_prior(&mut p, prior, sampled_at);
+                    }
+                    Ok(p)
+                });
                 if !hand_on(&ready_tx, prepared, |x| &x.files) {
                     return;
                 }

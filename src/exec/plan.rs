@@ -8,8 +8,9 @@
 //!    store keeps resident (`indptr`, page CRCs, the segment table), the
 //!    split and this epoch's seed order, the feature cache's address table
 //!    (4 bytes per node), `ginex`'s reuse prior (1 byte per node; counting
-//!    it needs 4 bytes per node more, but only before the feature cache is
-//!    allocated), and anything the caller adds (a model);
+//!    it needs 4 bytes per node more, but only while the first superbatch
+//!    is sampled, before any feature row is cached), and anything the
+//!    caller adds (a model);
 //! 2. **batch buffers** — the rows of the largest batch a few times over
 //!    (the gathered tensor, the miss buffer, a k-hop window or the
 //!    trainer's copy) plus the I/O engine's buffers;

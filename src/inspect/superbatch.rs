@@ -181,6 +181,9 @@ pub struct SampledSuperbatch {
     pub trace: Vec<Vec<u64>>,
     /// Time to sample and write the samples file.
     pub sample_time: Duration,
+    /// When sampling finished (what a computation beside it is measured
+    /// against).
+    pub sampled_at: Instant,
 }
 
 /// The inspector's first half: samples `spec`'s batches into `dir`. On
@@ -197,6 +200,7 @@ pub fn sample_superbatch(
             files,
             trace,
             sample_time: started.elapsed(),
+            sampled_at: Instant::now(),
         }),
         Err(e) => {
             let _ = files.remove();

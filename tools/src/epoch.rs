@@ -310,6 +310,7 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     for (name, d) in [
         ("sample", r.sample),
         ("reuse prior", r.reuse_prior),
+        ("  not hidden", r.reuse_prior_exposed),
         ("changeset", r.changeset),
         ("  not hidden", r.changeset_exposed),
         ("load runs", r.load_runs),
