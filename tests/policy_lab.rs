@@ -13,7 +13,6 @@ use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::import::synth::SynthParams;
 use ginex::inspect::changeset::ReusePrior;
-use ginex::sample::neighbor_cache::out_degrees;
 use ginex::sample::source::InMemoryTopology;
 use ginex::Store;
 use ginex_cli::bench::curves::{run_curves_bench_to, CurvesBenchArgs};
@@ -89,7 +88,7 @@ fn simulator_equals_the_executor_for_every_policy_at_two_sizes() {
     let config = ReplayConfig {
         num_nodes: store.num_nodes(),
         superbatch: 4,
-        prior: ReusePrior::from_out_degrees(&out_degrees(&store).unwrap()),
+        prior: ReusePrior::of_store(&store).unwrap(),
     };
     for rows in [150, 900] {
         let mut distinct = std::collections::BTreeSet::new();

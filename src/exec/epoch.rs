@@ -18,7 +18,6 @@ use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
 use crate::format::neighbor_cache::Codec;
 use crate::inspect::changeset::ReusePrior;
-use crate::sample::neighbor_cache::out_degrees;
 use crate::sample::neighbor_cache_reuse::{open_or_build, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::{ListCache, StoreSource};
@@ -108,7 +107,7 @@ pub fn run_epoch(
     let capacity = config.feature_cache_rows;
     let result = match config.policy {
         Policy::Ginex => (|| {
-            let make_prior = || Ok(ReusePrior::from_out_degrees(&out_degrees(store)?));
+            let make_prior = || ReusePrior::of_store(store);
             let run_dir = RunDir::create(&config.run_dir)?;
             run_ginex(
                 config,

@@ -43,6 +43,14 @@ impl ReusePrior {
         ReusePrior { ranks }
     }
 
+    /// The prior of `store`: its out-degrees, from one streaming pass over
+    /// the topology ([`out_degrees`](crate::sample::neighbor_cache::out_degrees)).
+    pub fn of_store(store: &crate::store::Store) -> crate::error::Result<Self> {
+        Ok(Self::from_out_degrees(
+            &crate::sample::neighbor_cache::out_degrees(store)?,
+        ))
+    }
+
     /// Whether there is a prior.
     pub fn is_some(&self) -> bool {
         !self.ranks.is_empty()

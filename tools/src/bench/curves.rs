@@ -18,7 +18,6 @@ use ginex::exec::curves::{
     StaticRanks, Trace, TraceSpec,
 };
 use ginex::inspect::changeset::ReusePrior;
-use ginex::sample::neighbor_cache::out_degrees;
 use ginex::sample::sampler::parse_fanouts;
 use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;
@@ -181,7 +180,7 @@ pub fn run_curves_bench_to(
         .iter()
         .any(|p| matches!(p, CurvePolicy::Ginex { .. }));
     let prior = if uses_ginex && !args.no_reuse_prior {
-        ReusePrior::from_out_degrees(&out_degrees(&store)?)
+        ReusePrior::of_store(&store)?
     } else {
         ReusePrior::none()
     };
