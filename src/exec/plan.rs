@@ -16,10 +16,13 @@
 //!    trainer's copy) plus the I/O engine's buffers;
 //! 3. **page-cache reserve** — runtime-file writeback and the neighbor lists
 //!    read through the kernel ([`PAGE_CACHE_RESERVE`]);
-//! 4. **superbatches in flight** (`ginex`) — the access traces being
-//!    sampled and turned into changesets, and the changeset working memory
-//!    ([`CHANGESET_BYTES_PER_ACCESS`] per access); the superbatch size is
-//!    chosen so this takes at most a quarter of what is left, unless given;
+//! 4. **superbatches in flight** (`ginex`) — the records of the superbatch
+//!    being executed (read back from its runtime file: ids and encoded
+//!    adjacency), and the access trace and changeset working memory of the
+//!    one prepared beside it ([`CHANGESET_BYTES_PER_ACCESS`] per access);
+//!    the superbatch size is chosen so this takes at most a quarter of what
+//!    is left, unless given, then evened out over the epoch (81 batches
+//!    with room for 46 make two superbatches of 41);
 //! 5. **caches** — the rest: an eighth to the neighbor cache (at most what
 //!    the whole topology would take), the remainder to the feature cache.
 //!
@@ -127,9 +130,17 @@ impl WorkingSet {
         })
     }
 
-    /// Bytes of one batch's records in memory (ids, adjacency).
+    /// Bytes of one batch's records as the executor reads them back: the
+    /// ids (8 bytes each) and the encoded adjacency (a u32 source and a
+    /// u32 target per edge, see `sample::sampler::encode_hops`).
     fn record_bytes(&self) -> u64 {
-        (self.mean_ids * 8.0 + self.mean_edges * 16.0) as u64
+        (self.mean_ids * 8.0 + self.mean_edges * 8.0) as u64
+    }
+
+    /// Bytes of one batch while it is sampled: its record and the hops it
+    /// is encoded from (another 8 bytes per edge).
+    fn sampling_bytes(&self) -> u64 {
+        self.record_bytes() + (self.mean_edges * 8.0) as u64
     }
 }
 
@@ -268,20 +279,19 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         + ws.max_ids * 24
         + io_buffer_bytes(ws.max_ids, store.layout().pages_per_row())
         + init_buffers;
-    // Per batch of a superbatch in flight: its records being sampled or
-    // read back, and its share of the changeset working memory.
+    // Per batch of a superbatch in flight: the records the executor reads
+    // back for superbatch s, and the access trace and changeset working
+    // memory of the superbatch the inspector prepares beside it (s + 1;
+    // under `serial` the two do not coexist, and the sum is an upper
+    // bound). Sampled records go to the runtime file as they come; the
+    // inspector keeps only their ids.
     let per_batch = if req.policy == Policy::Ginex {
-        let traces = if req.pipeline == Pipeline::Serial {
-            1
-        } else {
-            2
-        };
-        traces * ws.record_bytes() + (ws.mean_ids * CHANGESET_BYTES_PER_ACCESS as f64) as u64
+        ws.record_bytes() + (ws.mean_ids * CHANGESET_BYTES_PER_ACCESS as f64) as u64
     } else {
         0
     };
     // Sampling rounds in flight (workers × 4 batches).
-    let sampling = req.workers.max(1) as u64 * 4 * ws.record_bytes();
+    let sampling = req.workers.max(1) as u64 * 4 * ws.sampling_bytes();
     let before_superbatch = fixed + batch_buffers + PAGE_CACHE_RESERVE + sampling;
     let minimum = before_superbatch + per_batch;
     if req.memory < minimum {
@@ -304,9 +314,10 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let left = req.memory - before_superbatch;
     let superbatch = match (req.policy, req.superbatch) {
         (Policy::Ginex, Some(s)) => s.max(1),
-        (Policy::Ginex, None) => (left / 4 / per_batch.max(1))
-            .clamp(1, MAX_AUTO_SUPERBATCH)
-            .min(req.batches.max(1)),
+        (Policy::Ginex, None) => evened_superbatch(
+            req.batches,
+            (left / 4 / per_batch.max(1)).clamp(1, MAX_AUTO_SUPERBATCH),
+        ),
         _ => req.superbatch.unwrap_or(1),
     };
     let superbatch_bytes = per_batch * superbatch;
@@ -354,6 +365,14 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
     }
     Ok(plan)
+}
+
+/// The shortest superbatch that covers `batches` in as few superbatches as
+/// ones of `longest` batches would: the same number of superbatches, evened
+/// out, so that the memory a longer one would take goes to the caches.
+fn evened_superbatch(batches: u64, longest: u64) -> u64 {
+    let batches = batches.max(1);
+    batches.div_ceil(batches.div_ceil(longest.clamp(1, batches)))
 }
 
 /// Sizes a run leaves to the planner (None) or fixes itself (Some).
@@ -441,5 +460,28 @@ mod tests {
         assert_eq!(staged_init_bytes(1000, 1024), 4 * 64 * 1024);
         assert_eq!(staged_init_bytes(64_000, 100), 4 * 2000 * 100);
         assert_eq!(staged_init_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
+    }
+
+    #[test]
+    fn superbatches_are_evened_out_without_adding_one() {
+        assert_eq!(evened_superbatch(81, 46), 41);
+        assert_eq!(evened_superbatch(81, 15), 14);
+        assert_eq!(evened_superbatch(81, 1000), 81);
+        assert_eq!(evened_superbatch(0, 10), 1);
+        for batches in 1..150u64 {
+            for longest in 1..=batches + 2 {
+                let s = evened_superbatch(batches, longest);
+                let count = |len: u64| batches.div_ceil(len.min(batches));
+                assert!(
+                    s >= 1 && s <= longest.min(batches),
+                    "{batches} {longest} -> {s}"
+                );
+                assert_eq!(count(s), count(longest), "{batches} {longest} -> {s}");
+                assert!(
+                    s == 1 || count(s - 1) > count(s),
+                    "{batches} {longest} -> {s}"
+                );
+            }
+        }
     }
 }
