@@ -11,7 +11,7 @@ use crate::cache::static_policy::{top_out_degree, top_presampled};
 use crate::error::{Error, Result};
 pub use crate::exec::config::EpochConfig;
 use crate::exec::mmap::MmapStore;
-use crate::exec::pipeline::run_ginex;
+use crate::exec::pipeline::{run_ginex, MakePrior};
 use crate::exec::policy::Policy;
 pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
@@ -118,9 +118,7 @@ pub fn run_epoch(
                 store.num_nodes(),
                 crate::sample::neighbor_cache::store_identity(store),
                 run_dir.path(),
-                config
-                    .reuse_prior
-                    .then_some(&make_prior as &(dyn Fn() -> Result<ReusePrior> + Sync)),
+                config.reuse_prior.then_some(&make_prior as MakePrior<'_>),
                 &mut report,
                 consume,
             )?;
