@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -147,22 +147,57 @@ fn memory_budget_caches_built_once_and_killed_runs() {
         "--run-dir",
         runs.to_str().unwrap(),
     ]);
+    // The kills follow the run's progress, not the clock: each lands once
+    // the runtime files of superbatch `at` (of 8) of that process exist.
+    let furthest_superbatch = |pid: Option<u32>| -> Option<u64> {
+        let mut furthest = None;
+        for run in std::fs::read_dir(&runs).ok()?.flatten() {
+            let name = run.file_name().to_string_lossy().into_owned();
+            if pid.is_some_and(|pid| !name.starts_with(&format!("run-{pid}-"))) {
+                continue;
+            }
+            for file in std::fs::read_dir(run.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let name = file.file_name().to_string_lossy().into_owned();
+                let index = name
+                    .strip_prefix("sb-")
+                    .and_then(|n| n.split('.').next())
+                    .and_then(|n| n.parse::<u64>().ok());
+                furthest = furthest.max(index);
+            }
+        }
+        furthest
+    };
     let mut killed = 0;
-    for delay_ms in [150u64, 400, 900] {
+    for at in [0u64, 2, 4] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ginex"))
             .args(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
+        let pid = Some(child.id());
+        let started = Instant::now();
+        while furthest_superbatch(pid) < Some(at) && started.elapsed() < Duration::from_secs(60) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap();
             killed += 1;
         }
         child.wait().unwrap();
     }
-    assert!(killed > 0, "no run was killed mid-epoch");
+    assert_eq!(killed, 3, "a run finished before it was killed mid-epoch");
+    assert!(
+        furthest_superbatch(None).is_some(),
+        "the killed runs left no runtime files to clean up"
+    );
     let r4 = dir.path().join("r4.json");
     let mut again = args.clone();
     again.extend(["--report".to_string(), r4.to_str().unwrap().to_string()]);
