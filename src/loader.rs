@@ -377,6 +377,7 @@ impl<'s> LoaderBuilder<'s> {
             keep_runs: false,
             pipeline: Pipeline::default(),
             carry_over: true,
+            merge_gap_pages: Some(crate::store::gather::DEFAULT_MERGE_GAP_PAGES),
             reuse_prior: true,
             max_batches: self.max_batches,
             seed_nodes,

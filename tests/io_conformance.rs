@@ -47,22 +47,26 @@ struct Config {
     qd: usize,
     /// Cap of the gather buffer; small values force several rounds.
     chunk: usize,
+    /// Feature pages this far apart are read as one (None: never).
+    merge: Option<u64>,
 }
 
 fn configs() -> Vec<Config> {
-    let c = |backend, direct, qd, chunk| Config {
+    let c = |backend, direct, qd, chunk, merge| Config {
         backend,
         direct,
         qd,
         chunk,
+        merge,
     };
     vec![
-        c(Backend::Uring, true, 64, 16 << 20),
-        c(Backend::Uring, false, 3, 16 << 20),
-        c(Backend::Uring, true, 8, 5 * 4096),
-        c(Backend::Pread, true, 4, 16 << 20),
-        c(Backend::Pread, false, 1, 16 << 20),
-        c(Backend::Pread, true, 3, 3 * 4096),
+        c(Backend::Uring, true, 64, 16 << 20, Some(3)),
+        c(Backend::Uring, true, 64, 16 << 20, None),
+        c(Backend::Uring, false, 3, 16 << 20, Some(40)),
+        c(Backend::Uring, true, 8, 5 * 4096, Some(3)),
+        c(Backend::Pread, true, 4, 16 << 20, Some(0)),
+        c(Backend::Pread, false, 1, 16 << 20, None),
+        c(Backend::Pread, true, 3, 3 * 4096, Some(3)),
     ]
 }
 
@@ -72,6 +76,7 @@ fn gatherer(s: &Store, c: Config, faults: Arc<FaultPlan>) -> Gatherer {
         queue_depth: c.qd,
         direct: c.direct,
         faults,
+        merge_gap_pages: c.merge,
     };
     Gatherer::new(s, &opts).unwrap().with_chunk_bytes(c.chunk)
 }
@@ -217,11 +222,65 @@ fn gather_reads_each_page_once_and_counts() {
         g.gather(&s, &ids, &mut out).unwrap();
         assert_eq!(out, reference(&s, &ids), "{c:?}");
         let st = g.stats();
+        // Pages 0 and 3 lie two pages apart: one read of 4 pages when
+        // gaps of 2 are merged (and the buffer holds 4 pages).
+        let merged = c.merge.is_some_and(|gap| gap >= 2) && c.chunk >= 4 * 4096;
+        let (reads, pages_read) = if merged { (2, 5) } else { (3, 3) };
         assert_eq!(
-            (st.rows, st.unique_pages, st.bytes_read),
-            (ids.len() as u64, 3, 3 * 4096),
+            (st.rows, st.unique_pages, st.feature_reads, st.bytes_read),
+            (ids.len() as u64, 3, reads, pages_read * 4096),
             "{c:?}"
         );
+    }
+}
+
+/// Merging across gaps never changes the rows, only the reads: random
+/// batches give the same bytes with and without it, with fewer reads and
+/// at least as many bytes read; reads stay within 32 pages.
+#[test]
+fn merged_reads_give_the_same_rows_in_fewer_reads() {
+    let dir = workdir();
+    let path = store(dir.path(), "s", 40, Dtype::F32); // 25 rows per page, 120 pages
+    let s = Store::open(&path).unwrap();
+    let base = Config {
+        backend: Backend::Uring,
+        direct: true,
+        qd: 16,
+        chunk: 16 << 20,
+        merge: None,
+    };
+    for gap in [0u64, 1, 3, 200] {
+        let mut plain = gatherer(&s, base, Arc::default());
+        let mut merged = gatherer(
+            &s,
+            Config {
+                merge: Some(gap),
+                ..base
+            },
+            Arc::default(),
+        );
+        for salt in 0..6 {
+            let ids = batch(s.num_nodes(), 20 + 40 * salt as usize, salt);
+            let rb = s.layout().row_bytes();
+            let (mut a, mut b) = (vec![0u8; ids.len() * rb], vec![0u8; ids.len() * rb]);
+            plain.gather(&s, &ids, &mut a).unwrap();
+            merged.gather(&s, &ids, &mut b).unwrap();
+            assert_eq!(a, b, "gap {gap} salt {salt}");
+        }
+        let (p, m) = (plain.stats(), merged.stats());
+        assert_eq!(m.unique_pages, p.unique_pages);
+        assert!(
+            m.feature_reads < p.feature_reads,
+            "gap {gap}: {m:?} vs {p:?}"
+        );
+        assert!(m.bytes_read >= p.bytes_read, "gap {gap}: {m:?} vs {p:?}");
+        if gap == 200 {
+            // Everything merges up to 32 pages a read: reads of more than
+            // 8 pages on average, none of more than 32.
+            let pages = m.bytes_read / 4096;
+            assert!(m.feature_reads >= pages.div_ceil(32), "{m:?}");
+            assert!(m.feature_reads * 8 < pages, "reads were not merged: {m:?}");
+        }
     }
 }
 
@@ -269,9 +328,19 @@ fn injected_eio_names_file_and_offset() {
             }
             other => panic!("{c:?}: expected ReadFailed, got {other}"),
         }
+        // The failed read is named by file, offset and length, and covers
+        // the victim's page (merged reads start before it).
         let msg = err.to_string();
+        let read = msg
+            .split_once("read of ")
+            .and_then(|(_, r)| r.split_once(" bytes at offset "))
+            .and_then(|(len, r)| {
+                let at = r.split(|ch: char| !ch.is_ascii_digit()).next()?;
+                Some((len.parse::<u64>().ok()?, at.parse::<u64>().ok()?))
+            });
         assert!(
-            msg.contains("features.pages") && msg.contains(&format!("offset {offset}")),
+            msg.contains("features.pages")
+                && read.is_some_and(|(len, at)| at <= offset && offset < at + len),
             "{c:?}: {msg}"
         );
         // The reader is still usable after the failed batch.
@@ -361,6 +430,16 @@ fn corrupted_page_and_segment_are_detected() {
         );
         let err = g.read_lists(&s, &[0]).unwrap_err().to_string();
         assert!(err.contains("segment 0"), "{err}");
+        // Rows on pages 1 and 3 around the damaged page: merged into one
+        // read of pages 1..=3, whose page 2 is read and dropped unchecked.
+        let around = [s.layout().rows_per_page() as u64, row_in_page_2 + 25];
+        let before = g.stats();
+        let mut out = vec![0u8; around.len() * s.layout().row_bytes()];
+        g.gather(&s, &around, &mut out).unwrap();
+        assert_eq!(out, reference(&s, &around), "{c:?}");
+        let reads = g.stats().feature_reads - before.feature_reads;
+        let merged = c.merge.is_some_and(|gap| gap >= 1) && c.chunk >= 3 * 4096;
+        assert_eq!(reads, if merged { 1 } else { 2 }, "{c:?}");
         // Healthy data still reads.
         let ok = [0, 2999];
         let mut out = vec![0u8; ok.len() * s.layout().row_bytes()];

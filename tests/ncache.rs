@@ -4,11 +4,8 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use ginex::format::neighbor_cache::Codec;
 use ginex::import::synth::SynthParams;
-use ginex::io::fault::FaultPlan;
 use ginex::io::Backend;
 use ginex::sample::neighbor_cache::{build, NeighborCache};
 use ginex::sample::sampler::EpochSampler;
@@ -143,7 +140,7 @@ fn batches_with_and_without_the_cache_are_identical() {
             backend: Backend::Auto,
             queue_depth: 16,
             direct: false,
-            faults: Arc::new(FaultPlan::default()),
+            ..GatherOptions::default()
         };
         let cached = StoreSource::new(&s, Some(&cache), &opts).unwrap();
         let with = EpochSampler::new(&cached, &train, 50, vec![10, 10], 4, 1).unwrap();

@@ -113,6 +113,36 @@ fn memory_budget_caches_built_once_and_killed_runs() {
     );
     assert!(Path::new(&format!("{st}.ncache")).is_dir());
 
+    // Merged reads change the reads, never the batches: pages needed a few
+    // apart are read as one by default, each on its own with `off`.
+    let r_off = dir.path().join("r-off.json");
+    ok(&run(&[
+        "--memory",
+        "160MiB",
+        "--read-merge-gap",
+        "off",
+        "--report",
+        r_off.to_str().unwrap(),
+    ]));
+    let off = report(&r_off);
+    assert_eq!(
+        off["per_batch"], v["per_batch"],
+        "same batches, same counters"
+    );
+    let reads = |v: &Value| {
+        (
+            v["feature_reads"].as_u64().unwrap(),
+            v["pages_read"].as_u64().unwrap(),
+        )
+    };
+    let ((merged, pages), (unmerged, pages_off)) = (reads(&v2), reads(&off));
+    assert_eq!((unmerged, pages_off), (pages, pages), "{off}");
+    assert!(
+        merged > 0 && merged < pages / 2,
+        "{merged} reads for {pages} pages"
+    );
+    assert!(v2["bytes_read"].as_u64() > off["bytes_read"].as_u64());
+
     // `ginex cache build` writes where runs look for it.
     ok(&ginex(&["cache", "build", &st, "--budget", "1MiB"]));
     let r3 = dir.path().join("r3.json");

@@ -51,6 +51,7 @@ fn epoch_config(policy: Policy, rows: usize, run_dir: &std::path::Path) -> Epoch
         neighbor_cache: None,
         pipeline: Default::default(),
         carry_over: true,
+        merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
         reuse_prior: true,
         max_batches: Some(10),
         seed_nodes: None,

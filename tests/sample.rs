@@ -4,10 +4,8 @@
 mod common;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use ginex::import::synth::{NoProgress, SynthParams};
-use ginex::io::fault::FaultPlan;
 use ginex::io::Backend;
 use ginex::sample::sampler::{
     batch_seed, decode_hops, encode_hops, sample_batch, EpochSampler, SampledBatch,
@@ -177,7 +175,7 @@ fn memory_disk_and_cached_sources_give_identical_batches() {
         backend: Backend::Auto,
         queue_depth: 32,
         direct: false,
-        faults: Arc::new(FaultPlan::default()),
+        ..GatherOptions::default()
     };
     let disk = StoreSource::new(&s, None, &opts).unwrap();
     let cached = StoreSource::new(&s, Some(&cache), &opts).unwrap();

@@ -68,6 +68,7 @@ fn options(
             neighbor_cache: None,
             pipeline: Default::default(),
             carry_over: true,
+            merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
             reuse_prior: true,
             max_batches: None,
             seed_nodes: None,

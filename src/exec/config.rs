@@ -51,6 +51,10 @@ pub struct EpochConfig {
     /// superbatch-local Belady does; see
     /// [`ReusePrior`](crate::inspect::changeset::ReusePrior)).
     pub reuse_prior: bool,
+    /// Feature pages at most this far apart are read as one, the pages
+    /// between them dropped (None: one read per page; see
+    /// [`GatherOptions::merge_gap_pages`](crate::store::gather::GatherOptions::merge_gap_pages)).
+    pub merge_gap_pages: Option<u64>,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
     /// Seed nodes: the training split shuffled per epoch (None), or these

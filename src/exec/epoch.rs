@@ -96,7 +96,10 @@ pub fn run_epoch(
     } else {
         None
     };
-    let options = GatherOptions::default();
+    let options = GatherOptions {
+        merge_gap_pages: config.merge_gap_pages,
+        ..GatherOptions::default()
+    };
     let source = StoreSource::new(
         store,
         ncache.as_ref().map(|c| c as &dyn ListCache),
@@ -189,6 +192,7 @@ pub fn run_epoch(
     // (`+=`: the ginex policy's staged init adds its reader's reads.)
     let stats = rows.stats();
     report.pages_read += stats.unique_pages;
+    report.feature_reads += stats.feature_reads;
     report.bytes_read += stats.bytes_read;
     if ncache.is_some() {
         let c = source.counters();

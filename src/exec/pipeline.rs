@@ -16,9 +16,13 @@
 //! * [`Pipeline::Full`] (the default) — sampling and changesets of the
 //!   next superbatch also overlap the main loop of this one, so a trainer
 //!   consuming batches never waits for the inspector while the next
-//!   superbatch is prepared; and the init rows of a superbatch are read
-//!   while its batches run, each batch waiting only for the rows it needs
-//!   ([`crate::exec::staged_init`]). Its `cache_init` time is the time the
+//!   superbatch is prepared; and the init rows of a superbatch are read by
+//!   a thread of their own while its batches run, each batch waiting only
+//!   for the chunks it needs ([`crate::exec::staged_init`]). C(0) has no
+//!   main loop to hide behind, but superbatch 0 starts from an empty cache,
+//!   so its init is known once it is sampled
+//!   ([`fresh_init`](crate::inspect::changeset::fresh_init)): the executor
+//!   reads it while C(0) runs. Its `cache_init` time is the time the
 //!   executor waited for init rows.
 //!
 //! At most two superbatches' runtime files exist at any time (a superbatch's
@@ -38,14 +42,15 @@ use crate::exec::config::EpochConfig;
 pub use crate::exec::config::Pipeline;
 use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
-use crate::exec::staged_init::{order_by_first_use, with_staged_init, Arrivals};
+use crate::exec::staged_init::{chunks_in_page_order, with_staged_init, Arrivals, InitChunk};
 use crate::format::pages::FeatureLayout;
-use crate::inspect::changeset::{Changesets, ReusePrior, Update};
+use crate::inspect::changeset::{fresh_init, Changesets, ReusePrior, Update};
 use crate::inspect::superbatch::{
     precompute_changesets, read_superbatch, sample_superbatch, RunParams, SampledRecord,
     SampledSuperbatch, SuperbatchFiles, SuperbatchSpec,
 };
 use crate::sample::sampler::{decode_hops, EpochSampler};
+use crate::store::gather::GatherStats;
 
 /// A superbatch whose changesets are computed and written.
 struct Prepared {
@@ -269,11 +274,7 @@ impl Executor<'_, '_, '_> {
         let started = Instant::now();
         let load = self.cache.begin_init(&init)?;
         let ids: Vec<&[u64]> = batches.iter().map(|r| r.ids.as_slice()).collect();
-        let layout = self.layout;
-        // Chunks of 8 MiB, smaller for small inits so that the first
-        // batches do not wait for all of it.
-        let chunk_rows = (load.len() / 32).clamp(64, init_chunk_rows(self.row_bytes).max(64));
-        let chunks = order_by_first_use(&load, &ids, |id| layout.locate(id).page, chunk_rows);
+        let chunks = self.init_chunks(&load, &ids);
         report.cache_init += started.elapsed();
         let ((), stats) = with_staged_init(
             chunks,
@@ -281,11 +282,40 @@ impl Executor<'_, '_, '_> {
             |rows| rows.stats(),
             |arrivals| self.main_loop(p, &batches, &updates, Some(arrivals), report),
         )?;
-        if let Some(stats) = stats {
-            report.pages_read += stats.unique_pages;
-            report.bytes_read += stats.bytes_read;
-        }
-        report.init_reads += load.len() as u64;
+        count_init_reads(load.len(), stats, report);
+        Ok(())
+    }
+
+    /// The init rows `load` in chunks of 8 MiB (smaller for small inits,
+    /// so that the first batches do not wait for all of it), each needed
+    /// by the first of `batches` that uses it.
+    fn init_chunks(&self, load: &[u64], batches: &[&[u64]]) -> Vec<InitChunk> {
+        let layout = self.layout;
+        let chunk_rows = (load.len() / 32).clamp(64, init_chunk_rows(self.row_bytes).max(64));
+        chunks_in_page_order(load, batches, |id| layout.locate(id).page, chunk_rows)
+    }
+
+    /// Reads `init` into the cache before its superbatch's changesets exist
+    /// (staged init only): the first superbatch starts from an empty cache,
+    /// so its init is known once it is sampled ([`fresh_init`]), and is read
+    /// while its changesets are computed. The superbatch's own init then
+    /// finds those rows cached and reads nothing.
+    fn init_ahead(&mut self, init: &[u64], report: &mut EpochReport) -> Result<()> {
+        let Some(open_rows) = self.staged else {
+            return Ok(());
+        };
+        let started = Instant::now();
+        let load = self.cache.begin_init(init)?;
+        let chunks = self.init_chunks(&load, &[]);
+        let cache = &mut self.cache;
+        let ((), stats) = with_staged_init(
+            chunks,
+            open_rows,
+            |rows| rows.stats(),
+            |arrivals| arrivals.finish(cache),
+        )?;
+        report.cache_init += started.elapsed();
+        count_init_reads(load.len(), stats, report);
         Ok(())
     }
 
@@ -466,6 +496,16 @@ pub(crate) fn run_ginex(
     }
 }
 
+/// Counts an init's `rows` and its reader's reads (`stats`) in `report`.
+fn count_init_reads(rows: usize, stats: Option<GatherStats>, report: &mut EpochReport) {
+    if let Some(stats) = stats {
+        report.pages_read += stats.unique_pages;
+        report.feature_reads += stats.feature_reads;
+        report.bytes_read += stats.bytes_read;
+    }
+    report.init_reads += rows as u64;
+}
+
 /// Hands a stage's result to the next stage; returns whether the stage
 /// goes on: not after an error, nor when the next stage is gone (then the
 /// superbatch's runtime files, which nobody will execute, are removed).
@@ -499,6 +539,8 @@ fn run_full(
     let (sampled_tx, sampled_rx) = mpsc::sync_channel::<Result<SampledSuperbatch>>(1);
     let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<Prepared>>(1);
     let (done_tx, done_rx) = mpsc::channel::<()>();
+    // C[0] of the first superbatch, which starts from an empty cache.
+    let (first_init_tx, first_init_rx) = mpsc::sync_channel::<Vec<u64>>(1);
     std::thread::scope(|scope| {
         scope.spawn(move || {
             for s in 0..n {
@@ -524,6 +566,10 @@ fn run_full(
                 let Ok(sampled) = sampled_rx.recv() else {
                     return;
                 };
+                if let (0, Ok(sampled)) = (s, &sampled) {
+                    let capacity = inspector.specs[0].capacity;
+                    let _ = first_init_tx.send(fresh_init(&sampled.trace, capacity));
+                }
                 let prepared = sampled.and_then(|sampled| {
                     let sampled_at = sampled.sampled_at;
                     let mut p = inspector.prepare(sampled, s, &mut carried)?;
@@ -538,6 +584,11 @@ fn run_full(
             }
         });
         let result = (|| -> Result<()> {
+            // The first superbatch's init is read while its changesets are
+            // computed (none arrives when the inspector failed first).
+            if let Ok(init) = first_init_rx.recv() {
+                executor.init_ahead(&init, report)?;
+            }
             for _ in 0..n {
                 let waited = Instant::now();
                 let mut prepared = ready_rx

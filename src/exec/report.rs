@@ -76,8 +76,12 @@ pub struct EpochReport {
     pub neighbor_cache_build: Duration,
     /// Whether an existing neighbor cache was opened instead of built.
     pub neighbor_cache_reused: bool,
-    /// Pages read by the gather engine.
+    /// Distinct feature pages the gather engine needed (its gathers' page
+    /// runs, each counted once per gather).
     pub pages_read: u64,
+    /// Feature reads it issued: needed pages a few pages apart are merged
+    /// into one read, so this is at most `pages_read`.
+    pub feature_reads: u64,
     /// Bytes read by the gather engine (rows and neighbor lists).
     pub bytes_read: u64,
     /// Neighbor-cache hit ratio of sampling, if a cache was used.
@@ -130,7 +134,7 @@ impl EpochReport {
             "batch_misses": self.batch_misses(), "init_reads": self.init_reads,
             "optimal_init_reads": self.optimal_init_reads, "optimal_total": (!self.optimal_misses.is_empty()).then(|| self.optimal_total()),
             "neighbor_cache_reused": self.neighbor_cache_reused,
-            "pages_read": self.pages_read, "bytes_read": self.bytes_read,
+            "pages_read": self.pages_read, "feature_reads": self.feature_reads, "bytes_read": self.bytes_read,
             "neighbor_cache_hit_ratio": self.neighbor_hit_ratio,
             "seconds": {
                 "sample": self.sample.as_secs_f64(), "reuse_prior": self.reuse_prior.as_secs_f64(), "changeset": self.changeset.as_secs_f64(),

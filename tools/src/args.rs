@@ -26,6 +26,43 @@ pub fn bytes(s: &str) -> Result<u64, String> {
     crate::size::parse_bytes(s).map_err(|e| e.to_string())
 }
 
+/// `--read-merge-gap`: a number of pages, or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergeGap(Option<u64>);
+
+impl MergeGap {
+    /// The gap in pages; `None` for `off`.
+    pub fn pages(self) -> Option<u64> {
+        self.0
+    }
+}
+
+impl Default for MergeGap {
+    /// The gather engine's default gap.
+    fn default() -> Self {
+        MergeGap(Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES))
+    }
+}
+
+impl std::fmt::Display for MergeGap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(pages) => write!(f, "{pages}"),
+            None => f.write_str("off"),
+        }
+    }
+}
+
+/// `--read-merge-gap 3` (pages) or `off`.
+pub fn merge_gap(s: &str) -> Result<MergeGap, String> {
+    match s {
+        "off" => Ok(MergeGap(None)),
+        _ => s.parse::<u64>().map(|g| MergeGap(Some(g))).map_err(|_| {
+            format!("`{s}` is not a number of pages or `off` (e.g. --read-merge-gap 3)")
+        }),
+    }
+}
+
 /// `--pipeline overlap` (serial, overlap, full).
 pub fn pipeline(s: &str) -> Result<Pipeline, String> {
     Pipeline::parse(s).map_err(|e| e.to_string())

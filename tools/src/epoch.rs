@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::args::Fanouts;
+use crate::args::{Fanouts, MergeGap};
 use crate::machine::{machine_description, peak_rss_bytes};
 use ginex::error::{Error, Result};
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
@@ -120,6 +120,12 @@ pub struct DataArgs {
     /// Keep runtime files after each superbatch.
     #[arg(long)]
     pub keep_runs: bool,
+    /// Feature pages needed at most this many pages apart are read as one
+    /// read, the pages between them read and dropped (fewer, larger reads:
+    /// a superbatch's init is dense enough to gain); `off` reads every page
+    /// on its own. `ginex bench io` measures the trade-off on a device.
+    #[arg(long, default_value_t = MergeGap::default(), value_parser = crate::args::merge_gap)]
+    pub read_merge_gap: MergeGap,
     /// Stop each pass after this many batches.
     #[arg(long)]
     pub max_batches: Option<u64>,
@@ -165,6 +171,7 @@ impl DataArgs {
             keep_runs: self.keep_runs,
             pipeline: self.pipeline,
             carry_over: !self.no_carry_over,
+            merge_gap_pages: self.read_merge_gap.pages(),
             reuse_prior: !self.no_reuse_prior,
             max_batches: self.max_batches,
             seed_nodes: None,
@@ -186,6 +193,7 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
         "batch_size": config.batch_size, "fanouts": config.fanouts, "superbatch": config.superbatch,
         "changeset_every": config.changeset_every, "seed": config.seed, "epoch": config.epoch,
         "pipeline": config.pipeline.name(), "carry_over": config.carry_over, "reuse_prior": config.reuse_prior,
+        "read_merge_gap": config.merge_gap_pages,
         "presc_rounds": config.presc_rounds, "workers": config.workers,
     });
     v["crc_checked"] = json!(config.policy != Policy::Mmap);
@@ -339,8 +347,9 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
         "pages read not measured (page cache)".to_string()
     } else {
         format!(
-            "pages read {}, MB read {:.1}",
+            "pages needed {} in {} reads, MB read {:.1}",
             r.pages_read,
+            r.feature_reads,
             r.bytes_read as f64 / 1e6
         )
     };

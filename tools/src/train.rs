@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use crate::args::MergeGap;
 use crate::epoch::{DataArgs, SamplingArgs};
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
@@ -434,6 +435,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         workers: args.workers,
         run_dir: args.run_dir.clone(),
         keep_runs: false,
+        read_merge_gap: MergeGap::default(),
         max_batches: None,
     };
     let (data_cfg, plan) = data.config(&store, TRAIN_EXTRA_BYTES)?;

@@ -98,6 +98,33 @@ impl Changesets {
     }
 }
 
+/// `C[0]` of a superbatch that starts with an empty cache, without the
+/// rest of its changesets: the first `capacity` distinct ids of `batches`
+/// in order of first use (the order of [`Changesets::init`]). One pass;
+/// the executor reads them while the changesets are computed.
+pub fn fresh_init<B: AsRef<[u64]>>(batches: &[B], capacity: usize) -> Vec<u64> {
+    let max = batches
+        .iter()
+        .flat_map(|b| b.as_ref().iter().copied())
+        .max();
+    let Some(max) = max else {
+        return Vec::new();
+    };
+    let mut seen = vec![0u64; (max as usize >> 6) + 1];
+    let mut init = Vec::new();
+    for &id in batches.iter().flat_map(|b| b.as_ref()) {
+        if init.len() >= capacity {
+            break;
+        }
+        let (word, bit) = (id as usize >> 6, 1u64 << (id & 63));
+        if seen[word] & bit == 0 {
+            seen[word] |= bit;
+            init.push(id);
+        }
+    }
+    init
+}
+
 /// Computes the changesets of a superbatch that starts with an empty cache:
 /// `batches[i]` are the ids batch `i` gathers (each id at most once per
 /// batch), `capacity` the cache rows, `every` the k of the k-hop
@@ -235,6 +262,25 @@ mod tests {
             best = next;
         }
         best.values().copied().min().unwrap_or(0)
+    }
+
+    proptest! {
+        /// The init read ahead of the changesets is the changesets' init,
+        /// in the same order, for every k.
+        #[test]
+        fn fresh_init_is_the_changesets_init(
+            batches in trace(8, 24),
+            capacity in 0usize..30,
+            every in 1usize..4,
+            degrees in proptest::collection::vec(0u32..50, 24),
+        ) {
+            let fresh = fresh_init(&batches, capacity);
+            let cs = compute_changesets(&batches, capacity, every);
+            prop_assert_eq!(&fresh, &cs.init);
+            let prior = ReusePrior::from_out_degrees(&degrees);
+            let cs = compute_changesets_from(&batches, capacity, every, &[], &prior);
+            prop_assert_eq!(&fresh, &cs.init);
+        }
     }
 
     fn trace(max_batches: usize, max_nodes: u64) -> impl Strategy<Value = Vec<Vec<u64>>> {

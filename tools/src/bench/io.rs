@@ -16,7 +16,9 @@ use ginex::error::{Error, Result};
 use ginex::format::header::FileKind;
 use ginex::format::pages::FeatureLayout;
 use ginex::format::PAGE_SIZE;
-use ginex::io::page_reader::open_for_reads;
+use ginex::io::aligned::AlignedBuf;
+use ginex::io::make_reader;
+use ginex::io::page_reader::{open_for_reads, ReadOp};
 use ginex::io::read::drop_from_page_cache;
 use ginex::io::Backend;
 use ginex::store::gather::{GatherOptions, Gatherer};
@@ -48,6 +50,75 @@ pub struct IoBenchArgs {
     /// Seed of the random ids.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Read sizes, in 4 KiB pages, of the size sweep: random page-aligned
+    /// reads of that many consecutive pages at queue depth 64 (io_uring),
+    /// fitted to a cost per read plus a cost per page (empty = skip).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32")]
+    pub read_pages: Vec<u64>,
+    /// Reads per size of the size sweep.
+    #[arg(long, default_value_t = 60_000)]
+    pub sweep_reads: usize,
+}
+
+/// One size of the read-size sweep.
+struct SizeRow {
+    pages: u64,
+    reads: usize,
+    secs: f64,
+}
+
+/// Random page-aligned reads of `pages` consecutive feature pages, `reads`
+/// of them, through the io_uring reader at queue depth 64, in rounds of
+/// at most 32 MiB of buffer.
+fn read_size(store: &Store, pages: u64, reads: usize, seed: u64) -> Result<SizeRow> {
+    let mut reader = make_reader(Backend::Uring, 64, true, Default::default())?;
+    let path = store.path_of(FileKind::FeaturePages);
+    let file = reader.add_file(&path)?;
+    let total_pages = reader.files()[file].len / PAGE_SIZE as u64;
+    let starts = random_batch(total_pages.saturating_sub(pages).max(1), reads, seed);
+    let len = pages as usize * PAGE_SIZE;
+    let per_round = ((32usize << 20) / len).max(1);
+    let mut buf = AlignedBuf::zeroed(per_round * len)?;
+    let started = Instant::now();
+    for round in starts.chunks(per_round) {
+        let ops: Vec<ReadOp> = round
+            .iter()
+            .enumerate()
+            .map(|(k, &page)| ReadOp {
+                file,
+                offset: FeatureLayout::page_offset(page),
+                len,
+                dst: k * len,
+                allow_eof: false,
+            })
+            .collect();
+        reader.read_batch(&ops, &mut buf)?;
+    }
+    Ok(SizeRow {
+        pages,
+        reads,
+        secs: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Least-squares fit of seconds per read = `a + b * pages`: (a, b) in µs.
+fn fit_read_cost(rows: &[SizeRow]) -> Option<(f64, f64)> {
+    if rows.len() < 2 {
+        return None;
+    }
+    let pts: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.pages as f64, 1e6 * r.secs / r.reads as f64))
+        .collect();
+    let n = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx == 0.0 {
+        return None;
+    }
+    let b = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+    Some((my - b * mx, b))
 }
 
 struct Row {
@@ -188,6 +259,17 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
         drop_from_page_cache(&pages_path)?;
         rows.push(batched(&store, &batches, Backend::Uring, qd)?);
     }
+    let mut sizes = Vec::new();
+    for &pages in &args.read_pages {
+        drop_from_page_cache(&pages_path)?;
+        sizes.push(read_size(
+            &store,
+            pages.max(1),
+            args.sweep_reads,
+            args.seed,
+        )?);
+    }
+    let fit = fit_read_cost(&sizes);
     let fio = if args.fio_seconds > 0 {
         fio_iops(&pages_path, args.fio_seconds)
     } else {
@@ -214,6 +296,22 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
             json!({"reader": "fio", "qd": 64, "page_reads_per_s": fio})
         )
         .map_err(w)?;
+        for r in &sizes {
+            let v = json!({
+                "reader": "io_uring", "qd": 64, "read_pages": r.pages, "reads": r.reads,
+                "reads_per_s": r.reads as f64 / r.secs,
+                "mb_per_s": (r.reads as u64 * r.pages * PAGE_SIZE as u64) as f64 / 1e6 / r.secs,
+            });
+            writeln!(out, "{v}").map_err(w)?;
+        }
+        if let Some((a, b)) = fit {
+            writeln!(
+                out,
+                "{}",
+                json!({"fit_us_per_read": a, "fit_us_per_page": b})
+            )
+            .map_err(w)?;
+        }
         return Ok(());
     }
     writeln!(out, "bench io: {}", args.store.display()).map_err(w)?;
@@ -265,6 +363,41 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
         (Some(f), Some(u)) => writeln!(out, "  fio randread 4k qd64 io_uring direct: {f:.0} IOPS; io_uring reader at qd 64: {u:.0} page reads/s = {:.1}% of fio", 100.0 * u / f).map_err(w)?,
         (Some(f), None) => writeln!(out, "  fio randread 4k qd64: {f:.0} IOPS (no qd 64 row to compare)").map_err(w)?,
         (None, _) => writeln!(out, "  fio: not run (install fio, or --fio-seconds > 0)").map_err(w)?,
+    }
+    if !sizes.is_empty() {
+        writeln!(
+            out,
+            "  read sizes (io_uring, qd 64, {} random page-aligned reads each):",
+            args.sweep_reads
+        )
+        .map_err(w)?;
+        writeln!(
+            out,
+            "  {:>6} {:>10} {:>12} {:>9} {:>12}",
+            "pages", "KiB", "reads/s", "MB/s", "µs/read"
+        )
+        .map_err(w)?;
+        for r in &sizes {
+            let bytes = r.reads as u64 * r.pages * PAGE_SIZE as u64;
+            writeln!(
+                out,
+                "  {:>6} {:>10} {:>12.0} {:>9.1} {:>12.2}",
+                r.pages,
+                r.pages * 4,
+                r.reads as f64 / r.secs,
+                bytes as f64 / 1e6 / r.secs,
+                1e6 * r.secs / r.reads as f64
+            )
+            .map_err(w)?;
+        }
+        if let Some((a, b)) = fit {
+            writeln!(
+                out,
+                "  fit: {a:.2} µs per read + {b:.2} µs per page; reading a gap of g unneeded pages to save a read pays while g < {:.1}",
+                a / b.max(1e-9)
+            )
+            .map_err(w)?;
+        }
     }
     Ok(())
 }

@@ -51,6 +51,8 @@ pub struct Metrics {
     pub optimal_misses: Option<u64>,
     /// Bytes the gather engine read.
     pub bytes_read: Option<u64>,
+    /// Feature reads the gather engine issued.
+    pub feature_reads: Option<u64>,
     /// Training throughput (`--train`).
     pub seeds_per_s: Option<f64>,
     /// The child's peak RSS (`VmHWM`), when its report gives it.
@@ -109,6 +111,7 @@ pub fn metrics_from_report(v: &Value, train: bool) -> Metrics {
         misses: u(fc, "misses"),
         optimal_misses,
         bytes_read: u(e, "bytes_read"),
+        feature_reads: u(e, "feature_reads"),
         seeds_per_s: e.get("seeds_per_s").and_then(Value::as_f64),
         peak_rss_bytes: u(v, "peak_rss_bytes"),
         stages,
@@ -153,7 +156,7 @@ impl RunRecord {
             "round": self.round, "policy": self.policy, "wall_seconds": self.wall_s,
             "exit": self.exit.describe(), "cgroup_peak_bytes": self.peak_bytes, "oom_kills": self.oom_kills,
             "disk_read_bytes": self.disk_read_bytes, "peak_rss_bytes": m.peak_rss_bytes,
-            "hits": m.hits, "misses": m.misses, "optimal_misses": m.optimal_misses, "bytes_read": m.bytes_read,
+            "hits": m.hits, "misses": m.misses, "optimal_misses": m.optimal_misses, "bytes_read": m.bytes_read, "feature_reads": m.feature_reads,
             "seeds_per_s": m.seeds_per_s,
             "seconds": m.stages.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
         })
@@ -179,6 +182,8 @@ pub struct PolicySummary {
     pub optimal_misses: Option<u64>,
     /// Median bytes read.
     pub bytes_read: Option<u64>,
+    /// Median feature reads issued.
+    pub feature_reads: Option<u64>,
     /// Median bytes read from the block device by the child process.
     pub disk_read_bytes: Option<u64>,
     /// Highest peak RSS of the child over all runs.
@@ -265,6 +270,7 @@ pub fn summarize(runs: &[RunRecord], policies: &[String]) -> Vec<PolicySummary> 
                 misses: median_u64(ok.iter().map(|r| r.metrics.misses)),
                 optimal_misses: median_u64(ok.iter().map(|r| r.metrics.optimal_misses)),
                 bytes_read: median_u64(ok.iter().map(|r| r.metrics.bytes_read)),
+                feature_reads: median_u64(ok.iter().map(|r| r.metrics.feature_reads)),
                 disk_read_bytes: median_u64(ok.iter().map(|r| r.disk_read_bytes)),
                 peak_rss_bytes: all.iter().filter_map(|r| r.metrics.peak_rss_bytes).max(),
                 seeds_per_s: median(ok.iter().filter_map(|r| r.metrics.seeds_per_s).collect()),
@@ -301,12 +307,13 @@ pub fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String {
     let mib = |b: u64| format!("{:.1}", b as f64 / (1 << 20) as f64);
     let mut s = format!(
-        "  {:<8} {:>26} {:>9} {:>12} {:>12} {:>10} {:>10} {:>9} {:>9} {:>4}{} {}\n",
+        "  {:<8} {:>26} {:>9} {:>12} {:>12} {:>10} {:>10} {:>10} {:>9} {:>9} {:>4}{} {}\n",
         "policy",
         "wall s (min/median/max)",
         format!("x {baseline}"),
         "misses",
         "opt misses",
+        "reads",
         "MB read",
         "disk MB",
         "peak MiB",
@@ -330,12 +337,13 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
             format!("{}/{} ok ({})", p.ok_runs, p.runs, p.failures.join(", "))
         };
         s += &format!(
-            "  {:<8} {:>26} {:>9} {:>12} {:>12} {:>10} {:>10} {:>9} {:>9} {:>4}{} {}\n",
+            "  {:<8} {:>26} {:>9} {:>12} {:>12} {:>10} {:>10} {:>10} {:>9} {:>9} {:>4}{} {}\n",
             p.policy,
             wall,
             p.ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}x")),
             opt(p.misses),
             opt(p.optimal_misses),
+            opt(p.feature_reads),
             p.bytes_read
                 .map_or_else(|| "-".into(), |b| format!("{:.1}", b as f64 / 1e6)),
             p.disk_read_bytes
@@ -443,7 +451,7 @@ pub fn summary_json(p: &PolicySummary) -> Value {
         "policy": p.policy, "runs": p.runs, "ok_runs": p.ok_runs,
         "wall_seconds": p.wall.map(|(a, m, b)| json!({"min": a, "median": m, "max": b})),
         "ratio_to_baseline": p.ratio, "misses": p.misses, "optimal_misses": p.optimal_misses,
-        "bytes_read": p.bytes_read, "disk_read_bytes": p.disk_read_bytes, "peak_rss_bytes": p.peak_rss_bytes,
+        "bytes_read": p.bytes_read, "feature_reads": p.feature_reads, "disk_read_bytes": p.disk_read_bytes, "peak_rss_bytes": p.peak_rss_bytes,
         "seeds_per_s": p.seeds_per_s, "cgroup_peak_bytes": p.peak_bytes,
         "oom_kills": p.oom_kills, "failures": p.failures,
         "seconds": p.stages.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
@@ -468,6 +476,7 @@ mod tests {
                 misses: Some(misses),
                 optimal_misses: None,
                 bytes_read: Some(misses * 1024),
+                feature_reads: Some(misses / 4),
                 seeds_per_s: None,
                 peak_rss_bytes: Some(100 << 20),
                 stages: vec![("sample".into(), wall_s / 2.0), ("total".into(), wall_s)],
