@@ -236,7 +236,7 @@ fn gather_reads_each_page_once_and_counts() {
 
 /// Merging across gaps never changes the rows, only the reads: random
 /// batches give the same bytes with and without it, with fewer reads and
-/// at least as many bytes read; reads stay within 32 pages.
+/// at least as many bytes read; merging everything reaches the 32-page cap.
 #[test]
 fn merged_reads_give_the_same_rows_in_fewer_reads() {
     let dir = workdir();
@@ -275,8 +275,8 @@ fn merged_reads_give_the_same_rows_in_fewer_reads() {
         );
         assert!(m.bytes_read >= p.bytes_read, "gap {gap}: {m:?} vs {p:?}");
         if gap == 200 {
-            // Everything merges up to 32 pages a read: reads of more than
-            // 8 pages on average, none of more than 32.
+            // Everything merges, up to 32 pages a read: more than 8 pages
+            // a read on average, and no more than 32.
             let pages = m.bytes_read / 4096;
             assert!(m.feature_reads >= pages.div_ceil(32), "{m:?}");
             assert!(m.feature_reads * 8 < pages, "reads were not merged: {m:?}");
