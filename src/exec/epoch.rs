@@ -190,10 +190,7 @@ pub fn run_epoch(
         )),
     };
     // (`+=`: the ginex policy's staged init adds its reader's reads.)
-    let stats = rows.stats();
-    report.pages_read += stats.unique_pages;
-    report.feature_reads += stats.feature_reads;
-    report.bytes_read += stats.bytes_read;
+    report.add_gather_stats(&rows.stats());
     if ncache.is_some() {
         let c = source.counters();
         report.neighbor_hit_ratio =

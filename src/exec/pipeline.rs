@@ -499,9 +499,7 @@ pub(crate) fn run_ginex(
 /// Counts an init's `rows` and its reader's reads (`stats`) in `report`.
 fn count_init_reads(rows: usize, stats: Option<GatherStats>, report: &mut EpochReport) {
     if let Some(stats) = stats {
-        report.pages_read += stats.unique_pages;
-        report.feature_reads += stats.feature_reads;
-        report.bytes_read += stats.bytes_read;
+        report.add_gather_stats(&stats);
     }
     report.init_reads += rows as u64;
 }

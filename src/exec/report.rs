@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::sample::sampler::Hop;
+use crate::store::gather::GatherStats;
 
 /// One gathered batch, as the consumer receives it.
 pub struct EpochBatch<'a> {
@@ -92,6 +93,13 @@ impl EpochReport {
     /// Total hits.
     pub fn hits(&self) -> u64 {
         self.batches.iter().map(|b| b.hits).sum()
+    }
+
+    /// Adds a gatherer's feature reads (`stats`) to the counters.
+    pub(crate) fn add_gather_stats(&mut self, stats: &GatherStats) {
+        self.pages_read += stats.unique_pages;
+        self.feature_reads += stats.feature_reads;
+        self.bytes_read += stats.bytes_read;
     }
 
     /// Total misses: rows read by batches plus rows read at init.

@@ -101,15 +101,21 @@ fn read_size(store: &Store, pages: u64, reads: usize, seed: u64) -> Result<SizeR
     })
 }
 
-/// Least-squares fit of seconds per read = `a + b * pages`: (a, b) in µs.
+/// Largest read the fit uses: past ~8 pages a read is bound by the
+/// device's bandwidth, not by a cost per read plus a cost per page.
+const FIT_MAX_PAGES: u64 = 8;
+
+/// Least-squares fit of seconds per read = `a + b * pages` over the sizes
+/// of at most [`FIT_MAX_PAGES`]: (a, b) in µs.
 fn fit_read_cost(rows: &[SizeRow]) -> Option<(f64, f64)> {
-    if rows.len() < 2 {
-        return None;
-    }
     let pts: Vec<(f64, f64)> = rows
         .iter()
+        .filter(|r| r.pages <= FIT_MAX_PAGES)
         .map(|r| (r.pages as f64, 1e6 * r.secs / r.reads as f64))
         .collect();
+    if pts.len() < 2 {
+        return None;
+    }
     let n = pts.len() as f64;
     let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
     let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
@@ -393,11 +399,37 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
         if let Some((a, b)) = fit {
             writeln!(
                 out,
-                "  fit: {a:.2} µs per read + {b:.2} µs per page; reading a gap of g unneeded pages to save a read pays while g < {:.1}",
+                "  fit over reads of at most {FIT_MAX_PAGES} pages: {a:.2} µs per read + {b:.2} µs per page; reading a gap of g unneeded pages to save a read pays while g < {:.1}",
                 a / b.max(1e-9)
             )
             .map_err(w)?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fit recovers cost per read and per page from reads of up to 8
+    /// pages and ignores the bandwidth-bound larger ones.
+    #[test]
+    fn the_read_cost_fit_skips_bandwidth_bound_sizes() {
+        let row = |pages: u64, us: f64| SizeRow {
+            pages,
+            reads: 1000,
+            secs: us * 1000.0 / 1e6,
+        };
+        let rows = [
+            row(1, 12.0),
+            row(2, 14.0),
+            row(4, 18.0),
+            row(8, 26.0),
+            row(32, 500.0),
+        ];
+        let (a, b) = fit_read_cost(&rows).unwrap();
+        assert!((a - 10.0).abs() < 1e-6 && (b - 2.0).abs() < 1e-6, "{a} {b}");
+        assert!(fit_read_cost(&rows[3..]).is_none());
+    }
 }
