@@ -130,7 +130,8 @@ fn kept_files(r: &EpochReport) -> Vec<(String, Vec<u8>)> {
 
 /// Every schedule of the superbatch pipeline writes byte-identical runtime
 /// files and gathers byte-identical batches, exact and k-hop; and the
-/// misses, init reads included, are the optimum of the schedule.
+/// misses, init reads included (read ahead or not), are the optimum of the
+/// schedule.
 #[test]
 fn pipelined_and_serial_runs_are_byte_identical() {
     let (dir, store) = common::small_epoch_store();
@@ -152,6 +153,15 @@ fn pipelined_and_serial_runs_are_byte_identical() {
                 "{pipeline:?}: misses vs optimum"
             );
             assert_eq!(r.init_reads, r.optimal_init_reads);
+            // Only `full` reads a superbatch's init while the one before
+            // runs (some superbatch of the dozen finds the next one's
+            // changesets ready); the reads are the same.
+            assert_eq!(
+                r.read_ahead > 0,
+                pipeline == Pipeline::Full,
+                "{pipeline:?}: {} init rows read ahead",
+                r.read_ahead
+            );
             results.push((pipeline, seen, kept_files(&r), r));
         }
         let (_, seen0, files0, r0) = &results[0];
@@ -167,7 +177,7 @@ fn pipelined_and_serial_runs_are_byte_identical() {
     }
 }
 
-/// The reuse prior runs beside the first superbatch's sampling (or first,
+/// The reuse prior runs before the first superbatch's changesets (first,
 /// serially): it is timed, what of it was not hidden is at most its time,
 /// and a damaged topology segment that its pass reads fails the run under
 /// every schedule with an error naming the segment, leaving no runtime

@@ -31,6 +31,7 @@
 
 use crate::cache::feature_cache::{RowSource, EMPTY};
 use crate::error::{Error, Result};
+use crate::io::aligned::AlignedBuf;
 
 /// Linked-list and "no slot" marker.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -229,7 +230,9 @@ impl<P: Replacement> Residency<P> {
 /// A dynamic row cache: [`Residency`] plus the slot array of rows.
 pub struct DynamicCache<P> {
     residency: Residency<P>,
-    slots: Vec<u8>,
+    /// Allocated like the Belady and static caches' slots (mapped on first
+    /// use, huge pages), so that every policy pays the same for its memory.
+    slots: AlignedBuf,
     row_bytes: usize,
     hits: u64,
     misses: u64,
@@ -246,7 +249,7 @@ impl<P: Replacement> DynamicCache<P> {
             .ok_or_else(|| Error::invalid_argument("row cache size overflows"))?;
         Ok(DynamicCache {
             residency: Residency::new(num_nodes, capacity)?,
-            slots: vec![0u8; bytes],
+            slots: AlignedBuf::zeroed(bytes)?,
             row_bytes,
             hits: 0,
             misses: 0,
@@ -278,7 +281,7 @@ impl<P: Replacement> DynamicCache<P> {
                 ids.len() * rb
             )));
         }
-        let slots = &self.slots;
+        let slots = self.slots.as_slice();
         self.residency.lookup(ids, &mut self.miss_at, |pos, slot| {
             let s = slot as usize * rb;
             out[pos * rb..(pos + 1) * rb].copy_from_slice(&slots[s..s + rb]);
@@ -292,7 +295,8 @@ impl<P: Replacement> DynamicCache<P> {
             let row = &self.miss_rows[k * rb..(k + 1) * rb];
             out[pos * rb..(pos + 1) * rb].copy_from_slice(row);
             if let Some(slot) = self.residency.insert(id) {
-                self.slots[slot as usize * rb..(slot as usize + 1) * rb].copy_from_slice(row);
+                self.slots.as_mut_slice()[slot as usize * rb..(slot as usize + 1) * rb]
+                    .copy_from_slice(row);
             }
         }
         self.hits += (ids.len() - misses) as u64;

@@ -117,6 +117,31 @@ impl FeatureCache {
         self.len() == 0
     }
 
+    /// Slots free now.
+    pub fn free_slot_count(&self) -> usize {
+        self.free_slots.len()
+    }
+
+    /// Evicts `ids` (each cached, none twice): their slots become free.
+    /// Validated first, so an illegal list leaves the cache unchanged.
+    pub fn evict(&mut self, ids: &[u64]) -> Result<()> {
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        for &id in ids {
+            let i = self.check_id(id)?;
+            if self.table[i] == EMPTY || !seen.insert(id) {
+                return Err(Error::invalid_argument(format!(
+                    "evict: node {id} is not cached (or listed twice)"
+                )));
+            }
+        }
+        for &id in ids {
+            let slot = std::mem::replace(&mut self.table[id as usize], EMPTY);
+            self.slot_ids[slot as usize] = FREE;
+            self.free_slots.push(slot);
+        }
+        Ok(())
+    }
+
     /// Whether `id` is cached.
     pub fn contains(&self, id: u64) -> bool {
         self.table.get(id as usize).is_some_and(|&s| s != EMPTY)

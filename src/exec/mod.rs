@@ -12,6 +12,7 @@ pub mod mmap;
 pub mod pipeline;
 pub mod plan;
 pub mod policy;
+mod read_ahead;
 pub mod report;
 mod rows;
 pub mod run_dir;

@@ -74,13 +74,19 @@ pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
     );
     (2 * per_gatherer).min(IO_BUFFER_BYTES)
 }
-/// Most bytes of the staged init's buffers ([`Pipeline::Full`]): a chunk
-/// being read and the reader's page buffer (capped at a chunk), one chunk in
-/// the channel, one being filled; see [`staged_init_bytes`].
-pub const STAGED_INIT_BYTES: u64 = 4 * crate::cache::feature_cache::INIT_CHUNK_BYTES as u64;
+/// Chunks of the staged init's buffers ([`Pipeline::Full`]): the read-ahead
+/// of the next superbatch's init (the most of them) has a chunk being read
+/// (the reader's page buffer is capped at a chunk and counted as one), three
+/// in the channel and one held by the executor until the cache has room.
+/// A superbatch's own staged init, which runs before its read-ahead starts,
+/// takes fewer.
+pub const STAGED_INIT_CHUNKS: u64 = 6;
+/// Most bytes of the staged init's buffers; see [`staged_init_bytes`].
+pub const STAGED_INIT_BYTES: u64 =
+    STAGED_INIT_CHUNKS * crate::cache::feature_cache::INIT_CHUNK_BYTES as u64;
 
-/// The staged init's buffers for `num_nodes` rows of `row_bytes`: four
-/// chunks, a chunk being at most 1/32 of the rows (at least 64), at most
+/// The staged init's buffers for `num_nodes` rows of `row_bytes`:
+/// [`STAGED_INIT_CHUNKS`] chunks, a chunk being at most 1/32 of the rows (at least 64), at most
 /// [`INIT_CHUNK_BYTES`](crate::cache::feature_cache::INIT_CHUNK_BYTES)
 /// (as `exec::pipeline` cuts them).
 pub fn staged_init_bytes(num_nodes: u64, row_bytes: u64) -> u64 {
@@ -88,7 +94,7 @@ pub fn staged_init_bytes(num_nodes: u64, row_bytes: u64) -> u64 {
         .max(64)
         .saturating_mul(row_bytes)
         .min(crate::cache::feature_cache::INIT_CHUNK_BYTES as u64);
-    (4 * chunk).min(STAGED_INIT_BYTES)
+    (STAGED_INIT_CHUNKS * chunk).min(STAGED_INIT_BYTES)
 }
 /// Largest automatic superbatch.
 pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
@@ -456,9 +462,9 @@ mod tests {
         assert_eq!(io_buffer_bytes(10, 1), 2 * 10 * 4096);
         assert_eq!(io_buffer_bytes(10, 3), 2 * 30 * 4096);
         assert_eq!(io_buffer_bytes(1 << 20, 1), IO_BUFFER_BYTES);
-        // Four chunks of 1/32 of the rows (at least 64), at most 8 MiB each.
-        assert_eq!(staged_init_bytes(1000, 1024), 4 * 64 * 1024);
-        assert_eq!(staged_init_bytes(64_000, 100), 4 * 2000 * 100);
+        // Six chunks of 1/32 of the rows (at least 64), at most 8 MiB each.
+        assert_eq!(staged_init_bytes(1000, 1024), 6 * 64 * 1024);
+        assert_eq!(staged_init_bytes(64_000, 100), 6 * 2000 * 100);
         assert_eq!(staged_init_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
     }
 

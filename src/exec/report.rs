@@ -46,6 +46,11 @@ pub struct EpochReport {
     /// Rows read to fill the cache before batches run: the static
     /// policies' preload, `ginex`'s superbatch inits. Counted as misses.
     pub init_reads: u64,
+    /// Of `init_reads`, the rows of a superbatch's init read while the
+    /// superbatch before it ran (`ginex`, [`Pipeline::Full`]).
+    ///
+    /// [`Pipeline::Full`]: crate::exec::pipeline::Pipeline::Full
+    pub read_ahead: u64,
     /// The init reads the inspector planned (`ginex` only; equals
     /// `init_reads` when the executor followed the plan).
     pub optimal_init_reads: u64,
@@ -139,7 +144,7 @@ impl EpochReport {
     pub fn to_json(&self) -> Value {
         json!({
             "hits": self.hits(), "misses": self.misses(), "miss_ratio": self.miss_ratio(),
-            "batch_misses": self.batch_misses(), "init_reads": self.init_reads,
+            "batch_misses": self.batch_misses(), "init_reads": self.init_reads, "read_ahead_rows": self.read_ahead,
             "optimal_init_reads": self.optimal_init_reads, "optimal_total": (!self.optimal_misses.is_empty()).then(|| self.optimal_total()),
             "neighbor_cache_reused": self.neighbor_cache_reused,
             "pages_read": self.pages_read, "feature_reads": self.feature_reads, "bytes_read": self.bytes_read,

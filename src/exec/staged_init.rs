@@ -105,8 +105,13 @@ type ReadChunk = Result<(Vec<u64>, Vec<u8>)>;
 /// reading thread and are filled into the cache on demand.
 pub(crate) struct Arrivals {
     rx: mpsc::Receiver<ReadChunk>,
-    /// `needed_by` of the chunks not yet received, in order.
+    /// `needed_by` of the chunks not yet filled, in order.
     upcoming: std::collections::VecDeque<usize>,
+    /// A chunk received but not filled yet ([`Arrivals::fill_ready`]).
+    held: Option<(Vec<u64>, Vec<u8>)>,
+    /// Row buffers filled, back to the reader for its next chunks (a fresh
+    /// buffer of 8 MiB per chunk cost a page fault per 4 KiB).
+    spent: mpsc::Sender<Vec<u8>>,
 }
 
 impl Arrivals {
@@ -126,14 +131,113 @@ impl Arrivals {
         Ok(())
     }
 
-    fn receive(&mut self, cache: &mut FeatureCache) -> Result<()> {
-        let (ids, rows) = self
-            .rx
-            .recv()
-            .map_err(|_| Error::invalid_argument("internal: the init reader stopped"))??;
-        self.upcoming.pop_front();
-        cache.fill(&ids, &rows)
+    /// True once every chunk is filled.
+    pub(crate) fn is_done(&self) -> bool {
+        self.upcoming.is_empty()
     }
+
+    /// Fills the chunks that have arrived (with `wait`, every chunk, as it
+    /// arrives), in order, as long as `cache` keeps at least `reserve`
+    /// slots free; returns the rows filled.
+    pub(crate) fn fill_ready(
+        &mut self,
+        cache: &mut FeatureCache,
+        reserve: usize,
+        wait: bool,
+    ) -> Result<u64> {
+        let stopped = || Error::invalid_argument("internal: the init reader stopped");
+        let mut filled = 0;
+        while !self.upcoming.is_empty() {
+            let (ids, rows) = match self.held.take() {
+                Some(chunk) => chunk,
+                None if wait => self.rx.recv().map_err(|_| stopped())??,
+                None => match self.rx.try_recv() {
+                    Ok(chunk) => chunk?,
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => return Err(stopped()),
+                },
+            };
+            if cache.free_slot_count() < ids.len() + reserve {
+                self.held = Some((ids, rows));
+                break;
+            }
+            cache.fill(&ids, &rows)?;
+            let _ = self.spent.send(rows);
+            self.upcoming.pop_front();
+            filled += ids.len() as u64;
+        }
+        Ok(filled)
+    }
+
+    fn receive(&mut self, cache: &mut FeatureCache) -> Result<()> {
+        let (ids, rows) = match self.held.take() {
+            Some(chunk) => chunk,
+            None => self
+                .rx
+                .recv()
+                .map_err(|_| Error::invalid_argument("internal: the init reader stopped"))??,
+        };
+        self.upcoming.pop_front();
+        cache.fill(&ids, &rows)?;
+        let _ = self.spent.send(rows);
+        Ok(())
+    }
+}
+
+/// Starts, in `scope`, a thread that reads `chunks` in order through the
+/// row source `open` makes there, at most `ahead` chunks ahead of the
+/// executor. Returns the executor's end and the thread, which returns what
+/// the source reports when done (`done`; `None` when it could not open).
+pub(crate) fn spawn_reader<'scope, S, D>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    chunks: Vec<InitChunk>,
+    open: &'scope (dyn Fn() -> Result<S> + Sync),
+    done: impl FnOnce(&S) -> D + Send + 'scope,
+    ahead: usize,
+) -> (Arrivals, std::thread::ScopedJoinHandle<'scope, Option<D>>)
+where
+    S: RowSource,
+    D: Send + 'scope,
+{
+    let (tx, rx) = mpsc::sync_channel(ahead);
+    let (spent, recycled) = mpsc::channel::<Vec<u8>>();
+    let arrivals = Arrivals {
+        rx,
+        upcoming: chunks.iter().map(|c| c.needed_by).collect(),
+        held: None,
+        spent,
+    };
+    let reader = scope.spawn(move || {
+        let source = match open() {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return None;
+            }
+        };
+        let rb = source.row_bytes();
+        for chunk in chunks {
+            let mut rows = recycled.try_recv().unwrap_or_default();
+            rows.resize(chunk.ids.len() * rb, 0);
+            let read = source.read_rows(&chunk.ids, &mut rows);
+            let failed = read.is_err();
+            let sent = tx.send(read.map(|()| (chunk.ids, rows)));
+            if failed || sent.is_err() {
+                break; // an error was handed over, or the executor stopped
+            }
+        }
+        Some(done(&source))
+    });
+    (arrivals, reader)
+}
+
+/// Joins a reader thread of [`spawn_reader`].
+pub(crate) fn join_reader<D>(
+    reader: std::thread::ScopedJoinHandle<'_, Option<D>>,
+) -> Result<Option<D>> {
+    reader
+        .join()
+        .map_err(|_| Error::invalid_argument("the init reader thread panicked"))
 }
 
 /// Runs `body` with the chunks being read, in order, by a thread that
@@ -150,38 +254,12 @@ where
     S: RowSource,
     D: Send,
 {
-    let (tx, rx) = mpsc::sync_channel(1);
-    let mut arrivals = Arrivals {
-        rx,
-        upcoming: chunks.iter().map(|c| c.needed_by).collect(),
-    };
     std::thread::scope(|scope| {
-        let reader = scope.spawn(move || {
-            let source = match open() {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return None;
-                }
-            };
-            let rb = source.row_bytes();
-            for chunk in chunks {
-                let mut rows = vec![0u8; chunk.ids.len() * rb];
-                let read = source.read_rows(&chunk.ids, &mut rows);
-                let failed = read.is_err();
-                let sent = tx.send(read.map(|()| (chunk.ids, rows)));
-                if failed || sent.is_err() {
-                    break; // an error was handed over, or the executor stopped
-                }
-            }
-            Some(done(&source))
-        });
+        let (mut arrivals, reader) = spawn_reader(scope, chunks, open, done, 1);
         let result = body(&mut arrivals);
         // Unblock the reader if the body stopped early.
         drop(arrivals);
-        let stats = reader
-            .join()
-            .map_err(|_| Error::invalid_argument("the init reader thread panicked"))?;
+        let stats = join_reader(reader)?;
         result.map(|r| (r, stats))
     })
 }

@@ -363,9 +363,10 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     );
     if config.policy == Policy::Ginex {
         eprintln!(
-            "  optimum of this schedule: {} reads ({} at init)",
+            "  optimum of this schedule: {} reads ({} at init); init rows read during the superbatch before: {}",
             r.optimal_total(),
-            r.optimal_init_reads
+            r.optimal_init_reads,
+            r.read_ahead
         );
     }
     if let Some(dir) = &r.kept_runs {

@@ -1,0 +1,350 @@
+//! Reading the next superbatch's init while this one runs.
+//!
+//! With carry-over, superbatch `s + 1` starts from the cache superbatch `s`
+//! ends with: its init evicts the rows of that cache it does not keep and
+//! reads the rows it needs that are not cached. Done at the boundary, the
+//! reads wait for nothing but leave the device idle while `s` gathers from
+//! its cache. Here they start as soon as the changesets of `s + 1` exist,
+//! during the main loop of `s`:
+//!
+//! * a row `s + 1` does not keep is evicted right after its last use in
+//!   `s` (a row `s` never uses at once): its slot is free from then on;
+//! * a row `s + 1` loads is read ahead unless `s` uses it (an update of `s`
+//!   could insert it) or holds it now (an update of `s` will evict it);
+//!   those few are read at the boundary, as before;
+//! * a chunk of rows read ahead is filled only while the cache keeps the
+//!   free slots the remaining updates of `s` insert into.
+//!
+//! Every update of `s` then finds the cache it was computed for, minus
+//! rows it will not touch again; the cache `s + 1` starts with is its
+//! init, as before; batches, checksums and the rows read do not change.
+//! Only when the reads happen does.
+//!
+//! Measured at 3 GiB on the 8M-node store: the 493 k rows the second
+//! superbatch loads took 2.4 s at its start, after a main loop of 1.4 s
+//! that read nothing.
+
+use crate::cache::feature_cache::FeatureCache;
+use crate::error::Result;
+use crate::exec::staged_init::Arrivals;
+use crate::inspect::changeset::Update;
+
+/// What superbatch `s` can do for the init of `s + 1` during its main loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReadAheadPlan {
+    /// Rows of the next init to read ahead, ascending.
+    pub load: Vec<u64>,
+    /// Cached rows the next init drops, each with the batch of `s` after
+    /// which it may go (the end of the window of its last use; 0 when `s`
+    /// does not use it), in that batch order.
+    pub evictions: Vec<(usize, u64)>,
+    /// Free slots the updates after batch `i` still insert into, beyond
+    /// their evictions (at any point of the rest of the superbatch).
+    pub reserve_after: Vec<usize>,
+}
+
+/// Bits for ids below `n`.
+struct IdSet(Vec<u64>);
+
+impl IdSet {
+    fn with_capacity(n: u64) -> IdSet {
+        IdSet(vec![0; (n as usize >> 6) + 1])
+    }
+    fn insert(&mut self, id: u64) {
+        if let Some(w) = self.0.get_mut(id as usize >> 6) {
+            *w |= 1 << (id & 63);
+        }
+    }
+    fn remove(&mut self, id: u64) -> bool {
+        match self.0.get_mut(id as usize >> 6) {
+            Some(w) if *w & (1 << (id & 63)) != 0 => {
+                *w &= !(1 << (id & 63));
+                true
+            }
+            _ => false,
+        }
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.0
+            .get(id as usize >> 6)
+            .is_some_and(|w| w & (1 << (id & 63)) != 0)
+    }
+}
+
+/// Plans the read-ahead of `next_init` (the next superbatch's `C[0]`)
+/// during a superbatch whose batches access `batches`, whose updates are
+/// `updates` (applied at the end of windows of `every` batches), and which
+/// ends with the cache `final_cache`; `cache` is the cache now (the rows it
+/// holds that the next init loads are left to the boundary).
+pub(crate) fn plan_read_ahead(
+    cache: &FeatureCache,
+    next_init: &[u64],
+    final_cache: &[u64],
+    batches: &[&[u64]],
+    updates: &[Update],
+    every: usize,
+) -> ReadAheadPlan {
+    let max_id = next_init
+        .iter()
+        .chain(final_cache)
+        .copied()
+        .max()
+        .unwrap_or(0);
+    let mut kept = IdSet::with_capacity(max_id);
+    next_init.iter().for_each(|&id| kept.insert(id));
+    let mut in_final = IdSet::with_capacity(max_id);
+    final_cache.iter().for_each(|&id| in_final.insert(id));
+    let mut dropped = IdSet::with_capacity(max_id);
+    let mut dropped_count = 0;
+    for &id in final_cache.iter().filter(|&&id| !kept.contains(id)) {
+        dropped.insert(id);
+        dropped_count += 1;
+    }
+    let mut used = IdSet::with_capacity(max_id);
+    // Last uses, latest batch first: the first sighting walking backwards.
+    // A row a batch misses is cached by the update at the end of its
+    // window: it may go after that one.
+    let every = every.max(1);
+    let window_end = |b: usize| ((b / every + 1) * every - 1).min(batches.len() - 1);
+    let mut last_uses = Vec::with_capacity(dropped_count);
+    for (b, ids) in batches.iter().enumerate().rev() {
+        for &id in ids.iter() {
+            used.insert(id);
+            if dropped.remove(id) {
+                last_uses.push((window_end(b), id));
+            }
+        }
+    }
+    let mut evictions: Vec<(usize, u64)> = final_cache
+        .iter()
+        .filter(|&&id| dropped.contains(id))
+        .map(|&id| (0, id))
+        .collect();
+    evictions.extend(last_uses.into_iter().rev());
+    let mut load: Vec<u64> = next_init
+        .iter()
+        .copied()
+        .filter(|&id| !in_final.contains(id) && !used.contains(id) && !cache.contains(id))
+        .collect();
+    load.sort_unstable();
+    let mut reserve_after = vec![0usize; batches.len()];
+    for i in (0..batches.len().saturating_sub(1)).rev() {
+        let next = &updates[i + 1];
+        let net = next.in_ids.len() as i64 - next.out_ids.len() as i64;
+        reserve_after[i] = (net + reserve_after[i + 1] as i64).max(0) as usize;
+    }
+    ReadAheadPlan {
+        load,
+        evictions,
+        reserve_after,
+    }
+}
+
+/// A read-ahead under way: its rows arriving, the evictions not done yet.
+pub(crate) struct ReadAhead {
+    pub arrivals: Arrivals,
+    evictions: Vec<(usize, u64)>,
+    evicted: usize,
+    reserve_after: Vec<usize>,
+    /// Wait for the rows the cache has room for after each batch, instead
+    /// of filling only those that have arrived (tests: the most filled
+    /// early, deterministically).
+    wait: bool,
+}
+
+impl ReadAhead {
+    /// The read-ahead of `plan`, whose rows arrive through `arrivals`
+    /// (`wait`: see the field).
+    pub(crate) fn new(plan: ReadAheadPlan, arrivals: Arrivals, wait: bool) -> ReadAhead {
+        ReadAhead {
+            arrivals,
+            evictions: plan.evictions,
+            evicted: 0,
+            reserve_after: plan.reserve_after,
+            wait,
+        }
+    }
+
+    /// After batch `b`'s update: evicts the rows last used by then, and
+    /// fills the rows that have arrived into the slots the rest of the
+    /// superbatch leaves free. Does not wait for rows (unless `wait`).
+    pub(crate) fn after_batch(&mut self, b: usize, cache: &mut FeatureCache) -> Result<()> {
+        let rest = &self.evictions[self.evicted..];
+        let due = rest.partition_point(|&(last, _)| last <= b);
+        let ids: Vec<u64> = rest[..due].iter().map(|&(_, id)| id).collect();
+        cache.evict(&ids)?;
+        self.evicted += due;
+        let reserve = self.reserve_after.get(b).copied().unwrap_or(0);
+        self.arrivals.fill_ready(cache, reserve, self.wait)?;
+        Ok(())
+    }
+
+    /// After the superbatch's last update: the remaining evictions, then
+    /// every remaining row (waiting for them).
+    pub(crate) fn finish(&mut self, cache: &mut FeatureCache) -> Result<()> {
+        let ids: Vec<u64> = self.evictions[self.evicted..]
+            .iter()
+            .map(|&(_, id)| id)
+            .collect();
+        cache.evict(&ids)?;
+        self.evicted = self.evictions.len();
+        self.arrivals.finish(cache)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::feature_cache::RowSource;
+    use crate::exec::staged_init::{chunks_in_page_order, join_reader, spawn_reader};
+    use crate::inspect::changeset::{compute_changesets_from, ReusePrior};
+    use proptest::prelude::*;
+
+    /// Row of node v: 4 bytes of v.
+    struct Rows;
+    impl RowSource for Rows {
+        fn row_bytes(&self) -> usize {
+            4
+        }
+        fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> crate::error::Result<()> {
+            for (id, row) in ids.iter().zip(out.chunks_exact_mut(4)) {
+                row.copy_from_slice(&(*id as u32).to_le_bytes());
+            }
+            Ok(())
+        }
+    }
+
+    fn update(ins: &[u64], outs: &[u64]) -> Update {
+        Update {
+            in_ids: ins.to_vec(),
+            out_ids: outs.to_vec(),
+            in_positions: (0..ins.len() as u64).collect(),
+        }
+    }
+
+    #[test]
+    fn the_plan_frees_rows_after_their_last_use_and_reads_only_untouched_rows() {
+        // The cache holds 1, 2, 3, 4 and ends with 1, 2, 3, 5: batch 1
+        // inserts 5 into a free slot, batch 2 evicts 4. The next init keeps
+        // 1 and 5, and loads 7 (used now: left to the boundary), 8 (free to
+        // read ahead) and 4 (cached now, evicted later: left too).
+        let mut cache = FeatureCache::new(20, 6, 4).unwrap();
+        cache.init(&[1, 2, 3, 4], &Rows).unwrap();
+        let batches: [&[u64]; 3] = [&[1, 2], &[5, 7], &[2]];
+        let updates = [update(&[], &[]), update(&[5], &[]), update(&[], &[4])];
+        let plan = plan_read_ahead(
+            &cache,
+            &[1, 5, 7, 8, 4],
+            &[1, 2, 3, 5],
+            &batches,
+            &updates,
+            1,
+        );
+        assert_eq!(plan.load, vec![8]);
+        // 3 is never used: free at once; 2 after batch 2.
+        assert_eq!(plan.evictions, vec![(0, 3), (2, 2)]);
+        // After batch 0 the update of batch 1 still inserts one row more
+        // than it evicts; batch 2 evicts one (net -1, no reserve).
+        assert_eq!(plan.reserve_after, vec![1, 0, 0]);
+        // In windows of two batches, 2 (last used by batch 0) may go after
+        // the update at the end of its window, batch 1.
+        let windowed = [update(&[], &[]), update(&[5], &[]), update(&[], &[4])];
+        let plan = plan_read_ahead(
+            &cache,
+            &[1, 5, 7, 8, 4],
+            &[1, 2, 3, 5],
+            &[&[2], &[5, 7], &[1]],
+            &windowed,
+            2,
+        );
+        assert_eq!(plan.evictions, vec![(0, 3), (1, 2)]);
+    }
+
+    fn trace() -> impl Strategy<Value = Vec<Vec<u64>>> {
+        proptest::collection::vec(
+            proptest::collection::btree_set(0u64..40, 0..12).prop_map(|s| s.into_iter().collect()),
+            1..8,
+        )
+    }
+
+    proptest! {
+        /// A cache carried over superbatches, each reading the next one's
+        /// init ahead from a batch on: every gather is exact and misses what
+        /// the changesets say, every update applies, and the next
+        /// superbatch's init reads only what was not read ahead, the two
+        /// together being its init reads.
+        #[test]
+        fn reading_ahead_changes_neither_the_batches_nor_the_rows_read(
+            sbs in proptest::collection::vec(trace(), 2..4),
+            capacity in 1usize..16,
+            start in 0usize..8,
+            with_prior in any::<bool>(),
+            every in 1usize..4,
+        ) {
+            let mut cache = FeatureCache::new(40, capacity, 4).unwrap();
+            let mut carried: Vec<u64> = Vec::new();
+            let prior = if with_prior {
+                ReusePrior::from_out_degrees(&(0..40).map(|v| v * 7 % 13).collect::<Vec<u32>>())
+            } else {
+                ReusePrior::none()
+            };
+            let all: Vec<_> = sbs
+                .iter()
+                .map(|b| {
+                    let cs = compute_changesets_from(b, capacity, every, &carried, &prior);
+                    carried = cs.final_cache.clone();
+                    cs
+                })
+                .collect();
+            let mut read_ahead = 0u64;
+            for (s, (batches, cs)) in sbs.iter().zip(&all).enumerate() {
+                let boundary = cache.begin_init(&cs.init).unwrap();
+                prop_assert_eq!(boundary.len() as u64 + read_ahead, cs.init_reads);
+                let mut rows = vec![0u8; boundary.len() * 4];
+                Rows.read_rows(&boundary, &mut rows).unwrap();
+                cache.fill(&boundary, &rows).unwrap();
+                let ids: Vec<&[u64]> = batches.iter().map(|b| b.as_slice()).collect();
+                let next = all.get(s + 1);
+                std::thread::scope(|scope| -> Result<(), TestCaseError> {
+                    let mut ahead = None;
+                    let mut window = Vec::new();
+                    for (i, b) in ids.iter().enumerate() {
+                        let mut out = vec![0u8; b.len() * 4];
+                        let misses = cache.gather(b, &mut out, &Rows).unwrap();
+                        let mut want = vec![0u8; b.len() * 4];
+                        Rows.read_rows(b, &mut want).unwrap();
+                        prop_assert_eq!(&out, &want);
+                        prop_assert_eq!(misses, cs.misses[i]);
+                        window.extend_from_slice(&out);
+                        if (i + 1) % every == 0 || i + 1 == ids.len() {
+                            cache.apply(&cs.updates[i], &window).unwrap();
+                            window.clear();
+                        }
+                        if let (None, Some(next), true) = (&ahead, next, i >= start.min(ids.len() - 1)) {
+                            let plan = plan_read_ahead(&cache, &next.init, &cs.final_cache, &ids, &cs.updates, every);
+                            read_ahead = plan.load.len() as u64;
+                            let chunks = chunks_in_page_order(&plan.load, &[], |id| id / 3, 2);
+                            let (arrivals, reader) = spawn_reader(scope, chunks, &|| Ok(Rows), |_| (), 1);
+                            ahead = Some((ReadAhead::new(plan, arrivals, true), reader));
+                        }
+                        if let Some((a, _)) = ahead.as_mut() {
+                            a.after_batch(i, &mut cache).unwrap();
+                        }
+                        cache.check_consistency().unwrap();
+                    }
+                    if let Some((mut a, reader)) = ahead {
+                        a.finish(&mut cache).unwrap();
+                        drop(a);
+                        join_reader(reader).unwrap();
+                    } else {
+                        read_ahead = 0;
+                    }
+                    Ok(())
+                })?;
+                if next.is_none() {
+                    prop_assert_eq!(cache.cached_ids(), cs.final_cache.clone());
+                }
+            }
+        }
+    }
+}
