@@ -499,7 +499,7 @@ struct Running<'scope> {
 /// takes them between batches (the planner's
 /// [`STAGED_INIT_CHUNKS`](crate::exec::plan::STAGED_INIT_CHUNKS) counts
 /// them).
-const READ_AHEAD_CHUNKS: usize = 3;
+const READ_AHEAD_CHUNKS: usize = 1;
 
 /// Asks, without waiting, for the next superbatch's init (`C[0]`): `None`
 /// while its changesets are not computed.

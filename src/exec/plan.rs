@@ -74,13 +74,12 @@ pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
     );
     (2 * per_gatherer).min(IO_BUFFER_BYTES)
 }
-/// Chunks of the staged init's buffers ([`Pipeline::Full`]): the read-ahead
-/// of the next superbatch's init (the most of them) has a chunk being read
-/// (the reader's page buffer is capped at a chunk and counted as one), three
-/// in the channel and one held by the executor until the cache has room.
-/// A superbatch's own staged init, which runs before its read-ahead starts,
-/// takes fewer.
-pub const STAGED_INIT_CHUNKS: u64 = 6;
+/// Chunks of the staged init's buffers ([`Pipeline::Full`]): a chunk being
+/// read (and the reader's page buffer, capped at a chunk), one in the
+/// channel, one being filled (or, reading the next superbatch's init ahead,
+/// held until the cache has room). The two readers never overlap: the
+/// read-ahead starts once the superbatch's own init is in.
+pub const STAGED_INIT_CHUNKS: u64 = 4;
 /// Most bytes of the staged init's buffers; see [`staged_init_bytes`].
 pub const STAGED_INIT_BYTES: u64 =
     STAGED_INIT_CHUNKS * crate::cache::feature_cache::INIT_CHUNK_BYTES as u64;
@@ -462,9 +461,9 @@ mod tests {
         assert_eq!(io_buffer_bytes(10, 1), 2 * 10 * 4096);
         assert_eq!(io_buffer_bytes(10, 3), 2 * 30 * 4096);
         assert_eq!(io_buffer_bytes(1 << 20, 1), IO_BUFFER_BYTES);
-        // Six chunks of 1/32 of the rows (at least 64), at most 8 MiB each.
-        assert_eq!(staged_init_bytes(1000, 1024), 6 * 64 * 1024);
-        assert_eq!(staged_init_bytes(64_000, 100), 6 * 2000 * 100);
+        // Four chunks of 1/32 of the rows (at least 64), at most 8 MiB each.
+        assert_eq!(staged_init_bytes(1000, 1024), 4 * 64 * 1024);
+        assert_eq!(staged_init_bytes(64_000, 100), 4 * 2000 * 100);
         assert_eq!(staged_init_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
     }
 
