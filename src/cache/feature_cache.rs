@@ -406,7 +406,7 @@ impl FeatureCache {
 mod tests {
     use super::*;
     use crate::inspect::changeset::{
-        compute_changesets, compute_changesets_from, Changesets, ReusePrior,
+        compute_changesets, compute_changesets_from, test_prior, Changesets,
     };
     use proptest::prelude::*;
 
@@ -495,11 +495,7 @@ mod tests {
             let src = Synthetic(6);
             let mut cache = FeatureCache::new(40, capacity, 6).unwrap();
             let mut carried: Vec<u64> = Vec::new();
-            let prior = if with_prior {
-                ReusePrior::from_out_degrees(&(0..40).map(|v| v * 7 % 13).collect::<Vec<u32>>())
-            } else {
-                ReusePrior::none()
-            };
+            let prior = test_prior(with_prior);
             for batches in &sbs {
                 let cs = compute_changesets_from(batches, capacity, every, &carried, &prior);
                 prop_assert_eq!(cache.init(&cs.init, &src).unwrap(), cs.init_reads);

@@ -22,7 +22,7 @@
 //!
 //! Measured at 3 GiB on the 8M-node store: the 493 k rows the second
 //! superbatch loads took 2.4 s at its start, after a main loop of 1.4 s
-//! that read nothing.
+//! that read nothing; now all of them are read during that main loop.
 
 use crate::cache::feature_cache::FeatureCache;
 use crate::error::Result;
@@ -43,12 +43,13 @@ pub(crate) struct ReadAheadPlan {
     pub reserve_after: Vec<usize>,
 }
 
-/// Bits for ids below `n`.
+/// A set of ids up to a largest one, a bit each (ids past it are never
+/// members).
 struct IdSet(Vec<u64>);
 
 impl IdSet {
-    fn with_capacity(n: u64) -> IdSet {
-        IdSet(vec![0; (n as usize >> 6) + 1])
+    fn up_to(max: u64) -> IdSet {
+        IdSet(vec![0; (max as usize >> 6) + 1])
     }
     fn insert(&mut self, id: u64) {
         if let Some(w) = self.0.get_mut(id as usize >> 6) {
@@ -90,17 +91,17 @@ pub(crate) fn plan_read_ahead(
         .copied()
         .max()
         .unwrap_or(0);
-    let mut kept = IdSet::with_capacity(max_id);
+    let mut kept = IdSet::up_to(max_id);
     next_init.iter().for_each(|&id| kept.insert(id));
-    let mut in_final = IdSet::with_capacity(max_id);
+    let mut in_final = IdSet::up_to(max_id);
     final_cache.iter().for_each(|&id| in_final.insert(id));
-    let mut dropped = IdSet::with_capacity(max_id);
+    let mut dropped = IdSet::up_to(max_id);
     let mut dropped_count = 0;
     for &id in final_cache.iter().filter(|&&id| !kept.contains(id)) {
         dropped.insert(id);
         dropped_count += 1;
     }
-    let mut used = IdSet::with_capacity(max_id);
+    let mut used = IdSet::up_to(max_id);
     // Last uses, latest batch first: the first sighting walking backwards.
     // A row a batch misses is cached by the update at the end of its
     // window: it may go after that one.
@@ -197,7 +198,7 @@ mod tests {
     use super::*;
     use crate::cache::feature_cache::RowSource;
     use crate::exec::staged_init::{chunks_in_page_order, join_reader, spawn_reader};
-    use crate::inspect::changeset::{compute_changesets_from, ReusePrior};
+    use crate::inspect::changeset::{compute_changesets_from, test_prior};
     use proptest::prelude::*;
 
     /// Row of node v: 4 bytes of v.
@@ -283,11 +284,7 @@ mod tests {
         ) {
             let mut cache = FeatureCache::new(40, capacity, 4).unwrap();
             let mut carried: Vec<u64> = Vec::new();
-            let prior = if with_prior {
-                ReusePrior::from_out_degrees(&(0..40).map(|v| v * 7 % 13).collect::<Vec<u32>>())
-            } else {
-                ReusePrior::none()
-            };
+            let prior = test_prior(with_prior);
             let all: Vec<_> = sbs
                 .iter()
                 .map(|b| {

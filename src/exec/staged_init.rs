@@ -145,38 +145,47 @@ impl Arrivals {
         reserve: usize,
         wait: bool,
     ) -> Result<u64> {
-        let stopped = || Error::invalid_argument("internal: the init reader stopped");
         let mut filled = 0;
         while !self.upcoming.is_empty() {
-            let (ids, rows) = match self.held.take() {
-                Some(chunk) => chunk,
-                None if wait => self.rx.recv().map_err(|_| stopped())??,
-                None => match self.rx.try_recv() {
-                    Ok(chunk) => chunk?,
-                    Err(mpsc::TryRecvError::Empty) => break,
-                    Err(mpsc::TryRecvError::Disconnected) => return Err(stopped()),
-                },
+            let Some((ids, rows)) = self.next_chunk(wait)? else {
+                break;
             };
             if cache.free_slot_count() < ids.len() + reserve {
                 self.held = Some((ids, rows));
                 break;
             }
-            cache.fill(&ids, &rows)?;
-            let _ = self.spent.send(rows);
-            self.upcoming.pop_front();
             filled += ids.len() as u64;
+            self.fill(cache, ids, rows)?;
         }
         Ok(filled)
     }
 
     fn receive(&mut self, cache: &mut FeatureCache) -> Result<()> {
-        let (ids, rows) = match self.held.take() {
-            Some(chunk) => chunk,
-            None => self
-                .rx
-                .recv()
-                .map_err(|_| Error::invalid_argument("internal: the init reader stopped"))??,
-        };
+        let (ids, rows) = self
+            .next_chunk(true)?
+            .ok_or_else(|| Error::invalid_argument("internal: no chunk arrived"))?;
+        self.fill(cache, ids, rows)
+    }
+
+    /// The chunk held back, else the next to arrive (waiting for it with
+    /// `wait`; `None` when none has arrived).
+    fn next_chunk(&mut self, wait: bool) -> Result<Option<(Vec<u64>, Vec<u8>)>> {
+        let stopped = || Error::invalid_argument("internal: the init reader stopped");
+        if let Some(chunk) = self.held.take() {
+            return Ok(Some(chunk));
+        }
+        if wait {
+            return self.rx.recv().map_err(|_| stopped())?.map(Some);
+        }
+        match self.rx.try_recv() {
+            Ok(chunk) => chunk.map(Some),
+            Err(mpsc::TryRecvError::Empty) => Ok(None),
+            Err(mpsc::TryRecvError::Disconnected) => Err(stopped()),
+        }
+    }
+
+    /// Fills an upcoming chunk into `cache` and hands its buffer back.
+    fn fill(&mut self, cache: &mut FeatureCache, ids: Vec<u64>, rows: Vec<u8>) -> Result<()> {
         self.upcoming.pop_front();
         cache.fill(&ids, &rows)?;
         let _ = self.spent.send(rows);

@@ -34,6 +34,8 @@
 //! concatenation of the window's batches (see `format/runtime.md`).
 
 use belady::plan_from;
+#[cfg(test)]
+pub(crate) use prior::test_prior;
 pub use prior::ReusePrior;
 
 mod belady;

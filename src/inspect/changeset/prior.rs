@@ -69,6 +69,17 @@ impl ReusePrior {
     }
 }
 
+/// A prior over nodes `0..40` of mixed out-degrees when `on`, else none
+/// (for tests that drive caches over small traces).
+#[cfg(test)]
+pub(crate) fn test_prior(on: bool) -> ReusePrior {
+    if on {
+        ReusePrior::from_out_degrees(&(0..40).map(|v| v * 7 % 13).collect::<Vec<u32>>())
+    } else {
+        ReusePrior::none()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
