@@ -177,7 +177,7 @@ fn pipelined_and_serial_runs_are_byte_identical() {
     }
 }
 
-/// The reuse prior runs before the first superbatch's changesets (first,
+/// The reuse prior runs beside the first superbatch's sampling (or first,
 /// serially): it is timed, what of it was not hidden is at most its time,
 /// and a damaged topology segment that its pass reads fails the run under
 /// every schedule with an error naming the segment, leaving no runtime

@@ -29,13 +29,13 @@
 //! files are removed right after it executes, unless they are kept).
 //!
 //! The changesets' [`ReusePrior`] (a pass over the topology) is computed
-//! once, before C(0) needs it: first under `serial`, beside S(0) under
-//! `overlap`, and just before C(0) under `full`, where the first
-//! superbatch's init is read meanwhile (beside S(0) it took a core from the
-//! sampler: S(0), which nothing hides, took 2.0–2.2 s instead of 1.6 s on
-//! the 3 GiB plan of the 8M-node store). The report counts its time, and
-//! as not hidden the part the executor waited for it (`full`) or that ran
-//! on after S(0) finished (`overlap`).
+//! once, before C(0) needs it: beside S(0) under `overlap` and `full`,
+//! first under `serial`. The report counts its time, and the part of it
+//! that ran on after S(0) finished as not hidden. (Run after S(0) instead,
+//! beside the first init's reads, it spared S(0) a core — 1.4–1.5 s instead
+//! of 2.0–2.2 s at 3 GiB on the 8M-node store — but its count, 4 bytes a
+//! node, then met a filling cache: peak RSS rose by ~30 MiB at 1.5 GiB and
+//! one run of five with `--superbatch 27` was OOM-killed.)
 
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
@@ -670,6 +670,15 @@ fn run_full(
             }
         });
         scope.spawn(move || {
+            // The prior, while S(0) samples: its count (4 bytes a node) is
+            // gone before the first init's rows fill the cache.
+            let mut prior = match inspector.compute_prior() {
+                Ok(prior) => Some(prior),
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
             let mut carried = Vec::new();
             for s in 0..n {
                 let Ok(sampled) = sampled_rx.recv() else {
@@ -680,18 +689,11 @@ fn run_full(
                     let _ = first_init_tx.send(fresh_init(&sampled.trace, capacity));
                 }
                 let prepared = sampled.and_then(|sampled| {
-                    // The prior, before C(0): beside S(1) and the first
-                    // init's reads, not beside S(0), whose cores it took.
-                    let prior_time = match (s, inspector.compute_prior()) {
-                        (0, Ok((took, _))) => took,
-                        (_, Ok(_)) => Duration::ZERO,
-                        (_, Err(e)) => {
-                            let _ = sampled.files.remove();
-                            return Err(e);
-                        }
-                    };
+                    let sampled_at = sampled.sampled_at;
                     let mut p = inspector.prepare(sampled, s, &mut carried)?;
-                    p.prior_time = prior_time;
+                    if let Some(prior) = prior.take() {
+                        Inspector::charge_prior(&mut p, prior, sampled_at);
+                    }
                     Ok(p)
                 });
                 if !hand_on(&ready_tx, prepared, |x| &x.files) {
@@ -713,12 +715,7 @@ fn run_full(
                         .recv()
                         .map_err(|_| Error::invalid_argument("internal: the inspector stopped"))?,
                 }?;
-                let waited = waited.elapsed();
-                prepared.changeset_exposed = waited.min(prepared.changeset_time);
-                // The prior ran just before C(0): what the executor waited
-                // beyond C(0) is the prior's.
-                prepared.prior_exposed =
-                    (waited - prepared.changeset_exposed).min(prepared.prior_time);
+                prepared.changeset_exposed = waited.elapsed().min(prepared.changeset_time);
                 // The next superbatch, once its changesets are ready, for
                 // its init to be read ahead.
                 let mut next_init = || {
