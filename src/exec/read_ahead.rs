@@ -143,7 +143,7 @@ pub(crate) fn plan_read_ahead(
 
 /// A read-ahead under way: its rows arriving, the evictions not done yet.
 pub(crate) struct ReadAhead {
-    pub arrivals: Arrivals,
+    arrivals: Arrivals,
     evictions: Vec<(usize, u64)>,
     evicted: usize,
     reserve_after: Vec<usize>,
@@ -170,11 +170,7 @@ impl ReadAhead {
     /// fills the rows that have arrived into the slots the rest of the
     /// superbatch leaves free. Does not wait for rows (unless `wait`).
     pub(crate) fn after_batch(&mut self, b: usize, cache: &mut FeatureCache) -> Result<()> {
-        let rest = &self.evictions[self.evicted..];
-        let due = rest.partition_point(|&(last, _)| last <= b);
-        let ids: Vec<u64> = rest[..due].iter().map(|&(_, id)| id).collect();
-        cache.evict(&ids)?;
-        self.evicted += due;
+        self.evict_through(b, cache)?;
         let reserve = self.reserve_after.get(b).copied().unwrap_or(0);
         self.arrivals.fill_ready(cache, reserve, self.wait)?;
         Ok(())
@@ -183,13 +179,18 @@ impl ReadAhead {
     /// After the superbatch's last update: the remaining evictions, then
     /// every remaining row (waiting for them).
     pub(crate) fn finish(&mut self, cache: &mut FeatureCache) -> Result<()> {
-        let ids: Vec<u64> = self.evictions[self.evicted..]
-            .iter()
-            .map(|&(_, id)| id)
-            .collect();
-        cache.evict(&ids)?;
-        self.evicted = self.evictions.len();
+        self.evict_through(usize::MAX, cache)?;
         self.arrivals.finish(cache)
+    }
+
+    /// Evicts the rows not evicted yet that may go after batch `b`.
+    fn evict_through(&mut self, b: usize, cache: &mut FeatureCache) -> Result<()> {
+        let rest = &self.evictions[self.evicted..];
+        let due = rest.partition_point(|&(last, _)| last <= b);
+        let ids: Vec<u64> = rest[..due].iter().map(|&(_, id)| id).collect();
+        cache.evict(&ids)?;
+        self.evicted += due;
+        Ok(())
     }
 }
 
