@@ -32,10 +32,9 @@
 //! once, before C(0) needs it: beside S(0) under `overlap` and `full`,
 //! first under `serial`. The report counts its time, and the part of it
 //! that ran on after S(0) finished as not hidden. (Run after S(0) instead,
-//! beside the first init's reads, it spared S(0) a core — 1.4–1.5 s instead
-//! of 2.0–2.2 s at 3 GiB on the 8M-node store — but its count, 4 bytes a
-//! node, then met a filling cache: peak RSS rose by ~30 MiB at 1.5 GiB and
-//! one run of five with `--superbatch 27` was OOM-killed.)
+//! beside the first init's reads, it spares S(0) a core, but its count,
+//! 4 bytes a node, then meets a filling cache and raises the peak memory;
+//! measured in `docs/performance.md`, "Where the reuse prior runs".)
 
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};

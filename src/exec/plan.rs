@@ -44,9 +44,10 @@ use crate::store::Store;
 /// slack, thread stacks.
 pub const BASE_PROCESS_BYTES: u64 = 32 << 20;
 /// What libtorch's code and data keep resident in a process built with the
-/// `train` feature (measured: 113 MiB peak RSS for `ginex --help` in such a
-/// build, against ~10 MiB without); a constant, so that two runs under one
-/// budget plan the same sizes (and find the neighbor cache the first built).
+/// `train` feature (measured as the peak RSS of `ginex --help` in such a
+/// build against one without: `docs/performance.md`, "Memory allocation
+/// and constants"); a constant, so that two runs under one budget plan the
+/// same sizes (and find the neighbor cache the first built).
 pub const LIBTORCH_RESIDENT_BYTES: u64 = if cfg!(feature = "train") { 96 << 20 } else { 0 };
 
 /// Page cache left to the kernel for runtime-file writeback and list reads.

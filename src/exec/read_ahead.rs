@@ -18,11 +18,8 @@
 //! Every update of `s` then finds the cache it was computed for, minus
 //! rows it will not touch again; the cache `s + 1` starts with is its
 //! init, as before; batches, checksums and the rows read do not change.
-//! Only when the reads happen does.
-//!
-//! Measured at 3 GiB on the 8M-node store: the 493 k rows the second
-//! superbatch loads took 2.4 s at its start, after a main loop of 1.4 s
-//! that read nothing; now all of them are read during that main loop.
+//! Only when the reads happen does. (What it saves at a superbatch
+//! boundary: `docs/performance.md`, "Pipelines".)
 
 use crate::cache::feature_cache::FeatureCache;
 use crate::error::Result;

@@ -10,15 +10,12 @@
 //! not change: only *when* a row arrives does.
 //!
 //! The chunks follow page order, not first use. A superbatch's init is
-//! dense (on the 8M-node store, ~40 % of all feature pages), so in page
-//! order the gather engine merges pages a few apart into one read
+//! dense (a large share of all feature pages), so in page order the gather
+//! engine merges pages a few apart into one read
 //! (`GatherOptions::merge_gap_pages`); ordered by the batch that first uses
-//! them, a chunk's pages are scattered over the whole file and few merge.
-//! Measured at 3 GiB on that store (`ginex epoch --memory 3GiB`, two runs
-//! each): 214 k reads and 16.3–16.9 s in page order, 1.05 M reads and
-//! 22.2–22.8 s in first-use order, 525 k reads and 18.0–19.8 s with three
-//! first-use waves, each in page order. A chunk never splits a page, so
-//! every page is read once.
+//! them, a chunk's pages are scattered over the whole file and few merge
+//! (the reads and times of both orders: `docs/performance.md`, "Merged
+//! reads"). A chunk never splits a page, so every page is read once.
 //!
 //! [`Pipeline::Full`]: crate::exec::config::Pipeline::Full
 

@@ -6,11 +6,9 @@
 //! and backed by transparent huge pages where the kernel allows it
 //! (`madvise`). Zeroing it up front, as the allocator's `alloc_zeroed` does
 //! for an over-aligned layout, touched every 4 KiB page before the first
-//! read: 3.0 s for the 1.6 GiB cache of a 3 GiB plan on the 2-core VM,
-//! before the epoch's first batch was sampled. Huge pages matter on that VM
-//! too, where a page fault is expensive: `ginex epoch --memory 3GiB` on the
-//! 8M-node store took 12.2–13.9 s with them and 15.6–16.5 s without
-//! (three runs each, alternated).
+//! read, before the epoch's first batch was sampled. Huge pages matter
+//! where a page fault is expensive, as on a VM. (Both measured in
+//! `docs/performance.md`, "Memory allocation and constants".)
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;

@@ -44,10 +44,10 @@ pub struct GatherStats {
 const MAX_MERGED_READ: u64 = 1 << 20;
 
 /// Default of [`GatherOptions::merge_gap_pages`]. `ginex bench io` fits
-/// random reads of 1–8 consecutive pages at queue depth 64 on this
-/// project's machine to ~9.9 µs per read plus ~2.7 µs per page (4 KiB:
-/// 12.3 µs, 16 KiB: 20.8 µs, 32 KiB: 31.1 µs), so reading up to 3 unneeded
-/// pages costs less than the read it saves.
+/// random reads of 1–8 consecutive pages at queue depth 64 to a cost per
+/// read plus a cost per page; on this project's machine reading up to 3
+/// unneeded pages costs less than the read it saves (the fit:
+/// `docs/performance.md`, "Device read-size sweep").
 pub const DEFAULT_MERGE_GAP_PAGES: u64 = 3;
 
 /// Largest feature read that merging page runs may produce (32 pages): past
