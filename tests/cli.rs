@@ -601,7 +601,7 @@ fn epoch_progress_reaches_the_sink_and_is_quiet_off_a_terminal() {
     );
 }
 
-/// README examples write to `data/…` in a fresh checkout: missing parent
+/// The README's tour writes to `data/…` in a fresh checkout: missing parent
 /// directories of `--out` (and of `--report`) are created, while a parent
 /// that is a file is still refused by name.
 #[test]

@@ -648,7 +648,7 @@ fn bad_inputs_leave_nothing_behind() {
     }
 }
 
-/// The binary end to end, as the README shows it.
+/// The binary end to end, as docs/ginex-export.md shows it.
 #[test]
 fn ginex_export_binary_runs() {
     let dir = tempfile::tempdir().unwrap();
