@@ -188,10 +188,10 @@ pub struct PredictArgs {
 
 /// What `--memory` keeps for libtorch and the model beside the data path:
 /// libtorch's resident code and thread pools, the model and optimizer
-/// state, and the activations and gradients of a batch. Measured: a SAGE
-/// run on batches of ~146k rows of 256 f32 peaked ~700 MiB above its data
-/// path (512 MiB here was OOM-killed under a 3 GiB cgroup). Activations of
-/// much larger batches are not planned: choose fanouts that fit.
+/// state, and the activations and gradients of a batch (what a SAGE run
+/// on the 8M-node store took above its data path: `docs/performance.md`,
+/// "Memory allocation and constants"). Activations of much larger batches
+/// are not planned: choose fanouts that fit.
 const TRAIN_EXTRA_BYTES: u64 = 1 << 30;
 
 fn options(
