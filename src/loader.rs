@@ -379,6 +379,7 @@ impl<'s> LoaderBuilder<'s> {
             carry_over: true,
             merge_gap_pages: Some(crate::store::gather::DEFAULT_MERGE_GAP_PAGES),
             reuse_prior: true,
+            page_companions: true,
             max_batches: self.max_batches,
             seed_nodes,
         };

@@ -12,7 +12,7 @@ use ginex::exec::curves::{
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::import::synth::SynthParams;
-use ginex::inspect::changeset::ReusePrior;
+use ginex::inspect::changeset::{PageGroups, ReusePrior};
 use ginex::sample::source::InMemoryTopology;
 use ginex::Store;
 use ginex_cli::bench::curves::{run_curves_bench_to, CurvesBenchArgs};
@@ -53,6 +53,7 @@ fn epoch_config(policy: Policy, rows: usize, run_dir: &std::path::Path) -> Epoch
         carry_over: true,
         merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
         reuse_prior: true,
+        page_companions: true,
         max_batches: Some(10),
         seed_nodes: None,
     }
@@ -90,6 +91,8 @@ fn simulator_equals_the_executor_for_every_policy_at_two_sizes() {
         num_nodes: store.num_nodes(),
         superbatch: 4,
         prior: ReusePrior::of_store(&store).unwrap(),
+        // The executor's default on this layout.
+        page_companions: PageGroups::of(store.layout().rows_per_page() as u64),
     };
     for rows in [150, 900] {
         let mut distinct = std::collections::BTreeSet::new();
@@ -162,6 +165,7 @@ proptest! {
             num_nodes: 40,
             superbatch: 0,
             prior: ReusePrior::none(),
+            page_companions: None,
         };
         let ranks = StaticRanks { degree: ranking.clone(), presc: ranking.into_iter().rev().collect() };
         let belady = replay(&trace, CurvePolicy::Ginex { every: 1 }, capacity, &config, &ranks)
@@ -227,6 +231,7 @@ fn args(store: &std::path::Path, dir: &std::path::Path) -> CurvesBenchArgs {
         batches: None,
         superbatch: 0,
         no_reuse_prior: false,
+        no_page_companions: false,
         presc_rounds: 1,
         threads: Some(2),
         trace_out: None,
@@ -305,6 +310,7 @@ fn k_hop_can_beat_batch_exact_belady_so_it_is_not_a_lower_bound_case() {
         num_nodes: 3,
         superbatch: 0,
         prior: ReusePrior::none(),
+        page_companions: None,
     };
     let ranks = StaticRanks::default();
     let total = |every| {

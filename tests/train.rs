@@ -70,6 +70,7 @@ fn options(
             carry_over: true,
             merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
             reuse_prior: true,
+            page_companions: true,
             max_batches: None,
             seed_nodes: None,
         },

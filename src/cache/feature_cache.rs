@@ -51,6 +51,9 @@ pub struct CacheCounters {
     pub misses: u64,
     /// Rows read by `init` (rows the cache did not hold already).
     pub init_reads: u64,
+    /// Page companions read by gathers (rows on pages their misses read,
+    /// for the next update to insert).
+    pub companions: u64,
     /// Bytes copied into and out of slots.
     pub bytes_copied: u64,
     /// Time in `init`.
@@ -72,6 +75,10 @@ pub struct FeatureCache {
     miss_ids: Vec<u64>,
     miss_at: Vec<usize>,
     miss_rows: Vec<u8>,
+    /// Companion rows of the last gather: the last `companions` rows of
+    /// `miss_rows`, positions `gathered_rows…` of the next update.
+    companions: usize,
+    gathered_rows: usize,
 }
 
 const FREE: u64 = u64::MAX;
@@ -99,6 +106,8 @@ impl FeatureCache {
             miss_ids: Vec::new(),
             miss_at: Vec::new(),
             miss_rows: Vec::new(),
+            companions: 0,
+            gathered_rows: 0,
         })
     }
 
@@ -280,11 +289,28 @@ impl FeatureCache {
     /// from slots, misses through `source` in one call. Returns the number
     /// of misses.
     pub fn gather(&mut self, ids: &[u64], out: &mut [u8], source: &dyn RowSource) -> Result<u64> {
+        self.gather_with(ids, &[], out, source)
+    }
+
+    /// [`gather`](Self::gather), also reading the rows of `companions` —
+    /// rows on the pages the batch's misses read, which the next update
+    /// inserts from positions `ids.len()…` (see
+    /// [`compute_changesets_paged`](crate::inspect::changeset::compute_changesets_paged)).
+    /// They are read in the same call as the misses, so they share their
+    /// pages, and stay in the miss buffer until the update.
+    pub fn gather_with(
+        &mut self,
+        ids: &[u64],
+        companions: &[u64],
+        out: &mut [u8],
+        source: &dyn RowSource,
+    ) -> Result<u64> {
         let started = Instant::now();
         let rb = self.row_bytes;
         Error::check_output_len(out.len(), ids.len(), rb, "bytes")?;
         self.miss_ids.clear();
         self.miss_at.clear();
+        self.companions = 0;
         for (pos, &id) in ids.iter().enumerate() {
             let i = self.check_id(id)?;
             match self.table[i] {
@@ -300,14 +326,21 @@ impl FeatureCache {
             }
         }
         let misses = self.miss_ids.len();
-        self.miss_rows.resize(misses * rb, 0);
+        for &id in companions {
+            self.check_id(id)?;
+        }
+        self.miss_ids.extend_from_slice(companions);
+        self.miss_rows.resize(self.miss_ids.len() * rb, 0);
         source.read_rows(&self.miss_ids, &mut self.miss_rows)?;
+        self.companions = companions.len();
+        self.gathered_rows = ids.len();
         for (k, &pos) in self.miss_at.iter().enumerate() {
             out[pos * rb..(pos + 1) * rb].copy_from_slice(&self.miss_rows[k * rb..(k + 1) * rb]);
         }
         let hits = (ids.len() - misses) as u64;
         self.counters.hits += hits;
         self.counters.misses += misses as u64;
+        self.counters.companions += companions.len() as u64;
         self.counters.bytes_copied += hits * rb as u64;
         self.counters.gather_time += started.elapsed();
         Ok(misses as u64)
@@ -315,11 +348,19 @@ impl FeatureCache {
 
     /// Applies an update after a gather: validates every entry (evicted ids
     /// cached, inserted ids not cached and distinct, positions inside
-    /// `gathered`, free slots available), then moves rows.
+    /// `gathered` or, past its rows, among the last gather's companions
+    /// when `gathered` is that gather's output; free slots available), then
+    /// moves rows.
     pub fn apply(&mut self, update: &Update, gathered: &[u8]) -> Result<()> {
         let started = Instant::now();
         let rb = self.row_bytes;
         let rows = gathered.len() / rb.max(1);
+        let companions = if rows == self.gathered_rows {
+            self.companions
+        } else {
+            0
+        };
+        let companion_base = self.miss_ids.len() - companions;
         if update.in_positions.len() != update.in_ids.len()
             || update.out_ids.len() > update.in_ids.len()
         {
@@ -351,9 +392,15 @@ impl FeatureCache {
                     "update inserts node {id}, which is cached already (or twice)"
                 )));
             }
-            if pos >= rows as u64 {
+            let companion = pos.checked_sub(rows as u64).and_then(|k| {
+                self.miss_ids
+                    .get(companion_base + k as usize)
+                    .filter(|_| k < companions as u64)
+            });
+            if pos >= rows as u64 && companion != Some(&id) {
                 return Err(Error::invalid_argument(format!(
-                    "update position {pos} of node {id} is outside the {rows} gathered rows"
+                    "update position {pos} of node {id} is outside the {rows} gathered rows \
+                     and is not that node among the {companions} page companions read with them"
                 )));
             }
         }
@@ -366,9 +413,14 @@ impl FeatureCache {
         let keep = self.free_slots.len() - free_needed;
         targets.extend(self.free_slots.drain(keep..).rev().map(|s| s as usize));
         for ((&id, &pos), slot) in update.in_ids.iter().zip(&update.in_positions).zip(targets) {
-            let src = pos as usize * rb;
-            self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb]
-                .copy_from_slice(&gathered[src..src + rb]);
+            let pos = pos as usize;
+            let row = if pos < rows {
+                &gathered[pos * rb..(pos + 1) * rb]
+            } else {
+                let k = companion_base + pos - rows;
+                &self.miss_rows[k * rb..(k + 1) * rb]
+            };
+            self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb].copy_from_slice(row);
             self.table[id as usize] = slot as u32;
             self.slot_ids[slot] = id;
         }
@@ -406,7 +458,8 @@ impl FeatureCache {
 mod tests {
     use super::*;
     use crate::inspect::changeset::{
-        compute_changesets, compute_changesets_from, test_prior, Changesets,
+        compute_changesets, compute_changesets_from, compute_changesets_paged, test_prior,
+        Changesets, PageGroups,
     };
     use proptest::prelude::*;
 
@@ -449,7 +502,12 @@ mod tests {
         let mut window = Vec::new();
         for (i, ids) in batches.iter().enumerate() {
             let mut out = vec![0u8; ids.len() * 6];
-            let misses = cache.gather(ids, &mut out, src).unwrap();
+            let companions = if every == 1 {
+                cs.updates[i].companions(ids.len()).unwrap()
+            } else {
+                Vec::new()
+            };
+            let misses = cache.gather_with(ids, &companions, &mut out, src).unwrap();
             let mut want = vec![0u8; ids.len() * 6];
             src.read_rows(ids, &mut want).unwrap();
             prop_assert_eq!(&out, &want);
@@ -467,6 +525,31 @@ mod tests {
     }
 
     proptest! {
+        /// Page companions (four rows a page) carried over superbatches with
+        /// a prior: every gather equals the uncached rows (so every
+        /// companion row copied into a slot was the right row), misses equal
+        /// the plan's, the cache stays consistent and ends as planned.
+        #[test]
+        fn paged_changesets_drive_the_cache_exactly(
+            superbatches in proptest::collection::vec(trace(), 1..4),
+            capacity in 0usize..12,
+            with_prior in any::<bool>(),
+        ) {
+            let src = Synthetic(6);
+            let prior = test_prior(with_prior);
+            let mut cache = FeatureCache::new(40, capacity, 6).unwrap();
+            let mut carried: Vec<u64> = Vec::new();
+            for batches in &superbatches {
+                let cs = compute_changesets_paged(batches, capacity, &carried, &prior, PageGroups { rows_per_page: 4 });
+                cache.init(&cs.init, &src).unwrap();
+                drive(&mut cache, &src, batches, &cs, 1, true)?;
+                let mut held: Vec<u64> = (0..40).filter(|&id| cache.contains(id)).collect();
+                held.sort_unstable();
+                prop_assert_eq!(&held, &cs.final_cache);
+                carried = cs.final_cache;
+            }
+        }
+
         /// Driving the cache with exact changesets: every gather equals the
         /// uncached rows, misses equal the optimal counts, and the cache stays
         /// consistent.

@@ -51,6 +51,12 @@ pub struct EpochConfig {
     /// superbatch-local Belady does; see
     /// [`ReusePrior`](crate::inspect::changeset::ReusePrior)).
     pub reuse_prior: bool,
+    /// `ginex`: a batch that misses a row reads its whole page; let the
+    /// changesets also admit the page's other rows the superbatch uses
+    /// later (page companions), per superbatch when that reads fewer pages
+    /// (see [`plan_superbatch`](crate::inspect::superbatch::plan_superbatch);
+    /// false: rows only, for comparison).
+    pub page_companions: bool,
     /// Feature pages at most this far apart are read as one, the pages
     /// between them dropped (None: one read per page; see
     /// [`GatherOptions::merge_gap_pages`](crate::store::gather::GatherOptions::merge_gap_pages)).

@@ -40,7 +40,7 @@ use crate::cache::static_policy::{top_k, top_presampled};
 use crate::error::{Error, Result};
 use crate::import::npy::{NpyFile, NpyType};
 use crate::import::npy_write::NpyWriter;
-use crate::inspect::changeset::{compute_changesets_from, ReusePrior};
+use crate::inspect::changeset::{cheapest_plan, PageGroups, ReusePrior};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::InMemoryTopology;
 use crate::store::Store;
@@ -416,6 +416,10 @@ pub struct ReplayConfig {
     /// How `ginex` ranks nodes beyond a superbatch (as the executor's
     /// `reuse_prior`: [`ReusePrior::from_out_degrees`] or none).
     pub prior: ReusePrior,
+    /// Rows per page when `ginex` may admit page companions (as the
+    /// executor's `page_companions` on a store of that layout); None: rows
+    /// only.
+    pub page_companions: Option<PageGroups>,
 }
 
 /// Misses of one policy at one size.
@@ -456,7 +460,7 @@ pub fn replay(
         }
         CurvePolicy::Degree => replay_static(trace, &ranks.degree, capacity, config),
         CurvePolicy::Presc => replay_static(trace, &ranks.presc, capacity, config),
-        CurvePolicy::Ginex { every } => Ok(replay_ginex(trace, capacity, every, config)),
+        CurvePolicy::Ginex { every } => replay_ginex(trace, capacity, every, config),
     }
 }
 
@@ -509,7 +513,12 @@ fn replay_static(
     Ok(counts)
 }
 
-fn replay_ginex(trace: &Trace, capacity: usize, every: usize, config: &ReplayConfig) -> RunCounts {
+fn replay_ginex(
+    trace: &Trace,
+    capacity: usize,
+    every: usize,
+    config: &ReplayConfig,
+) -> Result<RunCounts> {
     let batches: Vec<&[u64]> = trace.batches().collect();
     let per_sb = match config.superbatch {
         0 => batches.len().max(1),
@@ -518,12 +527,20 @@ fn replay_ginex(trace: &Trace, capacity: usize, every: usize, config: &ReplayCon
     let mut counts = RunCounts::default();
     let mut carried: Vec<u64> = Vec::new();
     for sb in batches.chunks(per_sb) {
-        let cs = compute_changesets_from(sb, capacity, every, &carried, &config.prior);
+        let cs = cheapest_plan(
+            sb,
+            capacity,
+            every,
+            &carried,
+            &config.prior,
+            config.page_companions,
+        )
+        .map_err(|e| Error::invalid_argument(format!("internal: {e}")))?;
         counts.init_misses += cs.init_reads;
         counts.batch_misses.extend_from_slice(&cs.misses);
         carried = cs.final_cache;
     }
-    counts
+    Ok(counts)
 }
 
 /// One point of a curve.

@@ -9,6 +9,7 @@ pub mod config;
 pub mod curves;
 pub mod epoch;
 pub mod mmap;
+pub mod page_floor;
 pub mod pipeline;
 pub mod plan;
 pub mod policy;

@@ -50,7 +50,7 @@ use crate::exec::staged_init::{
     chunks_in_page_order, join_reader, spawn_reader, with_staged_init, Arrivals, InitChunk,
 };
 use crate::format::pages::FeatureLayout;
-use crate::inspect::changeset::{fresh_init, Changesets, ReusePrior, Update};
+use crate::inspect::changeset::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
 use crate::inspect::superbatch::{
     precompute_changesets, read_superbatch, sample_superbatch, RunParams, SampledRecord,
     SampledSuperbatch, SuperbatchFiles, SuperbatchSpec,
@@ -83,6 +83,7 @@ fn specs(
     total: u64,
     store_id: u32,
     reuse_prior: bool,
+    rows_per_page: u64,
 ) -> Vec<SuperbatchSpec> {
     let per_sb = config.superbatch.max(1);
     let run = RunParams {
@@ -105,6 +106,7 @@ fn specs(
                 workers: config.workers.max(1),
                 capacity: config.feature_cache_rows,
                 every: config.changeset_every.max(1),
+                page_companions: PageGroups::of(rows_per_page).filter(|_| config.page_companions),
                 run: run.clone(),
             }
         })
@@ -261,6 +263,9 @@ impl Executor<'_, '_, '_> {
             .optimal_misses
             .extend_from_slice(&p.changesets.misses);
         report.optimal_init_reads += p.changesets.init_reads;
+        report.superbatches += 1;
+        report.paged_superbatches += u64::from(p.changesets.paged);
+        report.planned_page_reads += p.changesets.page_reads.unwrap_or(0);
         let result = self.run(&p, next, report);
         if !self.keep_runs {
             p.files.remove()?;
@@ -419,8 +424,16 @@ impl Executor<'_, '_, '_> {
         let hops = decode_hops(&rec.adj)?;
         let num_seeds = hops.last().map_or(rec.ids.len(), |h| h.num_dst);
         self.out.resize(rec.ids.len() * rb, 0);
+        let companions = if p.spec.every == 1 {
+            page_companions(update, rec.ids.len(), &p.files)?
+        } else {
+            Vec::new()
+        };
         let started = Instant::now();
-        let misses = self.cache.gather(&rec.ids, &mut self.out, self.rows)?;
+        let misses = self
+            .cache
+            .gather_with(&rec.ids, &companions, &mut self.out, self.rows)?;
+        report.page_companions += companions.len() as u64;
         report.gather += started.elapsed();
         report.batches.push(BatchStat {
             batch: b,
@@ -487,6 +500,21 @@ impl Executor<'_, '_, '_> {
     }
 }
 
+/// The page companions `update` inserts after a batch of `len` rows
+/// ([`Update::companions`]); a gap is a corrupt changes file.
+fn page_companions(update: &Update, len: usize, files: &SuperbatchFiles) -> Result<Vec<u64>> {
+    update.companions(len).map_err(|(id, pos, expected)| {
+        Error::corrupt(
+            &files.changes,
+            0,
+            format!(
+                "update inserts node {id} from position {pos}, past the batch's {len} rows, \
+                 where the next page companion belongs at {expected}"
+            ),
+        )
+    })
+}
+
 /// A read-ahead under way: its executor end, its reader, its rows.
 struct Running<'scope> {
     ahead: ReadAhead,
@@ -529,7 +557,13 @@ pub(crate) fn run_ginex(
     let total = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
-    let specs = specs(config, total, store_id, make_prior.is_some());
+    let specs = specs(
+        config,
+        total,
+        store_id,
+        make_prior.is_some(),
+        layout.rows_per_page() as u64,
+    );
     let n = specs.len();
     if n == 0 {
         return Ok(());

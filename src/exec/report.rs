@@ -54,6 +54,19 @@ pub struct EpochReport {
     /// The init reads the inspector planned (`ginex` only; equals
     /// `init_reads` when the executor followed the plan).
     pub optimal_init_reads: u64,
+    /// Superbatches whose changesets admit page companions, of
+    /// `superbatches` (`ginex`).
+    pub paged_superbatches: u64,
+    /// Superbatches executed (`ginex`).
+    pub superbatches: u64,
+    /// Page companions read: rows on pages a batch's misses read, cached
+    /// for a later batch (`ginex`; not counted as misses: their pages are
+    /// read anyway).
+    pub page_companions: u64,
+    /// Feature pages the inspector's plans read, summed over superbatches
+    /// (`ginex`; the executor's `pages_read` differs where a read-ahead
+    /// chunk or a gather splits a page's rows between two reads).
+    pub planned_page_reads: u64,
     /// Changeset precomputation time not hidden behind sampling.
     pub changeset_exposed: Duration,
     /// Wall time of the whole epoch (stages overlap under a pipeline, so
@@ -145,7 +158,9 @@ impl EpochReport {
         json!({
             "hits": self.hits(), "misses": self.misses(), "miss_ratio": self.miss_ratio(),
             "batch_misses": self.batch_misses(), "init_reads": self.init_reads, "read_ahead_rows": self.read_ahead,
-            "optimal_init_reads": self.optimal_init_reads, "optimal_total": (!self.optimal_misses.is_empty()).then(|| self.optimal_total()),
+            "optimal_init_reads": self.optimal_init_reads,
+            "superbatches": self.superbatches, "paged_superbatches": self.paged_superbatches,
+            "page_companions": self.page_companions, "planned_page_reads": self.planned_page_reads, "optimal_total": (!self.optimal_misses.is_empty()).then(|| self.optimal_total()),
             "neighbor_cache_reused": self.neighbor_cache_reused,
             "pages_read": self.pages_read, "feature_reads": self.feature_reads, "bytes_read": self.bytes_read,
             "neighbor_cache_hit_ratio": self.neighbor_hit_ratio,

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
 use crate::format::runtime::{RecordKind, RunStamp};
-use crate::inspect::changeset::{compute_changesets_from, Changesets, ReusePrior};
+use crate::inspect::changeset::{cheapest_plan, Changesets, PageGroups, ReusePrior};
 use crate::inspect::runfile::{read_all, Record, RunWriter};
 
 /// One sampled batch as the runtime files hold it.
@@ -44,6 +44,9 @@ pub struct SuperbatchSpec {
     pub capacity: usize,
     /// k of the k-hop approximation (1 = exact).
     pub every: usize,
+    /// Rows per feature page when the changesets may admit page companions
+    /// (exact changesets only; see [`plan_superbatch`]); None: rows only.
+    pub page_companions: Option<PageGroups>,
     /// The store and run the files belong to (recorded in them, checked
     /// when they are read back).
     pub run: RunParams,
@@ -221,14 +224,32 @@ pub fn precompute_changesets(
     prior: &ReusePrior,
 ) -> Result<(Changesets, Duration)> {
     let started = Instant::now();
-    let changesets =
-        compute_changesets_from(&sampled.trace, spec.capacity, spec.every, carried, prior);
+    let changesets = plan_superbatch(&sampled.trace, spec, carried, prior)?;
     let took = started.elapsed();
     if let Err(e) = write_changes(&changesets, &spec.stamp(), &sampled.files.changes) {
         let _ = std::fs::remove_file(&sampled.files.changes);
         return Err(e);
     }
     Ok((changesets, took))
+}
+
+/// The changesets of a superbatch whose cache starts holding `carried`:
+/// [`cheapest_plan`] with the spec's capacity, k and page companions.
+pub fn plan_superbatch<B: AsRef<[u64]>>(
+    trace: &[B],
+    spec: &SuperbatchSpec,
+    carried: &[u64],
+    prior: &ReusePrior,
+) -> Result<Changesets> {
+    cheapest_plan(
+        trace,
+        spec.capacity,
+        spec.every,
+        carried,
+        prior,
+        spec.page_companions,
+    )
+    .map_err(|e| Error::invalid_argument(format!("internal: superbatch {}: {e}", spec.index)))
 }
 
 /// Samples the batches with `spec.workers` threads, appending records in
@@ -399,6 +420,7 @@ impl BatchSource for crate::sample::sampler::EpochSampler<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inspect::changeset::{compute_changesets_from, plan_page_reads};
 
     /// A deterministic toy source: batch b's ids are a hash-derived set.
     struct Toy;
@@ -429,6 +451,7 @@ mod tests {
                 workers,
                 capacity: 25,
                 every: 1,
+                page_companions: None,
                 run: RunParams::default(),
             };
             let report = inspect_superbatch(&Toy, &spec, &sub).unwrap();
@@ -471,6 +494,7 @@ mod tests {
             workers: 2,
             capacity: 5,
             every: 1,
+            page_companions: None,
             run: RunParams::default(),
         };
         let err = inspect_superbatch(&Failing, &spec, dir.path())
@@ -482,6 +506,44 @@ mod tests {
             0,
             "partial runtime files left behind"
         );
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// With page companions the superbatch's plan never reads more
+        /// pages than the row plan, and says how many it reads.
+        #[test]
+        fn page_companions_never_read_more_pages(
+            batches in proptest::collection::vec(
+                proptest::collection::btree_set(0u64..40, 0..12)
+                    .prop_map(|s| s.into_iter().rev().collect::<Vec<u64>>()),
+                0..12),
+            capacity in 0usize..14,
+            carried in proptest::collection::btree_set(0u64..40, 0..6),
+        ) {
+            let groups = PageGroups { rows_per_page: 4 };
+            let carried: Vec<u64> = carried.into_iter().take(capacity).collect();
+            let spec = SuperbatchSpec {
+                index: 0,
+                first_batch: 0,
+                num_batches: batches.len() as u64,
+                workers: 1,
+                capacity,
+                every: 1,
+                page_companions: Some(groups),
+                run: RunParams::default(),
+            };
+            let prior = ReusePrior::none();
+            let chosen = plan_superbatch(&batches, &spec, &carried, &prior).unwrap();
+            let rows = compute_changesets_from(&batches, capacity, 1, &carried, &prior);
+            let row_pages = plan_page_reads(&batches, &carried, &rows, groups).unwrap();
+            prop_assert!(chosen.page_reads.unwrap() <= row_pages);
+            prop_assert_eq!(
+                chosen.page_reads,
+                Some(plan_page_reads(&batches, &carried, &chosen, groups).unwrap())
+            );
+        }
     }
 
     fn run(store_id: u32, seed: u64) -> RunParams {
@@ -507,6 +569,7 @@ mod tests {
             workers: 1,
             capacity: 10,
             every: 1,
+            page_companions: None,
             run,
         };
         let ours = spec(0, run(0x1111, 7));

@@ -90,6 +90,7 @@ pub fn epoch_config(policy: ginex::Policy, run_dir: &Path) -> ginex::exec::epoch
         carry_over: true,
         merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
         reuse_prior: true,
+        page_companions: true,
         max_batches: None,
         seed_nodes: None,
     }

@@ -105,6 +105,13 @@ pub struct DataArgs {
     /// for comparison. Each superbatch's own reads are optimal either way.
     #[arg(long)]
     pub no_reuse_prior: bool,
+    /// Admit rows by row only: without it, a batch that misses a row reads
+    /// its whole 4 KiB page, and the changesets may also cache the page's
+    /// other rows the superbatch uses later (page companions), in every
+    /// superbatch where that reads fewer pages than rows alone; for
+    /// comparison.
+    #[arg(long)]
+    pub no_page_companions: bool,
     /// k of the k-hop approximation (ginex).
     #[arg(long, default_value_t = 1)]
     pub changeset_every: usize,
@@ -173,6 +180,7 @@ impl DataArgs {
             carry_over: !self.no_carry_over,
             merge_gap_pages: self.read_merge_gap.pages(),
             reuse_prior: !self.no_reuse_prior,
+            page_companions: !self.no_page_companions,
             max_batches: self.max_batches,
             seed_nodes: None,
         };
@@ -193,6 +201,7 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
         "batch_size": config.batch_size, "fanouts": config.fanouts, "superbatch": config.superbatch,
         "changeset_every": config.changeset_every, "seed": config.seed, "epoch": config.epoch,
         "pipeline": config.pipeline.name(), "carry_over": config.carry_over, "reuse_prior": config.reuse_prior,
+        "page_companions": config.page_companions,
         "read_merge_gap": config.merge_gap_pages,
         "presc_rounds": config.presc_rounds, "workers": config.workers,
     });
@@ -368,6 +377,12 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
             r.optimal_init_reads,
             r.read_ahead
         );
+        if config.page_companions {
+            eprintln!(
+                "  page companions: {} of {} superbatches admit them, {} rows read with their pages; planned pages {}",
+                r.paged_superbatches, r.superbatches, r.page_companions, r.planned_page_reads
+            );
+        }
     }
     if let Some(dir) = &r.kept_runs {
         eprintln!("  runtime files kept in {}", dir.display());

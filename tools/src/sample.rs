@@ -189,6 +189,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             workers,
             capacity,
             every: args.changeset_every.max(1),
+            page_companions: None,
             run: ginex::inspect::superbatch::RunParams {
                 store_id: ginex::sample::neighbor_cache::store_identity(&store),
                 seed: a.seed,

@@ -430,6 +430,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         pipeline: Pipeline::Full,
         no_carry_over: false,
         no_reuse_prior: false,
+        no_page_companions: false,
         changeset_every: 1,
         presc_rounds: 1,
         workers: args.workers,

@@ -29,7 +29,7 @@
 //!    ids the superbatch does not use keep the slots its init leaves free.
 
 use super::prior::{ReusePrior, RANKS};
-use super::{Changesets, Update};
+use super::{Changesets, PageGroups, Update};
 use crate::hash::FxMap;
 
 /// Global id to dense id.
@@ -159,7 +159,10 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
     every: usize,
     carried: &[u64],
     prior: &ReusePrior,
+    pages: Option<PageGroups>,
 ) -> Changesets {
+    // Page companions need exact windows and the global -> dense map.
+    let pages = pages.filter(|p| every == 1 && p.rows_per_page > 1);
     let every = every.max(1);
     let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
 
@@ -220,6 +223,16 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         .collect();
     drop(last_window);
     drop(mapper);
+    // Page companions look rows up by global id: the dense ids sorted by
+    // it (4 bytes a node; a page's rows are a run of it).
+    let by_global: Vec<u32> = match pages {
+        Some(_) => {
+            let mut v: Vec<u32> = (0..global.len() as u32).collect();
+            v.sort_unstable_by_key(|&d| global[d as usize]);
+            v
+        }
+        None => Vec::new(),
+    };
     let nodes = global.len();
     let num_windows = win_start.len() - 1;
     let window = |w: usize| win_start[w]..win_start[w + 1];
@@ -344,6 +357,7 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
     let mut inserted_at: Vec<u32> = vec![NIL; nodes]; // index into this window's in_ids
     let mut inserted_window: Vec<u32> = vec![NIL; nodes];
     let mut miss_list: Vec<(u32, u64)> = Vec::new();
+    let mut miss_pages: Vec<u64> = Vec::new();
     let mut trace_at = 0usize;
     for w in 0..num_windows {
         // Per-batch misses against the cache of this window.
@@ -368,6 +382,45 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         );
         for &d in &win_ids[range] {
             cursor[d as usize] += 1;
+        }
+        // Page companions (exact windows: window w is batch w): rows on
+        // the pages this batch's misses read that the batch does not
+        // gather, are not cached and are used later in the superbatch.
+        // They arrive with those pages, so they compete for slots like
+        // misses, at positions past the batch's rows.
+        let batch_len = accesses[w];
+        if let Some(groups) = pages {
+            miss_pages.clear();
+            miss_pages.extend(
+                miss_list
+                    .iter()
+                    .map(|&(d, _)| global[d as usize] / groups.rows_per_page),
+            );
+            miss_pages.sort_unstable();
+            miss_pages.dedup();
+            let mut companions = 0u64;
+            'pages: for &page in &miss_pages {
+                let first = page * groups.rows_per_page;
+                let from = by_global.partition_point(|&d| global[d as usize] < first);
+                let on_page = by_global[from..]
+                    .iter()
+                    .take_while(|&&d| global[d as usize] < first + groups.rows_per_page);
+                for &d in on_page {
+                    let c = cursor[d as usize];
+                    let in_batch = c > start[d as usize] && iters[c as usize - 1] as usize == w;
+                    if cached[d as usize] || in_batch || next_use(&cursor, d) >= never {
+                        continue;
+                    }
+                    // The executor reads companions into its miss buffer,
+                    // which holds a batch's rows: at most the rows the
+                    // batch does not miss.
+                    if companions + misses[w] >= batch_len {
+                        break 'pages;
+                    }
+                    miss_list.push((d, batch_len + companions));
+                    companions += 1;
+                }
+            }
         }
         // Hits: exactly the nodes in bucket w. Re-key them.
         let mut h = queue.take(w);
@@ -412,6 +465,9 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
             cached[d as usize] = true;
             queue.push(key, d);
         }
+        if pages.is_some() {
+            number_companions(update, batch_len);
+        }
     }
     let mut final_cache: Vec<u64> = (0..nodes)
         .filter(|&d| cached[d])
@@ -425,6 +481,22 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         misses,
         accesses,
         final_cache,
+        paged: pages.is_some(),
+        page_reads: None,
+    }
+}
+
+/// Renumbers the companion positions of `update` (those at or past the
+/// batch's `batch_len` rows) to `batch_len, batch_len + 1, …` in their
+/// order: candidates that did not get a slot leave no gap, so the executor
+/// reads exactly the companions the update inserts.
+fn number_companions(update: &mut Update, batch_len: u64) {
+    let mut at: Vec<usize> = (0..update.in_positions.len())
+        .filter(|&j| update.in_positions[j] >= batch_len)
+        .collect();
+    at.sort_by_key(|&j| update.in_positions[j]);
+    for (rank, j) in at.into_iter().enumerate() {
+        update.in_positions[j] = batch_len + rank as u64;
     }
 }
 

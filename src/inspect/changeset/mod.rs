@@ -39,7 +39,10 @@ pub(crate) use prior::test_prior;
 pub use prior::ReusePrior;
 
 mod belady;
+mod pages;
 mod prior;
+
+pub use pages::{cheapest_plan, plan_page_reads};
 
 /// The update applied after one batch: each `in_ids[j]` takes the slot of
 /// `out_ids[j]`, its row copied from position `in_positions[j]` of the
@@ -58,6 +61,28 @@ impl Update {
     /// True when the cache does not change.
     pub fn is_empty(&self) -> bool {
         self.in_ids.is_empty() && self.out_ids.is_empty()
+    }
+
+    /// The page companions this update inserts after a batch of
+    /// `batch_len` rows: the ids at positions `batch_len, batch_len + 1, …`
+    /// in position order. `Err((id, position, expected))` names the first
+    /// one out of that dense order (a corrupt update).
+    pub fn companions(&self, batch_len: usize) -> std::result::Result<Vec<u64>, (u64, u64, u64)> {
+        let mut past: Vec<(u64, u64)> = self
+            .in_positions
+            .iter()
+            .zip(&self.in_ids)
+            .filter(|(&pos, _)| pos >= batch_len as u64)
+            .map(|(&pos, &id)| (pos, id))
+            .collect();
+        past.sort_unstable();
+        for (k, &(pos, id)) in past.iter().enumerate() {
+            let expected = (batch_len + k) as u64;
+            if pos != expected {
+                return Err((id, pos, expected));
+            }
+        }
+        Ok(past.into_iter().map(|(_, id)| id).collect())
     }
 }
 
@@ -81,6 +106,11 @@ pub struct Changesets {
     /// The ids cached after the last update, ascending: the carried start of
     /// the next superbatch.
     pub final_cache: Vec<u64>,
+    /// Whether the updates admit page companions
+    /// ([`compute_changesets_paged`]).
+    pub paged: bool,
+    /// Feature pages the plan reads ([`plan_page_reads`]), when counted.
+    pub page_reads: Option<u64>,
 }
 
 impl Changesets {
@@ -157,11 +187,11 @@ pub fn compute_changesets_from<B: AsRef<[u64]>>(
     carried: &[u64],
     prior: &ReusePrior,
 ) -> Changesets {
-    let planned = plan_from(batches, capacity, every, carried, prior);
+    let planned = plan_from(batches, capacity, every, carried, prior, None);
     if every <= 1 || carried.is_empty() {
         return planned;
     }
-    let mut fresh = plan_from(batches, capacity, every, &[], prior);
+    let mut fresh = plan_from(batches, capacity, every, &[], prior, None);
     let held: std::collections::HashSet<u64> = carried.iter().copied().collect();
     fresh.init_reads = fresh.init.iter().filter(|id| !held.contains(id)).count() as u64;
     if fresh.total_reads() < planned.total_reads() {
@@ -169,6 +199,43 @@ pub fn compute_changesets_from<B: AsRef<[u64]>>(
     } else {
         planned
     }
+}
+
+/// Rows that share a feature page: page `p` holds rows
+/// `p * rows_per_page .. (p + 1) * rows_per_page`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageGroups {
+    /// Rows on one page (page companions need at least 2).
+    pub rows_per_page: u64,
+}
+
+impl PageGroups {
+    /// The groups of a layout with `rows_per_page` rows a page; None when a
+    /// page holds one row or less (no row has a companion).
+    pub fn of(rows_per_page: u64) -> Option<PageGroups> {
+        (rows_per_page > 1).then_some(PageGroups { rows_per_page })
+    }
+}
+
+/// [`compute_changesets_from`] with page companions (`every = 1`): a batch
+/// that misses a row reads its whole page, so the other rows on that page
+/// that the superbatch uses later compete for slots exactly as misses do
+/// (admitted when their next use is nearer than the farthest cached one),
+/// inserted from positions past the batch's own rows (`len`, `len + 1`, …
+/// in `in_positions`; see `format/runtime.md`). A batch takes at most as
+/// many companions as it has rows it does not miss. Not optimal over pages
+/// (nor over rows: the row plan is): [`plan_superbatch`] counts both plans'
+/// pages ([`plan_page_reads`]) and keeps the one that reads fewer.
+///
+/// [`plan_superbatch`]: crate::inspect::superbatch::plan_superbatch
+pub fn compute_changesets_paged<B: AsRef<[u64]>>(
+    batches: &[B],
+    capacity: usize,
+    carried: &[u64],
+    prior: &ReusePrior,
+    pages: PageGroups,
+) -> Changesets {
+    plan_from(batches, capacity, 1, carried, prior, Some(pages))
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use ginex::exec::curves::{
     curves, distinct_ids, offsets_path, sample_trace, CurvePoint, CurvePolicy, ReplayConfig,
     StaticRanks, Trace, TraceSpec,
 };
-use ginex::inspect::changeset::ReusePrior;
+use ginex::inspect::changeset::{PageGroups, ReusePrior};
 use ginex::sample::sampler::parse_fanouts;
 use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;
@@ -68,6 +68,10 @@ pub struct CurvesBenchArgs {
     /// Belady, as `ginex epoch --no-reuse-prior`).
     #[arg(long)]
     pub no_reuse_prior: bool,
+    /// Replay ginex admitting rows only, without page companions (as
+    /// `ginex epoch --no-page-companions`).
+    #[arg(long)]
+    pub no_page_companions: bool,
     /// Pre-sampling epochs of presc.
     #[arg(long, default_value_t = 1)]
     pub presc_rounds: u64,
@@ -188,6 +192,8 @@ pub fn run_curves_bench_to(
         num_nodes: store.num_nodes(),
         superbatch: args.superbatch,
         prior,
+        page_companions: PageGroups::of(store.layout().rows_per_page() as u64)
+            .filter(|_| !args.no_page_companions),
     };
     let started = Instant::now();
     let points = curves(&trace, &policies, &args.sizes, &config, &ranks, threads)?;

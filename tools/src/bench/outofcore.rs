@@ -18,14 +18,17 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::outofcore_report::{
-    bar_plot, baseline, metrics_from_report, opt, stage_table, summarize, summary_json, table,
-    Exit, RunRecord,
+    bar_plot, baseline, metrics_from_report, opt, page_floor_table, stage_table, summarize,
+    summary_json, sweep_plots, sweep_table, table, Exit, RunRecord, SweepPoint,
 };
 use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
 use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
+use ginex::exec::curves::{sample_trace, TraceSpec};
+use ginex::exec::page_floor::{page_floor, PageFloor};
 use ginex::exec::policy::Policy;
+use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;
 
 /// The policies an epoch benchmark compares by default.
@@ -41,8 +44,15 @@ pub struct OutOfCoreBenchArgs {
     /// The store.
     pub store: PathBuf,
     /// Memory cap of every run's cgroup, page cache included (e.g. 3GiB).
-    #[arg(long)]
-    pub memory: String,
+    #[arg(long, required_unless_present = "ratios", conflicts_with = "ratios")]
+    pub memory: Option<String>,
+    /// Instead of one --memory: one cap per ratio, the store's feature
+    /// bytes over the ratio (2,3,5,8: features 2x … 8x the cap), every
+    /// policy at each; prints wall time and pages against the page floor
+    /// per ratio, and with --plot draws both against the ratio
+    /// (PLOT and PLOT-pages.svg).
+    #[arg(long, value_delimiter = ',')]
+    pub ratios: Option<Vec<f64>>,
     /// Policies to compare [default: ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none;
     /// with --train: ginex,mmap].
     #[arg(long, value_delimiter = ',')]
@@ -221,7 +231,95 @@ fn fmt_load() -> String {
 
 /// `ginex bench outofcore`.
 pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Result<()> {
-    let memory = parse_bytes(&args.memory)?;
+    let Some(ratios) = &args.ratios else {
+        let label = args.memory.clone().unwrap_or_default();
+        let Some(cap) = bench_cap(args, parse_bytes(&label)?, &label, out)? else {
+            return Ok(());
+        };
+        if let Some(path) = &args.json {
+            write_json(path, &cap.json)?;
+        }
+        if let Some(path) = &args.plot {
+            std::fs::write(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))
+                .map_err(|e| Error::io("write", path, e))?;
+            eprintln!("  plot: {}", path.display());
+        }
+        return Ok(());
+    };
+    if ratios.is_empty() || ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(Error::invalid_argument(format!(
+            "--ratios {ratios:?}: every ratio must be a positive number (features over the cap)"
+        )));
+    }
+    let store = Store::open(&args.store)?;
+    let feature_bytes = store.num_nodes() * store.layout().row_bytes() as u64;
+    drop(store);
+    let mut caps: Vec<(f64, CapResult)> = Vec::new();
+    for &ratio in ratios {
+        let memory = (feature_bytes as f64 / ratio) as u64;
+        let label = format!("{}MiB", memory >> 20);
+        eprintln!("\n== ratio {ratio}: --memory {label} ({memory} bytes) ==");
+        let Some(cap) = bench_cap(args, memory, &label, out)? else {
+            return Ok(());
+        };
+        caps.push((ratio, cap));
+    }
+    let points: Vec<SweepPoint> = caps
+        .iter()
+        .map(|(ratio, cap)| SweepPoint {
+            ratio: *ratio,
+            summaries: cap.summaries.clone(),
+            floor: cap.floor.map(|(_, f)| f.floor),
+        })
+        .collect();
+    eprintln!("\nratio sweep (median wall s; pages / page floor):");
+    eprint!("{}", sweep_table(&points));
+    if let Some(path) = &args.json {
+        let v = json!({
+            "bench": "outofcore", "ratios": ratios,
+            "caps": caps.iter().map(|(r, c)| json!({"ratio": r, "result": c.json})).collect::<Vec<_>>(),
+        });
+        write_json(path, &v)?;
+    }
+    if let Some(path) = &args.plot {
+        let (walls, pages) = sweep_plots(&points);
+        let pages_path = path.with_file_name(format!(
+            "{}-pages.svg",
+            path.file_stem().unwrap_or_default().to_string_lossy()
+        ));
+        std::fs::write(path, walls).map_err(|e| Error::io("write", path, e))?;
+        std::fs::write(&pages_path, pages).map_err(|e| Error::io("write", &pages_path, e))?;
+        eprintln!("  plots: {} {}", path.display(), pages_path.display());
+    }
+    Ok(())
+}
+
+fn write_json(path: &Path, v: &Value) -> Result<()> {
+    std::fs::write(path, serde_json::to_vec_pretty(v).unwrap_or_default())
+        .map_err(|e| Error::io("write", path, e))?;
+    eprintln!("  json: {}", path.display());
+    Ok(())
+}
+
+/// What one cap of the benchmark measured.
+struct CapResult {
+    summaries: Vec<super::outofcore_report::PolicySummary>,
+    baseline: String,
+    title: String,
+    /// The floor's cache rows and the floor.
+    floor: Option<(u64, PageFloor)>,
+    json: Value,
+}
+
+/// Every policy at one cap of `memory` bytes (`label` as the user wrote
+/// it): the runs, the tables on stderr, one JSON line per policy on `out`;
+/// None when the benchmark cannot run here (`--train` without training).
+fn bench_cap(
+    args: &OutOfCoreBenchArgs,
+    memory: u64,
+    label: &str,
+    out: &mut dyn Write,
+) -> Result<Option<CapResult>> {
     if args.rounds == 0 {
         return Err(Error::invalid_argument("--rounds must be at least 1"));
     }
@@ -260,10 +358,10 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             "bench outofcore --train: skipped: {} was built without the `train` feature (cargo build --features train)",
             exe.display()
         );
-        return Ok(());
+        return Ok(None);
     }
     let supports_memory = help_has_flag(&help_text(&exe, &[sub, "--help"])?, "--memory");
-    let (budget, budget_note) = budget_args(memory, &args.memory, supports_memory, &args.extra);
+    let (budget, budget_note) = budget_args(memory, label, supports_memory, &args.extra);
 
     let pid = std::process::id();
     let work = WorkDir(args.store.with_extension(format!("bench-outofcore-{pid}")));
@@ -289,7 +387,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     );
     eprintln!(
         "  parameters: memory cap {} ({} bytes, page cache included) per run, {} round(s) in ABAB order, policies {}, child `ginex {sub} STORE --policy P{}{}{}`; page cache dropped before each run",
-        args.memory,
+        label,
         memory,
         args.rounds,
         policies.join(","),
@@ -389,40 +487,98 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     eprint!("{}", table(&summaries, &base, args.train));
     eprintln!("  stage seconds (the child's own report, median):");
     eprint!("{}", stage_table(&summaries));
+    // The floor at the largest feature cache any policy planned under the
+    // cap (the most generous, so the lowest floor).
+    let floor_rows = summaries.iter().filter_map(|s| s.feature_cache_rows).max();
+    let floor = match (args.train, floor_rows) {
+        (false, Some(rows)) => {
+            let started = Instant::now();
+            let cache_bytes = rows * store.layout().row_bytes() as u64;
+            let f = epoch_page_floor(&store, &args.store, &args.extra, cache_bytes)?;
+            eprint!(
+                "{}",
+                page_floor_table(&summaries, f.floor, f.capacity_pages)
+            );
+            eprintln!(
+                "    ({} rows of cache = {} pages; pages the epoch's batches touch {}, distinct {}; computed in {:.1} s, outside the cap)",
+                rows,
+                f.capacity_pages,
+                f.pages_needed,
+                f.distinct_pages,
+                started.elapsed().as_secs_f64()
+            );
+            Some((rows, f))
+        }
+        _ => None,
+    };
     eprintln!("  load average after: {}", fmt_load());
     let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
     for s in &summaries {
         writeln!(out, "{}", summary_json(s)).map_err(w)?;
     }
-    if let Some(path) = &args.json {
-        let v = json!({
-            "bench": "outofcore", "machine": machine_description(),
-            "load_average": {"start": load_start, "end": load_average()},
-            "store": {"path": args.store, "nodes": store.num_nodes(), "edges": store.num_edges(),
-                      "dim": store.feature_dim(), "dtype": store.dtype().name(), "feature_bytes": feature_bytes,
-                      "feature_bytes_over_memory": feature_bytes as f64 / memory.max(1) as f64},
-            "parameters": {"memory_bytes": memory, "memory": args.memory, "rounds": args.rounds, "policies": policies,
-                           "mode": sub, "budget_args": budget, "budget_note": budget_note, "extra_args": args.extra,
-                           "cgroup": cgroup_desc, "baseline": base, "page_cache_dropped": true},
-            "runs": runs.iter().map(RunRecord::to_json).collect::<Vec<_>>(),
-            "summary": summaries.iter().map(summary_json).collect::<Vec<_>>(),
-        });
-        std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
-            .map_err(|e| Error::io("write", path, e))?;
-        eprintln!("  json: {}", path.display());
+    let json = json!({
+        "bench": "outofcore", "machine": machine_description(),
+        "load_average": {"start": load_start, "end": load_average()},
+        "store": {"path": args.store, "nodes": store.num_nodes(), "edges": store.num_edges(),
+                  "dim": store.feature_dim(), "dtype": store.dtype().name(), "feature_bytes": feature_bytes,
+                  "feature_bytes_over_memory": feature_bytes as f64 / memory.max(1) as f64},
+        "parameters": {"memory_bytes": memory, "memory": label, "rounds": args.rounds, "policies": policies,
+                       "mode": sub, "budget_args": budget, "budget_note": budget_note, "extra_args": args.extra,
+                       "cgroup": cgroup_desc, "baseline": base, "page_cache_dropped": true},
+        "runs": runs.iter().map(RunRecord::to_json).collect::<Vec<_>>(),
+        "summary": summaries.iter().map(summary_json).collect::<Vec<_>>(),
+        "page_floor": floor.map(|(rows, f)| json!({"cache_rows": rows, "capacity_pages": f.capacity_pages,
+            "pages_needed": f.pages_needed, "distinct_pages": f.distinct_pages, "floor": f.floor})),
+    });
+    let title = format!(
+        "ginex {sub}, {} nodes, features {} a memory cap of {label}",
+        store.num_nodes(),
+        times_text(feature_bytes as f64 / memory.max(1) as f64),
+    );
+    Ok(Some(CapResult {
+        summaries,
+        baseline: base,
+        title,
+        floor,
+        json,
+    }))
+}
+
+/// The page floor of the epoch the children run (`ginex epoch STORE
+/// EXTRA…`, parsed as they parse it, so the trace has their batch size,
+/// fanouts, seed, epoch and `--max-batches`) for a cache of `cache_bytes`.
+fn epoch_page_floor(
+    store: &Store,
+    path: &Path,
+    extra: &[String],
+    cache_bytes: u64,
+) -> Result<PageFloor> {
+    #[derive(clap::Parser)]
+    struct ChildEpoch {
+        #[command(flatten)]
+        epoch: crate::epoch::EpochArgs,
     }
-    if let Some(path) = &args.plot {
-        let title = format!(
-            "ginex {sub}, {} nodes, features {} a memory cap of {}",
-            store.num_nodes(),
-            times_text(feature_bytes as f64 / memory.max(1) as f64),
-            args.memory
-        );
-        std::fs::write(path, bar_plot(&summaries, &title, &base))
-            .map_err(|e| Error::io("write", path, e))?;
-        eprintln!("  plot: {}", path.display());
-    }
-    Ok(())
+    let argv = ["epoch".to_string(), path.display().to_string()]
+        .into_iter()
+        .chain(extra.iter().cloned());
+    let child = <ChildEpoch as clap::Parser>::try_parse_from(argv).map_err(|e| {
+        Error::invalid_argument(format!(
+            "the arguments after -- do not parse as `ginex epoch`'s: {e}"
+        ))
+    })?;
+    let (data, epoch) = (&child.epoch.data, child.epoch.epoch);
+    let spec = TraceSpec {
+        batch_size: data.sampling.batch_size,
+        fanouts: data.sampling.fanouts.clone(),
+        seed: data.sampling.seed,
+        epoch,
+        epochs: 1,
+        max_batches: data.max_batches,
+        workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let topo = InMemoryTopology::load(store)?;
+    let trace = sample_trace(store, &topo, &spec)?;
+    Ok(page_floor(&trace, &store.layout(), cache_bytes))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::svg::{policy_color, Anchor, Svg};
+use crate::svg::{line_chart, policy_color, Anchor, Series, Svg};
 
 /// How a child process ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +53,11 @@ pub struct Metrics {
     pub bytes_read: Option<u64>,
     /// Feature reads the gather engine issued.
     pub feature_reads: Option<u64>,
+    /// Distinct feature pages the gather engine needed (summed over its
+    /// gathers: what the page floor is compared with).
+    pub pages_read: Option<u64>,
+    /// Rows of the feature cache the run planned.
+    pub feature_cache_rows: Option<u64>,
     /// Training throughput (`--train`).
     pub seeds_per_s: Option<f64>,
     /// The child's peak RSS (`VmHWM`), when its report gives it.
@@ -112,6 +117,8 @@ pub fn metrics_from_report(v: &Value, train: bool) -> Metrics {
         optimal_misses,
         bytes_read: u(e, "bytes_read"),
         feature_reads: u(e, "feature_reads"),
+        pages_read: u(e, "pages_read"),
+        feature_cache_rows: v.get("parameters").and_then(|p| u(p, "feature_cache_rows")),
         seeds_per_s: e.get("seeds_per_s").and_then(Value::as_f64),
         peak_rss_bytes: u(v, "peak_rss_bytes"),
         stages,
@@ -157,6 +164,7 @@ impl RunRecord {
             "exit": self.exit.describe(), "cgroup_peak_bytes": self.peak_bytes, "oom_kills": self.oom_kills,
             "disk_read_bytes": self.disk_read_bytes, "peak_rss_bytes": m.peak_rss_bytes,
             "hits": m.hits, "misses": m.misses, "optimal_misses": m.optimal_misses, "bytes_read": m.bytes_read, "feature_reads": m.feature_reads,
+            "pages_read": m.pages_read, "feature_cache_rows": m.feature_cache_rows,
             "seeds_per_s": m.seeds_per_s,
             "seconds": m.stages.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
         })
@@ -184,6 +192,10 @@ pub struct PolicySummary {
     pub bytes_read: Option<u64>,
     /// Median feature reads issued.
     pub feature_reads: Option<u64>,
+    /// Median distinct feature pages needed.
+    pub pages_read: Option<u64>,
+    /// Median feature-cache rows planned.
+    pub feature_cache_rows: Option<u64>,
     /// Median bytes read from the block device by the child process.
     pub disk_read_bytes: Option<u64>,
     /// Highest peak RSS of the child over all runs.
@@ -271,6 +283,8 @@ pub fn summarize(runs: &[RunRecord], policies: &[String]) -> Vec<PolicySummary> 
                 optimal_misses: median_u64(ok.iter().map(|r| r.metrics.optimal_misses)),
                 bytes_read: median_u64(ok.iter().map(|r| r.metrics.bytes_read)),
                 feature_reads: median_u64(ok.iter().map(|r| r.metrics.feature_reads)),
+                pages_read: median_u64(ok.iter().map(|r| r.metrics.pages_read)),
+                feature_cache_rows: median_u64(ok.iter().map(|r| r.metrics.feature_cache_rows)),
                 disk_read_bytes: median_u64(ok.iter().map(|r| r.disk_read_bytes)),
                 peak_rss_bytes: all.iter().filter_map(|r| r.metrics.peak_rss_bytes).max(),
                 seeds_per_s: median(ok.iter().filter_map(|r| r.metrics.seeds_per_s).collect()),
@@ -366,6 +380,130 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
     s
 }
 
+/// Pages each policy needed against the page floor (`floor` pages for a
+/// page cache of `capacity_pages`), one row per policy: the cost every
+/// policy pays in reads, and how far it is from the optimum of caching
+/// pages with the same bytes.
+pub fn page_floor_table(summaries: &[PolicySummary], floor: u64, capacity_pages: u64) -> String {
+    let mut s = format!(
+        "  page floor: {floor} pages (offline optimum of a {capacity_pages}-page cache over the epoch's trace)\n  {:<8} {:>12} {:>12} {:>10}\n",
+        "policy", "cache rows", "pages", "x floor"
+    );
+    for p in summaries {
+        s += &format!(
+            "  {:<8} {:>12} {:>12} {:>10}\n",
+            p.policy,
+            opt(p.feature_cache_rows),
+            opt(p.pages_read),
+            p.pages_read.filter(|_| floor > 0).map_or_else(
+                || "-".into(),
+                |n| format!("{:.2}x", n as f64 / floor as f64)
+            ),
+        );
+    }
+    s
+}
+
+/// One cap of a ratio sweep: the features-over-memory ratio, the
+/// policies' summaries and the page floor there.
+#[derive(Debug, Clone)]
+pub struct SweepPoint {
+    /// Feature bytes over the cap.
+    pub ratio: f64,
+    /// Every policy at this cap.
+    pub summaries: Vec<PolicySummary>,
+    /// The page floor at this cap, when computed.
+    pub floor: Option<u64>,
+}
+
+/// The ratio sweep as a table: a row per policy, a column per ratio, each
+/// cell `median wall s  pages/floor`.
+pub fn sweep_table(points: &[SweepPoint]) -> String {
+    let mut policies: Vec<&str> = Vec::new();
+    for p in points {
+        for s in &p.summaries {
+            if !policies.contains(&s.policy.as_str()) {
+                policies.push(&s.policy);
+            }
+        }
+    }
+    let mut s = format!("  {:<8}", "policy");
+    for p in points {
+        s += &format!(" {:>20}", format!("{}x: wall, pages/floor", p.ratio));
+    }
+    s.push('\n');
+    for policy in policies {
+        s += &format!("  {policy:<8}");
+        for p in points {
+            let summary = p.summaries.iter().find(|x| x.policy == policy);
+            let wall = summary
+                .and_then(|x| x.wall)
+                .map_or_else(|| "-".into(), |w| format!("{:.2}", w.1));
+            let pages = match (summary.and_then(|x| x.pages_read), p.floor) {
+                (Some(n), Some(f)) if f > 0 => format!("{:.2}x", n as f64 / f as f64),
+                _ => "-".into(),
+            };
+            s += &format!(" {:>20}", format!("{wall} s {pages}"));
+        }
+        s.push('\n');
+    }
+    s += &format!("  {:<8}", "floor");
+    for p in points {
+        s += &format!(" {:>20}", format!("{} pages", opt(p.floor)));
+    }
+    s.push('\n');
+    s
+}
+
+/// Two line charts of a ratio sweep: median wall seconds per policy, and
+/// millions of pages read per policy with the page floor, against the
+/// features-over-memory ratio.
+pub fn sweep_plots(points: &[SweepPoint]) -> (String, String) {
+    let mut walls: Vec<Series> = Vec::new();
+    let mut pages: Vec<Series> = Vec::new();
+    let add = |list: &mut Vec<Series>, name: &str, x: f64, y: Option<f64>| {
+        let Some(y) = y else { return };
+        match list.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push((x, y)),
+            None => list.push(Series {
+                name: name.into(),
+                points: vec![(x, y)],
+            }),
+        }
+    };
+    for p in points {
+        for s in &p.summaries {
+            add(&mut walls, &s.policy, p.ratio, s.wall.map(|w| w.1));
+            add(
+                &mut pages,
+                &s.policy,
+                p.ratio,
+                s.pages_read.map(|n| n as f64 / 1e6),
+            );
+        }
+        add(
+            &mut pages,
+            "page floor",
+            p.ratio,
+            p.floor.map(|n| n as f64 / 1e6),
+        );
+    }
+    (
+        line_chart(
+            &walls,
+            "features / memory cap",
+            "wall seconds (median)",
+            None,
+        ),
+        line_chart(
+            &pages,
+            "features / memory cap",
+            "feature pages read (millions)",
+            None,
+        ),
+    )
+}
+
 /// The children's own stage breakdown (median seconds), one row per policy.
 pub fn stage_table(summaries: &[PolicySummary]) -> String {
     let mut names: Vec<&str> = Vec::new();
@@ -452,6 +590,7 @@ pub fn summary_json(p: &PolicySummary) -> Value {
         "wall_seconds": p.wall.map(|(a, m, b)| json!({"min": a, "median": m, "max": b})),
         "ratio_to_baseline": p.ratio, "misses": p.misses, "optimal_misses": p.optimal_misses,
         "bytes_read": p.bytes_read, "feature_reads": p.feature_reads, "disk_read_bytes": p.disk_read_bytes, "peak_rss_bytes": p.peak_rss_bytes,
+        "pages_read": p.pages_read, "feature_cache_rows": p.feature_cache_rows,
         "seeds_per_s": p.seeds_per_s, "cgroup_peak_bytes": p.peak_bytes,
         "oom_kills": p.oom_kills, "failures": p.failures,
         "seconds": p.stages.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
@@ -477,6 +616,8 @@ mod tests {
                 optimal_misses: None,
                 bytes_read: Some(misses * 1024),
                 feature_reads: Some(misses / 4),
+                pages_read: Some(misses / 2),
+                feature_cache_rows: Some(1000),
                 seeds_per_s: None,
                 peak_rss_bytes: Some(100 << 20),
                 stages: vec![("sample".into(), wall_s / 2.0), ("total".into(), wall_s)],
@@ -486,6 +627,70 @@ mod tests {
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_ratio_sweep_tabulates_and_plots_every_policy_at_every_ratio() {
+        let at = |ratio: f64, ginex_wall: f64, floor: u64| SweepPoint {
+            ratio,
+            summaries: summarize(
+                &[
+                    record("ginex", 1, ginex_wall, Exit::Ok, 400),
+                    record("lru", 1, 2.0 * ginex_wall, Exit::Ok, 800),
+                ],
+                &names(&["ginex", "lru"]),
+            ),
+            floor: Some(floor),
+        };
+        let points = vec![at(2.0, 10.0, 100), at(5.0, 30.0, 200)];
+        let t = sweep_table(&points);
+        let ginex = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("ginex"))
+            .unwrap();
+        // 400 misses -> 200 pages (the test records' pages): 2x the floor
+        // of 100, 1x the floor of 200.
+        assert!(
+            ginex.contains("10.00 s 2.00x") && ginex.contains("30.00 s 1.00x"),
+            "{ginex}"
+        );
+        assert!(t.contains("100 pages") && t.contains("200 pages"), "{t}");
+        let (walls, pages) = sweep_plots(&points);
+        assert!(
+            walls.contains(">ginex<") && walls.contains(">lru<"),
+            "{walls}"
+        );
+        assert!(pages.contains(">page floor<"), "{pages}");
+    }
+
+    #[test]
+    fn pages_are_read_from_the_report_and_set_against_the_floor() {
+        let report = serde_json::json!({"pages_read": 300, "misses": 1,
+            "parameters": {"feature_cache_rows": 77}});
+        let m = metrics_from_report(&report, false);
+        assert_eq!((m.pages_read, m.feature_cache_rows), (Some(300), Some(77)));
+        let runs = vec![
+            record("ginex", 1, 10.0, Exit::Ok, 400),
+            record("ginex", 2, 12.0, Exit::Ok, 600),
+            record("lru", 1, 20.0, Exit::Signal(9), 0),
+        ];
+        let summaries = summarize(&runs, &names(&["ginex", "lru"]));
+        // The median of 200 and 300 pages.
+        assert_eq!(summaries[0].pages_read, Some(250));
+        let t = page_floor_table(&summaries, 100, 64);
+        assert!(t.contains("page floor: 100 pages"), "{t}");
+        let ginex = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("ginex"))
+            .unwrap();
+        assert!(ginex.contains("250") && ginex.ends_with("2.50x"), "{ginex}");
+        // No successful run: no pages, no ratio.
+        let lru = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("lru"))
+            .unwrap();
+        assert!(lru.trim_end().ends_with('-'), "{lru}");
+        assert_eq!(summary_json(&summaries[0])["pages_read"], 250);
     }
 
     #[test]

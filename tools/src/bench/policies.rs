@@ -115,6 +115,7 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
                 carry_over: true,
                 merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
                 reuse_prior: true,
+                page_companions: true,
                 max_batches: Some(args.batches),
                 seed_nodes: None,
             };
