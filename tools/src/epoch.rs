@@ -27,7 +27,9 @@ pub struct EpochArgs {
     /// Epoch.
     #[arg(long, default_value_t = 0)]
     pub epoch: u64,
-    /// Write the full report (per-batch counters included) as JSON here.
+    /// Write the full report (per-batch counters included) as JSON here:
+    /// written beside it and renamed into place when the epoch succeeds, so
+    /// an existing file is replaced only by a complete report.
     #[arg(long)]
     pub report: Option<PathBuf>,
 }
@@ -115,6 +117,8 @@ pub struct DataArgs {
     #[arg(long)]
     pub workers: Option<usize>,
     /// Directory for runtime files (default: STORE.runs beside the store).
+    /// Each run writes only in a new `run-PID-NANOS/` directory of its own
+    /// inside it and removes only that; nothing else there is touched.
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
     /// Keep runtime files after each superbatch.
@@ -223,9 +227,7 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         v["memory_plan"] = p.to_json();
     }
     if let Some(path) = &args.report {
-        crate::create_parent_dirs(path)?;
-        std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
-            .map_err(|e| Error::io("write", path, e))?;
+        crate::write_report(path, serde_json::to_vec_pretty(&v).unwrap_or_default())?;
     }
     print_report(&store, &config, &r);
     let s = |d: std::time::Duration| d.as_secs_f64();

@@ -78,7 +78,9 @@ pub struct InspectArgs {
     /// k of the k-hop approximation: the cache changes every k batches.
     #[arg(long, default_value_t = 1)]
     pub changeset_every: usize,
-    /// Run directory (created if missing).
+    /// Run directory (created if missing). Refused, before anything is
+    /// written, if it already holds this superbatch's files; nothing in it
+    /// is replaced or removed (on failure only the files this run created).
     #[arg(long)]
     pub out: PathBuf,
     /// Print per-batch miss counts too.
@@ -201,7 +203,15 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 reuse_prior: false,
             },
         };
-        let r = inspect_superbatch(&sampler, &spec, &args.out)?;
+        let r = inspect_superbatch(&sampler, &spec, &args.out).map_err(|e| match e {
+            Error::AlreadyExists { path } => Error::invalid_argument(format!(
+                "--out {} already holds {} (superbatch {} of an earlier run?); refused before writing anything, and nothing was removed: choose another --out or remove the file",
+                args.out.display(),
+                path.display(),
+                args.index
+            )),
+            e => e,
+        })?;
         let cs = &r.changesets;
         let mut v = json!({
             "superbatch": args.index, "first_batch": first, "batches": spec.num_batches,
