@@ -98,10 +98,17 @@ fn killed_builds_leave_nothing_or_a_complete_store() {
     let before = staged(dir.path());
     let out = gen_command(&last).stderr(Stdio::piped()).output().unwrap();
     assert!(out.status.success());
-    assert_eq!(staged(dir.path()), before, "a killed run's staging is not ours to remove");
+    assert_eq!(
+        staged(dir.path()),
+        before,
+        "a killed run's staging is not ours to remove"
+    );
     if !before.is_empty() {
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("was left by a ginex process that was killed"), "{err}");
+        assert!(
+            err.contains("was left by a ginex process that was killed"),
+            "{err}"
+        );
     }
     eprintln!("kill trials: {complete} complete stores, {absent} absent; full build {full:?}");
 }

@@ -369,7 +369,9 @@ mod tests {
     fn a_failed_atomic_write_removes_only_its_own_temporary() {
         let dir = tempfile::tempdir().unwrap();
         // What an earlier process (same pid after reuse, say) left.
-        let old = dir.path().join(format!(".LATEST.1-0.tmp-{}", std::process::id()));
+        let old = dir
+            .path()
+            .join(format!(".LATEST.1-0.tmp-{}", std::process::id()));
         fs::write(&old, b"theirs").unwrap();
         fs::write(dir.path().join("LATEST"), b"v1").unwrap();
         let failed = write_atomic(dir.path(), "LATEST", |p| {
@@ -379,7 +381,11 @@ mod tests {
         assert!(failed.is_err());
         assert_eq!(fs::read(&old).unwrap(), b"theirs");
         assert_eq!(fs::read(dir.path().join("LATEST")).unwrap(), b"v1");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2, "temporary removed");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "temporary removed"
+        );
         write_atomic(dir.path(), "LATEST", |p| {
             fs::write(p, b"v2").map_err(|e| Error::io("write", p, e))
         })
@@ -392,7 +398,10 @@ mod tests {
             atomic_temporary_owner(&name, latest),
             Some(std::process::id())
         );
-        assert_eq!(atomic_temporary_owner(".LATEST.1-0.tmp-77", latest), Some(77));
+        assert_eq!(
+            atomic_temporary_owner(".LATEST.1-0.tmp-77", latest),
+            Some(77)
+        );
         for foreign in [
             ".LATEST.tmp-77",
             "LATEST.1-0.tmp-77",

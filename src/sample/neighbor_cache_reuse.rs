@@ -29,12 +29,11 @@ pub fn default_path(store: &Store, codec: Codec, budget: u64) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "store".into());
-    dir.with_file_name(format!("{name}.ncache"))
-        .join(format!(
-            "{}-{budget}-{:08x}.ncache",
-            codec.name(),
-            store_identity(store)
-        ))
+    dir.with_file_name(format!("{name}.ncache")).join(format!(
+        "{}-{budget}-{:08x}.ncache",
+        codec.name(),
+        store_identity(store)
+    ))
 }
 
 /// How a run got its neighbor cache.

@@ -166,8 +166,7 @@ pub(crate) fn remove_stale_temporaries(dir: &Path) {
         return;
     };
     let checkpoint_name = |n: &str| {
-        n == "LATEST"
-            || (n.starts_with("epoch-") && (n.ends_with(".ot") || n.ends_with(".json")))
+        n == "LATEST" || (n.starts_with("epoch-") && (n.ends_with(".ot") || n.ends_with(".json")))
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();

@@ -86,8 +86,9 @@ pub struct DataArgs {
     /// match the store, codec and size; built there if missing).
     #[arg(long)]
     pub neighbor_cache: Option<PathBuf>,
-    /// Batches per superbatch (ginex) [default: 100, or planned with --memory].
-    #[arg(long)]
+    /// Batches per superbatch (ginex), at least 1 [default: 100, or planned
+    /// with --memory].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub superbatch: Option<u64>,
     /// How the ginex inspector overlaps the executor: serial; overlap
     /// (changesets of a superbatch computed while the next one samples, the

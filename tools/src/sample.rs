@@ -59,8 +59,8 @@ pub struct InspectArgs {
     /// Epoch (seeds are reshuffled per epoch from the run seed).
     #[arg(long, default_value_t = 0)]
     pub epoch: u64,
-    /// Batches per superbatch.
-    #[arg(long, default_value_t = 100)]
+    /// Batches per superbatch (at least 1).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub superbatch: u64,
     /// Which superbatch of the epoch.
     #[arg(long, default_value_t = 0)]
