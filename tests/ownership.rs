@@ -230,7 +230,8 @@ fn commands() -> Vec<Cmd> {
             previous: "report.json",
             wrong: |w, t| {
                 let mut a = epoch_args(w, t);
-                a.extend(s(&["--batch-size", "0"]));
+                a[3] = "0".into(); // --batch-size 0
+                assert_eq!(a[2], "--batch-size");
                 a
             },
         },
@@ -496,5 +497,40 @@ fn killed_commands_leave_every_existing_file_byte_identical_and_reruns_succeed()
     assert!(
         killed >= 8,
         "only {killed} kills landed before the run ended"
+    );
+}
+
+/// The repro: a second `inspect` into the first one's `--out` is
+/// refused, says why, and keeps the first run's files byte-identical.
+#[test]
+fn a_refused_inspect_keeps_the_first_runs_files_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path();
+    let ginex = |args: &[String]| {
+        Command::new(env!("CARGO_BIN_EXE_ginex"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = ginex(&gen_args(w, "store"));
+    assert!(out.status.success(), "{out:?}");
+    let inspect = inspect_args(w, "R");
+    let first = ginex(&inspect);
+    assert!(first.status.success(), "{first:?}");
+    let before = snapshot(&w.join("R"));
+    assert_eq!(before.len(), 2, "{before:?}");
+    let second = ginex(&inspect);
+    assert!(!second.status.success());
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains("already holds")
+            && err.contains("sb-000000.samples")
+            && err.contains("nothing was removed"),
+        "{err}"
+    );
+    assert_eq!(
+        snapshot(&w.join("R")),
+        before,
+        "the first run's files changed"
     );
 }

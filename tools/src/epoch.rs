@@ -71,7 +71,7 @@ pub struct DataArgs {
     /// cache and the superbatch to fit, prints the plan, and refuses a
     /// budget it cannot meet with the minimum it needs. Explicit cache and
     /// superbatch sizes override its choices.
-    #[arg(long, value_parser = crate::args::bytes)]
+    #[arg(long, value_parser = crate::args::bytes, allow_hyphen_values = true)]
     pub memory: Option<u64>,
     /// Feature-cache size (rows = bytes / row bytes) [default: 256MiB, or
     /// planned with --memory].
