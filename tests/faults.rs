@@ -58,11 +58,19 @@ fn read_errors_name_node_and_page_and_deliver_no_partial_batch() {
         let reads = probe.reads_checked();
         assert!(reads > 20, "{pipeline:?}: only {reads} reads");
         // EIO at reads spread over the run (sampling's list reads, the
-        // batches' gathers, each superbatch's init and read-ahead).
+        // batches' gathers, each superbatch's init and read-ahead). Under
+        // `full` the read count varies a little with timing: a run that
+        // did not reach read `n` must succeed.
         for n in (1..=reads).step_by((reads / 12).max(1) as usize) {
-            inject_process_faults(Some(Arc::new(FaultPlan::eio_on_read(n))));
+            let plan = Arc::new(FaultPlan::eio_on_read(n));
+            inject_process_faults(Some(plan.clone()));
             let (got, r) = delivered(&store, &cfg);
             inject_process_faults(None);
+            if plan.reads_checked() < n {
+                r.unwrap();
+                assert_eq!(got, reference);
+                continue;
+            }
             assert_eq!(
                 got[..],
                 reference[..got.len()],
@@ -106,7 +114,7 @@ fn read_errors_name_node_and_page_and_deliver_no_partial_batch() {
         assert_eq!(got, reference, "{pipeline:?}: short reads changed a batch");
         assert!(plan.short_reads_injected() > 0, "no short read injected");
     }
-    assert!(failed >= 30, "only {failed} runs failed");
+    assert!(failed >= 25, "only {failed} runs failed");
     assert!(
         late >= 10,
         "only {late} failures came after the first batch"

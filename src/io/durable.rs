@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Marker in staging names: `.<name>.ginex-tmp-<pid>-<nanos>-<n>`.
+/// Marker in staging names: `.<name>.ginex-tmp-<pid>-<nanos>`.
 const STAGING_MARKER: &str = ".ginex-tmp-";
 /// The longest file name (bytes) Linux filesystems accept (`NAME_MAX`).
 const MAX_FILE_NAME: usize = 255;
@@ -61,7 +61,7 @@ impl StagingDir {
         }
         // The staging directory `.NAME.ginex-tmp-PID-NANOS` must fit the
         // file-name limit too; say so in terms of the target's name.
-        let overhead = 1 + STAGING_MARKER.len() + 10 + 1 + 20 + 1 + 20;
+        let overhead = 1 + STAGING_MARKER.len() + 10 + 1 + 20;
         let limit = MAX_FILE_NAME - overhead;
         if name.len() > limit {
             return Err(Error::invalid_argument(format!(
@@ -205,15 +205,15 @@ pub fn report_stale_staging(parent: &Path, name: &str) {
 }
 
 /// A name for a temporary file or directory beside `name` that no other
-/// process or call can choose: `.<name>.ginex-tmp-<pid>-<nanos>-<n>`.
+/// process chooses: `.<name>.ginex-tmp-<pid>-<nanos>`. Callers create it
+/// exclusively (`create_dir`, `create_new`), so a clash is an error,
+/// never a reuse of someone else's file.
 pub fn unique_staging_name(name: &str) -> String {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!(".{name}{STAGING_MARKER}{}-{nanos}-{n}", std::process::id())
+    format!(".{name}{STAGING_MARKER}{}-{nanos}", std::process::id())
 }
 
 /// fsyncs a directory so that entries created or renamed in it are durable.

@@ -162,7 +162,6 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&a.store)?;
     let fanouts = a.fanouts.clone();
     let train = train_nodes(&store)?;
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io("create directory", &args.out, e))?;
     let workers = args.workers.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -203,7 +202,16 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 reuse_prior: false,
             },
         };
-        let r = inspect_superbatch(&sampler, &spec, &args.out).map_err(|e| match e {
+        // Created only now, after the arguments are checked; removed again
+        // (when still empty) if this run created it and fails.
+        let created = args.out.symlink_metadata().is_err();
+        std::fs::create_dir_all(&args.out)
+            .map_err(|e| Error::io("create directory", &args.out, e))?;
+        let r = inspect_superbatch(&sampler, &spec, &args.out);
+        if r.is_err() && created {
+            let _ = std::fs::remove_dir(&args.out);
+        }
+        let r = r.map_err(|e| match e {
             Error::AlreadyExists { path } => Error::invalid_argument(format!(
                 "--out {} already holds {} (superbatch {} of an earlier run?); refused before writing anything, and nothing was removed: choose another --out or remove the file",
                 args.out.display(),
