@@ -158,8 +158,8 @@ fn batches_with_and_without_the_cache_are_identical() {
 
 /// A neighbor cache is built once and reused: the second open finds it;
 /// a cache at a named path is refused for another store, codec or budget
-/// (saying which); one at the default location that belongs to another
-/// store (rebuilt in place) is replaced.
+/// (saying which); a store rebuilt in place gets a cache of its own at the
+/// default location, and the old one is left alone.
 #[test]
 fn a_built_cache_is_reused_and_a_mismatched_one_refused() {
     use ginex::sample::neighbor_cache_reuse::{default_path, open_or_build, NcacheOrigin};
@@ -208,12 +208,30 @@ fn a_built_cache_is_reused_and_a_mismatched_one_refused() {
     // The store is rebuilt in place: its default-location cache is stale.
     std::fs::remove_dir_all(dir.path().join("a")).unwrap();
     let a2 = store(dir.path(), "a", 7);
-    let (_, _, origin) = open_or_build(&a2, Codec::BlockBitpack, 60_000, None).unwrap();
+    let (_, fresh, origin) = open_or_build(&a2, Codec::BlockBitpack, 60_000, None).unwrap();
     assert!(
         matches!(origin, NcacheOrigin::Built(_)),
-        "stale cache rebuilt"
+        "a cache built for the new store"
     );
-    NeighborCache::open(&path, &a2).unwrap();
+    assert_ne!(fresh, path, "under the new store's identity");
+    NeighborCache::open(&fresh, &a2).unwrap();
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the old store's cache is left alone (this run did not create it)"
+    );
+
+    // A damaged cache at the default location is refused, not replaced.
+    let mut damaged = bytes.clone();
+    let at = damaged.len() - 5;
+    damaged[at] ^= 1;
+    std::fs::remove_file(&fresh).unwrap();
+    std::fs::write(&fresh, &damaged).unwrap();
+    let err = open_or_build(&a2, Codec::BlockBitpack, 60_000, None)
+        .err()
+        .map(|e| e.to_string());
+    assert!(err.is_some(), "a damaged cache is used");
+    assert_eq!(std::fs::read(&fresh).unwrap(), damaged, "and left alone");
 }
 
 /// The streaming pass behind the offline build visits every node's list in

@@ -165,7 +165,8 @@ fn memory_budget_caches_built_once_and_killed_runs() {
     assert!(err.contains("--memory") && err.contains("MiB"), "{err}");
 
     // A pipelined run killed mid-epoch leaves its runtime files behind; the
-    // next run beside it removes them and succeeds.
+    // next run beside it succeeds, reports them and removes none of them
+    // (it did not create them), only its own directory.
     let runs = dir.path().join("runs");
     let args = epoch(&[
         "--pipeline",
@@ -228,14 +229,27 @@ fn memory_budget_caches_built_once_and_killed_runs() {
         furthest_superbatch(None).is_some(),
         "the killed runs left no runtime files to clean up"
     );
+    let snapshot = || -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut files = Vec::new();
+        for run in std::fs::read_dir(&runs).unwrap().flatten() {
+            files.push((run.path(), Vec::new()));
+            for f in std::fs::read_dir(run.path()).unwrap().flatten() {
+                files.push((f.path(), std::fs::read(f.path()).unwrap()));
+            }
+        }
+        files.sort();
+        files
+    };
+    let before = snapshot();
     let r4 = dir.path().join("r4.json");
     let mut again = args.clone();
     again.extend(["--report".to_string(), r4.to_str().unwrap().to_string()]);
-    ok(&ginex(
+    let err = ok(&ginex(
         &again.iter().map(String::as_str).collect::<Vec<_>>(),
     ));
-    let left: Vec<_> = std::fs::read_dir(&runs)
-        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(err.contains("was left by a run that was killed"), "{err}");
+    assert!(
+        snapshot() == before,
+        "the killed runs' files changed, or the new run left its own behind"
+    );
 }

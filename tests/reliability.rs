@@ -762,3 +762,156 @@ fn runtime_files_of_another_store_or_seed_are_refused() {
     let (ok, text) = verify(&target, &[]);
     assert!(ok, "{text}");
 }
+
+/// Runs `ginex ARGS` as a process; its stderr, or a failure when it is
+/// still running after a minute (a hang).
+fn ginex_within_a_minute(args: &[&str]) -> (bool, String) {
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("ginex {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Round 3 (issue 33): absurd `--memory` values (0, 1, "abc", 1PiB,
+/// negative), fanouts 0 or empty, batch size 0, superbatch 0 and an empty
+/// train split are clear errors naming the flag and the reason, never a
+/// hang, a panic or a file written; the `Loader` (what Python wraps)
+/// refuses the same values and an empty split.
+#[test]
+fn absurd_sizes_fanouts_and_empty_splits_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s");
+    let empty = dir.path().join("e");
+    for (out, split) in [(&s, "0.2,0.1,0.1"), (&empty, "0,0.5,0")] {
+        run_ginex(&[
+            "gen",
+            "--quiet",
+            "--nodes",
+            "2000",
+            "--avg-degree",
+            "6",
+            "--dim",
+            "8",
+            "--seed",
+            "2",
+            "--split",
+            split,
+            "--out",
+            p(out),
+        ])
+        .unwrap();
+    }
+    let runs = dir.path().join("runs");
+    let epoch = |extra: &[&str], store: &Path| {
+        let mut a = vec!["epoch", p(store), "--run-dir", p(&runs)];
+        a.extend(extra);
+        ginex_within_a_minute(&a)
+    };
+    for (extra, want) in [
+        (
+            &["--memory", "0"][..],
+            &["--memory 0 bytes is below the", "give at least --memory"][..],
+        ),
+        (&["--memory", "1"], &["--memory 1 bytes is below the"]),
+        (&["--memory", "abc"], &["\"abc\" is not a size"]),
+        (&["--memory", "1PiB"], &["unknown size unit \"pib\"", "TiB"]),
+        (&["--memory=-5"], &["\"-5\" is not a size"]),
+        (&["--memory", "-1GiB"], &["\"-1GiB\" is not a size"]),
+        (
+            &["--fanouts", "0"],
+            &["--fanouts \"0\": each fanout must be positive or -1"],
+        ),
+        (
+            &["--fanouts", "5,0"],
+            &["each fanout must be positive or -1"],
+        ),
+        (
+            &["--fanouts="],
+            &["--fanouts \"\": expected comma-separated integers"],
+        ),
+        (&["--batch-size", "0"], &["--batch-size must be at least 1"]),
+        (&["--superbatch", "0"], &["--superbatch", "0 is not in 1.."]),
+    ] {
+        let (ok, err) = epoch(extra, &s);
+        assert!(!ok, "{extra:?} succeeded");
+        for w in want {
+            assert!(err.contains(w), "{extra:?}: {err}");
+        }
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+    }
+    let (ok, err) = epoch(&[], &empty);
+    assert!(!ok && err.contains("has no training nodes"), "{err}");
+    let (ok, err) = ginex_within_a_minute(&[
+        "inspect",
+        p(&empty),
+        "--feature-cache-rows",
+        "10",
+        "--out",
+        p(&dir.path().join("R")),
+    ]);
+    assert!(!ok && err.contains("has no training nodes"), "{err}");
+    let (ok, err) = ginex_within_a_minute(&[
+        "inspect",
+        p(&s),
+        "--feature-cache-rows",
+        "10",
+        "--superbatch",
+        "0",
+        "--out",
+        p(&dir.path().join("R")),
+    ]);
+    assert!(!ok && err.contains("0 is not in 1.."), "{err}");
+    assert!(
+        !dir.path().join("R").exists(),
+        "a refused inspect created its --out"
+    );
+    assert!(!runs.exists(), "a refused epoch left a run directory");
+
+    // The Loader refuses the same values, and an empty split.
+    let store = ginex::Store::open(&s).unwrap();
+    let loader = || ginex::Loader::builder(&store).run_dir(&runs).workers(2);
+    let refused = |b: ginex::LoaderBuilder<'_>| -> String {
+        match b.build() {
+            Err(e) => e.to_string(),
+            Ok(l) => match l.map(|b| b.map(|_| ())).collect::<ginex::Result<Vec<()>>>() {
+                Err(e) => e.to_string(),
+                Ok(v) => panic!("{} batches delivered", v.len()),
+            },
+        }
+    };
+    let err = refused(loader().fanouts([5, 0]));
+    assert!(err.contains("fanout"), "{err}");
+    let err = refused(loader().fanouts([]));
+    assert!(err.contains("at least one hop"), "{err}");
+    let err = refused(loader().batch_size(0));
+    assert!(err.contains("batch"), "{err}");
+    let empty_store = ginex::Store::open(&empty).unwrap();
+    for split in [ginex::Split::Train, ginex::Split::Test] {
+        let err = refused(
+            ginex::Loader::builder(&empty_store)
+                .run_dir(&runs)
+                .split(split),
+        );
+        assert!(
+            err.contains("no") && err.contains("node"),
+            "{split:?}: {err}"
+        );
+    }
+    assert!(!runs.exists(), "a refused loader left a run directory");
+}

@@ -19,6 +19,7 @@ otherwise.
 
 import os
 import shutil
+import tempfile
 
 import numpy as np
 
@@ -123,7 +124,8 @@ def import_arrays(
 
     The arrays are checked first (wrong dtypes, shapes and out-of-range ids
     raise ``ValueError`` naming the argument), then staged as ``.npy`` files
-    in ``OUT.import-arrays.tmp/`` beside the store (removed afterwards) and
+    in a fresh ``.OUT.import-arrays-XXXX/`` beside the store (this call's
+    own, removed afterwards; nothing else is removed) and
     imported; the store is written atomically and verified, so a failure
     leaves no store.
     """
@@ -179,9 +181,14 @@ def import_arrays(
                 raise ValueError(f"{name}: node {int(ids[seen[ids] != 0][0])} is already in another split")
             seen[ids] = 1
 
-    stage = out.rstrip("/") + ".import-arrays.tmp"
-    shutil.rmtree(stage, ignore_errors=True)
-    os.makedirs(stage)
+    # A staging directory of this call's own (mkdtemp creates a fresh,
+    # unique one beside the target): nothing that exists is removed or
+    # reused, and the cleanup below removes only it.
+    target = out.rstrip("/") or out
+    stage = tempfile.mkdtemp(
+        prefix="." + os.path.basename(target) + ".import-arrays-",
+        dir=os.path.dirname(os.path.abspath(target)),
+    )
     names = {}
     try:
         def save(name, arr):

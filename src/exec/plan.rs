@@ -302,11 +302,16 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let minimum = before_superbatch + per_batch;
     if req.memory < minimum {
         return Err(Error::invalid_argument(format!(
-            "--memory {} MiB is below the {} MiB this run needs at the least (fixed {} MiB, \
+            "--memory {} is below the {} MiB this run needs at the least (fixed {} MiB, \
              batch buffers {} MiB for batches of up to {} rows, page-cache reserve {} MiB, \
              sampling {} MiB, one batch of superbatch {} MiB); give at least --memory {}MiB \
              or use smaller batches / fanouts",
-            req.memory >> 20,
+            // Exact below 1 MiB: `--memory 1` is not "0 MiB".
+            if req.memory < 1 << 20 {
+                format!("{} bytes", req.memory)
+            } else {
+                format!("{} MiB", req.memory >> 20)
+            },
             minimum.div_ceil(1 << 20),
             fixed >> 20,
             batch_buffers >> 20,

@@ -3,7 +3,9 @@
 use std::cell::RefCell;
 
 use crate::cache::feature_cache::{RowSource, INIT_CHUNK_BYTES};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::format::pages::FeatureLayout;
+use crate::format::PAGE_SIZE;
 use crate::store::gather::{GatherOptions, GatherStats, Gatherer};
 use crate::store::Store;
 
@@ -45,6 +47,49 @@ impl RowSource for GatherRows<'_> {
         self.store.layout().row_bytes()
     }
     fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
-        self.gatherer.borrow_mut().gather(self.store, ids, out)
+        self.gatherer
+            .borrow_mut()
+            .gather(self.store, ids, out)
+            .map_err(|e| name_the_node(self.store, ids, e))
+    }
+}
+
+/// A failed read of feature pages, with the page and a node of `ids` it
+/// held named in its message (the reader knows only file and offset).
+fn name_the_node(store: &Store, ids: &[u64], e: Error) -> Error {
+    let Error::ReadFailed {
+        path,
+        offset,
+        len,
+        source,
+    } = e
+    else {
+        return e;
+    };
+    let layout = store.layout();
+    let end = offset.saturating_add(len);
+    let (first, last) = (
+        offset.saturating_sub(FeatureLayout::page_offset(0)) / PAGE_SIZE as u64,
+        end.saturating_sub(FeatureLayout::page_offset(0) + 1) / PAGE_SIZE as u64,
+    );
+    let hit = ids.iter().find_map(|&id| {
+        let loc = layout.locate(id);
+        let at = FeatureLayout::page_offset(loc.page);
+        (at < end && offset < at + loc.pages * PAGE_SIZE as u64).then_some((id, loc.page))
+    });
+    let source = match hit {
+        Some((id, page)) => std::io::Error::new(
+            source.kind(),
+            format!(
+                "{source}; the read covers feature pages {first} to {last}; node {id} (page {page}) is one of those it was reading"
+            ),
+        ),
+        None => source,
+    };
+    Error::ReadFailed {
+        path,
+        offset,
+        len,
+        source,
     }
 }

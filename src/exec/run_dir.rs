@@ -1,12 +1,13 @@
 //! Each run's own runtime-file directory, so that runs sharing a
 //! `--run-dir` never touch each other's files.
 //!
-//! A run writes under `RUN_DIR/run-<pid>-<nanos>/` and removes that
-//! directory when it ends (also on error or unwind), unless its files are
-//! kept. Directories of runs whose process is gone (killed) are removed by
-//! the next run that starts beside them. A run only ever deletes its own
-//! directory, dead runs' directories, and `RUN_DIR` itself when it created
-//! it and it is empty.
+//! A run writes under `RUN_DIR/run-<pid>-<nanos>/` (created with
+//! `create_dir`, so never one that existed) and removes that directory when
+//! it ends (also on error or unwind), unless its files are kept. A run only
+//! ever deletes its own directory and `RUN_DIR` itself when it created it
+//! and it is empty: the directories of runs whose process is gone (killed)
+//! are reported by the next run that starts beside them, never removed,
+//! because that run did not create them.
 
 use std::path::{Path, PathBuf};
 
@@ -24,11 +25,11 @@ pub struct RunDir {
 
 impl RunDir {
     /// Creates this run's directory under `parent` (created if missing),
-    /// after removing the directories of dead runs there.
+    /// after warning about the directories dead runs left there.
     pub fn create(parent: &Path) -> Result<RunDir> {
         let created_parent = !parent.exists();
         std::fs::create_dir_all(parent).map_err(|e| Error::io("create directory", parent, e))?;
-        remove_dead_runs(parent);
+        report_dead_runs(parent);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -68,25 +69,40 @@ impl Drop for RunDir {
     }
 }
 
-/// Removes `run-<pid>-*` directories under `parent` whose process is gone.
-fn remove_dead_runs(parent: &Path) {
+/// The `run-<pid>-*` directories under `parent` whose process is gone
+/// (what a killed run left), in name order.
+pub fn dead_runs(parent: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
+        return Vec::new();
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            tracing::info!("removing {} (its run is gone)", entry.path().display());
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
+    let mut dead: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix(PREFIX))
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(|pid| {
+                    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+                })
+        })
+        .map(|entry| entry.path())
+        .collect();
+    dead.sort();
+    dead
+}
+
+/// Warns about the directories dead runs left under `parent`; removes
+/// nothing (this run did not create them).
+fn report_dead_runs(parent: &Path) {
+    for path in dead_runs(parent) {
+        tracing::warn!(
+            "{} was left by a run that was killed; ginex does not remove files it did not create in this run: remove it with `rm -r {}` if you do not need it",
+            path.display(),
+            path.display()
+        );
     }
 }
 
@@ -95,7 +111,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn runs_get_their_own_directories_and_clean_up_after_themselves_and_the_dead() {
+    fn runs_get_their_own_directories_and_clean_up_only_after_themselves() {
         let tmp = tempfile::tempdir().unwrap();
         let parent = tmp.path().join("runs");
         // A dead run's leftovers (pid 0 never names a live user process's
@@ -107,7 +123,12 @@ mod tests {
         let a = RunDir::create(&parent).unwrap();
         let b = RunDir::create(&parent).unwrap();
         assert_ne!(a.path(), b.path());
-        assert!(!parent.join("run-0-1").exists(), "dead run's files removed");
+        assert_eq!(dead_runs(&parent), vec![parent.join("run-0-1")]);
+        assert_eq!(
+            std::fs::read(parent.join("run-0-1/sb-000000.samples")).unwrap(),
+            b"partial",
+            "a dead run's files are reported, never removed"
+        );
         assert!(live.exists(), "a live run's directory is never touched");
         std::fs::write(a.path().join("f"), b"x").unwrap();
         let a_path = a.path().to_path_buf();

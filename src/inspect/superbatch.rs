@@ -12,6 +12,7 @@ use crate::format::header::FileKind;
 use crate::format::runtime::{RecordKind, RunStamp};
 use crate::inspect::changeset::{cheapest_plan, Changesets, PageGroups, ReusePrior};
 use crate::inspect::runfile::{read_all, Record, RunWriter};
+use crate::io::durable::{refuse_existing, CreatedFile};
 
 /// One sampled batch as the runtime files hold it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -128,7 +129,9 @@ impl SuperbatchFiles {
         }
     }
 
-    /// Deletes both files (after the superbatch executed).
+    /// Deletes both files (after the superbatch executed). Only for the
+    /// files a run wrote into its own [`RunDir`](crate::exec::run_dir::RunDir):
+    /// it removes by name.
     pub fn remove(&self) -> Result<()> {
         for p in [&self.samples, &self.changes] {
             match std::fs::remove_file(p) {
@@ -156,17 +159,21 @@ pub struct InspectReport {
 
 /// Samples a superbatch into `dir` and precomputes its changesets from an
 /// empty cache, with no reuse prior (`spec.run.reuse_prior` should say
-/// so). On error both files are removed, so a half-written superbatch
-/// never lingers.
+/// so). Refuses when `dir` already holds either file, before writing; on
+/// a later error removes the files this call created (and no others), so
+/// a half-written superbatch never lingers.
 pub fn inspect_superbatch(
     source: &dyn BatchSource,
     spec: &SuperbatchSpec,
     dir: &Path,
 ) -> Result<InspectReport> {
     let sampled = sample_superbatch(source, spec, dir)?;
+    // Created by the call above; removed if the changesets fail.
+    let samples = CreatedFile::created(&sampled.files.samples);
     let sample_time = sampled.sample_time;
     let (changesets, changeset_time) =
         precompute_changesets(&sampled, spec, &[], &ReusePrior::none())?;
+    samples.keep();
     Ok(InspectReport {
         files: sampled.files,
         sample_time,
@@ -189,34 +196,35 @@ pub struct SampledSuperbatch {
     pub sampled_at: Instant,
 }
 
-/// The inspector's first half: samples `spec`'s batches into `dir`. On
-/// error the samples file is removed.
+/// The inspector's first half: samples `spec`'s batches into `dir`.
+/// Refuses (before writing anything) when `dir` already holds either file
+/// of the superbatch; on a later error removes the samples file it created.
 pub fn sample_superbatch(
     source: &dyn BatchSource,
     spec: &SuperbatchSpec,
     dir: &Path,
 ) -> Result<SampledSuperbatch> {
     let files = SuperbatchFiles::in_dir(dir, spec.index);
+    // Refused before anything is written: a file of an earlier run is
+    // never replaced, and never removed by this run's cleanup.
+    refuse_existing(&files.samples)?;
+    refuse_existing(&files.changes)?;
     let started = Instant::now();
-    match sample_to_file(source, spec, &files.samples) {
-        Ok(trace) => Ok(SampledSuperbatch {
-            files,
-            trace,
-            sample_time: started.elapsed(),
-            sampled_at: Instant::now(),
-        }),
-        Err(e) => {
-            let _ = files.remove();
-            Err(e)
-        }
-    }
+    // On error the writer removes the samples file it created (only it).
+    let trace = sample_to_file(source, spec, &files.samples)?;
+    Ok(SampledSuperbatch {
+        files,
+        trace,
+        sample_time: started.elapsed(),
+        sampled_at: Instant::now(),
+    })
 }
 
 /// The inspector's second half: the changesets of a sampled superbatch
 /// whose cache starts holding `carried` (the previous superbatch's
 /// `final_cache`; empty for the first), ranking nodes beyond the
 /// superbatch by `prior`, written to its changes file. On error the
-/// changes file is removed.
+/// changes file is removed if this call created it.
 pub fn precompute_changesets(
     sampled: &SampledSuperbatch,
     spec: &SuperbatchSpec,
@@ -226,10 +234,9 @@ pub fn precompute_changesets(
     let started = Instant::now();
     let changesets = plan_superbatch(&sampled.trace, spec, carried, prior)?;
     let took = started.elapsed();
-    if let Err(e) = write_changes(&changesets, &spec.stamp(), &sampled.files.changes) {
-        let _ = std::fs::remove_file(&sampled.files.changes);
-        return Err(e);
-    }
+    // On error the writer removes the changes file if it created it; an
+    // existing file is refused and left alone.
+    write_changes(&changesets, &spec.stamp(), &sampled.files.changes)?;
     Ok((changesets, took))
 }
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Marker in staging directory names: `.<name>.ginex-tmp-<pid>-<nanos>`.
+/// Marker in staging names: `.<name>.ginex-tmp-<pid>-<nanos>`.
 const STAGING_MARKER: &str = ".ginex-tmp-";
 /// The longest file name (bytes) Linux filesystems accept (`NAME_MAX`).
 const MAX_FILE_NAME: usize = 255;
@@ -31,8 +31,9 @@ pub struct StagingDir {
 
 impl StagingDir {
     /// Creates a staging directory beside `target`. Fails if `target`
-    /// exists. Removes stale staging directories for the same target whose
-    /// creating process is gone (left behind by a kill).
+    /// exists. Warns about stale staging directories for the same target
+    /// whose creating process is gone (left behind by a kill); removes
+    /// nothing it did not create.
     pub fn create(target: &Path) -> Result<StagingDir> {
         if target.symlink_metadata().is_ok() {
             return Err(Error::AlreadyExists {
@@ -70,15 +71,8 @@ impl StagingDir {
                 name.len()
             )));
         }
-        remove_stale_staging(&parent, &name);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let path = parent.join(format!(
-            ".{name}{STAGING_MARKER}{}-{nanos}",
-            std::process::id()
-        ));
+        report_stale_staging(&parent, &name);
+        let path = parent.join(unique_staging_name(&name));
         fs::create_dir(&path).map_err(|e| Error::io("create directory", &path, e))?;
         Ok(StagingDir {
             path,
@@ -115,6 +109,56 @@ impl Drop for StagingDir {
     }
 }
 
+/// A file this process just created (with `create_new`, so it did not
+/// exist before): removed on drop unless [`keep`](Self::keep) is called.
+/// Cleanup paths hold one of these instead of removing a path by name, so
+/// a failed command never removes a file it did not create.
+#[derive(Debug)]
+pub struct CreatedFile {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl CreatedFile {
+    /// Takes ownership of `path`, which the caller has just created.
+    pub fn created(path: &Path) -> CreatedFile {
+        CreatedFile {
+            path: path.to_path_buf(),
+            keep: false,
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Leaves the file in place; returns its path.
+    pub fn keep(mut self) -> PathBuf {
+        self.keep = true;
+        self.path.clone()
+    }
+}
+
+impl Drop for CreatedFile {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Refuses `path` if anything exists there (a file a command would write
+/// but must not replace), before anything is written.
+pub fn refuse_existing(path: &Path) -> Result<()> {
+    if path.symlink_metadata().is_ok() {
+        return Err(Error::AlreadyExists {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 fn parent_of(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -122,34 +166,54 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Removes `.<name>.ginex-tmp-<pid>[-*]` staging directories and files
-/// whose pid is not alive (what a killed build or write left behind).
-pub fn remove_stale_staging(parent: &Path, name: &str) {
+/// The `.<name>.ginex-tmp-<pid>[-*]` staging directories and files under
+/// `parent` whose pid is not alive (what a killed build or write left
+/// behind), in name order.
+pub fn stale_staging(parent: &Path, name: &str) -> Vec<PathBuf> {
     let prefix = format!(".{name}{STAGING_MARKER}");
     let Ok(entries) = fs::read_dir(parent) else {
-        return;
+        return Vec::new();
     };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(rest) = file_name.to_str().and_then(|s| s.strip_prefix(&prefix)) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            tracing::info!(
-                "removing stale staging directory {}",
-                entry.path().display()
-            );
-            let path = entry.path();
-            let _ = if path.is_dir() {
-                fs::remove_dir_all(&path)
-            } else {
-                fs::remove_file(&path)
-            };
-        }
+    let mut stale: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.strip_prefix(&prefix))
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        })
+        .map(|entry| entry.path())
+        .collect();
+    stale.sort();
+    stale
+}
+
+/// Warns about the stale staging entries for `name` under `parent`;
+/// removes nothing (this process did not create them).
+pub fn report_stale_staging(parent: &Path, name: &str) {
+    for path in stale_staging(parent, name) {
+        tracing::warn!(
+            "{} was left by a ginex process that was killed while writing {}; ginex does not remove files it did not create in this run: remove it with `rm -r {}` if you do not need it",
+            path.display(),
+            parent.join(name).display(),
+            path.display()
+        );
     }
+}
+
+/// A name for a temporary file or directory beside `name` that no other
+/// process chooses: `.<name>.ginex-tmp-<pid>-<nanos>`. Callers create it
+/// exclusively (`create_dir`, `create_new`), so a clash is an error,
+/// never a reuse of someone else's file.
+pub fn unique_staging_name(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(".{name}{STAGING_MARKER}{}-{nanos}", std::process::id())
 }
 
 /// fsyncs a directory so that entries created or renamed in it are durable.
@@ -163,15 +227,44 @@ pub fn fsync_dir(dir: &Path) -> Result<()> {
 /// which is fsynced and renamed over the target, then the directory is
 /// fsynced. A crash leaves the old or the new version, never neither.
 pub fn write_atomic(dir: &Path, name: &str, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
+    // A name no earlier process used, so nothing is removed to make room;
+    // `write` must create it (it does not exist), and it is removed (as
+    // this call's own) if anything fails before the rename.
+    let tmp = dir.join(atomic_temporary_name(name));
+    let created = CreatedFile::created(&tmp);
     write(&tmp)?;
     File::open(&tmp)
         .and_then(|f| f.sync_all())
         .map_err(|e| Error::io("fsync", &tmp, e))?;
     let target = dir.join(name);
     fs::rename(&tmp, &target).map_err(|e| Error::io("rename", &target, e))?;
+    created.keep();
     fsync_dir(dir)
+}
+
+/// The temporary file [`write_atomic`] writes `name` through:
+/// `.<name>.<nanos>-<n>.tmp-<pid>`, a name no other call chooses.
+fn atomic_temporary_name(name: &str) -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(".{name}.{nanos}-{n}.tmp-{}", std::process::id())
+}
+
+/// The pid of the process whose [`write_atomic`] of one of `names` left
+/// the temporary file `file_name`; None when `file_name` is not exactly
+/// such a temporary (so a cleanup never matches a file ginex did not name).
+pub fn atomic_temporary_owner(file_name: &str, names: impl Fn(&str) -> bool) -> Option<u32> {
+    let rest = file_name.strip_prefix('.')?;
+    let (stem, pid) = rest.rsplit_once(".tmp-")?;
+    let pid = pid.parse::<u32>().ok()?;
+    let (name, unique) = stem.rsplit_once('.')?;
+    let (nanos, n) = unique.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(nanos) && digits(n) && names(name)).then_some(pid)
 }
 
 /// Renames `from` to `to`, failing if `to` exists (`RENAME_NOREPLACE`).
@@ -259,13 +352,64 @@ mod tests {
     }
 
     #[test]
-    fn stale_staging_of_dead_process_is_removed() {
+    fn stale_staging_of_dead_process_is_reported_not_removed() {
         let dir = tempfile::tempdir().unwrap();
         let stale = dir
             .path()
             .join(format!(".store{STAGING_MARKER}{}-1", u32::MAX - 1));
         fs::create_dir(&stale).unwrap();
-        let _staging = StagingDir::create(&dir.path().join("store")).unwrap();
-        assert!(!stale.exists());
+        fs::write(stale.join("MANIFEST"), b"half").unwrap();
+        let staging = StagingDir::create(&dir.path().join("store")).unwrap();
+        assert_eq!(stale_staging(dir.path(), "store"), vec![stale.clone()]);
+        drop(staging);
+        assert_eq!(fs::read(stale.join("MANIFEST")).unwrap(), b"half");
+    }
+
+    #[test]
+    fn a_failed_atomic_write_removes_only_its_own_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        // What an earlier process (same pid after reuse, say) left.
+        let old = dir
+            .path()
+            .join(format!(".LATEST.1-0.tmp-{}", std::process::id()));
+        fs::write(&old, b"theirs").unwrap();
+        fs::write(dir.path().join("LATEST"), b"v1").unwrap();
+        let failed = write_atomic(dir.path(), "LATEST", |p| {
+            fs::write(p, b"half").unwrap();
+            Err(Error::invalid_argument("injected".to_string()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(fs::read(&old).unwrap(), b"theirs");
+        assert_eq!(fs::read(dir.path().join("LATEST")).unwrap(), b"v1");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "temporary removed"
+        );
+        write_atomic(dir.path(), "LATEST", |p| {
+            fs::write(p, b"v2").map_err(|e| Error::io("write", p, e))
+        })
+        .unwrap();
+        assert_eq!(fs::read(dir.path().join("LATEST")).unwrap(), b"v2");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+        let name = atomic_temporary_name("LATEST");
+        let latest = |n: &str| n == "LATEST";
+        assert_eq!(
+            atomic_temporary_owner(&name, latest),
+            Some(std::process::id())
+        );
+        assert_eq!(
+            atomic_temporary_owner(".LATEST.1-0.tmp-77", latest),
+            Some(77)
+        );
+        for foreign in [
+            ".LATEST.tmp-77",
+            "LATEST.1-0.tmp-77",
+            ".LATEST.x-0.tmp-77",
+            ".notes.1-0.tmp-77",
+            ".LATEST.1-0.tmp-x",
+        ] {
+            assert_eq!(atomic_temporary_owner(foreign, latest), None, "{foreign}");
+        }
     }
 }

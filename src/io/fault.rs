@@ -14,6 +14,29 @@
 //!   buffered reads.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The plan every `GatherOptions::default()` of this process starts with
+/// (None: no faults). A test seam, like `io::space::simulate_disk_space`:
+/// it reaches the readers that commands build inside (the executor's,
+/// the staged init's, the read-ahead's), which take no options from outside.
+static PROCESS_PLAN: Mutex<Option<Arc<FaultPlan>>> = Mutex::new(None);
+
+/// Injects `plan` into every reader built from default options from now
+/// on (`None`: stop). Process-wide: a test binary that uses it runs its
+/// fault cases one at a time.
+pub fn inject_process_faults(plan: Option<Arc<FaultPlan>>) {
+    *PROCESS_PLAN.lock().unwrap_or_else(|e| e.into_inner()) = plan;
+}
+
+/// The process-wide plan ([`inject_process_faults`]), or an empty one.
+pub fn process_faults() -> Arc<FaultPlan> {
+    PROCESS_PLAN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_default()
+}
 
 /// Faults to inject. The default injects nothing.
 #[derive(Debug, Default)]
@@ -28,6 +51,10 @@ pub struct FaultPlan {
     pub short_by: u64,
     /// Opening a file with `O_DIRECT` fails with `EINVAL`.
     pub refuse_direct: bool,
+    /// Fail the n-th read (1-based, counted over every file and reader
+    /// using this plan) with `EIO`: a failure at any chosen point of a run.
+    pub eio_on_read: Option<u64>,
+    checks: AtomicU64,
     reads: AtomicU64,
     short_reads: AtomicU64,
 }
@@ -37,6 +64,14 @@ impl FaultPlan {
     pub fn eio_at(offset: u64) -> Self {
         FaultPlan {
             eio_at_offset: Some(offset),
+            ..FaultPlan::default()
+        }
+    }
+
+    /// A plan that fails the `n`-th read (1-based) with EIO.
+    pub fn eio_on_read(n: u64) -> Self {
+        FaultPlan {
+            eio_on_read: Some(n),
             ..FaultPlan::default()
         }
     }
@@ -58,10 +93,20 @@ impl FaultPlan {
         }
     }
 
-    /// Whether a read of `len` bytes at `offset` must fail with EIO.
+    /// Whether a read of `len` bytes at `offset` must fail with EIO (each
+    /// read asks once; the asks are what [`eio_on_read`](Self::eio_on_read)
+    /// counts).
     pub fn fails(&self, offset: u64, len: u64) -> bool {
-        self.eio_at_offset
-            .is_some_and(|at| (offset..offset.saturating_add(len)).contains(&at))
+        let n = self.checks.fetch_add(1, Ordering::Relaxed) + 1;
+        self.eio_on_read == Some(n)
+            || self
+                .eio_at_offset
+                .is_some_and(|at| (offset..offset.saturating_add(len)).contains(&at))
+    }
+
+    /// Reads checked against this plan so far (what `eio_on_read` counts).
+    pub fn reads_checked(&self) -> u64 {
+        self.checks.load(Ordering::Relaxed)
     }
 
     /// How many of the `got` bytes a read returned should count (the rest
@@ -126,5 +171,11 @@ mod tests {
         assert!(FaultPlan::eio_at(10).fails(8, 4));
         assert!(!FaultPlan::eio_at(12).fails(8, 4));
         assert!(!FaultPlan::default().fails(0, u64::MAX));
+        let p = FaultPlan::eio_on_read(3);
+        assert_eq!(
+            [p.fails(0, 1), p.fails(0, 1), p.fails(0, 1), p.fails(0, 1)],
+            [false, false, true, false]
+        );
+        assert_eq!(p.reads_checked(), 4);
     }
 }

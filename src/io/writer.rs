@@ -1,16 +1,18 @@
 //! Writing one checksummed file: header placeholder, streamed payload whose
 //! CRC is computed as bytes go out, then an explicit [`finish`] that writes
-//! the real header and fsyncs. Dropping without `finish` leaves a file with
-//! a zeroed header, which every reader rejects.
+//! the real header and fsyncs. The writer owns the file it created:
+//! dropping it without `finish`, or a failed `finish`, removes that file
+//! (and only that file: `create` refuses a path that exists).
 //!
 //! [`finish`]: ChecksummedWriter::finish
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind};
+use crate::io::durable::CreatedFile;
 use crate::io::space::Metered;
 
 /// Buffer size of the payload writer.
@@ -19,7 +21,8 @@ const WRITE_BUFFER: usize = 1 << 20;
 /// A file being written: header placeholder, then the payload.
 pub struct ChecksummedWriter {
     out: BufWriter<Metered<File>>,
-    path: PathBuf,
+    /// Dropped after `out`, so the file is closed before it is removed.
+    created: CreatedFile,
     kind: FileKind,
     hasher: crc32fast::Hasher,
     payload_len: u64,
@@ -33,12 +36,13 @@ impl ChecksummedWriter {
             .create_new(true)
             .open(path)
             .map_err(|e| Error::io("create", path, e))?;
+        let created = CreatedFile::created(path);
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, Metered::new(file));
         out.write_all(&vec![0u8; kind.header_len() as usize])
             .map_err(|e| Error::io("write", path, e))?;
         Ok(ChecksummedWriter {
             out,
-            path: path.to_path_buf(),
+            created,
             kind,
             hasher: crc32fast::Hasher::new(),
             payload_len: 0,
@@ -51,7 +55,7 @@ impl ChecksummedWriter {
         self.payload_len += bytes.len() as u64;
         self.out
             .write_all(bytes)
-            .map_err(|e| Error::io("write", &self.path, e))
+            .map_err(|e| Error::io("write", self.created.path(), e))
     }
 
     /// Payload bytes written so far.
@@ -61,18 +65,19 @@ impl ChecksummedWriter {
 
     /// The file being written.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.created.path()
     }
 
     /// Writes the header, fsyncs the file and returns the header.
     pub fn finish(self) -> Result<FileHeader> {
         let ChecksummedWriter {
             out,
-            path,
+            created,
             kind,
             hasher,
             payload_len,
         } = self;
+        let path = created.path().to_path_buf();
         let header = FileHeader::new(kind, payload_len, hasher.finalize());
         let mut file = out
             .into_inner()
@@ -84,6 +89,8 @@ impl ChecksummedWriter {
         file.write_all(&header.encode())
             .map_err(|e| Error::io("write", &path, e))?;
         file.sync_all().map_err(|e| Error::io("fsync", &path, e))?;
+        drop(file);
+        created.keep();
         Ok(header)
     }
 }

@@ -14,7 +14,9 @@ use crate::format::bytes::{le_u16, le_u32, le_u64};
 use crate::format::csc::IndexWidth;
 use crate::format::header::FileKind;
 use crate::format::neighbor_cache::{Codec, NcacheHeader, BLOCK_LISTS, BLOCK_WIDE_BIT, RANK_BLOCK};
-use crate::io::durable::{fsync_dir, remove_stale_staging, rename_no_replace};
+use crate::io::durable::{
+    fsync_dir, rename_no_replace, report_stale_staging, unique_staging_name, CreatedFile,
+};
 use crate::io::writer::write_file;
 use crate::sample::source::ListCache;
 use crate::store::{read_checked_file, Store};
@@ -215,29 +217,23 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    remove_stale_staging(parent, &name.to_string_lossy());
-    let tmp = out.with_file_name(format!(
-        ".{}.ginex-tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&tmp);
-    let written = write_file(&tmp, FileKind::NeighborCache, &payload).and_then(|h| {
-        rename_no_replace(&tmp, out)?;
-        fsync_dir(
-            out.parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
-        )?;
-        Ok(h)
-    });
-    let h = match written {
-        Ok(h) => h,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-    };
+    if out.symlink_metadata().is_ok() {
+        // Refused before anything is written; never replaced.
+        return Err(Error::AlreadyExists {
+            path: out.to_path_buf(),
+        });
+    }
+    report_stale_staging(parent, &name.to_string_lossy());
+    // A temporary name no other process or call uses: nothing is removed
+    // to make room, and on failure `write_file` removes only what it
+    // created.
+    let tmp = out.with_file_name(unique_staging_name(&name.to_string_lossy()));
+    let h = write_file(&tmp, FileKind::NeighborCache, &payload)?;
+    // Written by this call: removed unless renamed onto `out`.
+    let created = CreatedFile::created(&tmp);
+    rename_no_replace(&tmp, out)?;
+    created.keep();
+    fsync_dir(parent)?;
     Ok(BuildReport {
         path: out.to_path_buf(),
         lists: header.count,

@@ -4,13 +4,15 @@
 //! A neighbor cache is a pure function of (store, codec, budget), so it is
 //! built once, offline (`ginex cache build`, or the first run that needs
 //! it), and every later run opens it. The default location is beside the
-//! store, `STORE.ncache/<codec>-<budget>.ncache`; a run may name any path
+//! store, `STORE.ncache/<codec>-<budget>-<store identity>.ncache` (the
+//! identity is the manifest's CRC, in hex); a run may name any path
 //! instead.
 //!
-//! A cache at the default location that belongs to another store (the
-//! store was rebuilt in place) is derived data of ours: it is replaced. A
-//! cache at a path the user named is never replaced: a mismatch of store,
-//! codec or budget is an error that says what differs.
+//! No cache is ever replaced or removed: a store rebuilt in place has
+//! another identity, so its cache gets another name and the old file is
+//! left where it is. A cache at a path the user named, or a damaged one
+//! at the default location, that does not match is an error that says what
+//! differs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -27,8 +29,11 @@ pub fn default_path(store: &Store, codec: Codec, budget: u64) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "store".into());
-    dir.with_file_name(format!("{name}.ncache"))
-        .join(format!("{}-{budget}.ncache", codec.name()))
+    dir.with_file_name(format!("{name}.ncache")).join(format!(
+        "{}-{budget}-{:08x}.ncache",
+        codec.name(),
+        store_identity(store)
+    ))
 }
 
 /// How a run got its neighbor cache.
@@ -82,6 +87,7 @@ pub fn open_or_build<'s>(
         let cache = NeighborCache::open_unbound(&path)?;
         match mismatch(&cache, store, codec, budget) {
             None => return Ok((cache.bind(store)?, path, NcacheOrigin::Reused)),
+            // Never replaced: this run did not create it.
             Some(why) if explicit => {
                 return Err(Error::invalid_argument(format!(
                     "neighbor cache {} does not match this run: {why}; build one with `ginex cache build {} --budget {budget} --codec {}`",
@@ -91,8 +97,10 @@ pub fn open_or_build<'s>(
                 )))
             }
             Some(why) => {
-                tracing::warn!("replacing neighbor cache {}: {why}", path.display());
-                std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+                return Err(Error::invalid_argument(format!(
+                    "neighbor cache {} at the default location does not match this run: {why}; ginex does not remove files it did not create in this run: remove it, and the run builds a new one",
+                    path.display()
+                )))
             }
         }
     }

@@ -68,7 +68,8 @@ fn memory_per_edge(width: IndexWidth) -> u64 {
 
 impl EdgeBucketer {
     /// Starts a build for `num_nodes` nodes with scratch files under
-    /// `scratch` (created, and removed by `finish`). `expected_edges` sizes
+    /// `scratch` (created here, so it must not exist, and removed by
+    /// `finish`: a directory this build owns). `expected_edges` sizes
     /// the initial bucket count; `memory_budget` bounds the sort buffer.
     pub fn new(
         scratch: &Path,
@@ -76,7 +77,7 @@ impl EdgeBucketer {
         expected_edges: u64,
         memory_budget: u64,
     ) -> Result<Self> {
-        fs::create_dir_all(scratch).map_err(|e| Error::io("create directory", scratch, e))?;
+        fs::create_dir(scratch).map_err(|e| Error::io("create directory", scratch, e))?;
         let width = IndexWidth::for_nodes(num_nodes);
         let budget = memory_budget.max(1 << 20);
         let wanted =

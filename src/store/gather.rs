@@ -126,7 +126,7 @@ impl Default for GatherOptions {
             backend: Backend::Auto,
             queue_depth: 64,
             direct: true,
-            faults: Arc::new(FaultPlan::default()),
+            faults: crate::io::fault::process_faults(),
             merge_gap_pages: Some(DEFAULT_MERGE_GAP_PAGES),
         }
     }

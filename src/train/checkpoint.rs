@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::checkpoint_meta::Progress;
 use crate::error::{Error, Result};
-use crate::io::durable::write_atomic;
+use crate::io::durable::{atomic_temporary_owner, write_atomic};
 use crate::sample::neighbor_cache::store_identity;
 use crate::store::Store;
 use crate::train::model::{InitKind, ModelKind};
@@ -156,24 +156,25 @@ fn checkpoint_files(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
     Ok(out)
 }
 
-/// Removes temporary checkpoint files (`.NAME.tmp-PID`) of processes that
-/// are no longer alive: what a run killed mid-write left.
+/// Removes the temporary checkpoint files [`write_atomic`] names
+/// (`.NAME.NANOS-N.tmp-PID`, NAME one of `LATEST`, `epoch-*.ot`,
+/// `epoch-*.json`) of processes that are no longer alive: what a run of
+/// this checkpoint series killed mid-write left. Matches only that exact
+/// form ([`atomic_temporary_owner`]), so no other file is removed.
 pub(crate) fn remove_stale_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let checkpoint_name = |n: &str| {
+        n == "LATEST" || (n.starts_with("epoch-") && (n.ends_with(".ot") || n.ends_with(".json")))
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some((_, pid)) = name.rsplit_once(".tmp-") else {
+        let Some(pid) = atomic_temporary_owner(&name, checkpoint_name) else {
             continue;
         };
-        if !name.starts_with('.') {
-            continue;
-        }
-        if let Ok(pid) = pid.parse::<u32>() {
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = std::fs::remove_file(entry.path());
-            }
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

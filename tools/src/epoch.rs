@@ -27,7 +27,9 @@ pub struct EpochArgs {
     /// Epoch.
     #[arg(long, default_value_t = 0)]
     pub epoch: u64,
-    /// Write the full report (per-batch counters included) as JSON here.
+    /// Write the full report (per-batch counters included) as JSON here:
+    /// written beside it and renamed into place when the epoch succeeds, so
+    /// an existing file is replaced only by a complete report.
     #[arg(long)]
     pub report: Option<PathBuf>,
 }
@@ -69,7 +71,7 @@ pub struct DataArgs {
     /// cache and the superbatch to fit, prints the plan, and refuses a
     /// budget it cannot meet with the minimum it needs. Explicit cache and
     /// superbatch sizes override its choices.
-    #[arg(long, value_parser = crate::args::bytes)]
+    #[arg(long, value_parser = crate::args::bytes, allow_hyphen_values = true)]
     pub memory: Option<u64>,
     /// Feature-cache size (rows = bytes / row bytes) [default: 256MiB, or
     /// planned with --memory].
@@ -84,8 +86,9 @@ pub struct DataArgs {
     /// match the store, codec and size; built there if missing).
     #[arg(long)]
     pub neighbor_cache: Option<PathBuf>,
-    /// Batches per superbatch (ginex) [default: 100, or planned with --memory].
-    #[arg(long)]
+    /// Batches per superbatch (ginex), at least 1 [default: 100, or planned
+    /// with --memory].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub superbatch: Option<u64>,
     /// How the ginex inspector overlaps the executor: serial; overlap
     /// (changesets of a superbatch computed while the next one samples, the
@@ -122,6 +125,8 @@ pub struct DataArgs {
     #[arg(long)]
     pub workers: Option<usize>,
     /// Directory for runtime files (default: STORE.runs beside the store).
+    /// Each run writes only in a new `run-PID-NANOS/` directory of its own
+    /// inside it and removes only that; nothing else there is touched.
     #[arg(long)]
     pub run_dir: Option<PathBuf>,
     /// Keep runtime files after each superbatch.
@@ -232,9 +237,7 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         v["memory_plan"] = p.to_json();
     }
     if let Some(path) = &args.report {
-        crate::create_parent_dirs(path)?;
-        std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
-            .map_err(|e| Error::io("write", path, e))?;
+        crate::write_report(path, serde_json::to_vec_pretty(&v).unwrap_or_default())?;
     }
     print_report(&store, &config, &r);
     let s = |d: std::time::Duration| d.as_secs_f64();

@@ -45,7 +45,9 @@ pub enum ExportCommand {
 pub struct CommonExportArgs {
     /// The store to export.
     pub store: PathBuf,
-    /// The directory to create (must not exist).
+    /// The directory to create. Refused, before anything is written, if it
+    /// exists; written in a staging directory beside it and renamed into
+    /// place (a failed or killed export leaves nothing at the path).
     #[arg(long)]
     pub out: PathBuf,
     /// Keep f16 features as float16 (default: widen to float32, which every

@@ -58,11 +58,15 @@ pub struct GenArgs {
     /// spills to temporary files to stay within it.
     #[arg(long, default_value = "2GiB")]
     pub memory: String,
-    /// Write a store at this path (must not exist).
+    /// Write a store at this path. Refused, before anything is written, if
+    /// it exists; built in a staging directory beside it and renamed into
+    /// place.
     #[arg(long, conflicts_with = "raw", required_unless_present = "raw")]
     pub out: Option<PathBuf>,
     /// Write raw files (features.npy, labels.npy, edges.npy or edges.csv,
-    /// {train,valid,test}_ids.npy, meta.json) into this new directory.
+    /// {train,valid,test}_ids.npy, meta.json) into this new directory:
+    /// refused, before anything is written, if it exists; staged beside it
+    /// and renamed into place.
     #[arg(long)]
     pub raw: Option<PathBuf>,
     /// Edge file format with --raw.

@@ -71,7 +71,9 @@ pub struct CommonArgs {
     /// No progress bars on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// The store to create (must not exist).
+    /// The store to create. Refused, before anything is written, if it
+    /// exists; built in a staging directory beside it and renamed into place
+    /// (a failed or killed import leaves nothing at the path).
     #[arg(long)]
     pub out: PathBuf,
 }

@@ -117,6 +117,28 @@ pub fn create_parent_dirs(path: &std::path::Path) -> ginex::error::Result<()> {
     }
 }
 
+/// Writes a report file (`--report`) beside `path` and renames it into
+/// place, creating missing parent directories: an existing file is replaced
+/// only by a complete report, and a failure removes only the temporary file
+/// this call created.
+pub fn write_report(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> ginex::error::Result<()> {
+    create_parent_dirs(path)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| {
+            ginex::error::Error::invalid_argument(format!("{} has no file name", path.display()))
+        })?
+        .to_string_lossy()
+        .into_owned();
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    ginex::io::durable::write_atomic(dir, &name, |tmp| {
+        std::fs::write(tmp, bytes.as_ref()).map_err(|e| ginex::error::Error::io("write", tmp, e))
+    })
+}
+
 /// Turns a tool's result into its exit status: errors are printed as one
 /// line per cause on stderr (no backtrace) with status 1; a closed stdout
 /// (`ginex-dump --json … | head`) is not an error.

@@ -33,9 +33,11 @@ pub struct CacheBuildArgs {
     /// block-bitpack (delta-bitpack with a compact block location table).
     #[arg(long, default_value = "block-bitpack")]
     pub codec: String,
-    /// Output file (must not exist) [default: STORE.ncache/CODEC-BUDGET.ncache
+    /// Output file [default: STORE.ncache/CODEC-BUDGET-STOREID.ncache
     /// beside the store, where `ginex epoch`, `train` and the benches look
-    /// for it].
+    /// for it]. An existing file is refused before anything is written;
+    /// the cache is written to a temporary file beside it and renamed into
+    /// place, so a killed build leaves no partial cache.
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

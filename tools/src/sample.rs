@@ -59,8 +59,8 @@ pub struct InspectArgs {
     /// Epoch (seeds are reshuffled per epoch from the run seed).
     #[arg(long, default_value_t = 0)]
     pub epoch: u64,
-    /// Batches per superbatch.
-    #[arg(long, default_value_t = 100)]
+    /// Batches per superbatch (at least 1).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub superbatch: u64,
     /// Which superbatch of the epoch.
     #[arg(long, default_value_t = 0)]
@@ -78,7 +78,9 @@ pub struct InspectArgs {
     /// k of the k-hop approximation: the cache changes every k batches.
     #[arg(long, default_value_t = 1)]
     pub changeset_every: usize,
-    /// Run directory (created if missing).
+    /// Run directory (created if missing). Refused, before anything is
+    /// written, if it already holds this superbatch's files; nothing in it
+    /// is replaced or removed (on failure only the files this run created).
     #[arg(long)]
     pub out: PathBuf,
     /// Print per-batch miss counts too.
@@ -160,7 +162,6 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&a.store)?;
     let fanouts = a.fanouts.clone();
     let train = train_nodes(&store)?;
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io("create directory", &args.out, e))?;
     let workers = args.workers.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -202,7 +203,24 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 reuse_prior: false,
             },
         };
-        let r = inspect_superbatch(&sampler, &spec, &args.out)?;
+        // Created only now, after the arguments are checked; removed again
+        // (when still empty) if this run created it and fails.
+        let created = args.out.symlink_metadata().is_err();
+        std::fs::create_dir_all(&args.out)
+            .map_err(|e| Error::io("create directory", &args.out, e))?;
+        let r = inspect_superbatch(&sampler, &spec, &args.out);
+        if r.is_err() && created {
+            let _ = std::fs::remove_dir(&args.out);
+        }
+        let r = r.map_err(|e| match e {
+            Error::AlreadyExists { path } => Error::invalid_argument(format!(
+                "--out {} already holds {} (superbatch {} of an earlier run?); refused before writing anything, and nothing was removed: choose another --out or remove the file",
+                args.out.display(),
+                path.display(),
+                args.index
+            )),
+            e => e,
+        })?;
         let cs = &r.changesets;
         let mut v = json!({
             "superbatch": args.index, "first_batch": first, "batches": spec.num_batches,

@@ -121,11 +121,13 @@ pub struct TrainArgs {
     /// Continue from the latest checkpoint in --checkpoint.
     #[arg(long)]
     pub resume: bool,
-    /// Write per-epoch results as JSON here.
+    /// Write per-epoch results as JSON here (written beside the path and
+    /// renamed into place when training ends).
     #[arg(long)]
     pub report: Option<PathBuf>,
     /// Write the training curve as an SVG here: loss, and train / valid /
-    /// test accuracy, per epoch of this run.
+    /// test accuracy, per epoch of this run. Written beside the path and
+    /// renamed into place when training ends.
     #[arg(long)]
     pub plot: Option<PathBuf>,
 }
@@ -267,15 +269,13 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     let results = train(&store, &opts, out)?;
     if let Some(path) = &args.plot {
-        crate::create_parent_dirs(path)?;
         let title = format!(
             "{} on {} ({} policy)",
             opts.model.model.name(),
             store.dir().display(),
             opts.data.policy.name()
         );
-        std::fs::write(path, training_curve(&title, &results))
-            .map_err(|e| Error::io("write", path, e))?;
+        crate::write_report(path, training_curve(&title, &results))?;
         writeln!(out, "training curve: {}", path.display())
             .map_err(|e| Error::io("write", "<stdout>", e))?;
     }
@@ -300,9 +300,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
             "test_acc_at_best_valid": best.and_then(|r| r.test_acc),
             "epochs": results.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
         });
-        crate::create_parent_dirs(path)?;
-        std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap_or_default())
-            .map_err(|e| Error::io("write", path, e))?;
+        crate::write_report(path, serde_json::to_vec_pretty(&v).unwrap_or_default())?;
     }
     Ok(())
 }

@@ -182,6 +182,9 @@ pub struct Build {
     report: ImportReport,
     /// Shared by the edge and feature halves of [`Build::overlapped`].
     cancel: Arc<AtomicBool>,
+    /// The scratch directories [`Build::scratch`] handed out (removed by
+    /// [`Build::finish`]: only these, never by name).
+    scratch: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 impl Build {
@@ -222,6 +225,7 @@ impl Build {
                 ..ImportReport::default()
             },
             cancel: Arc::default(),
+            scratch: std::sync::Mutex::default(),
         })
     }
 
@@ -233,22 +237,18 @@ impl Build {
     /// A scratch directory inside the staging directory (removed before
     /// the commit; gone with the staging directory on failure).
     pub fn scratch(&self, name: &str) -> PathBuf {
-        self.builder.staging_path().join(format!("import-{name}"))
+        let path = self.builder.staging_path().join(format!("import-{name}"));
+        let mut handed = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if !handed.contains(&path) {
+            handed.push(path.clone());
+        }
+        path
     }
 
     /// The directories [`Build::scratch`] handed out that exist.
     fn scratch_dirs(&self) -> Result<Vec<PathBuf>> {
-        let staging = self.builder.staging_path();
-        let entries =
-            std::fs::read_dir(staging).map_err(|e| Error::io("read directory", staging, e))?;
-        let mut dirs = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io("read directory", staging, e))?;
-            if entry.file_name().to_string_lossy().starts_with("import-") {
-                dirs.push(entry.path());
-            }
-        }
-        Ok(dirs)
+        let handed = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(handed.iter().filter(|p| p.exists()).cloned().collect())
     }
 
     /// Commits and verifies the store.

@@ -46,7 +46,12 @@ pub struct ExportBenchArgs {
 /// blocks, fsync at the end) and removes it; returns the bytes copied.
 fn plain_copy(store: &Store, scratch: &Path) -> Result<u64> {
     let target = scratch.join(format!("bench-export-copy-{}", std::process::id()));
-    let mut out = std::fs::File::create(&target).map_err(|e| Error::io("create", &target, e))?;
+    // create_new: the file removed below is the one created here.
+    let mut out = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&target)
+        .map_err(|e| Error::io("create", &target, e))?;
     let mut buf = vec![0u8; 8 << 20];
     let mut total = 0u64;
     let mut files: Vec<PathBuf> = store
@@ -168,7 +173,9 @@ pub fn run_export_bench(args: &ExportBenchArgs, out: &mut dyn Write) -> Result<(
             let started = Instant::now();
             let report = run(&target);
             let secs = started.elapsed().as_secs_f64();
-            if target.exists() {
+            // Only an export that succeeded created it (one that failed
+            // removed its own staging, and an existing target is refused).
+            if report.is_ok() {
                 std::fs::remove_dir_all(&target).map_err(|e| Error::io("remove", &target, e))?;
             }
             let report = report?;

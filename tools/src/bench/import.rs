@@ -73,7 +73,12 @@ fn inputs(args: &ImportBenchArgs) -> Result<Vec<PathBuf>> {
 /// the end) and removes it; returns the bytes copied.
 fn plain_copy(files: &[PathBuf], scratch: &Path) -> Result<u64> {
     let target = scratch.join("bench-import-copy");
-    let mut out = std::fs::File::create(&target).map_err(|e| Error::io("create", &target, e))?;
+    // create_new: the file removed below is the one created here.
+    let mut out = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&target)
+        .map_err(|e| Error::io("create", &target, e))?;
     let mut buf = vec![0u8; 8 << 20];
     let mut total = 0u64;
     for f in files {
@@ -157,8 +162,9 @@ pub fn run_import_bench(args: &ImportBenchArgs, out: &mut dyn Write) -> Result<(
         let started = Instant::now();
         let report = import_once(args, &store);
         let import_s = started.elapsed().as_secs_f64();
-        // Remove the store whatever happened, then report.
-        if store.exists() {
+        // Remove the store this import created (a failed import removed
+        // its own staging, and an existing target is refused), then report.
+        if report.is_ok() {
             std::fs::remove_dir_all(&store).map_err(|e| Error::io("remove", &store, e))?;
         }
         let report = report?;

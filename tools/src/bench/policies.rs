@@ -149,7 +149,9 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&run_dir);
+    // Each run removed its own directory; this removes the parent only
+    // when it is empty (the runs' RunDir removes it when it created it).
+    let _ = std::fs::remove_dir(&run_dir);
     std::fs::write(&args.plot, svg_plot(&points, &policies))
         .map_err(|e| Error::io("write", &args.plot, e))?;
     if !args.json {

@@ -334,6 +334,8 @@ fn tempfile_dir(store: &std::path::Path) -> Result<PathBuf> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     let dir = parent.join(format!(".ginex-bench-sample-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create directory", &dir, e))?;
+    // Created here (refused if it exists), so removing it at the end
+    // removes only what this bench wrote.
+    std::fs::create_dir(&dir).map_err(|e| Error::io("create directory", &dir, e))?;
     Ok(dir)
 }
