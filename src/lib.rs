@@ -45,7 +45,8 @@
 //!   neighbors, labels, splits); [`StoreBuilder`] with [`StoreSpec`],
 //!   [`FeatureLayout`], [`FeatureWriter`], [`TopologyWriter`] and
 //!   [`ListSink`] writes one from rows and in-neighbor lists; [`Dtype`],
-//!   [`Splits`], [`VerifyReport`].
+//!   [`Splits`], [`VerifyReport`]; [`NodeIds`] maps the original ids of a
+//!   `--remap` / `--reorder` store (the ids users see) to store ids.
 //! * **Data in**: [`import_files`] ([`FilesImport`]: `.npy` arrays and edge
 //!   lists), [`import_ogb`] ([`OgbImport`]), [`import_dgl`] ([`DglImport`]),
 //!   with [`CommonOptions`], [`CscOptions`] and an [`ImportReport`];
@@ -178,5 +179,5 @@ pub use progress::{NoProgress, Progress};
 pub use sample::sampler::Hop;
 pub use store::edges::{CscOptions, CscStats};
 pub use store::{
-    FeatureWriter, ListSink, Store, StoreBuilder, StoreSpec, TopologyWriter, VerifyReport,
+    FeatureWriter, ListSink, NodeIds, Store, StoreBuilder, StoreSpec, TopologyWriter, VerifyReport,
 };

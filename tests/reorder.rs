@@ -274,3 +274,76 @@ fn reorder_refuses_bad_names_and_existing_targets() {
     assert!(err.contains("already exists"), "{err}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
+
+#[test]
+fn ids_a_user_sees_are_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = gen_store(dir.path(), "none", "none");
+    let want = in_original_ids(&plain);
+    let edges: BTreeSet<(u64, u64)> = want.edges.iter().copied().collect();
+    let train = &want.splits.as_ref().unwrap()[0];
+    let path = gen_store(dir.path(), "bfs", "bfs");
+
+    // `ginex sample`: the batch's ids are original ids, so its seeds are
+    // training nodes and its sampled edges are edges of the input graph.
+    let mut got = 0;
+    for batch in ["0", "1"] {
+        let json = {
+            let cli = GinexCli::try_parse_from([
+                "ginex",
+                "sample",
+                p(&path),
+                "--batch-size",
+                "50",
+                "--fanouts",
+                "4,3",
+                "--batch",
+                batch,
+            ])
+            .unwrap();
+            let mut out = Vec::new();
+            ginex_run(cli, &mut out).unwrap();
+            serde_json::from_slice::<serde_json::Value>(&out).unwrap()
+        };
+        let ids: Vec<u64> = serde_json::from_value(json["ids"].clone()).unwrap();
+        let seeds = json["num_seeds"].as_u64().unwrap() as usize;
+        assert!(ids[..seeds].iter().all(|v| train.contains(v)));
+        for hop in json["hops"].as_array().unwrap() {
+            let src: Vec<usize> = serde_json::from_value(hop["src"].clone()).unwrap();
+            let dst: Vec<usize> = serde_json::from_value(hop["dst"].clone()).unwrap();
+            for (s, d) in src.iter().zip(&dst) {
+                assert!(edges.contains(&(ids[*s], ids[*d])));
+                got += 1;
+            }
+        }
+    }
+    assert!(got > 100, "{got} sampled edges");
+
+    // `ginex predict --nodes FILE` (a `train` build) reads its file with
+    // read_node_ids: each original id maps to the store node that holds it,
+    // and an id the store lacks is refused with its line.
+    let s = Store::open(&path).unwrap();
+    let ids = ginex::NodeIds::of(&s).unwrap();
+    let orig = s.original_ids().unwrap().unwrap();
+    let f = dir.path().join("nodes.txt");
+    std::fs::write(&f, "5\n0\n1999\n").unwrap();
+    let nodes = ginex_cli::read_node_ids(&ids, &f).unwrap();
+    assert_eq!(
+        nodes.iter().map(|&v| orig[v as usize]).collect::<Vec<_>>(),
+        vec![5, 0, 1999]
+    );
+    assert_ne!(
+        nodes,
+        vec![5, 0, 1999],
+        "the order is not the identity here"
+    );
+    // Every node, in ascending original id: the rows of predict's output.
+    let all = ids.user_order();
+    assert!((0..2000).all(|k| orig[all[k] as usize] == k as u64));
+    std::fs::write(&f, "5\n2000\n").unwrap();
+    let err = ginex_cli::read_node_ids(&ids, &f).unwrap_err().to_string();
+    assert!(
+        err.contains("nodes.txt:2") && err.contains("2000 is not an original id"),
+        "{err}"
+    );
+}
