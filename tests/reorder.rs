@@ -347,3 +347,41 @@ fn ids_a_user_sees_are_original() {
         "{err}"
     );
 }
+
+#[test]
+fn an_export_of_a_reordered_store_carries_its_original_ids() {
+    // The DGL export keeps the store's order with `orig_id` beside it; a
+    // re-import (reordered again, by another order) composes the ids, so
+    // the graph in original ids is still the generator's.
+    let dir = tempfile::tempdir().unwrap();
+    let want = in_original_ids(&gen_store(dir.path(), "none", "none"));
+    let bfs = gen_store(dir.path(), "bfs", "bfs");
+    let exported = dir.path().join("dgl");
+    let cli = ginex_cli::export::ExportCli::try_parse_from([
+        "ginex-export",
+        "dgl",
+        p(&bfs),
+        "--out",
+        p(&exported),
+        "--quiet",
+    ])
+    .unwrap();
+    ginex_cli::export::run(&cli, &mut Vec::new()).unwrap();
+    let back = dir.path().join("back");
+    import(&[
+        "dgl",
+        p(&exported.join("metadata.json")),
+        "--num-classes",
+        "5",
+        "--reorder",
+        "degree",
+        "--quiet",
+        "--out",
+        p(&back),
+    ])
+    .unwrap();
+    assert_eq!(in_original_ids(&back), want);
+    let orig = Store::open(&back).unwrap().original_ids().unwrap().unwrap();
+    let bfs_orig = Store::open(&bfs).unwrap().original_ids().unwrap().unwrap();
+    assert_ne!(orig, bfs_orig, "the re-import has its own order");
+}
