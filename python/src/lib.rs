@@ -297,7 +297,7 @@ impl PyStore {
 #[pyfunction]
 #[pyo3(signature = (out, edges, features=None, feature_dim=1, labels=None, num_classes=None,
     train=None, valid=None, test=None, num_nodes=None, undirected=false, dtype="f32",
-    memory=None, quiet=true))]
+    memory=None, quiet=true, reorder="none"))]
 #[allow(clippy::too_many_arguments)]
 fn import_files(
     py: Python<'_>,
@@ -315,8 +315,10 @@ fn import_files(
     dtype: &str,
     memory: Option<&Bound<'_, PyAny>>,
     quiet: bool,
+    reorder: &str,
 ) -> PyResult<(u64, u64)> {
     let dtype = Dtype::parse(dtype).map_err(|e| arg_err("dtype", e))?;
+    let reorder = ginex::Reorder::parse(reorder).map_err(|e| arg_err("reorder", e))?;
     let memory = match memory {
         Some(m) => parse_bytes("memory", m)?,
         None => 2 << 30,
@@ -332,6 +334,7 @@ fn import_files(
     opts.common.undirected = undirected;
     opts.common.memory = memory;
     opts.common.quiet = quiet;
+    opts.common.reorder = reorder;
     let r = py.detach(|| ginex::import_files(&opts)).map_err(to_py)?;
     Ok((r.nodes, r.csc.edges_out))
 }

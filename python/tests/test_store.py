@@ -106,6 +106,14 @@ def test_import_arrays_options_match_the_cli(raw, tmp_path):
     assert store_files(tmp_path / "py") == store_files(tmp_path / "cli")
     s = ginex.Store(tmp_path / "py")
     assert s.dtype == "f16" and s.num_edges == 2 * raw.edges.shape[0]
+    ginex.import_arrays(
+        tmp_path / "py-bfs", raw.edges.T, x=raw.x, y=raw.y, train=raw.train,
+        valid=raw.valid, test=raw.test, reorder="bfs",
+    )
+    cli_import(raw.dir, tmp_path / "cli-bfs", "--reorder", "bfs")
+    assert store_files(tmp_path / "py-bfs") == store_files(tmp_path / "cli-bfs")
+    with pytest.raises(ValueError, match=r'^reorder: .*unknown reorder "rcm"; use none, degree or bfs'):
+        ginex.import_arrays(tmp_path / "bad", raw.edges.T, reorder="rcm")
 
 
 def test_import_arrays_without_features(raw, tmp_path):
