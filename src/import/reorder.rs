@@ -279,6 +279,126 @@ pub fn reorder_store(
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+    use crate::format::pages::{Dtype, FeatureLayout};
+    use proptest::prelude::*;
+
+    /// A store of `n` nodes: row `v` = `[v, -v, 0.5]` (3 f32, so rows share
+    /// pages), in-neighbour lists `lists`, labels `v % 3` (node 0 none),
+    /// train = even nodes, test = node 1; original ids `orig` if given.
+    fn build(path: &Path, lists: &[Vec<u64>], orig: Option<&[u64]>) -> Store {
+        let n = lists.len() as u64;
+        let layout = FeatureLayout::new(3, Dtype::F32).unwrap();
+        let mut b = StoreBuilder::create(path, StoreSpec::new(n, layout)).unwrap();
+        let mut rows = b.feature_writer().unwrap();
+        let values: Vec<f32> = (0..n).flat_map(|v| [v as f32, -(v as f32), 0.5]).collect();
+        let mut bytes = vec![0u8; values.len() * 4];
+        Dtype::F32.encode_f32(&values, &mut bytes);
+        rows.push_rows(&bytes).unwrap();
+        b.add_features(rows).unwrap();
+        let mut topo = b.topology_writer().unwrap();
+        for l in lists {
+            topo.push_list(l).unwrap();
+        }
+        b.add_topology(topo).unwrap();
+        let labels: Vec<i32> = (0..n)
+            .map(|v| if v == 0 { -1 } else { (v % 3) as i32 })
+            .collect();
+        b.write_labels(&labels, 3).unwrap();
+        let train = (0..n).filter(|v| v % 2 == 0).collect();
+        let test = if n > 1 { vec![1] } else { vec![] };
+        b.write_splits(&Splits::from_lists([train, vec![], test]))
+            .unwrap();
+        if let Some(o) = orig {
+            b.write_original_ids(o).unwrap();
+        }
+        Store::open(b.finish().unwrap()).unwrap()
+    }
+
+    /// Everything in original ids: sorted edges, rows, labels, splits.
+    #[allow(clippy::type_complexity)]
+    fn content(
+        s: &Store,
+    ) -> (
+        Vec<(u64, u64)>,
+        Vec<(u64, Vec<u8>)>,
+        Vec<(u64, i32)>,
+        Vec<Vec<u64>>,
+    ) {
+        let n = s.num_nodes();
+        let orig = s
+            .original_ids()
+            .unwrap()
+            .unwrap_or_else(|| (0..n).collect());
+        let o = |v: u64| orig[v as usize];
+        let mut edges = Vec::new();
+        for v in 0..n {
+            edges.extend(s.in_neighbors(v).unwrap().into_iter().map(|u| (o(u), o(v))));
+        }
+        edges.sort_unstable();
+        let row = s.layout().row_bytes();
+        let mut bytes = vec![0u8; n as usize * row];
+        s.read_feature_rows(&(0..n).collect::<Vec<_>>(), &mut bytes)
+            .unwrap();
+        let mut rows: Vec<(u64, Vec<u8>)> = bytes
+            .chunks(row)
+            .enumerate()
+            .map(|(v, r)| (o(v as u64), r.to_vec()))
+            .collect();
+        rows.sort();
+        let mut labels: Vec<(u64, i32)> = s
+            .labels()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(v, &l)| (o(v as u64), l))
+            .collect();
+        labels.sort_unstable();
+        let sp = s.splits().unwrap().unwrap();
+        let splits = [&sp.train, &sp.valid, &sp.test]
+            .map(|l| {
+                let mut l: Vec<u64> = l.iter().map(|&v| o(v)).collect();
+                l.sort_unstable();
+                l
+            })
+            .to_vec();
+        (edges, rows, labels, splits)
+    }
+
+    fn graph() -> impl Strategy<Value = Vec<Vec<u64>>> {
+        (1u64..40).prop_flat_map(|n| {
+            proptest::collection::vec(proptest::collection::btree_set(0..n, 0..6), n as usize)
+                .prop_map(|lists| lists.into_iter().map(|l| l.into_iter().collect()).collect())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn every_order_is_a_permutation_and_keeps_the_graph(
+            lists in graph(),
+            shift in prop_oneof![Just(None), Just(Some(1000u64))],
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let n = lists.len() as u64;
+            let orig: Option<Vec<u64>> = shift.map(|s| (0..n).map(|v| s + 7 * v).collect());
+            let src = build(&dir.path().join("src"), &lists, orig.as_deref());
+            let want = content(&src);
+            for how in Reorder::ALL {
+                let order = node_order(&src, how).unwrap();
+                prop_assert!(invert(&order, n).is_ok(), "{how:?}");
+                let out = dir.path().join(how.name());
+                let path = write_reordered(&src, &order, &out, 4096).unwrap();
+                let s = Store::open(&path).unwrap();
+                s.verify().unwrap();
+                prop_assert_eq!(content(&s), want.clone(), "{:?}", how);
+                // Its original ids: the source's, moved with the nodes.
+                let got = s.original_ids().unwrap().unwrap();
+                let base = |v: u64| orig.as_ref().map_or(v, |o| o[v as usize]);
+                prop_assert_eq!(got, order.iter().map(|&v| base(v)).collect::<Vec<_>>());
+            }
+        }
+    }
 
     #[test]
     fn names_parse_back() {
