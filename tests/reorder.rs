@@ -273,6 +273,30 @@ fn reorder_refuses_bad_names_and_existing_targets() {
     .to_string();
     assert!(err.contains("already exists"), "{err}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    // A failure after the build started leaves neither store behind.
+    let t = dir.path().join("train.txt");
+    std::fs::write(&t, "0\n7\n").unwrap();
+    let err = import(&[
+        "files",
+        "--edges",
+        p(&e),
+        "--train-ids",
+        p(&t),
+        "--reorder",
+        "bfs",
+        "--quiet",
+        "--out",
+        p(&dir.path().join("new")),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("train.txt:2"), "{err}");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["e.csv", "taken", "train.txt"]);
 }
 
 #[test]
