@@ -71,9 +71,10 @@ pub struct CommonArgs {
     /// Node order of the store: none (the input's), degree (descending
     /// in-degree) or bfs (breadth-first over in-neighbour lists from the
     /// hubs, so a node's in-neighbours get consecutive ids and share
-    /// feature pages). A reordered store keeps every node's original id;
-    /// it is built, then written again renumbered (twice the disk space
-    /// while both exist).
+    /// feature pages). A reordered store keeps every node's original id,
+    /// and the ids passed in or handed back (predict, sample, Python) stay
+    /// original. It is built, then written again renumbered (twice the
+    /// disk space while both exist).
     #[arg(long, default_value = "none", value_parser = crate::args::reorder)]
     pub reorder: ginex::import::reorder::Reorder,
     /// No progress bars on stderr.
