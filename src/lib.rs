@@ -45,12 +45,15 @@
 //!   neighbors, labels, splits); [`StoreBuilder`] with [`StoreSpec`],
 //!   [`FeatureLayout`], [`FeatureWriter`], [`TopologyWriter`] and
 //!   [`ListSink`] writes one from rows and in-neighbor lists; [`Dtype`],
-//!   [`Splits`], [`VerifyReport`].
+//!   [`Splits`], [`VerifyReport`]; [`NodeIds`] maps the original ids of a
+//!   `--remap` / `--reorder` store (the ids users see) to store ids.
 //! * **Data in**: [`import_files`] ([`FilesImport`]: `.npy` arrays and edge
 //!   lists), [`import_ogb`] ([`OgbImport`]), [`import_dgl`] ([`DglImport`]),
 //!   with [`CommonOptions`], [`CscOptions`] and an [`ImportReport`];
 //!   [`generate_store`] ([`SynthParams`], [`SynthReport`]) makes synthetic
-//!   power-law graphs with planted classes. Long work reports to a
+//!   power-law graphs with planted classes; [`CommonOptions::reorder`]
+//!   ([`Reorder`], or [`reorder_store`] on a finished store) renumbers the
+//!   nodes for page locality, keeping the original ids. Long work reports to a
 //!   [`Progress`] ([`NoProgress`] shows nothing) or to the process's
 //!   [`progress`] sink.
 //! * **Batches**: [`Loader`] (built by a [`LoaderBuilder`]) yields
@@ -87,7 +90,8 @@
 //!   its CRC) and verifies; `store::gather` is the batched miss path.
 //! * `import` — data in: the synthetic power-law generator with planted
 //!   classes (`ginex gen`), raw `.npy`/edge-list output, and the importers of
-//!   edge lists, `.npy`/`.npz`, OGB and DGL datasets.
+//!   edge lists, `.npy`/`.npz`, OGB and DGL datasets; `import::reorder`
+//!   renumbers a finished store's nodes (`--reorder`).
 //! * `export` — data out: DGL's chunked graph format (DistDGL's input) and
 //!   GraphBolt's on-disk dataset, streamed from a store within a memory
 //!   budget and renamed into place at the end; both re-import byte-identically.
@@ -168,11 +172,12 @@ pub use import::dgl::{import_dgl, DglImport};
 pub use import::files::{import_files, FilesImport};
 pub use import::ogb::{import_ogb, OgbImport};
 pub use import::pipeline::{CommonOptions, ImportReport};
+pub use import::reorder::{reorder_store, Reorder};
 pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};
 pub use progress::{NoProgress, Progress};
 pub use sample::sampler::Hop;
 pub use store::edges::{CscOptions, CscStats};
 pub use store::{
-    FeatureWriter, ListSink, Store, StoreBuilder, StoreSpec, TopologyWriter, VerifyReport,
+    FeatureWriter, ListSink, NodeIds, Store, StoreBuilder, StoreSpec, TopologyWriter, VerifyReport,
 };

@@ -104,6 +104,7 @@ def import_arrays(
     memory="2GiB",
     num_nodes=None,
     num_classes=None,
+    reorder="none",
 ):
     """Builds a store at ``out`` from arrays — what ``ginex-import files``
     does from files — and returns it opened as a :class:`Store`.
@@ -121,6 +122,10 @@ def import_arrays(
       CSC build spills to disk beyond it).
     * ``num_nodes``: the node count when there is no ``x`` (default: the
       largest id + 1). ``num_classes``: default the largest label + 1.
+    * ``reorder``: the store's node order, ``"none"``, ``"degree"`` or
+      ``"bfs"`` (``--reorder``); the store keeps the original ids, and
+      every id the returned :class:`Store` and a ``Loader`` take or give is
+      one of them (an index into these arrays).
 
     The arrays are checked first (wrong dtypes, shapes and out-of-range ids
     raise ``ValueError`` naming the argument), then staged as ``.npy`` files
@@ -216,6 +221,7 @@ def import_arrays(
                 dtype=dtype,
                 memory=memory,
                 num_classes=num_classes,
+                reorder=reorder,
                 **kwargs,
             )
         except Exception as e:

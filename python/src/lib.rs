@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use ginex::{Dtype, Error, FilesImport, Policy, Split, Store};
+use ginex::{Dtype, Error, FilesImport, NodeIds, Policy, Split, Store};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -82,21 +82,28 @@ fn parse_bytes(arg: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
 #[pyclass(name = "Store", module = "ginex", frozen)]
 struct PyStore {
     store: Store,
+    /// Original ids ↔ store ids: every id in or out is an original id.
+    ids: Arc<NodeIds>,
 }
 
 impl PyStore {
-    fn check_id(&self, arg: &str, id: u64) -> PyResult<()> {
-        let n = self.store.num_nodes();
-        if id >= n {
-            return Err(arg_err(
-                arg,
-                format!(
-                    "node id {id} is out of range ({} has {n} nodes)",
-                    self.store.dir().display()
-                ),
-            ));
-        }
-        Ok(())
+    /// The store node of the user's (original) id `id`.
+    fn store_id(&self, arg: &str, id: u64) -> PyResult<u64> {
+        self.ids.store_id(id).map_err(|_| {
+            let n = self.store.num_nodes();
+            let dir = self.store.dir().display();
+            if self.ids.is_identity() {
+                arg_err(
+                    arg,
+                    format!("node id {id} is out of range ({dir} has {n} nodes)"),
+                )
+            } else {
+                arg_err(
+                    arg,
+                    format!("node id {id} is not an original id of {dir} ({n} nodes)"),
+                )
+            }
+        })
     }
 }
 
@@ -154,8 +161,17 @@ fn ids_array<'py>(py: Python<'py>, v: Vec<u64>) -> Bound<'py, PyArray1<i64>> {
 impl PyStore {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let store = py.detach(|| Store::open(&path)).map_err(to_py)?;
-        Ok(PyStore { store })
+        let (store, ids) = py
+            .detach(|| {
+                let store = Store::open(&path)?;
+                let ids = NodeIds::of(&store)?;
+                Ok::<_, Error>((store, ids))
+            })
+            .map_err(to_py)?;
+        Ok(PyStore {
+            store,
+            ids: Arc::new(ids),
+        })
     }
 
     /// The store directory.
@@ -185,17 +201,18 @@ impl PyStore {
         self.store.num_classes()
     }
 
-    /// Feature rows of `ids` (uint64, checked against the node count) as
-    /// float32 `(len(ids), feature_dim)`; every page's CRC is checked.
+    /// Feature rows of `ids` (node ids of the input: original ids of a
+    /// --remap or --reorder store; each checked) as float32
+    /// `(len(ids), feature_dim)`; every page's CRC is checked.
     fn features<'py>(
         &self,
         py: Python<'py>,
         ids: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let ids = node_ids("ids", ids)?;
-        for &id in &ids {
-            self.check_id("ids", id)?;
-        }
+        let ids = node_ids("ids", ids)?
+            .into_iter()
+            .map(|id| self.store_id("ids", id))
+            .collect::<PyResult<Vec<u64>>>()?;
         let dim = self.store.feature_dim() as usize;
         let mut out = vec![0f32; ids.len() * dim];
         py.detach(|| self.store.read_feature_rows_f32(&ids, &mut out))
@@ -205,13 +222,15 @@ impl PyStore {
         Ok(arr.into_pyarray(py))
     }
 
-    /// Labels as int32 (`-1` = none), or None when the store has none.
+    /// Labels as int32 (`-1` = none) in ascending node id (original ids
+    /// where the store keeps them: entry `k` is the label of
+    /// `original_ids()[k]`), or None when the store has none.
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<i32>>>> {
         Ok(self
             .store
             .labels()
             .map_err(to_py)?
-            .map(|l| l.into_pyarray(py)))
+            .map(|l| self.ids.to_user_order(&l).into_pyarray(py)))
     }
 
     /// `{"train": ids, "valid": ids, "test": ids}` (int64), or None.
@@ -220,26 +239,33 @@ impl PyStore {
             return Ok(None);
         };
         let d = PyDict::new(py);
-        d.set_item("train", ids_array(py, s.train))?;
-        d.set_item("valid", ids_array(py, s.valid))?;
-        d.set_item("test", ids_array(py, s.test))?;
+        let user = |list: &[u64]| {
+            let mut v = self.ids.originals(list);
+            v.sort_unstable();
+            ids_array(py, v)
+        };
+        d.set_item("train", user(&s.train))?;
+        d.set_item("valid", user(&s.valid))?;
+        d.set_item("test", user(&s.test))?;
         Ok(Some(d))
     }
 
-    /// Original ids (int64) kept by a remapping import, or None.
+    /// The original ids (int64, ascending) kept by a --remap or --reorder
+    /// import — the ids every other method takes and returns — or None
+    /// when the store's ids are the input's.
     fn original_ids<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<i64>>>> {
-        Ok(self
-            .store
-            .original_ids()
-            .map_err(to_py)?
-            .map(|v| ids_array(py, v)))
+        Ok((!self.ids.is_identity()).then(|| ids_array(py, self.ids.sorted_originals())))
     }
 
-    /// In-neighbors of `node` (int64), in CSC order.
+    /// In-neighbors of `node` (int64, ascending; original ids where the
+    /// store keeps them).
     fn in_neighbors<'py>(&self, py: Python<'py>, node: u64) -> PyResult<Bound<'py, PyArray1<i64>>> {
-        self.check_id("node", node)?;
-        let v = self.store.in_neighbors(node).map_err(to_py)?;
-        Ok(ids_array(py, v))
+        let v = self.store_id("node", node)?;
+        let mut list = self
+            .ids
+            .originals(&self.store.in_neighbors(v).map_err(to_py)?);
+        list.sort_unstable();
+        Ok(ids_array(py, list))
     }
 
     /// Checks every file's checksum (as `ginex verify`); raises
@@ -271,7 +297,7 @@ impl PyStore {
 #[pyfunction]
 #[pyo3(signature = (out, edges, features=None, feature_dim=1, labels=None, num_classes=None,
     train=None, valid=None, test=None, num_nodes=None, undirected=false, dtype="f32",
-    memory=None, quiet=true))]
+    memory=None, quiet=true, reorder="none"))]
 #[allow(clippy::too_many_arguments)]
 fn import_files(
     py: Python<'_>,
@@ -289,8 +315,10 @@ fn import_files(
     dtype: &str,
     memory: Option<&Bound<'_, PyAny>>,
     quiet: bool,
+    reorder: &str,
 ) -> PyResult<(u64, u64)> {
     let dtype = Dtype::parse(dtype).map_err(|e| arg_err("dtype", e))?;
+    let reorder = ginex::Reorder::parse(reorder).map_err(|e| arg_err("reorder", e))?;
     let memory = match memory {
         Some(m) => parse_bytes("memory", m)?,
         None => 2 << 30,
@@ -306,6 +334,7 @@ fn import_files(
     opts.common.undirected = undirected;
     opts.common.memory = memory;
     opts.common.quiet = quiet;
+    opts.common.reorder = reorder;
     let r = py.detach(|| ginex::import_files(&opts)).map_err(to_py)?;
     Ok((r.nodes, r.csc.edges_out))
 }
@@ -324,7 +353,7 @@ struct BatchOut {
     checksum: u32,
 }
 
-fn convert(b: ginex::Batch, input_layer_first: bool) -> BatchOut {
+fn convert(b: ginex::Batch, input_layer_first: bool, ids: &NodeIds) -> BatchOut {
     let hop = |h: &ginex::Hop| {
         let mut ei = Vec::with_capacity(h.src.len() * 2);
         ei.extend(h.src.iter().map(|&v| i64::from(v)));
@@ -342,7 +371,7 @@ fn convert(b: ginex::Batch, input_layer_first: bool) -> BatchOut {
         index: b.index,
         x: b.rows_f32(),
         dim: b.dim,
-        ids: b.ids.iter().map(|&v| v as i64).collect(),
+        ids: b.ids.iter().map(|&v| ids.original(v) as i64).collect(),
         num_seeds: b.num_seeds,
         y: b.labels.map(|l| l.into_iter().map(i64::from).collect()),
         layers,
@@ -357,6 +386,8 @@ fn convert(b: ginex::Batch, input_layer_first: bool) -> BatchOut {
 #[pyclass(module = "ginex", frozen)]
 struct Epoch {
     loader: Mutex<Option<ginex::Loader>>,
+    /// Batch ids go out as original ids.
+    ids: Arc<NodeIds>,
     input_layer_first: bool,
     /// The report once the epoch finished, as JSON.
     report: Mutex<Option<String>>,
@@ -373,8 +404,8 @@ impl Drop for Epoch {
     }
 }
 
-/// One batch: `ids` (int64, seeds first), `x` (float32 rows of `ids`),
-/// `y` (int64 labels of the seeds, or None), `edge_index` (per layer, (2, E)
+/// One batch: `ids` (int64, seeds first; the original ids of a --remap
+/// or --reorder store), `x` (float32 rows of `ids`), `y` (int64 labels of the seeds, or None), `edge_index` (per layer, (2, E)
 /// int64 local ids: row 0 the neighbor (source), row 1 the target, both
 /// indexing `ids`), `size` (per layer, `(num_src, num_dst)`), `batch_size`
 /// (the number of seeds), `checksum` (CRC-32 of the rows as stored, the
@@ -456,7 +487,7 @@ impl Epoch {
             let mut g = self.loader.lock().ok()?;
             let loader = g.as_mut()?;
             match loader.next() {
-                Some(Ok(b)) => Some(Ok(convert(b, first))),
+                Some(Ok(b)) => Some(Ok(convert(b, first, &self.ids))),
                 Some(Err(e)) => {
                     g.take();
                     Some(Err(e))
@@ -572,6 +603,7 @@ impl LoaderArgs {
 #[pyclass(module = "ginex")]
 struct Loader {
     store: Store,
+    ids: Arc<NodeIds>,
     args: LoaderArgs,
     input_layer_first: bool,
     /// The first epoch, built (and planned) by the constructor.
@@ -608,13 +640,18 @@ impl Loader {
         run_dir: Option<PathBuf>,
         input_layer_first: bool,
     ) -> PyResult<Self> {
-        let store: Store = match store.cast::<PyStore>() {
-            Ok(s) => s.get().store.clone(),
+        let (store, ids): (Store, Arc<NodeIds>) = match store.cast::<PyStore>() {
+            Ok(s) => (s.get().store.clone(), s.get().ids.clone()),
             Err(_) => {
                 let path: PathBuf = store
                     .extract()
                     .map_err(|_| arg_err("store", "expected a ginex.Store or a path"))?;
-                py.detach(|| Store::open(&path)).map_err(to_py)?
+                py.detach(|| {
+                    let store = Store::open(&path)?;
+                    let ids = NodeIds::of(&store)?;
+                    Ok::<_, Error>((store, Arc::new(ids)))
+                })
+                .map_err(to_py)?
             }
         };
         if fanouts.is_empty() || fanouts.iter().any(|&f| f == 0 || f < -1) {
@@ -663,6 +700,7 @@ impl Loader {
             len: first.len(),
             first: Mutex::new(Some(first)),
             store,
+            ids,
             args,
             input_layer_first,
             next_epoch: epoch,
@@ -690,6 +728,7 @@ impl Loader {
         self.next_epoch += 1;
         Ok(Epoch {
             loader: Mutex::new(Some(loader)),
+            ids: self.ids.clone(),
             input_layer_first: self.input_layer_first,
             report: Mutex::new(None),
             shared_report: self.report.clone(),

@@ -106,6 +106,14 @@ def test_import_arrays_options_match_the_cli(raw, tmp_path):
     assert store_files(tmp_path / "py") == store_files(tmp_path / "cli")
     s = ginex.Store(tmp_path / "py")
     assert s.dtype == "f16" and s.num_edges == 2 * raw.edges.shape[0]
+    ginex.import_arrays(
+        tmp_path / "py-bfs", raw.edges.T, x=raw.x, y=raw.y, train=raw.train,
+        valid=raw.valid, test=raw.test, reorder="bfs",
+    )
+    cli_import(raw.dir, tmp_path / "cli-bfs", "--reorder", "bfs")
+    assert store_files(tmp_path / "py-bfs") == store_files(tmp_path / "cli-bfs")
+    with pytest.raises(ValueError, match=r'^reorder: .*unknown reorder "rcm"; use none, degree or bfs'):
+        ginex.import_arrays(tmp_path / "bad", raw.edges.T, reorder="rcm")
 
 
 def test_import_arrays_without_features(raw, tmp_path):
@@ -171,3 +179,36 @@ def test_import_arrays_refuses_an_existing_output(raw, store_path):
     with pytest.raises(FileExistsError, match="already exists"):
         ginex.import_arrays(store_path, raw.edges.T)
     assert store_files(store_path) == before
+
+
+@pytest.mark.parametrize("order", ["degree", "bfs"])
+def test_a_reordered_store_speaks_original_ids(data, raw, order):
+    # Renumbered on disk, but every id in or out is the input's.
+    path = data / f"store-{order}"
+    if not path.exists():
+        cli_import(data / "raw", path, "--reorder", order)
+    s = ginex.Store(path)
+    n = raw.x.shape[0]
+    assert np.array_equal(s.original_ids(), np.arange(n))
+    ids = np.array([0, n - 1, 7, 7, 123], dtype=np.uint64)
+    assert np.array_equal(s.features(ids), raw.x[ids.astype(np.int64)])
+    assert np.array_equal(s.labels(), raw.y)
+    sp = s.splits()
+    for k, want in (("train", raw.train), ("valid", raw.valid), ("test", raw.test)):
+        assert np.array_equal(sp[k], np.sort(want))
+    for v in (0, 5, n - 1):
+        assert np.array_equal(s.in_neighbors(v), np.sort(raw.edges[raw.edges[:, 1] == v, 0]))
+    with pytest.raises(ValueError, match=r"^ids: node id 3000 is not an original id"):
+        s.features([3000])
+    # The loader's ids are original ids: rows, labels and sampled edges agree
+    # with the raw arrays, and the seeds are the training split.
+    edges = set(map(tuple, raw.edges.tolist()))
+    seeds = []
+    for b in ginex.Loader(s, fanouts=[4, 3], batch_size=250, policy="none", seed=1):
+        assert np.array_equal(b.x, raw.x[b.ids])
+        assert np.array_equal(b.y, raw.y[b.ids[: b.batch_size]])
+        for ei in b.edge_index:
+            for u, v in zip(b.ids[ei[0]].tolist(), b.ids[ei[1]].tolist()):
+                assert (u, v) in edges
+        seeds.extend(b.ids[: b.batch_size].tolist())
+    assert sorted(seeds) == sorted(raw.train.tolist())

@@ -10,5 +10,6 @@ pub mod npz;
 pub mod ogb;
 pub mod pipeline;
 pub mod remap;
+pub mod reorder;
 pub mod synth;
 pub mod text;

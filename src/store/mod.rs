@@ -9,10 +9,12 @@
 mod builder;
 pub mod edges;
 pub mod gather;
+mod node_ids;
 pub mod segments;
 mod verify;
 
 pub use builder::{FeatureWriter, ListSink, StoreBuilder, StoreSpec, TopologyWriter};
+pub use node_ids::NodeIds;
 pub use verify::VerifyReport;
 
 use std::fs::File;

@@ -21,6 +21,11 @@ pub fn policy(s: &str) -> Result<Policy, String> {
     Policy::parse(s).map_err(|e| e.to_string())
 }
 
+/// `--reorder none|degree|bfs`.
+pub fn reorder(s: &str) -> Result<ginex::import::reorder::Reorder, String> {
+    ginex::import::reorder::Reorder::parse(s).map_err(|e| e.to_string())
+}
+
 /// A byte size: `4096`, `512MiB`, `2GiB`.
 pub fn bytes(s: &str) -> Result<u64, String> {
     crate::size::parse_bytes(s).map_err(|e| e.to_string())

@@ -11,6 +11,7 @@ use crate::machine::{machine_description, peak_rss_bytes};
 use crate::size::parse_bytes;
 use ginex::error::{Error, Result};
 use ginex::format::pages::Dtype;
+use ginex::import::reorder::{check_target_free, reorder_store, Reorder, TempStore};
 use ginex::import::synth::{
     generate_raw, generate_store, Progress, RawEdgeFormat, SynthParams, SynthReport,
 };
@@ -63,6 +64,15 @@ pub struct GenArgs {
     /// place.
     #[arg(long, conflicts_with = "raw", required_unless_present = "raw")]
     pub out: Option<PathBuf>,
+    /// Node order of the store: none (the input's), degree (descending
+    /// in-degree) or bfs (breadth-first over in-neighbour lists from the
+    /// hubs, so a node's in-neighbours get consecutive ids and share
+    /// feature pages). A reordered store keeps every node's original id,
+    /// and the ids passed in or handed back (predict, sample, Python) stay
+    /// original. It is built, then written again renumbered (twice the
+    /// disk space while both exist).
+    #[arg(long, default_value = "none", value_parser = crate::args::reorder)]
+    pub reorder: ginex::import::reorder::Reorder,
     /// Write raw files (features.npy, labels.npy, edges.npy or edges.csv,
     /// {train,valid,test}_ids.npy, meta.json) into this new directory:
     /// refused, before anything is written, if it exists; staged beside it
@@ -168,13 +178,32 @@ impl Progress for BarProgress {
 /// Runs `ginex gen`, printing a summary with timings to `out`.
 pub fn run(args: &GenArgs, out: &mut dyn Write) -> Result<()> {
     let p = args.params()?;
+    if args.raw.is_some() && args.reorder != Reorder::None {
+        return Err(Error::invalid_argument(
+            "--reorder applies to a store (--out); raw files keep the generator's ids",
+        ));
+    }
     if let Some(path) = args.out.as_ref().or(args.raw.as_ref()) {
         crate::create_parent_dirs(path)?;
     }
     let progress = BarProgress::new(args.quiet);
     let started = Instant::now();
     let report = match (&args.out, &args.raw) {
-        (Some(path), _) => generate_store(&p, path, &progress)?,
+        (Some(path), _) if args.reorder == Reorder::None => generate_store(&p, path, &progress)?,
+        (Some(path), _) => {
+            check_target_free(path)?;
+            let unordered = TempStore::beside(path);
+            let mut r = generate_store(&p, unordered.path(), &progress)?;
+            let (path, took) = reorder_store(
+                unordered.path(),
+                path,
+                args.reorder,
+                ginex::format::csc::DEFAULT_SEGMENT_BYTES,
+            )?;
+            r.phases.push(("reorder + verify", took));
+            r.path = path;
+            r
+        }
         (None, Some(dir)) => {
             let fmt = match args.raw_edges {
                 RawEdges::Npy => RawEdgeFormat::Npy,

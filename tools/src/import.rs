@@ -68,6 +68,15 @@ pub struct CommonArgs {
     /// Memory budget (the CSC build spills to disk beyond it).
     #[arg(long, default_value = "2GiB", value_parser = crate::args::bytes)]
     pub memory: u64,
+    /// Node order of the store: none (the input's), degree (descending
+    /// in-degree) or bfs (breadth-first over in-neighbour lists from the
+    /// hubs, so a node's in-neighbours get consecutive ids and share
+    /// feature pages). A reordered store keeps every node's original id,
+    /// and the ids passed in or handed back (predict, sample, Python) stay
+    /// original. It is built, then written again renumbered (twice the
+    /// disk space while both exist).
+    #[arg(long, default_value = "none", value_parser = crate::args::reorder)]
+    pub reorder: ginex::import::reorder::Reorder,
     /// No progress bars on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -91,6 +100,7 @@ impl CommonArgs {
             allow_nonfinite: self.allow_nonfinite,
             memory: self.memory,
             quiet: self.quiet,
+            reorder: self.reorder,
             ..CommonOptions::new(self.out.clone())
         })
     }

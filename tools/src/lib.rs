@@ -168,3 +168,34 @@ pub fn finish(result: ginex::error::Result<()>) -> std::process::ExitCode {
         }
     }
 }
+
+/// Reads a file of node ids, one per line, given in the store's original
+/// ids (see [`ginex::NodeIds`]), as store ids; `ginex predict --nodes`.
+pub fn read_node_ids(
+    ids: &ginex::NodeIds,
+    path: &std::path::Path,
+) -> ginex::error::Result<Vec<u64>> {
+    use ginex::error::Error;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    let mut nodes = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let bad = |reason: String| Error::InvalidInput {
+            source_file: path.to_path_buf(),
+            line: Some(i as u64 + 1),
+            reason,
+        };
+        let v: u64 = line
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("{line:?} is not a node id")))?;
+        nodes.push(ids.store_id(v).map_err(|e| match e {
+            Error::OutOfRange(m) => bad(m),
+            other => other,
+        })?);
+    }
+    Ok(nodes)
+}

@@ -136,6 +136,7 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&a.store)?;
     let fanouts = a.fanouts.clone();
     let train = train_nodes(&store)?;
+    let node_ids = ginex::NodeIds::of(&store)?;
     let v = with_source(&store, &args.lists, |src| {
         let sampler = epoch_sampler(src, &train, a, args.epoch)?;
         if args.batch >= sampler.num_batches() {
@@ -148,7 +149,7 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
         let b = sampler.sample(args.batch)?;
         Ok(json!({
             "epoch": args.epoch, "batch": args.batch, "seed": a.seed, "fanouts": fanouts,
-            "num_seeds": b.num_seeds, "ids": b.ids,
+            "num_seeds": b.num_seeds, "ids": node_ids.originals(&b.ids),
             "hops": b.hops.iter().map(|h| json!({"num_dst": h.num_dst, "num_src": h.num_src, "src": h.src, "dst": h.dst})).collect::<Vec<_>>(),
             "hop_order": "input layer first; the last hop's targets are the seeds",
         }))

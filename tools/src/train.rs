@@ -149,7 +149,9 @@ pub struct PredictArgs {
     /// Output .npy (must not exist).
     #[arg(long)]
     pub out: PathBuf,
-    /// File with one node id per line (default: all nodes).
+    /// File with one node id per line, in the ids of the imported input
+    /// (a --remap or --reorder store's original ids); the output rows
+    /// follow it. Default: every node, in ascending original id.
     #[arg(long)]
     pub nodes: Option<PathBuf>,
     /// Fanouts (default: the checkpoint's evaluation fanouts; -1 = all).
@@ -335,31 +337,6 @@ pub fn training_curve(title: &str, results: &[ginex::train::run::EpochResult]) -
     )
 }
 
-fn read_nodes(store: &Store, path: &std::path::Path) -> Result<Vec<u64>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
-    let mut nodes = Vec::new();
-    for (i, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let v: u64 = line.trim().parse().map_err(|_| Error::InvalidInput {
-            source_file: path.to_path_buf(),
-            line: Some(i as u64 + 1),
-            reason: format!("{line:?} is not a node id"),
-        })?;
-        if v >= store.num_nodes() {
-            return Err(Error::InvalidInput {
-                source_file: path.to_path_buf(),
-                line: Some(i as u64 + 1),
-                reason: format!("node {v} is not below the node count {}", store.num_nodes()),
-            });
-        }
-        nodes.push(v);
-    }
-    Ok(nodes)
-}
-
 /// Runs `ginex predict`.
 pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
@@ -444,9 +421,12 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     let mut opts = TrainOptions::new(config, data_cfg, 0);
     opts.checkpoint = Some(args.checkpoint.clone());
     opts.device = args.device;
+    // --nodes holds original ids; without it every node, in ascending
+    // original id (the rows of the output).
+    let ids = ginex::NodeIds::of(&store)?;
     let nodes: Vec<u64> = match &args.nodes {
-        None => (0..store.num_nodes()).collect(),
-        Some(path) => read_nodes(&store, path)?,
+        None => ids.user_order(),
+        Some(path) => crate::read_node_ids(&ids, path)?,
     };
     writeln!(
         out,

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::format::csc::DEFAULT_SEGMENT_BYTES;
 use crate::format::pages::{Dtype, FeatureLayout};
+use crate::import::reorder::{check_target_free, reorder_store, Reorder, TempStore};
 use crate::progress::Bar;
 use crate::store::edges::{CscOptions, CscStats};
 use crate::store::{Store, StoreBuilder, StoreSpec};
@@ -48,6 +49,9 @@ pub struct CommonOptions {
     /// data: only a byte-exact rebuild of a store made with another value
     /// needs to change it).
     pub segment_bytes: u64,
+    /// Node order of the store (`--reorder`); anything but `none` builds
+    /// the store, then writes it renumbered (see [`crate::import::reorder`]).
+    pub reorder: Reorder,
 }
 
 impl CommonOptions {
@@ -62,6 +66,7 @@ impl CommonOptions {
             quiet: true,
             out: out.into(),
             segment_bytes: DEFAULT_SEGMENT_BYTES,
+            reorder: Reorder::default(),
         }
     }
 }
@@ -185,6 +190,8 @@ pub struct Build {
     /// The scratch directories [`Build::scratch`] handed out (removed by
     /// [`Build::finish`]: only these, never by name).
     scratch: std::sync::Mutex<Vec<PathBuf>>,
+    /// Where the unordered store is built when `opts.reorder` is not `none`.
+    unordered: Option<TempStore>,
 }
 
 impl Build {
@@ -214,7 +221,17 @@ impl Build {
             segment_bytes: opts.segment_bytes,
             ..StoreSpec::new(n, layout)
         };
-        let builder = StoreBuilder::create(&opts.out, spec)?;
+        let unordered = match opts.reorder {
+            Reorder::None => None,
+            _ => {
+                check_target_free(&opts.out)?;
+                Some(TempStore::beside(&opts.out))
+            }
+        };
+        let target = unordered
+            .as_ref()
+            .map_or(opts.out.as_path(), TempStore::path);
+        let builder = StoreBuilder::create(target, spec)?;
         Ok(Build {
             builder,
             opts: opts.clone(),
@@ -226,6 +243,7 @@ impl Build {
             },
             cancel: Arc::default(),
             scratch: std::sync::Mutex::default(),
+            unordered,
         })
     }
 
@@ -264,6 +282,16 @@ impl Build {
         Store::open(&path)?.verify()?;
         self.report.phases.push(("verify", started.elapsed()));
         self.report.path = path;
+        if let Some(unordered) = self.unordered.take() {
+            let (path, took) = reorder_store(
+                unordered.path(),
+                &self.opts.out,
+                self.opts.reorder,
+                self.opts.segment_bytes,
+            )?;
+            self.report.phases.push(("reorder + verify", took));
+            self.report.path = path;
+        }
         Ok(self.report)
     }
 }

@@ -1,0 +1,419 @@
+//! Locality-aware layout (`--reorder`): a finished store's nodes are
+//! renumbered so that rows read together share feature pages, and the
+//! store keeps the original id of every node (`orig_ids`, as `--remap`
+//! does), so results can be given back in the user's ids.
+//!
+//! The orders ([`Reorder`]):
+//!
+//! * `none` — the input's order.
+//! * `degree` — descending in-degree (ties by id): the nodes that are the
+//!   in-neighbour of many others, so the rows sampled most often, share
+//!   pages with each other.
+//! * `bfs` — breadth-first over in-neighbour lists (Cuthill–McKee without
+//!   the reversal), each component started at its highest-in-degree
+//!   unvisited node. When a node is taken from the queue, all its
+//!   unvisited in-neighbours get consecutive ids, and a batch reads exactly
+//!   the in-neighbours of its nodes (the sampler walks in-edges), so the
+//!   sampled neighbours of one node land on few pages.
+//!
+//! Cost: the order is computed from the store as built (in-degrees come
+//! from `indptr`, which [`Store::open`] holds anyway; BFS reads each
+//! neighbour list once from disk), in `O(N)` memory: the order (8 bytes a
+//! node), its inverse (8 bytes a node) and a visited bit set; nothing is
+//! `O(E)`. The renumbered store is then written beside it: feature rows
+//! are read in the new order, and each new node's list is the old list
+//! mapped through the inverse and sorted (one list in memory at a time).
+//! So a reordered import writes the store twice and needs room for both
+//! until the first is removed.
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::format::tables::Splits;
+use crate::store::{ListSink, Store, StoreBuilder, StoreSpec};
+
+/// A node order for the store layout; see the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reorder {
+    /// The input's order.
+    #[default]
+    None,
+    /// Descending in-degree, ties by id.
+    Degree,
+    /// Breadth-first over in-neighbour lists from the hubs.
+    Bfs,
+}
+
+impl Reorder {
+    /// Every order, for parsing and listing.
+    pub const ALL: [Reorder; 3] = [Reorder::None, Reorder::Degree, Reorder::Bfs];
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reorder::None => "none",
+            Reorder::Degree => "degree",
+            Reorder::Bfs => "bfs",
+        }
+    }
+
+    /// Parses a name (`none`, `degree`, `bfs`).
+    pub fn parse(s: &str) -> Result<Self> {
+        Error::parse_name(s, "reorder", &Self::ALL, Self::name)
+    }
+}
+
+/// The new order of `store`'s nodes: `order[new] = old`.
+pub fn node_order(store: &Store, how: Reorder) -> Result<Vec<u64>> {
+    match how {
+        Reorder::None => Ok((0..store.num_nodes()).collect()),
+        Reorder::Degree => Ok(degree_order(store)),
+        Reorder::Bfs => bfs_order(store),
+    }
+}
+
+fn degree_order(store: &Store) -> Vec<u64> {
+    let indptr = store.indptr();
+    let degree = |v: u64| -> u64 {
+        let at = |i: u64| indptr.get(i as usize).copied().unwrap_or(0);
+        at(v + 1).saturating_sub(at(v))
+    };
+    let mut order: Vec<u64> = (0..store.num_nodes()).collect();
+    order.sort_by_key(|&v| (std::cmp::Reverse(degree(v)), v));
+    order
+}
+
+fn bfs_order(store: &Store) -> Result<Vec<u64>> {
+    let n = store.num_nodes();
+    let starts = degree_order(store);
+    let mut visited = vec![0u64; n.div_ceil(64) as usize];
+    // Returns true the first time `v` is seen.
+    let mut visit = |v: u64| -> bool {
+        match visited.get_mut((v / 64) as usize) {
+            Some(w) if *w & (1 << (v % 64)) == 0 => {
+                *w |= 1 << (v % 64);
+                true
+            }
+            _ => false,
+        }
+    };
+    // The order is its own queue: `head` is the next node to expand.
+    let mut order: Vec<u64> = Vec::with_capacity(n as usize);
+    let mut head = 0usize;
+    for s in starts {
+        if !visit(s) {
+            continue;
+        }
+        order.push(s);
+        while let Some(&v) = order.get(head) {
+            head += 1;
+            for u in store.in_neighbors(v)? {
+                if visit(u) {
+                    order.push(u);
+                }
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// `order` inverted (`new_of[old] = new`), checked to be a permutation of
+/// `0..n`.
+fn invert(order: &[u64], n: u64) -> Result<Vec<u64>> {
+    let broken = || Error::invalid_argument("node order is not a permutation of the node ids");
+    if order.len() as u64 != n {
+        return Err(broken());
+    }
+    let mut new_of = vec![u64::MAX; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        match new_of.get_mut(old as usize) {
+            Some(slot) if *slot == u64::MAX => *slot = new as u64,
+            _ => return Err(broken()),
+        }
+    }
+    Ok(new_of)
+}
+
+/// Rows read and written per block.
+const FEATURE_BLOCK_ROWS: usize = 4096;
+
+/// Writes `src` with its nodes renumbered by `order` (`order[new] = old`)
+/// to a new store at `out`: features, topology, labels, splits, and the
+/// original ids (the source's original ids where it has them, else its
+/// ids). Returns the committed path.
+pub fn write_reordered(
+    src: &Store,
+    order: &[u64],
+    out: &Path,
+    segment_bytes: u64,
+) -> Result<PathBuf> {
+    let n = src.num_nodes();
+    let new_of = invert(order, n)?;
+    let map = |old: u64| -> Result<u64> {
+        new_of
+            .get(old as usize)
+            .copied()
+            .ok_or_else(|| Error::OutOfRange(format!("node {old} is not below the node count {n}")))
+    };
+    let spec = StoreSpec {
+        segment_bytes,
+        ..StoreSpec::new(n, src.layout())
+    };
+    let mut b = StoreBuilder::create(out, spec)?;
+
+    let row_bytes = src.layout().row_bytes();
+    let mut rows = b.feature_writer()?;
+    let mut buf = Vec::new();
+    for block in order.chunks(FEATURE_BLOCK_ROWS) {
+        buf.resize(block.len() * row_bytes, 0);
+        src.read_feature_rows(block, &mut buf)?;
+        rows.push_rows(&buf)?;
+    }
+    b.add_features(rows)?;
+
+    let mut topo = b.topology_writer()?;
+    let mut list = Vec::new();
+    for &old in order {
+        list.clear();
+        for u in src.in_neighbors(old)? {
+            list.push(map(u)?);
+        }
+        list.sort_unstable();
+        topo.push_list(&list)?;
+    }
+    b.add_topology(topo)?;
+
+    if let Some(labels) = src.labels()? {
+        let moved = order
+            .iter()
+            .map(|&old| labels.get(old as usize).copied().unwrap_or(-1))
+            .collect::<Vec<i32>>();
+        b.write_labels(&moved, src.num_classes())?;
+    }
+    if let Some(s) = src.splits()? {
+        let mut lists: [Vec<u64>; 3] = Default::default();
+        for (dst, list) in lists.iter_mut().zip([&s.train, &s.valid, &s.test]) {
+            *dst = list.iter().map(|&v| map(v)).collect::<Result<_>>()?;
+            dst.sort_unstable();
+        }
+        b.write_splits(&Splits::from_lists(lists))?;
+    }
+    let orig = src.original_ids()?;
+    let ids = order
+        .iter()
+        .map(|&old| match &orig {
+            Some(t) => t.get(old as usize).copied().unwrap_or(old),
+            None => old,
+        })
+        .collect::<Vec<u64>>();
+    b.write_original_ids(&ids)?;
+    b.finish()
+}
+
+/// A store directory this process made as a step towards another (the
+/// unordered build of a reordered import): removed when dropped.
+#[derive(Debug)]
+pub struct TempStore {
+    path: PathBuf,
+}
+
+impl TempStore {
+    /// A path beside `out` (same directory, so the same file system) for
+    /// the unordered store; nothing is created yet.
+    pub fn beside(out: &Path) -> Self {
+        let name = out
+            .file_name()
+            .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
+        let path = out.with_file_name(format!(".{name}.unordered-{}", std::process::id()));
+        TempStore { path }
+    }
+
+    /// The path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        if self.path.exists() {
+            if let Err(e) = std::fs::remove_dir_all(&self.path) {
+                tracing::warn!("could not remove {}: {e}", self.path.display());
+            }
+        }
+    }
+}
+
+/// Refuses an existing `out` before any work (the builder would refuse it
+/// only at the end of a reordered import).
+pub fn check_target_free(out: &Path) -> Result<()> {
+    if out.exists() {
+        return Err(Error::invalid_argument(format!(
+            "{} already exists; a store is written to a new path",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Renumbers the finished store `unordered` by `how` into a new, verified
+/// store at `out`. Returns the path and the time taken.
+pub fn reorder_store(
+    unordered: &Path,
+    out: &Path,
+    how: Reorder,
+    segment_bytes: u64,
+) -> Result<(PathBuf, Duration)> {
+    let started = Instant::now();
+    let src = Store::open(unordered)?;
+    let order = node_order(&src, how)?;
+    tracing::info!(order = how.name(), "node order computed");
+    let path = write_reordered(&src, &order, out, segment_bytes)?;
+    Store::open(&path)?.verify()?;
+    Ok((path, started.elapsed()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::format::pages::{Dtype, FeatureLayout};
+    use proptest::prelude::*;
+
+    /// A store of `n` nodes: row `v` = `[v, -v, 0.5]` (3 f32, so rows share
+    /// pages), in-neighbour lists `lists`, labels `v % 3` (node 0 none),
+    /// train = even nodes, test = node 1; original ids `orig` if given.
+    fn build(path: &Path, lists: &[Vec<u64>], orig: Option<&[u64]>) -> Store {
+        let n = lists.len() as u64;
+        let layout = FeatureLayout::new(3, Dtype::F32).unwrap();
+        let mut b = StoreBuilder::create(path, StoreSpec::new(n, layout)).unwrap();
+        let mut rows = b.feature_writer().unwrap();
+        let values: Vec<f32> = (0..n).flat_map(|v| [v as f32, -(v as f32), 0.5]).collect();
+        let mut bytes = vec![0u8; values.len() * 4];
+        Dtype::F32.encode_f32(&values, &mut bytes);
+        rows.push_rows(&bytes).unwrap();
+        b.add_features(rows).unwrap();
+        let mut topo = b.topology_writer().unwrap();
+        for l in lists {
+            topo.push_list(l).unwrap();
+        }
+        b.add_topology(topo).unwrap();
+        let labels: Vec<i32> = (0..n)
+            .map(|v| if v == 0 { -1 } else { (v % 3) as i32 })
+            .collect();
+        b.write_labels(&labels, 3).unwrap();
+        let train = (0..n).filter(|v| v % 2 == 0).collect();
+        let test = if n > 1 { vec![1] } else { vec![] };
+        b.write_splits(&Splits::from_lists([train, vec![], test]))
+            .unwrap();
+        if let Some(o) = orig {
+            b.write_original_ids(o).unwrap();
+        }
+        Store::open(b.finish().unwrap()).unwrap()
+    }
+
+    /// Everything in original ids: sorted edges, rows, labels, splits.
+    #[allow(clippy::type_complexity)]
+    fn content(
+        s: &Store,
+    ) -> (
+        Vec<(u64, u64)>,
+        Vec<(u64, Vec<u8>)>,
+        Vec<(u64, i32)>,
+        Vec<Vec<u64>>,
+    ) {
+        let n = s.num_nodes();
+        let orig = s
+            .original_ids()
+            .unwrap()
+            .unwrap_or_else(|| (0..n).collect());
+        let o = |v: u64| orig[v as usize];
+        let mut edges = Vec::new();
+        for v in 0..n {
+            edges.extend(s.in_neighbors(v).unwrap().into_iter().map(|u| (o(u), o(v))));
+        }
+        edges.sort_unstable();
+        let row = s.layout().row_bytes();
+        let mut bytes = vec![0u8; n as usize * row];
+        s.read_feature_rows(&(0..n).collect::<Vec<_>>(), &mut bytes)
+            .unwrap();
+        let mut rows: Vec<(u64, Vec<u8>)> = bytes
+            .chunks(row)
+            .enumerate()
+            .map(|(v, r)| (o(v as u64), r.to_vec()))
+            .collect();
+        rows.sort();
+        let mut labels: Vec<(u64, i32)> = s
+            .labels()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(v, &l)| (o(v as u64), l))
+            .collect();
+        labels.sort_unstable();
+        let sp = s.splits().unwrap().unwrap();
+        let splits = [&sp.train, &sp.valid, &sp.test]
+            .map(|l| {
+                let mut l: Vec<u64> = l.iter().map(|&v| o(v)).collect();
+                l.sort_unstable();
+                l
+            })
+            .to_vec();
+        (edges, rows, labels, splits)
+    }
+
+    fn graph() -> impl Strategy<Value = Vec<Vec<u64>>> {
+        (1u64..40).prop_flat_map(|n| {
+            proptest::collection::vec(proptest::collection::btree_set(0..n, 0..6), n as usize)
+                .prop_map(|lists| lists.into_iter().map(|l| l.into_iter().collect()).collect())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn every_order_is_a_permutation_and_keeps_the_graph(
+            lists in graph(),
+            shift in prop_oneof![Just(None), Just(Some(1000u64))],
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let n = lists.len() as u64;
+            let orig: Option<Vec<u64>> = shift.map(|s| (0..n).map(|v| s + 7 * v).collect());
+            let src = build(&dir.path().join("src"), &lists, orig.as_deref());
+            let want = content(&src);
+            for how in Reorder::ALL {
+                let order = node_order(&src, how).unwrap();
+                prop_assert!(invert(&order, n).is_ok(), "{how:?}");
+                let out = dir.path().join(how.name());
+                let path = write_reordered(&src, &order, &out, 4096).unwrap();
+                let s = Store::open(&path).unwrap();
+                s.verify().unwrap();
+                prop_assert_eq!(content(&s), want.clone(), "{:?}", how);
+                // Its original ids: the source's, moved with the nodes.
+                let got = s.original_ids().unwrap().unwrap();
+                let base = |v: u64| orig.as_ref().map_or(v, |o| o[v as usize]);
+                prop_assert_eq!(got, order.iter().map(|&v| base(v)).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn names_parse_back() {
+        for r in Reorder::ALL {
+            assert_eq!(Reorder::parse(r.name()).unwrap(), r);
+        }
+        let e = Reorder::parse("rcm").unwrap_err().to_string();
+        assert!(e.contains("none, degree or bfs"), "{e}");
+    }
+
+    #[test]
+    fn invert_refuses_non_permutations() {
+        assert_eq!(invert(&[2, 0, 1], 3).unwrap(), vec![1, 2, 0]);
+        assert!(invert(&[0, 0, 1], 3).is_err());
+        assert!(invert(&[0, 1], 3).is_err());
+        assert!(invert(&[0, 1, 3], 3).is_err());
+    }
+}
