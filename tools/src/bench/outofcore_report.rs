@@ -383,7 +383,9 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
 /// Pages each policy needed against the page floor (`floor` pages for a
 /// page cache of `capacity_pages`), one row per policy: the cost every
 /// policy pays in reads, and how far it is from the optimum of caching
-/// pages with the same bytes.
+/// pages with the same bytes. A policy that counts no pages (mmap reads
+/// through the kernel) shows `-`. A policy that counts no pages (mmap reads
+/// through the kernel) shows `-`.
 pub fn page_floor_table(summaries: &[PolicySummary], floor: u64, capacity_pages: u64) -> String {
     let mut s = format!(
         "  page floor: {floor} pages (offline optimum of a {capacity_pages}-page cache over the epoch's trace)\n  {:<8} {:>12} {:>12} {:>10}\n",
@@ -394,8 +396,8 @@ pub fn page_floor_table(summaries: &[PolicySummary], floor: u64, capacity_pages:
             "  {:<8} {:>12} {:>12} {:>10}\n",
             p.policy,
             opt(p.feature_cache_rows),
-            opt(p.pages_read),
-            p.pages_read.filter(|_| floor > 0).map_or_else(
+            opt(p.pages_read.filter(|&n| n > 0)),
+            p.pages_read.filter(|&n| n > 0 && floor > 0).map_or_else(
                 || "-".into(),
                 |n| format!("{:.2}x", n as f64 / floor as f64)
             ),
@@ -439,7 +441,10 @@ pub fn sweep_table(points: &[SweepPoint]) -> String {
             let wall = summary
                 .and_then(|x| x.wall)
                 .map_or_else(|| "-".into(), |w| format!("{:.2}", w.1));
-            let pages = match (summary.and_then(|x| x.pages_read), p.floor) {
+            let pages = match (
+                summary.and_then(|x| x.pages_read).filter(|&n| n > 0),
+                p.floor,
+            ) {
                 (Some(n), Some(f)) if f > 0 => format!("{:.2}x", n as f64 / f as f64),
                 _ => "-".into(),
             };
@@ -478,7 +483,7 @@ pub fn sweep_plots(points: &[SweepPoint]) -> (String, String) {
                 &mut pages,
                 &s.policy,
                 p.ratio,
-                s.pages_read.map(|n| n as f64 / 1e6),
+                s.pages_read.filter(|&n| n > 0).map(|n| n as f64 / 1e6),
             );
         }
         add(
@@ -684,7 +689,19 @@ mod tests {
             .find(|l| l.trim_start().starts_with("ginex"))
             .unwrap();
         assert!(ginex.contains("250") && ginex.ends_with("2.50x"), "{ginex}");
-        // No successful run: no pages, no ratio.
+        // No pages counted (mmap) or no successful run: no ratio.
+        let mut mmap = summaries[0].clone();
+        mmap.policy = "mmap".into();
+        mmap.pages_read = Some(0);
+        let t_mmap = page_floor_table(&[mmap], 100, 64);
+        let row = t_mmap
+            .lines()
+            .find(|l| l.trim_start().starts_with("mmap"))
+            .unwrap();
+        assert!(
+            row.trim_end().ends_with('-') && !row.contains("0.00x"),
+            "{row}"
+        );
         let lru = t
             .lines()
             .find(|l| l.trim_start().starts_with("lru"))
