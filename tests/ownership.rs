@@ -306,7 +306,7 @@ fn prefilled() -> (tempfile::TempDir, PathBuf) {
         // pid_max default and never alive) and a checkpoint-like one.
         (".g2.ginex-tmp-4194303-1/MANIFEST", b"half"),
         (".n2.ncache.ginex-tmp-4194303-1-0", b"half"),
-        (".LATEST.1-0.tmp-4194303", b"half"),
+        (".LATEST.tmp-4194303-1-0", b"half"),
         ("runs/run-4194303-1/sb-000000.samples", b"a killed run's"),
         ("runs/unrelated", b"mine"),
         ("R/notes.txt", b"mine"),
@@ -430,7 +430,7 @@ fn failing_commands_leave_every_existing_file_byte_identical() {
     let spent: u32 = outcomes.values().map(|o| o[1]).sum();
     assert!(spent >= 10, "few trials ran out of space: {outcomes:?}");
     // No temporary of this process is left anywhere.
-    let own = format!("-tmp-{}-", std::process::id());
+    let own = format!("tmp-{}-", std::process::id());
     let left: Vec<_> = snapshot(&w)
         .into_keys()
         .filter(|p| p.to_string_lossy().contains(&own))

@@ -587,7 +587,7 @@ fn killed_training_resumes_to_the_same_final_parameters() {
                 d.flatten().any(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
                     match pid {
-                        Some(pid) => name.ends_with(&format!(".tmp-{pid}")),
+                        Some(pid) => name.contains(&format!(".tmp-{pid}-")),
                         None => name.contains(".tmp-"),
                     }
                 })

@@ -243,7 +243,11 @@ pub fn write_atomic(dir: &Path, name: &str, write: impl FnOnce(&Path) -> Result<
 }
 
 /// The temporary file [`write_atomic`] writes `name` through:
-/// `.<name>.<nanos>-<n>.tmp-<pid>`, a name no other call chooses.
+/// `.<name>.tmp-<pid>-<nanos>-<n>`, a name no other call chooses. The
+/// unique part has no dot, so the name's stem (all before its last dot) is
+/// `.<name>` whatever the call: libtorch names a saved archive's root
+/// folder after that stem, and checkpoints of equal runs stay
+/// byte-identical.
 fn atomic_temporary_name(name: &str) -> String {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
@@ -251,7 +255,7 @@ fn atomic_temporary_name(name: &str) -> String {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!(".{name}.{nanos}-{n}.tmp-{}", std::process::id())
+    format!(".{name}.tmp-{}-{nanos}-{n}", std::process::id())
 }
 
 /// The pid of the process whose [`write_atomic`] of one of `names` left
@@ -259,12 +263,12 @@ fn atomic_temporary_name(name: &str) -> String {
 /// such a temporary (so a cleanup never matches a file ginex did not name).
 pub fn atomic_temporary_owner(file_name: &str, names: impl Fn(&str) -> bool) -> Option<u32> {
     let rest = file_name.strip_prefix('.')?;
-    let (stem, pid) = rest.rsplit_once(".tmp-")?;
-    let pid = pid.parse::<u32>().ok()?;
-    let (name, unique) = stem.rsplit_once('.')?;
-    let (nanos, n) = unique.split_once('-')?;
+    let (name, unique) = rest.rsplit_once(".tmp-")?;
+    let mut parts = unique.split('-');
+    let (pid, nanos, n) = (parts.next()?, parts.next()?, parts.next()?);
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    (digits(nanos) && digits(n) && names(name)).then_some(pid)
+    let pid = pid.parse::<u32>().ok()?;
+    (parts.next().is_none() && digits(nanos) && digits(n) && names(name)).then_some(pid)
 }
 
 /// Renames `from` to `to`, failing if `to` exists (`RENAME_NOREPLACE`).
@@ -371,7 +375,7 @@ mod tests {
         // What an earlier process (same pid after reuse, say) left.
         let old = dir
             .path()
-            .join(format!(".LATEST.1-0.tmp-{}", std::process::id()));
+            .join(format!(".LATEST.tmp-{}-1-0", std::process::id()));
         fs::write(&old, b"theirs").unwrap();
         fs::write(dir.path().join("LATEST"), b"v1").unwrap();
         let failed = write_atomic(dir.path(), "LATEST", |p| {
@@ -399,15 +403,16 @@ mod tests {
             Some(std::process::id())
         );
         assert_eq!(
-            atomic_temporary_owner(".LATEST.1-0.tmp-77", latest),
+            atomic_temporary_owner(".LATEST.tmp-77-1-0", latest),
             Some(77)
         );
         for foreign in [
             ".LATEST.tmp-77",
-            "LATEST.1-0.tmp-77",
-            ".LATEST.x-0.tmp-77",
-            ".notes.1-0.tmp-77",
-            ".LATEST.1-0.tmp-x",
+            "LATEST.tmp-77-1-0",
+            ".LATEST.tmp-77-x-0",
+            ".notes.tmp-77-1-0",
+            ".LATEST.tmp-x-1-0",
+            ".LATEST.tmp-77-1-0-9",
         ] {
             assert_eq!(atomic_temporary_owner(foreign, latest), None, "{foreign}");
         }

@@ -157,7 +157,7 @@ fn checkpoint_files(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
 }
 
 /// Removes the temporary checkpoint files [`write_atomic`] names
-/// (`.NAME.NANOS-N.tmp-PID`, NAME one of `LATEST`, `epoch-*.ot`,
+/// (`.NAME.tmp-PID-NANOS-N`, NAME one of `LATEST`, `epoch-*.ot`,
 /// `epoch-*.json`) of processes that are no longer alive: what a run of
 /// this checkpoint series killed mid-write left. Matches only that exact
 /// form ([`atomic_temporary_owner`]), so no other file is removed.
