@@ -256,7 +256,8 @@ fn bench_curves_writes_table_json_plot_and_replays_its_own_trace() {
         "sieve",
         "s3fifo",
         "clock",
-        "exact Belady",
+        "miss ratio / ginex's (Belady with page companions",
+        "page floor",
     ] {
         assert!(table.contains(name), "{name} missing from\n{table}");
     }
@@ -271,6 +272,20 @@ fn bench_curves_writes_table_json_plot_and_replays_its_own_trace() {
     }
     let svg = std::fs::read_to_string(dir.path().join("curves.svg")).unwrap();
     assert_eq!(svg.matches("<polyline").count(), CurvePolicy::DEFAULT.len());
+    // A page floor per size: between the distinct pages and the pages the
+    // batches touch, falling as the cache grows.
+    assert_eq!(v["page_companions"], true);
+    let floors = v["page_floor"].as_array().unwrap();
+    assert_eq!(floors.len(), 3);
+    let floor = |f: &serde_json::Value| f["floor"].as_u64().unwrap();
+    for f in floors {
+        assert!(f["distinct_pages"].as_u64().unwrap() <= floor(f), "{f}");
+        assert!(floor(f) <= f["pages_needed"].as_u64().unwrap(), "{f}");
+    }
+    assert!(
+        floors.windows(2).all(|w| floor(&w[1]) <= floor(&w[0])),
+        "{floors:?}"
+    );
 
     // The written trace replays to the same misses.
     let mut b = args(&store, dir.path());

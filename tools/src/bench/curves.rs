@@ -17,6 +17,7 @@ use ginex::exec::curves::{
     curves, distinct_ids, offsets_path, sample_trace, CurvePoint, CurvePolicy, ReplayConfig,
     StaticRanks, Trace, TraceSpec,
 };
+use ginex::exec::page_floor::{page_floor, PageFloor};
 use ginex::inspect::changeset::{PageGroups, ReusePrior};
 use ginex::sample::sampler::parse_fanouts;
 use ginex::sample::source::InMemoryTopology;
@@ -271,8 +272,50 @@ pub fn run_curves_bench_to(
         )
         .map_err(w)?;
     }
+    // The page floor at each size: what an offline cache of whole pages
+    // with the same bytes must read (rows are not pages: see
+    // `ginex::exec::page_floor`).
+    let layout = store.layout();
+    let floors: Vec<(f64, u64, PageFloor)> = args
+        .sizes
+        .iter()
+        .map(|&f| {
+            let rows = (store.num_nodes() as f64 * f) as u64;
+            (
+                f,
+                rows,
+                page_floor(&trace, &layout, rows * layout.row_bytes() as u64),
+            )
+        })
+        .collect();
+    writeln!(
+        table,
+        "  page floor (pages an offline cache of whole pages with the same bytes reads; {} pages touched by the batches, {} distinct):",
+        floors.first().map_or(0, |f| f.2.pages_needed),
+        floors.first().map_or(0, |f| f.2.distinct_pages)
+    )
+    .map_err(w)?;
+    writeln!(
+        table,
+        "  {:<10}{}",
+        "floor",
+        floors
+            .iter()
+            .map(|(_, _, f)| format!(" {:>8}", f.floor))
+            .collect::<String>()
+    )
+    .map_err(w)?;
     if policies.contains(&CurvePolicy::Ginex { every: 1 }) {
-        writeln!(table, "  miss ratio / exact Belady (ginex):").map_err(w)?;
+        writeln!(
+            table,
+            "  miss ratio / ginex's ({}):",
+            if config.page_companions.is_some() {
+                "Belady with page companions, as ginex epoch runs it"
+            } else {
+                "exact Belady"
+            }
+        )
+        .map_err(w)?;
         writeln!(table, "  {:<10}{header}", "policy").map_err(w)?;
         for (p, name) in policies.iter().zip(&names) {
             writeln!(
@@ -324,6 +367,11 @@ pub fn run_curves_bench_to(
             },
             "superbatch": args.superbatch,
             "reuse_prior": config.prior.is_some(),
+            "page_companions": config.page_companions.is_some(),
+            "page_floor": floors.iter().map(|(f, rows, p)| json!({
+                "cache_fraction": f, "cache_rows": rows, "capacity_pages": p.capacity_pages,
+                "pages_needed": p.pages_needed, "distinct_pages": p.distinct_pages, "floor": p.floor,
+            })).collect::<Vec<_>>(),
             "threads": threads,
             "seconds": {
                 "trace": trace_secs, "static_selection": ranks_secs, "replay": replay_secs,
