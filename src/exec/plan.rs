@@ -54,7 +54,12 @@ pub const LIBTORCH_RESIDENT_BYTES: u64 = if cfg!(feature = "train") { 96 << 20 }
 pub const PAGE_CACHE_RESERVE: u64 = 32 << 20;
 /// Changeset working memory per access of a superbatch (the dense trace,
 /// `iters`, window lists and positions, per-node cursors and queue links;
-/// see `inspect::changeset`), with the access trace itself (8 bytes).
+/// see `inspect::changeset`), with the access trace itself (8 bytes). With
+/// page companions the two plans are computed one after the other (one
+/// alive at a time), the companion plan adds 4 bytes per distinct id and
+/// the page count a bit per node; not re-measured since (a 5x run on a
+/// 6M-node store peaked at 581 MiB of RSS under a 585 MiB cap: the page
+/// cache reserve nearly all used, no OOM kill).
 pub const CHANGESET_BYTES_PER_ACCESS: u64 = 72;
 /// Most bytes of I/O engine buffers: the read buffers of the sampler's and
 /// the miss path's gatherers, each up to [`DEFAULT_CHUNK_BYTES`] (measured:

@@ -4,7 +4,6 @@
 use super::{
     compute_changesets_from, compute_changesets_paged, Changesets, PageGroups, ReusePrior,
 };
-use crate::hash::FxMap;
 
 /// The changesets a superbatch executes: [`compute_changesets_from`]'s row
 /// plan; with `pages` (exact changesets only) also the plan that admits
@@ -20,11 +19,14 @@ pub fn cheapest_plan<B: AsRef<[u64]>>(
     prior: &ReusePrior,
     pages: Option<PageGroups>,
 ) -> std::result::Result<Changesets, String> {
-    let rows = compute_changesets_from(batches, capacity, every, carried, prior);
+    let rows = || compute_changesets_from(batches, capacity, every, carried, prior);
     let Some(groups) = pages.filter(|_| every == 1) else {
-        return Ok(rows);
+        return Ok(rows());
     };
-    let row_pages = plan_page_reads(batches, carried, &rows, groups)?;
+    // One plan alive at a time (the planner charges one): the row plan is
+    // counted and dropped, and computed again in the rare superbatch where
+    // it reads fewer pages than the companion plan.
+    let row_pages = plan_page_reads(batches, carried, &rows(), groups)?;
     let paged = compute_changesets_paged(batches, capacity, carried, prior, groups);
     let paged_pages = plan_page_reads(batches, carried, &paged, groups)?;
     Ok(if paged_pages < row_pages {
@@ -33,11 +35,37 @@ pub fn cheapest_plan<B: AsRef<[u64]>>(
             ..paged
         }
     } else {
+        drop(paged);
         Changesets {
             page_reads: Some(row_pages),
-            ..rows
+            ..rows()
         }
     })
+}
+
+/// A set of row ids as one bit each (an eighth of a byte a node, against
+/// the feature cache's four-byte address table).
+struct RowSet(Vec<u64>);
+
+impl RowSet {
+    fn new(max_id: u64) -> Self {
+        RowSet(vec![0; (max_id / 64 + 1) as usize])
+    }
+    fn contains(&self, id: u64) -> bool {
+        self.0[(id / 64) as usize] & (1 << (id % 64)) != 0
+    }
+    /// Adds `id`; false when it was there already.
+    fn insert(&mut self, id: u64) -> bool {
+        let had = self.contains(id);
+        self.0[(id / 64) as usize] |= 1 << (id % 64);
+        !had
+    }
+    /// Removes `id`; false when it was not there.
+    fn remove(&mut self, id: u64) -> bool {
+        let had = self.contains(id);
+        self.0[(id / 64) as usize] &= !(1 << (id % 64));
+        had
+    }
 }
 
 /// The pages a superbatch's changesets read when the executor follows them
@@ -62,22 +90,44 @@ pub fn plan_page_reads<B: AsRef<[u64]>>(
         pages.dedup();
         pages
     };
-    let held: FxMap<u64, ()> = carried.iter().map(|&id| (id, ())).collect();
+    let max_id = batches
+        .iter()
+        .flat_map(|b| b.as_ref().iter())
+        .chain(carried)
+        .chain(&changesets.init)
+        .chain(
+            changesets
+                .updates
+                .iter()
+                .flat_map(|u| u.in_ids.iter().chain(&u.out_ids)),
+        )
+        .copied()
+        .max()
+        .unwrap_or(0);
+    let mut cached = RowSet::new(max_id);
+    for &id in carried {
+        cached.insert(id);
+    }
     let mut reads = pages_of(
         &mut changesets
             .init
             .iter()
             .copied()
-            .filter(|id| !held.contains_key(id)),
+            .filter(|&id| !cached.contains(id)),
     )
     .len() as u64;
-    let mut cached: FxMap<u64, ()> = changesets.init.iter().map(|&id| (id, ())).collect();
+    for &id in carried {
+        cached.remove(id);
+    }
+    for &id in &changesets.init {
+        cached.insert(id);
+    }
     for (b, (batch, update)) in batches.iter().zip(&changesets.updates).enumerate() {
         let batch = batch.as_ref();
-        let read = pages_of(&mut batch.iter().copied().filter(|id| !cached.contains_key(id)));
+        let read = pages_of(&mut batch.iter().copied().filter(|&id| !cached.contains(id)));
         reads += read.len() as u64;
-        for id in &update.out_ids {
-            if cached.remove(id).is_none() {
+        for &id in &update.out_ids {
+            if !cached.remove(id) {
                 return Err(format!("batch {b} evicts {id}, which is not cached"));
             }
         }
@@ -91,7 +141,7 @@ pub fn plan_page_reads<B: AsRef<[u64]>>(
                     "batch {b} inserts {id} from position {pos}, where it did not arrive"
                 ));
             }
-            if cached.insert(id, ()).is_some() {
+            if !cached.insert(id) {
                 return Err(format!("batch {b} inserts {id}, which is cached already"));
             }
         }
