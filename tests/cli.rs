@@ -370,6 +370,80 @@ fn cgroup_unavailable() -> Option<String> {
     }
 }
 
+/// `ginex bench outofcore --ratios` runs every policy at one cap per ratio
+/// (the features over the ratio), sets their pages against the page floor,
+/// and tabulates, plots and writes every cap.
+#[test]
+fn bench_outofcore_sweeps_ratios_against_the_page_floor() {
+    if let Some(why) = cgroup_unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("g");
+    gen(&[
+        "--nodes",
+        "3000",
+        "--avg-degree",
+        "6",
+        "--dim",
+        "8",
+        "--classes",
+        "4",
+        "--out",
+        store.to_str().unwrap(),
+    ]);
+    // 3000 rows of 32 bytes: caps of about 512 and 384 MiB.
+    let features = 3000.0 * 32.0;
+    let ratios = format!(
+        "{},{}",
+        features / (512u64 << 20) as f64,
+        features / (384u64 << 20) as f64
+    );
+    let (json, plot) = (dir.path().join("sweep.json"), dir.path().join("sweep.svg"));
+    let output = Command::new(env!("CARGO_BIN_EXE_ginex"))
+        .args(["bench", "outofcore"])
+        .arg(&store)
+        .args(["--ratios", &ratios, "--policies", "ginex,none"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--plot")
+        .arg(&plot)
+        .args(["--", "--batch-size", "100"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{err}");
+    for want in ["ratio sweep", "page floor:", "x floor", "floor "] {
+        assert!(err.contains(want), "{want:?} missing in:\n{err}");
+    }
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let caps = v["caps"].as_array().unwrap();
+    assert_eq!(caps.len(), 2, "{v}");
+    for cap in caps {
+        let result = &cap["result"];
+        let floor = result["page_floor"]["floor"].as_u64().unwrap();
+        let needed = result["page_floor"]["pages_needed"].as_u64().unwrap();
+        assert!(floor > 0 && floor <= needed, "{result}");
+        // `none` reads every page every batch touches: the floor's trace is
+        // the children's own.
+        let none = result["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["policy"] == "none")
+            .unwrap();
+        assert_eq!(none["pages_read"].as_u64(), Some(needed), "{result}");
+    }
+    let walls = std::fs::read_to_string(&plot).unwrap();
+    let pages = std::fs::read_to_string(dir.path().join("sweep-pages.svg")).unwrap();
+    assert!(
+        walls.contains(">ginex<") && walls.contains(">none<"),
+        "{walls}"
+    );
+    assert!(pages.contains(">page floor<"), "{pages}");
+}
+
 /// `ginex bench outofcore` runs each policy as its own process inside a
 /// memory cgroup, reports wall time, counters, the cgroup's peak and OOM
 /// kills, writes JSON and SVG, and leaves no cgroup or scratch files — also
