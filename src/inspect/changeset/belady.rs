@@ -1,4 +1,5 @@
-//! The changeset computation behind [`super::compute_changesets_from`].
+//! The changeset computation behind [`super::compute_changesets_from`] and
+//! [`super::compute_changesets_paged`].
 //!
 //! Exact batch-granular Belady over a superbatch (or over windows of
 //! `every` batches), in O(total accesses · log₆₄ S) time (the log term is
@@ -27,6 +28,11 @@
 //!    iteration, one per prior rank, so never-again nodes compete for the
 //!    slots no finite next use wants, nearest rank first, and the carried
 //!    ids the superbatch does not use keep the slots its init leaves free.
+//! 4. With page companions (exact windows only), the rows on the pages a
+//!    batch's misses read that the batch does not gather, that are not
+//!    cached and that the superbatch uses later join that batch's misses
+//!    as candidates, at positions past the batch's rows (found through the
+//!    dense ids sorted by global id, 4 bytes a node).
 
 use super::prior::{ReusePrior, RANKS};
 use super::{Changesets, PageGroups, Update};
@@ -161,7 +167,7 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
     prior: &ReusePrior,
     pages: Option<PageGroups>,
 ) -> Changesets {
-    // Page companions need exact windows and the global -> dense map.
+    // Page companions need exact windows (window w is batch w).
     let pages = pages.filter(|p| every == 1 && p.rows_per_page > 1);
     let every = every.max(1);
     let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
