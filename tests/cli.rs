@@ -370,17 +370,10 @@ fn cgroup_unavailable() -> Option<String> {
     }
 }
 
-/// `ginex bench outofcore --ratios` runs every policy at one cap per ratio
-/// (the features over the ratio), sets their pages against the page floor,
-/// and tabulates, plots and writes every cap.
-#[test]
-fn bench_outofcore_sweeps_ratios_against_the_page_floor() {
-    if let Some(why) = cgroup_unavailable() {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("g");
+/// The 3000-node store (32-byte rows) the out-of-core bench tests run on,
+/// at `dir/g`.
+fn bench_store(dir: &Path) -> std::path::PathBuf {
+    let store = dir.join("g");
     gen(&[
         "--nodes",
         "3000",
@@ -393,6 +386,20 @@ fn bench_outofcore_sweeps_ratios_against_the_page_floor() {
         "--out",
         store.to_str().unwrap(),
     ]);
+    store
+}
+
+/// `ginex bench outofcore --ratios` runs every policy at one cap per ratio
+/// (the features over the ratio), sets their pages against the page floor,
+/// and tabulates, plots and writes every cap.
+#[test]
+fn bench_outofcore_sweeps_ratios_against_the_page_floor() {
+    if let Some(why) = cgroup_unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = bench_store(dir.path());
     // 3000 rows of 32 bytes: caps of about 512 and 384 MiB.
     let features = 3000.0 * 32.0;
     let ratios = format!(
@@ -455,19 +462,7 @@ fn bench_outofcore_runs_each_policy_in_a_memory_cgroup_and_cleans_up() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("g");
-    gen(&[
-        "--nodes",
-        "3000",
-        "--avg-degree",
-        "6",
-        "--dim",
-        "8",
-        "--classes",
-        "4",
-        "--out",
-        store.to_str().unwrap(),
-    ]);
+    let store = bench_store(dir.path());
     let json = dir.path().join("ooc.json");
     let plot = dir.path().join("ooc.svg");
     let output = Command::new(env!("CARGO_BIN_EXE_ginex"))

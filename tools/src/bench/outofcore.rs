@@ -254,7 +254,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     let store = Store::open(&args.store)?;
     let feature_bytes = store.num_nodes() * store.layout().row_bytes() as u64;
     drop(store);
-    let mut caps: Vec<(f64, CapResult)> = Vec::new();
+    let (mut points, mut results) = (Vec::new(), Vec::new());
     for &ratio in ratios {
         let memory = (feature_bytes as f64 / ratio) as u64;
         let label = format!("{}MiB", memory >> 20);
@@ -262,23 +262,17 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
         let Some(cap) = bench_cap(args, memory, &label, out)? else {
             return Ok(());
         };
-        caps.push((ratio, cap));
-    }
-    let points: Vec<SweepPoint> = caps
-        .iter()
-        .map(|(ratio, cap)| SweepPoint {
-            ratio: *ratio,
-            summaries: cap.summaries.clone(),
+        results.push(json!({"ratio": ratio, "result": cap.json}));
+        points.push(SweepPoint {
+            ratio,
+            summaries: cap.summaries,
             floor: cap.floor.map(|(_, f)| f.floor),
-        })
-        .collect();
+        });
+    }
     eprintln!("\nratio sweep (median wall s; pages / page floor):");
     eprint!("{}", sweep_table(&points));
     if let Some(path) = &args.json {
-        let v = json!({
-            "bench": "outofcore", "ratios": ratios,
-            "caps": caps.iter().map(|(r, c)| json!({"ratio": r, "result": c.json})).collect::<Vec<_>>(),
-        });
+        let v = json!({"bench": "outofcore", "ratios": ratios, "caps": results});
         write_json(path, &v)?;
     }
     if let Some(path) = &args.plot {
