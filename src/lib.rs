@@ -157,6 +157,7 @@ pub mod verify;
 
 // Internal only.
 pub(crate) mod hash;
+pub(crate) mod id_set;
 mod loader;
 pub(crate) mod rng;
 

@@ -5,6 +5,7 @@
 //! policy lab: miss-ratio curves of every policy replayed from one sampled
 //! trace.
 
+mod access_summary;
 pub mod config;
 pub mod curves;
 pub mod epoch;

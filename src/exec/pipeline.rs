@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use crate::cache::feature_cache::{init_chunk_rows, FeatureCache, RowSource};
 use crate::error::{Error, Result};
+use crate::exec::access_summary::AccessSummary;
 use crate::exec::config::EpochConfig;
 pub use crate::exec::config::Pipeline;
 use crate::exec::read_ahead::{plan_read_ahead, ReadAhead};
@@ -52,17 +53,24 @@ use crate::exec::staged_init::{
 use crate::format::pages::FeatureLayout;
 use crate::inspect::changeset::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
 use crate::inspect::superbatch::{
-    precompute_changesets, read_superbatch, sample_superbatch, RunParams, SampledRecord,
-    SampledSuperbatch, SuperbatchFiles, SuperbatchSpec,
+    precompute_changesets, sample_superbatch, RunParams, SampledRecord, SampledSuperbatch,
+    SuperbatchFiles, SuperbatchReader, SuperbatchSpec,
 };
 use crate::sample::sampler::{decode_hops, EpochSampler};
 use crate::store::gather::GatherStats;
 
-/// A superbatch whose changesets are computed and written.
+/// A superbatch whose changesets are computed and written. Its records
+/// and updates stay in its files (the executor streams them); it keeps
+/// only what the executor looks ahead with.
 struct Prepared {
     spec: SuperbatchSpec,
     files: SuperbatchFiles,
-    changesets: Changesets,
+    /// `C[0]`, for the read-ahead of the superbatch before it.
+    init: Vec<u64>,
+    /// The changesets' statistics (`updates` and `final_cache` emptied).
+    stats: Changesets,
+    /// Which batches use the rows of the init and of the final cache.
+    summary: AccessSummary,
     sample_time: Duration,
     changeset_time: Duration,
     /// Time the changesets ran with no sampling beside them.
@@ -171,12 +179,22 @@ impl Inspector<'_> {
             Vec::new()
         };
         match precompute_changesets(&sampled, &spec, &start, prior) {
-            Ok((changesets, changeset_time)) => {
-                *carried = changesets.final_cache.clone();
+            Ok((mut changesets, changeset_time)) => {
+                let summary = AccessSummary::new(
+                    &sampled.trace,
+                    &changesets.init,
+                    &changesets.final_cache,
+                    &changesets.updates,
+                );
+                drop(sampled.trace);
+                *carried = std::mem::take(&mut changesets.final_cache);
+                changesets.updates = Vec::new();
                 Ok(Prepared {
                     spec,
                     files: sampled.files,
-                    changesets,
+                    init: std::mem::take(&mut changesets.init),
+                    stats: changesets,
+                    summary,
                     sample_time: sampled.sample_time,
                     changeset_time,
                     changeset_exposed: Duration::ZERO,
@@ -259,13 +277,11 @@ impl Executor<'_, '_, '_> {
         report.changeset_exposed += p.changeset_exposed;
         report.reuse_prior += p.prior_time;
         report.reuse_prior_exposed += p.prior_exposed;
-        report
-            .optimal_misses
-            .extend_from_slice(&p.changesets.misses);
-        report.optimal_init_reads += p.changesets.init_reads;
+        report.optimal_misses.extend_from_slice(&p.stats.misses);
+        report.optimal_init_reads += p.stats.init_reads;
         report.superbatches += 1;
-        report.paged_superbatches += u64::from(p.changesets.paged);
-        report.planned_page_reads += p.changesets.page_reads.unwrap_or(0);
+        report.paged_superbatches += u64::from(p.stats.paged);
+        report.planned_page_reads += p.stats.page_reads.unwrap_or(0);
         let result = self.run(&p, next, report);
         if !self.keep_runs {
             p.files.remove()?;
@@ -283,25 +299,26 @@ impl Executor<'_, '_, '_> {
         report: &mut EpochReport,
     ) -> Result<()> {
         let started = Instant::now();
-        let (batches, init, updates) = read_superbatch(&p.files, &p.spec.stamp())?;
+        let mut files = SuperbatchReader::open(&p.files, &p.spec.stamp())?;
+        let init = files.take_init();
         report.load_runs += started.elapsed();
 
         let Some(open_rows) = self.staged else {
             let started = Instant::now();
             report.init_reads += self.cache.init(&init, self.rows)?;
             report.cache_init += started.elapsed();
-            return self.main_loop(p, &batches, &updates, None, next, report);
+            return self.main_loop(p, &mut files, None, next, report);
         };
         let started = Instant::now();
         let load = self.cache.begin_init(&init)?;
-        let ids: Vec<&[u64]> = batches.iter().map(|r| r.ids.as_slice()).collect();
-        let chunks = self.init_chunks(&load, &ids);
+        drop(init);
+        let chunks = self.init_chunks(&load, Some(&p.summary));
         report.cache_init += started.elapsed();
         let ((), stats) = with_staged_init(
             chunks,
             open_rows,
             |rows| rows.stats(),
-            |arrivals| self.main_loop(p, &batches, &updates, Some(arrivals), next, report),
+            |arrivals| self.main_loop(p, &mut files, Some(arrivals), next, report),
         )?;
         count_init_reads(load.len(), stats, report);
         Ok(())
@@ -309,11 +326,22 @@ impl Executor<'_, '_, '_> {
 
     /// The init rows `load` in chunks of 8 MiB (smaller for small inits,
     /// so that the first batches do not wait for all of it), each needed
-    /// by the first of `batches` that uses it.
-    fn init_chunks(&self, load: &[u64], batches: &[&[u64]]) -> Vec<InitChunk> {
+    /// by the first batch that uses it (`summary`; without one, by the
+    /// first batch).
+    fn init_chunks(&self, load: &[u64], summary: Option<&AccessSummary>) -> Vec<InitChunk> {
         let layout = self.layout;
         let chunk_rows = (load.len() / 32).clamp(64, init_chunk_rows(self.row_bytes).max(64));
-        chunks_in_page_order(load, batches, |id| layout.locate(id).page, chunk_rows)
+        let page_of = |id| layout.locate(id).page;
+        match summary {
+            Some(s) => chunks_in_page_order(
+                load,
+                |id| s.first_use(id),
+                s.num_batches(),
+                page_of,
+                chunk_rows,
+            ),
+            None => chunks_in_page_order(load, |_| 0, 0, page_of, chunk_rows),
+        }
     }
 
     /// Reads `init` into the cache before its superbatch's changesets exist
@@ -327,7 +355,7 @@ impl Executor<'_, '_, '_> {
         };
         let started = Instant::now();
         let load = self.cache.begin_init(init)?;
-        let chunks = self.init_chunks(&load, &[]);
+        let chunks = self.init_chunks(&load, None);
         let cache = &mut self.cache;
         let ((), stats) = with_staged_init(
             chunks,
@@ -341,15 +369,14 @@ impl Executor<'_, '_, '_> {
     }
 
     /// The batches of a superbatch whose init is done, or (`arrivals`)
-    /// arriving: each batch waits for the init rows it needs, a non-empty
-    /// update for all of them (it may evict one). Once they are all in,
-    /// and the next superbatch's init is known (`next`), that init is read
-    /// ahead ([`crate::exec::read_ahead`]).
+    /// arriving, streamed from its `files`: each batch waits for the init
+    /// rows it needs, a non-empty update for all of them (it may evict
+    /// one). Once they are all in, and the next superbatch's init is known
+    /// (`next`), that init is read ahead ([`crate::exec::read_ahead`]).
     fn main_loop(
         &mut self,
         p: &Prepared,
-        batches: &[SampledRecord],
-        updates: &[Update],
+        files: &mut SuperbatchReader,
         mut arrivals: Option<&mut Arrivals>,
         mut next: Option<NextInit<'_>>,
         report: &mut EpochReport,
@@ -358,13 +385,16 @@ impl Executor<'_, '_, '_> {
         std::thread::scope(|scope| {
             let mut ahead: Option<Running<'_>> = None;
             let mut run = || -> Result<()> {
-                for (i, work) in batches.iter().zip(updates).enumerate() {
-                    let window_end = (i + 1) % p.spec.every.max(1) == 0 || i + 1 == batches.len();
+                let batches = p.summary.num_batches();
+                let mut i = 0;
+                while let Some((record, update)) = files.next_batch()? {
+                    let window_end = (i + 1) % p.spec.every.max(1) == 0 || i + 1 == batches;
+                    let work = (&record, &update);
                     self.batch(p, (i, window_end), work, arrivals.as_deref_mut(), report)?;
                     let own_init_done = arrivals.as_deref().is_none_or(Arrivals::is_done);
                     if let (None, Some(open), true) = (&ahead, self.staged, own_init_done) {
                         if let Some(init) = next.as_mut().and_then(|poll| poll()) {
-                            ahead = Some(self.start_read_ahead(scope, open, p, batches, &init));
+                            ahead = Some(self.start_read_ahead(scope, open, p, &init));
                         }
                     }
                     if let Some(running) = ahead.as_mut() {
@@ -372,6 +402,7 @@ impl Executor<'_, '_, '_> {
                         running.ahead.after_batch(i, &mut self.cache)?;
                         report.cache_update += started.elapsed();
                     }
+                    i += 1;
                 }
                 let started = Instant::now();
                 if let Some(a) = arrivals.as_deref_mut() {
@@ -476,20 +507,11 @@ impl Executor<'_, '_, '_> {
         scope: &'scope std::thread::Scope<'scope, '_>,
         open: OpenRows<'o>,
         p: &Prepared,
-        batches: &[SampledRecord],
         next_init: &[u64],
     ) -> Running<'scope> {
-        let ids: Vec<&[u64]> = batches.iter().map(|r| r.ids.as_slice()).collect();
-        let plan = plan_read_ahead(
-            &self.cache,
-            next_init,
-            &p.changesets.final_cache,
-            &ids,
-            &p.changesets.updates,
-            p.spec.every,
-        );
+        let plan = plan_read_ahead(&self.cache, next_init, &p.summary, p.spec.every);
         let rows = plan.load.len();
-        let chunks = self.init_chunks(&plan.load, &[]);
+        let chunks = self.init_chunks(&plan.load, None);
         let (arrivals, reader) =
             spawn_reader(scope, chunks, open, |r| r.stats(), READ_AHEAD_CHUNKS);
         Running {
@@ -756,7 +778,7 @@ fn run_full(
                         pending = Some(ready_rx.try_recv().ok()?);
                     }
                     match &pending {
-                        Some(Ok(next)) => Some(next.changesets.init.clone()),
+                        Some(Ok(next)) => Some(next.init.clone()),
                         _ => None,
                     }
                 };

@@ -23,8 +23,9 @@
 
 use crate::cache::feature_cache::FeatureCache;
 use crate::error::Result;
+use crate::exec::access_summary::{AccessSummary, NEVER};
 use crate::exec::staged_init::Arrivals;
-use crate::inspect::changeset::Update;
+use crate::id_set::IdSet;
 
 /// What superbatch `s` can do for the init of `s + 1` during its main loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,96 +41,41 @@ pub(crate) struct ReadAheadPlan {
     pub reserve_after: Vec<usize>,
 }
 
-/// A set of ids up to a largest one, a bit each (ids past it are never
-/// members).
-struct IdSet(Vec<u64>);
-
-impl IdSet {
-    fn up_to(max: u64) -> IdSet {
-        IdSet(vec![0; (max as usize >> 6) + 1])
-    }
-    fn insert(&mut self, id: u64) {
-        if let Some(w) = self.0.get_mut(id as usize >> 6) {
-            *w |= 1 << (id & 63);
-        }
-    }
-    fn remove(&mut self, id: u64) -> bool {
-        match self.0.get_mut(id as usize >> 6) {
-            Some(w) if *w & (1 << (id & 63)) != 0 => {
-                *w &= !(1 << (id & 63));
-                true
-            }
-            _ => false,
-        }
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.0
-            .get(id as usize >> 6)
-            .is_some_and(|w| w & (1 << (id & 63)) != 0)
-    }
-}
-
 /// Plans the read-ahead of `next_init` (the next superbatch's `C[0]`)
-/// during a superbatch whose batches access `batches`, whose updates are
-/// `updates` (applied at the end of windows of `every` batches), and which
-/// ends with the cache `final_cache`; `cache` is the cache now (the rows it
-/// holds that the next init loads are left to the boundary).
+/// during a superbatch summarised by `summary` (its updates applied at the
+/// end of windows of `every` batches); `cache` is the cache now (the rows
+/// it holds that the next init loads are left to the boundary).
 pub(crate) fn plan_read_ahead(
     cache: &FeatureCache,
     next_init: &[u64],
-    final_cache: &[u64],
-    batches: &[&[u64]],
-    updates: &[Update],
+    summary: &AccessSummary,
     every: usize,
 ) -> ReadAheadPlan {
-    let max_id = next_init
-        .iter()
-        .chain(final_cache)
-        .copied()
-        .max()
-        .unwrap_or(0);
-    let mut kept = IdSet::up_to(max_id);
-    next_init.iter().for_each(|&id| kept.insert(id));
-    let mut in_final = IdSet::up_to(max_id);
-    final_cache.iter().for_each(|&id| in_final.insert(id));
-    let mut dropped = IdSet::up_to(max_id);
-    let mut dropped_count = 0;
-    for &id in final_cache.iter().filter(|&&id| !kept.contains(id)) {
-        dropped.insert(id);
-        dropped_count += 1;
-    }
-    let mut used = IdSet::up_to(max_id);
-    // Last uses, latest batch first: the first sighting walking backwards.
-    // A row a batch misses is cached by the update at the end of its
-    // window: it may go after that one.
+    let kept = IdSet::of(next_init.iter().copied());
+    // A row the superbatch misses is cached by the update at the end of
+    // its window: it may go after that one. Rows it never uses go at once.
     let every = every.max(1);
-    let window_end = |b: usize| ((b / every + 1) * every - 1).min(batches.len() - 1);
-    let mut last_uses = Vec::with_capacity(dropped_count);
-    for (b, ids) in batches.iter().enumerate().rev() {
-        for &id in ids.iter() {
-            used.insert(id);
-            if dropped.remove(id) {
-                last_uses.push((window_end(b), id));
-            }
-        }
-    }
-    let mut evictions: Vec<(usize, u64)> = final_cache
-        .iter()
-        .filter(|&&id| dropped.contains(id))
-        .map(|&id| (0, id))
+    let batches = summary.num_batches();
+    let window_end = |b: usize| ((b / every + 1) * every - 1).min(batches.saturating_sub(1));
+    let mut evictions: Vec<(usize, u64)> = summary
+        .final_last_uses()
+        .filter(|&(id, _)| !kept.contains(id))
+        .map(|(id, last)| match last {
+            NEVER => (0, id),
+            b => (window_end(b as usize), id),
+        })
         .collect();
-    evictions.extend(last_uses.into_iter().rev());
+    evictions.sort_by_key(|&(after, _)| after);
     let mut load: Vec<u64> = next_init
         .iter()
         .copied()
-        .filter(|&id| !in_final.contains(id) && !used.contains(id) && !cache.contains(id))
+        .filter(|&id| !summary.finally_cached(id) && !summary.used(id) && !cache.contains(id))
         .collect();
     load.sort_unstable();
-    let mut reserve_after = vec![0usize; batches.len()];
-    for i in (0..batches.len().saturating_sub(1)).rev() {
-        let next = &updates[i + 1];
-        let net = next.in_ids.len() as i64 - next.out_ids.len() as i64;
-        reserve_after[i] = (net + reserve_after[i + 1] as i64).max(0) as usize;
+    let net = summary.net_inserts();
+    let mut reserve_after = vec![0usize; batches];
+    for i in (0..batches.saturating_sub(1)).rev() {
+        reserve_after[i] = (net[i + 1] + reserve_after[i + 1] as i64).max(0) as usize;
     }
     ReadAheadPlan {
         load,
@@ -196,6 +142,7 @@ mod tests {
     use super::*;
     use crate::cache::feature_cache::RowSource;
     use crate::exec::staged_init::{chunks_in_page_order, join_reader, spawn_reader};
+    use crate::inspect::changeset::Update;
     use crate::inspect::changeset::{compute_changesets_from, test_prior};
     use proptest::prelude::*;
 
@@ -234,9 +181,7 @@ mod tests {
         let plan = plan_read_ahead(
             &cache,
             &[1, 5, 7, 8, 4],
-            &[1, 2, 3, 5],
-            &batches,
-            &updates,
+            &AccessSummary::new(&batches, &[1, 2, 3, 4], &[1, 2, 3, 5], &updates),
             1,
         );
         assert_eq!(plan.load, vec![8]);
@@ -248,12 +193,11 @@ mod tests {
         // In windows of two batches, 2 (last used by batch 0) may go after
         // the update at the end of its window, batch 1.
         let windowed = [update(&[], &[]), update(&[5], &[]), update(&[], &[4])];
+        let windowed_batches: [&[u64]; 3] = [&[2], &[5, 7], &[1]];
         let plan = plan_read_ahead(
             &cache,
             &[1, 5, 7, 8, 4],
-            &[1, 2, 3, 5],
-            &[&[2], &[5, 7], &[1]],
-            &windowed,
+            &AccessSummary::new(&windowed_batches, &[1, 2, 3, 4], &[1, 2, 3, 5], &windowed),
             2,
         );
         assert_eq!(plan.evictions, vec![(0, 3), (1, 2)]);
@@ -316,9 +260,10 @@ mod tests {
                             window.clear();
                         }
                         if let (None, Some(next), true) = (&ahead, next, i >= start.min(ids.len() - 1)) {
-                            let plan = plan_read_ahead(&cache, &next.init, &cs.final_cache, &ids, &cs.updates, every);
+                            let summary = AccessSummary::new(&ids, &cs.init, &cs.final_cache, &cs.updates);
+                            let plan = plan_read_ahead(&cache, &next.init, &summary, every);
                             read_ahead = plan.load.len() as u64;
-                            let chunks = chunks_in_page_order(&plan.load, &[], |id| id / 3, 2);
+                            let chunks = chunks_in_page_order(&plan.load, |_| 0, 0, |id| id / 3, 2);
                             let (arrivals, reader) = spawn_reader(scope, chunks, &|| Ok(Rows), |_| (), 1);
                             ahead = Some((ReadAhead::new(plan, arrivals, true), reader));
                         }

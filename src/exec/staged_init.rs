@@ -38,37 +38,19 @@ pub(crate) struct InitChunk {
 
 /// Cuts `load` (ascending, distinct) into chunks of about `chunk_rows`
 /// consecutive rows, never splitting the rows of one page (`page_of`),
-/// each needed by the first batch of `batches` that uses one of its rows
-/// or of a later chunk's.
+/// each needed by the first batch that uses one of its rows or of a later
+/// chunk's (`first_use`, at most `never`: none does).
 pub(crate) fn chunks_in_page_order(
     load: &[u64],
-    batches: &[&[u64]],
+    first_use: impl Fn(u64) -> usize,
+    never: usize,
     page_of: impl Fn(u64) -> u64,
     chunk_rows: usize,
 ) -> Vec<InitChunk> {
-    let Some(&max) = load.last() else {
+    if load.is_empty() {
         return Vec::new();
-    };
-    let never = batches.len();
-    let mut pending = vec![0u64; (max as usize >> 6) + 1];
-    for &id in load {
-        pending[id as usize >> 6] |= 1 << (id & 63);
     }
-    let mut first_use = vec![never; load.len()];
-    for (b, ids) in batches.iter().enumerate() {
-        for &id in ids.iter() {
-            let Some(word) = pending.get_mut(id as usize >> 6) else {
-                continue;
-            };
-            let bit = 1u64 << (id & 63);
-            if *word & bit != 0 {
-                *word &= !bit;
-                if let Ok(pos) = load.binary_search(&id) {
-                    first_use[pos] = b;
-                }
-            }
-        }
-    }
+    let first_use: Vec<usize> = load.iter().map(|&id| first_use(id).min(never)).collect();
     let chunk_rows = chunk_rows.max(1);
     let mut chunks = Vec::with_capacity(load.len() / chunk_rows + 1);
     let mut start = 0;
@@ -280,7 +262,13 @@ mod tests {
         // uses 1; 10 shares page 2 with 9; 30 is never used.
         let load = [1, 2, 9, 10, 20, 30];
         let batches: [&[u64]; 3] = [&[9, 5], &[2, 20, 9], &[1]];
-        let chunks = chunks_in_page_order(&load, &batches, |id| id / 4, 100);
+        let chunks = chunks_in_page_order(
+            &load,
+            first_use_in(&batches),
+            batches.len(),
+            |id| id / 4,
+            100,
+        );
         assert_eq!(
             chunks,
             vec![InitChunk {
@@ -289,10 +277,16 @@ mod tests {
             }]
         );
         let got = |chunk_rows| -> Vec<(Vec<u64>, usize)> {
-            chunks_in_page_order(&load, &batches, |id| id / 4, chunk_rows)
-                .into_iter()
-                .map(|c| (c.ids, c.needed_by))
-                .collect()
+            chunks_in_page_order(
+                &load,
+                first_use_in(&batches),
+                batches.len(),
+                |id| id / 4,
+                chunk_rows,
+            )
+            .into_iter()
+            .map(|c| (c.ids, c.needed_by))
+            .collect()
         };
         // 1 and 2 (page 0) are used first by batch 1, but arrive before
         // 9 and 10 (page 2), which batch 0 needs; 20 by batch 1.
@@ -312,6 +306,16 @@ mod tests {
                 (vec![30], 3)
             ]
         );
+    }
+
+    /// The first of `batches` that uses an id (`batches.len()`: none).
+    fn first_use_in<'a>(batches: &'a [&'a [u64]]) -> impl Fn(u64) -> usize + 'a {
+        |id| {
+            batches
+                .iter()
+                .position(|b| b.contains(&id))
+                .unwrap_or(batches.len())
+        }
     }
 
     struct Rows;
@@ -335,7 +339,7 @@ mod tests {
         let mut cache = FeatureCache::new(100, 10, 8).unwrap();
         let load = cache.begin_init(&[3, 50, 7, 90]).unwrap();
         let batches: [&[u64]; 3] = [&[3], &[3, 7], &[50, 90]];
-        let chunks = chunks_in_page_order(&load, &batches, |id| id, 1);
+        let chunks = chunks_in_page_order(&load, first_use_in(&batches), batches.len(), |id| id, 1);
         let (seen, reads) = with_staged_init(
             chunks,
             &|| Ok(Rows),
@@ -365,7 +369,8 @@ mod tests {
     fn a_read_error_reaches_the_executor_and_the_reader_stops() {
         let mut cache = FeatureCache::new(1000, 10, 8).unwrap();
         let load = cache.begin_init(&[1, 666, 2]).unwrap();
-        let chunks = chunks_in_page_order(&load, &[&[1], &[666], &[2]], |id| id, 1);
+        let chunks =
+            chunks_in_page_order(&load, first_use_in(&[&[1], &[666], &[2]]), 3, |id| id, 1);
         let err = with_staged_init(
             chunks,
             &|| Ok(Rows),
@@ -381,7 +386,13 @@ mod tests {
         let mut cache = FeatureCache::new(100_000, 50_000, 8).unwrap();
         let ids: Vec<u64> = (0..50_000).collect();
         let load = cache.begin_init(&ids).unwrap();
-        let chunks = chunks_in_page_order(&load, &[&ids[..10], &ids[10..]], |id| id, 10);
+        let chunks = chunks_in_page_order(
+            &load,
+            first_use_in(&[&ids[..10], &ids[10..]]),
+            2,
+            |id| id,
+            10,
+        );
         let err = with_staged_init(
             chunks,
             &|| Ok(Rows),

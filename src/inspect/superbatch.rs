@@ -10,8 +10,8 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
 use crate::format::runtime::{RecordKind, RunStamp};
-use crate::inspect::changeset::{cheapest_plan, Changesets, PageGroups, ReusePrior};
-use crate::inspect::runfile::{read_all, Record, RunWriter};
+use crate::inspect::changeset::{cheapest_plan, Changesets, PageGroups, ReusePrior, Update};
+use crate::inspect::runfile::{Record, RunReader, RunWriter};
 use crate::io::durable::{refuse_existing, CreatedFile};
 
 /// One sampled batch as the runtime files hold it.
@@ -313,105 +313,176 @@ fn write_changes(cs: &Changesets, stamp: &RunStamp, path: &Path) -> Result<()> {
 }
 
 /// Reads a superbatch back: per batch (ids, adj payload), the init and the
-/// updates, checking that both files belong to `expected` (store, run,
-/// superbatch and parameters: a stale or foreign file is refused, naming
-/// what differs) and that batches are consecutive and complete.
+/// updates (all of it in memory: tests and tools; the executor streams it
+/// with a [`SuperbatchReader`]).
 pub fn read_superbatch(
     files: &SuperbatchFiles,
     expected: &RunStamp,
-) -> Result<(
-    Vec<SampledRecord>,
-    Vec<u64>,
-    Vec<crate::inspect::changeset::Update>,
-)> {
-    let mut batches: Vec<SampledRecord> = Vec::new();
-    let mut first: Option<u64> = None;
-    let bad = |p: &Path, what: String| Error::corrupt(p, 0, what);
-    let (stamp, samples) = read_all(&files.samples, FileKind::RunSamples)?;
-    stamp.check(expected, &files.samples)?;
-    for rec in samples {
-        match rec {
-            Record::Ids { batch, ids } => {
-                let expected = first
-                    .get_or_insert(batch)
-                    .saturating_add(batches.len() as u64);
-                if batch != expected {
-                    return Err(bad(
-                        &files.samples,
-                        format!("ids record of batch {batch} where batch {expected} was expected"),
-                    ));
-                }
-                batches.push(SampledRecord {
-                    ids,
-                    adj: Vec::new(),
-                });
+) -> Result<(Vec<SampledRecord>, Vec<u64>, Vec<Update>)> {
+    let mut reader = SuperbatchReader::open(files, expected)?;
+    let init = reader.take_init();
+    let (mut batches, mut updates) = (Vec::new(), Vec::new());
+    while let Some((record, update)) = reader.next_batch()? {
+        batches.push(record);
+        updates.push(update);
+    }
+    Ok((batches, init, updates))
+}
+
+/// Streams a superbatch's files one batch at a time (the executor's view:
+/// it holds one batch's records, not the superbatch's), checking that
+/// both files belong to `expected` (store, run, superbatch and parameters:
+/// a stale or foreign file is refused, naming what differs), that batches
+/// are consecutive and complete, and every record's checksum as it goes
+/// (each file's whole-payload checksum once it ends).
+pub struct SuperbatchReader {
+    files: SuperbatchFiles,
+    samples: RunReader,
+    changes: RunReader,
+    init: Vec<u64>,
+    /// An update read while looking for the init (a file without one).
+    held_update: Option<Record>,
+    first_batch: u64,
+    num_batches: u64,
+    /// Batches read so far.
+    read: u64,
+}
+
+impl SuperbatchReader {
+    /// Opens both files and reads the init (the changes file's first record).
+    pub fn open(files: &SuperbatchFiles, expected: &RunStamp) -> Result<Self> {
+        let samples = RunReader::open(&files.samples, FileKind::RunSamples)?;
+        samples.stamp().check(expected, &files.samples)?;
+        let mut changes = RunReader::open(&files.changes, FileKind::RunChanges)?;
+        changes.stamp().check(expected, &files.changes)?;
+        let (init, held_update) = match changes.next_record()? {
+            Some(Record::Init { init, .. }) => (init, None),
+            other => (Vec::new(), other),
+        };
+        Ok(SuperbatchReader {
+            files: files.clone(),
+            samples,
+            changes,
+            init,
+            held_update,
+            first_batch: expected.first_batch,
+            num_batches: expected.num_batches,
+            read: 0,
+        })
+    }
+
+    /// The cache init (`C[0]`), once.
+    pub fn take_init(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.init)
+    }
+
+    /// The next batch's record and update; `None` after the last one,
+    /// once both files are checked to end there.
+    pub fn next_batch(&mut self) -> Result<Option<(SampledRecord, Update)>> {
+        let batch = self.first_batch + self.read;
+        if self.read == self.num_batches {
+            if let Some(extra) = self.samples.next_record()? {
+                return Err(self.bad_samples(format!(
+                    "unexpected {} past the run record's batches {}..{batch}",
+                    describe(&extra),
+                    self.first_batch
+                )));
             }
-            Record::Adj { batch, payload } => {
-                let expected = first.unwrap_or(0) + batches.len() as u64 - 1;
-                match batches.last_mut() {
-                    Some(last) if batch == expected && last.adj.is_empty() => last.adj = payload,
-                    _ => {
-                        return Err(bad(
-                            &files.samples,
-                            format!("adj record of batch {batch} out of order"),
-                        ))
-                    }
+            match self.next_change()? {
+                None => return Ok(None),
+                Some(Record::Update { .. }) => {
+                    return Err(Error::corrupt(
+                        &self.files.changes,
+                        0,
+                        format!("more updates than the {} batches", self.num_batches),
+                    ))
                 }
-            }
-            other => {
-                return Err(bad(
-                    &files.samples,
-                    format!("unexpected record {other:?} in a samples file"),
-                ))
+                Some(other) => return Err(self.unexpected_change(&other)),
             }
         }
-    }
-    let mut init = None;
-    let mut updates = Vec::new();
-    let (stamp, changes) = read_all(&files.changes, FileKind::RunChanges)?;
-    stamp.check(expected, &files.changes)?;
-    for rec in changes {
-        match rec {
-            Record::Init { init: ids, .. } if init.is_none() => init = Some(ids),
-            Record::Update { batch, update } => {
-                let expected = first.unwrap_or(0) + updates.len() as u64;
-                if batch != expected {
-                    return Err(bad(
-                        &files.changes,
-                        format!("update of batch {batch} where batch {expected} was expected"),
-                    ));
-                }
-                updates.push(update);
+        let ids = match self.samples.next_record()? {
+            Some(Record::Ids { batch: b, ids }) if b == batch => ids,
+            Some(Record::Ids { batch: b, .. }) => {
+                return Err(self.bad_samples(format!(
+                    "ids record of batch {b} where batch {batch} was expected"
+                )))
             }
-            other => {
-                return Err(bad(
-                    &files.changes,
-                    format!("unexpected record {other:?} in a changes file"),
+            Some(Record::Adj { batch: b, .. }) => {
+                return Err(self.bad_samples(format!("adj record of batch {b} out of order")))
+            }
+            Some(other) => {
+                return Err(
+                    self.bad_samples(format!("unexpected {} in a samples file", describe(&other)))
+                )
+            }
+            None => {
+                return Err(self.bad_samples(format!(
+                    "batches {}..{batch} where its run record says {}..{}",
+                    self.first_batch,
+                    self.first_batch,
+                    self.first_batch + self.num_batches
+                )))
+            }
+        };
+        let adj = match self.samples.next_record()? {
+            Some(Record::Adj { batch: b, payload }) if b == batch => payload,
+            _ => {
+                return Err(self.bad_samples(format!(
+                    "the adj record of batch {batch} does not follow its ids"
+                )))
+            }
+        };
+        let update = match self.next_change()? {
+            Some(Record::Update { batch: b, update }) if b == batch => update,
+            Some(Record::Update { batch: b, .. }) => {
+                return Err(Error::corrupt(
+                    &self.files.changes,
+                    0,
+                    format!("update of batch {b} where batch {batch} was expected"),
                 ))
             }
+            Some(other) => return Err(self.unexpected_change(&other)),
+            None => {
+                return Err(Error::corrupt(
+                    &self.files.changes,
+                    0,
+                    format!("{} updates for {} batches", self.read, self.num_batches),
+                ))
+            }
+        };
+        self.read += 1;
+        Ok(Some((SampledRecord { ids, adj }, update)))
+    }
+
+    fn next_change(&mut self) -> Result<Option<Record>> {
+        match self.held_update.take() {
+            Some(record) => Ok(Some(record)),
+            None => self.changes.next_record(),
         }
     }
-    if batches.len() as u64 != expected.num_batches
-        || first.unwrap_or(expected.first_batch) != expected.first_batch
-    {
-        return Err(bad(
-            &files.samples,
-            format!(
-                "batches {}..{} where its run record says {}..{}",
-                first.unwrap_or(0),
-                first.unwrap_or(0) + batches.len() as u64,
-                expected.first_batch,
-                expected.first_batch + expected.num_batches
-            ),
-        ));
+
+    fn bad_samples(&self, what: String) -> Error {
+        Error::corrupt(&self.files.samples, 0, what)
     }
-    if updates.len() != batches.len() {
-        return Err(bad(
-            &files.changes,
-            format!("{} updates for {} batches", updates.len(), batches.len()),
-        ));
+
+    fn unexpected_change(&self, record: &Record) -> Error {
+        Error::corrupt(
+            &self.files.changes,
+            0,
+            format!("unexpected {} in a changes file", describe(record)),
+        )
     }
-    Ok((batches, init.unwrap_or_default(), updates))
+}
+
+/// A record, by kind and batch, for an error message.
+fn describe(record: &Record) -> String {
+    let (kind, batch) = match record {
+        Record::Ids { batch, .. } => ("ids", batch),
+        Record::Adj { batch, .. } => ("adj", batch),
+        Record::Init { batch, .. } => ("init", batch),
+        Record::Update { batch, .. } => ("update", batch),
+    };
+    format!("{kind} record of batch {batch}")
 }
 
 impl BatchSource for crate::sample::sampler::EpochSampler<'_> {

@@ -4,11 +4,13 @@
 //! Exact batch-granular Belady over a superbatch (or over windows of
 //! `every` batches), in O(total accesses · log₆₄ S) time (the log term is
 //! at most 4 for superbatches below 16.7M batches) and memory proportional
-//! to the accesses (4 bytes each for `iters` and the dense trace) plus the
-//! distinct ids:
+//! to the accesses (4 bytes each for `iters` and the dense trace, which for
+//! exact windows is the list of each window's ids; k-hop adds 8 for the
+//! positions and the per-batch trace) plus the distinct ids (~25 bytes
+//! each):
 //!
 //! 1. Map global ids to dense local ids in order of first appearance (a
-//!    direct table when the largest id is below 8x the accesses, else a
+//!    direct table when the largest id is below 2x the accesses, else a
 //!    hash map); the
 //!    first `capacity` dense ids are the ones with the earliest first use,
 //!    so `C[0]` is simply dense ids `0..capacity`.
@@ -174,9 +176,11 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
 
     // Dense ids in order of first appearance (a direct table when ids are
     // small relative to the trace, else a hash map); each window as a flat
-    // list of its distinct dense ids with the position of their first
-    // occurrence in the window; and the dense id of every access, for the
-    // per-batch miss counts.
+    // list of its distinct dense ids. With windows of several batches
+    // (k-hop) also the position of each one's first occurrence in the
+    // window and the dense id of every access, for the per-batch miss
+    // counts; an exact window is one batch of distinct ids, so both are
+    // its list itself (4 bytes an access in all, with `iters`).
     let total: usize = batches.iter().map(|b| b.as_ref().len()).sum();
     let max_id = batches
         .iter()
@@ -184,7 +188,9 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         .chain(carried.iter().copied())
         .max()
         .unwrap_or(0);
-    let mut mapper = if max_id < (total as u64).saturating_mul(8).max(1 << 16) {
+    // The table takes 4 bytes a node, a hash map ~16 a distinct id: the
+    // table only while it is at most 8 bytes an access.
+    let mut mapper = if max_id < (total as u64).saturating_mul(2).max(1 << 16) {
         DenseMap::Direct(vec![NIL; max_id as usize + 1])
     } else {
         DenseMap::Hashed(FxMap::default())
@@ -192,9 +198,10 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
     let mut global: Vec<u64> = Vec::new();
     let mut last_window: Vec<u32> = Vec::new(); // window index + 1 where last seen
     let mut win_ids: Vec<u32> = Vec::new();
-    let mut win_pos: Vec<u64> = Vec::new();
+    let mut win_pos: Vec<u32> = Vec::new();
     let mut win_start: Vec<usize> = vec![0];
-    let mut trace: Vec<u32> = Vec::with_capacity(total);
+    let windowed = every > 1;
+    let mut trace: Vec<u32> = Vec::with_capacity(if windowed { total } else { 0 });
     for (w, group) in batches.chunks(every).enumerate() {
         let mut offset = 0u64;
         for batch in group {
@@ -204,11 +211,15 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
                     last_window.push(0);
                     (global.len() - 1) as u32
                 });
-                trace.push(d);
+                if windowed {
+                    trace.push(d);
+                }
                 if last_window[d as usize] != w as u32 + 1 {
                     last_window[d as usize] = w as u32 + 1;
                     win_ids.push(d);
-                    win_pos.push(offset + pos as u64);
+                    if windowed {
+                        win_pos.push((offset + pos as u64) as u32);
+                    }
                 }
             }
             offset += batch.as_ref().len() as u64;
@@ -360,8 +371,8 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
     let mut size = init.len();
     let mut updates = vec![Update::default(); batches.len()];
     let mut misses = vec![0u64; batches.len()];
-    let mut inserted_at: Vec<u32> = vec![NIL; nodes]; // index into this window's in_ids
-    let mut inserted_window: Vec<u32> = vec![NIL; nodes];
+    // Nodes inserted by this window's update: index into its in_ids.
+    let mut inserted: FxMap<u32, u32> = FxMap::default();
     let mut miss_list: Vec<(u32, u64)> = Vec::new();
     let mut miss_pages: Vec<u64> = Vec::new();
     let mut trace_at = 0usize;
@@ -369,23 +380,29 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         // Per-batch misses against the cache of this window.
         let first = w * every;
         let last = (first + every).min(batches.len());
-        for b in first..last {
-            let len = accesses[b] as usize;
-            misses[b] = trace[trace_at..trace_at + len]
-                .iter()
-                .filter(|&&d| !cached[d as usize])
-                .count() as u64;
-            trace_at += len;
-        }
         let range = window(w);
+        let missed = |ids: &[u32]| ids.iter().filter(|&&d| !cached[d as usize]).count() as u64;
+        if windowed {
+            for b in first..last {
+                let len = accesses[b] as usize;
+                misses[b] = missed(&trace[trace_at..trace_at + len]);
+                trace_at += len;
+            }
+        } else {
+            misses[w] = missed(&win_ids[range.clone()]);
+        }
         miss_list.clear();
         miss_list.extend(
             win_ids[range.clone()]
                 .iter()
-                .zip(&win_pos[range.clone()])
-                .map(|(&d, &p)| (d, p))
+                .enumerate()
+                .map(|(k, &d)| match windowed {
+                    true => (d, u64::from(win_pos[range.start + k])),
+                    false => (d, k as u64),
+                })
                 .filter(|&(d, _)| !cached[d as usize]),
         );
+        inserted.clear();
         for &d in &win_ids[range] {
             cursor[d as usize] += 1;
         }
@@ -450,22 +467,19 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
                 }
                 let e = queue.pop(far);
                 cached[e as usize] = false;
-                if inserted_window[e as usize] == w as u32 {
+                if let Some(j) = inserted.remove(&e) {
                     // Inserted earlier in this window: give its slot to d.
-                    let j = inserted_at[e as usize] as usize;
+                    let j = j as usize;
                     update.in_ids[j] = global[d as usize];
                     update.in_positions[j] = pos;
-                    inserted_at[d as usize] = j as u32;
-                    inserted_window[d as usize] = w as u32;
-                    inserted_window[e as usize] = NIL;
+                    inserted.insert(d, j as u32);
                     cached[d as usize] = true;
                     queue.push(key, d);
                     continue;
                 }
                 update.out_ids.push(global[e as usize]);
             }
-            inserted_at[d as usize] = update.in_ids.len() as u32;
-            inserted_window[d as usize] = w as u32;
+            inserted.insert(d, update.in_ids.len() as u32);
             update.in_ids.push(global[d as usize]);
             update.in_positions.push(pos);
             cached[d as usize] = true;

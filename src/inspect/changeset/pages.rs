@@ -1,6 +1,8 @@
 //! Pages read by a plan: the cost the executor pays for a superbatch's
 //! changesets, counted by replaying them over pages of rows.
 
+use crate::id_set::IdSet;
+
 use super::{
     compute_changesets_from, compute_changesets_paged, Changesets, PageGroups, ReusePrior,
 };
@@ -43,31 +45,6 @@ pub fn cheapest_plan<B: AsRef<[u64]>>(
     })
 }
 
-/// A set of row ids as one bit each (an eighth of a byte a node, against
-/// the feature cache's four-byte address table).
-struct RowSet(Vec<u64>);
-
-impl RowSet {
-    fn new(max_id: u64) -> Self {
-        RowSet(vec![0; (max_id / 64 + 1) as usize])
-    }
-    fn contains(&self, id: u64) -> bool {
-        self.0[(id / 64) as usize] & (1 << (id % 64)) != 0
-    }
-    /// Adds `id`; false when it was there already.
-    fn insert(&mut self, id: u64) -> bool {
-        let had = self.contains(id);
-        self.0[(id / 64) as usize] |= 1 << (id % 64);
-        !had
-    }
-    /// Removes `id`; false when it was not there.
-    fn remove(&mut self, id: u64) -> bool {
-        let had = self.contains(id);
-        self.0[(id / 64) as usize] &= !(1 << (id % 64));
-        had
-    }
-}
-
 /// The pages a superbatch's changesets read when the executor follows them
 /// from a cache holding `carried`: the distinct pages (of `groups`) of the rows its init
 /// loads, plus, per batch, the distinct pages of the rows the batch misses
@@ -104,7 +81,7 @@ pub fn plan_page_reads<B: AsRef<[u64]>>(
         .copied()
         .max()
         .unwrap_or(0);
-    let mut cached = RowSet::new(max_id);
+    let mut cached = IdSet::up_to(max_id);
     for &id in carried {
         cached.insert(id);
     }

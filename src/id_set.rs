@@ -1,0 +1,71 @@
+//! A set of node ids as one bit each: an eighth of a byte a node, against
+//! the feature cache's four-byte address table. The inspector and the
+//! executor use it for the per-superbatch sets they keep (rows used, rows
+//! pending, rows cached in a replay).
+
+/// Node ids, a bit each; it grows to the largest id inserted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct IdSet(Vec<u64>);
+
+impl IdSet {
+    /// An empty set with room for ids up to `max` (it grows past it).
+    pub(crate) fn up_to(max: u64) -> IdSet {
+        IdSet(vec![0; (max as usize >> 6) + 1])
+    }
+
+    /// The set of `ids`.
+    pub(crate) fn of(ids: impl IntoIterator<Item = u64> + Clone) -> IdSet {
+        let max = ids.clone().into_iter().max().unwrap_or(0);
+        let mut set = IdSet::up_to(max);
+        ids.into_iter().for_each(|id| {
+            set.insert(id);
+        });
+        set
+    }
+
+    /// Adds `id`; false when it was there already.
+    pub(crate) fn insert(&mut self, id: u64) -> bool {
+        let word = id as usize >> 6;
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        let had = self.0[word] & (1 << (id & 63)) != 0;
+        self.0[word] |= 1 << (id & 63);
+        !had
+    }
+
+    /// Removes `id`; false when it was not there.
+    pub(crate) fn remove(&mut self, id: u64) -> bool {
+        match self.0.get_mut(id as usize >> 6) {
+            Some(w) if *w & (1 << (id & 63)) != 0 => {
+                *w &= !(1 << (id & 63));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `id` is in the set.
+    pub(crate) fn contains(&self, id: u64) -> bool {
+        self.0
+            .get(id as usize >> 6)
+            .is_some_and(|w| w & (1 << (id & 63)) != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdSet;
+
+    #[test]
+    fn grows_past_its_size_and_answers_for_ids_beyond_it() {
+        let mut s = IdSet::up_to(10);
+        assert!(!s.contains(1_000));
+        assert!(s.insert(1_000));
+        assert!(!s.insert(1_000));
+        assert!(s.contains(1_000) && !s.contains(999));
+        assert!(s.remove(1_000) && !s.remove(1_000) && !s.remove(1 << 40));
+        let t = IdSet::of([3u64, 64, 65]);
+        assert!(t.contains(3) && t.contains(64) && t.contains(65) && !t.contains(63));
+    }
+}
