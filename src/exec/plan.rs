@@ -16,10 +16,11 @@
 //!    trainer's copy) plus the I/O engine's buffers;
 //! 3. **page-cache reserve** — runtime-file writeback and the neighbor lists
 //!    read through the kernel ([`PAGE_CACHE_RESERVE`]);
-//! 4. **superbatches in flight** (`ginex`) — the records of the superbatch
-//!    being executed (read back from its runtime file: ids and encoded
-//!    adjacency), and the access trace and changeset working memory of the
-//!    one prepared beside it ([`CHANGESET_BYTES_PER_ACCESS`] per access);
+//! 4. **superbatches in flight** (`ginex`) — the access trace and changeset
+//!    working memory of the superbatch prepared beside the one executed
+//!    ([`CHANGESET_BYTES_PER_ACCESS`] per access; the executed one streams
+//!    its records from its runtime files a batch at a time, and keeps
+//!    [`SUPERBATCH_BYTES_PER_CACHE_ROW`] per feature-cache row);
 //!    the superbatch size is chosen so this takes at most a quarter of what
 //!    is left, unless given, then evened out over the epoch (81 batches
 //!    with room for 46 make two superbatches of 41);
@@ -52,15 +53,26 @@ pub const LIBTORCH_RESIDENT_BYTES: u64 = if cfg!(feature = "train") { 96 << 20 }
 
 /// Page cache left to the kernel for runtime-file writeback and list reads.
 pub const PAGE_CACHE_RESERVE: u64 = 32 << 20;
-/// Changeset working memory per access of a superbatch (the dense trace,
-/// `iters`, window lists and positions, per-node cursors and queue links;
-/// see `inspect::changeset`), with the access trace itself (8 bytes). With
-/// page companions the two plans are computed one after the other (one
-/// alive at a time), the companion plan adds 4 bytes per distinct id and
-/// the page count a bit per node; not re-measured since (a 5x run on a
-/// 6M-node store peaked at 581 MiB of RSS under a 585 MiB cap: the page
-/// cache reserve nearly all used, no OOM kill).
-pub const CHANGESET_BYTES_PER_ACCESS: u64 = 72;
+/// Memory per access of the superbatch the inspector prepares while the
+/// executor runs the one before it: its access trace (8 bytes), the
+/// changeset working memory (4 bytes each for the window lists and `iters`,
+/// ~25 per distinct id; see `inspect::changeset`) and the updates until
+/// they are written (24 bytes per inserted row). The executed superbatch
+/// holds no per-access state: its records and updates are streamed from
+/// its runtime files. Measured as the slope of peak RSS against superbatch
+/// length on a 6M-node store (`ginex epoch s6m --policy ginex --superbatch
+/// S --feature-cache-bytes 100MiB --neighbor-cache-bytes 0`, S = 10 and 40,
+/// 118 k accesses a batch): 30 bytes per access (50 before the executor
+/// streamed its superbatch, against the 72 + 16 charged then), plus a
+/// fifth for allocator slack; `docs/performance.md`, "Lean superbatch
+/// state".
+pub const CHANGESET_BYTES_PER_ACCESS: u64 = 36;
+/// What the `ginex` executor keeps per feature-cache row for the
+/// superbatches in flight: the executed one's access summary (the init
+/// and final-cache ids with their first and last uses, 24 bytes), the
+/// prepared one's init (8) and the cache carried into the next changesets
+/// (8).
+pub const SUPERBATCH_BYTES_PER_CACHE_ROW: u64 = 40;
 /// Most bytes of I/O engine buffers: the read buffers of the sampler's and
 /// the miss path's gatherers, each up to [`DEFAULT_CHUNK_BYTES`] (measured:
 /// both reach it on batches of ~146k rows); smaller batches need less, see
@@ -290,14 +302,13 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         + ws.max_ids * 24
         + io_buffer_bytes(ws.max_ids, store.layout().pages_per_row())
         + init_buffers;
-    // Per batch of a superbatch in flight: the records the executor reads
-    // back for superbatch s, and the access trace and changeset working
-    // memory of the superbatch the inspector prepares beside it (s + 1;
-    // under `serial` the two do not coexist, and the sum is an upper
-    // bound). Sampled records go to the runtime file as they come; the
-    // inspector keeps only their ids.
+    // Per batch of a superbatch in flight: the access trace and changeset
+    // working memory of the superbatch the inspector prepares beside the
+    // one executed (which streams its records from its runtime files).
+    // Sampled records go to the runtime file as they come; the inspector
+    // keeps only their ids.
     let per_batch = if req.policy == Policy::Ginex {
-        ws.record_bytes() + (ws.mean_ids * CHANGESET_BYTES_PER_ACCESS as f64) as u64
+        (ws.mean_ids * CHANGESET_BYTES_PER_ACCESS as f64) as u64
     } else {
         0
     };
@@ -346,9 +357,16 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         None => 0,
     };
     // A slot of the Belady or a static cache: its row, its id (8) and a
-    // free-list entry (4); a dynamic cache: its row, its id and the
-    // policy's state (S3-FIFO's ghost queue also takes 4 bytes per node).
-    let slot_bytes = rb + 12;
+    // free-list entry (4), and for `ginex` what its superbatches in flight
+    // keep per row; a dynamic cache: its row, its id and the policy's
+    // state (S3-FIFO's ghost queue also takes 4 bytes per node).
+    let slot_bytes = rb
+        + 12
+        + if req.policy == Policy::Ginex {
+            SUPERBATCH_BYTES_PER_CACHE_ROW
+        } else {
+            0
+        };
     let cache_bytes = |rows: u64| match req.policy.dynamic() {
         Some(kind) => kind.cache_bytes(rows, n, rb),
         None => rows * slot_bytes,
