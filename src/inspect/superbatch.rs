@@ -624,6 +624,54 @@ mod tests {
         }
     }
 
+    /// A changes file of `updates` (of batches `first..`) for `spec`.
+    fn write_updates(spec: &SuperbatchSpec, path: &Path, first: u64, updates: &[Update]) {
+        let _ = std::fs::remove_file(path);
+        let mut w = RunWriter::create(path, FileKind::RunChanges, &spec.stamp()).unwrap();
+        w.append_init(spec.first_batch, &[]).unwrap();
+        for (i, u) in updates.iter().enumerate() {
+            w.append_update(first + i as u64, u).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
+    #[test]
+    fn the_streaming_reader_refuses_missing_extra_and_misplaced_updates() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = SuperbatchSpec {
+            index: 0,
+            first_batch: 10,
+            num_batches: 3,
+            workers: 1,
+            capacity: 4,
+            every: 1,
+            page_companions: None,
+            run: RunParams::default(),
+        };
+        let report = inspect_superbatch(&Toy, &spec, dir.path()).unwrap();
+        let files = report.files;
+        let stream = |files: &SuperbatchFiles| -> Result<usize> {
+            let mut reader = SuperbatchReader::open(files, &spec.stamp())?;
+            let mut batches = 0;
+            while reader.next_batch()?.is_some() {
+                batches += 1;
+            }
+            Ok(batches)
+        };
+        assert_eq!(stream(&files).unwrap(), 3);
+        let empty = vec![Update::default(); 4];
+        let cases: [(u64, &[Update], &str); 3] = [
+            (10, &empty[..2], "2 updates for 3 batches"),
+            (10, &empty[..4], "more updates than the 3 batches"),
+            (11, &empty[..3], "update of batch 11 where batch 10 was expected"),
+        ];
+        for (first, updates, want) in cases {
+            write_updates(&spec, &files.changes, first, updates);
+            let e = stream(&files).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("sb-000000.changes"), "{e}");
+        }
+    }
+
     fn run(store_id: u32, seed: u64) -> RunParams {
         RunParams {
             store_id,
