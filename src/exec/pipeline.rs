@@ -26,7 +26,13 @@
 //!   executor waited for init rows.
 //!
 //! At most two superbatches' runtime files exist at any time (a superbatch's
-//! files are removed right after it executes, unless they are kept).
+//! files are removed right after it executes, unless they are kept, and
+//! with it whenever a stage drops it unexecuted: after an error, or when
+//! the stage after it is gone; see
+//! [`OwnedFiles`](crate::inspect::superbatch::OwnedFiles)). The executor
+//! streams a superbatch's records and updates from them a batch at a time
+//! ([`SuperbatchReader`]); what it looks ahead with is the
+//! superbatch's access summary, a few bytes per cache row.
 //!
 //! The changesets' [`ReusePrior`] (a pass over the topology) is computed
 //! once, before C(0) needs it: beside S(0) under `overlap` and `full`,
@@ -53,8 +59,8 @@ use crate::exec::staged_init::{
 use crate::format::pages::FeatureLayout;
 use crate::inspect::changeset::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
 use crate::inspect::superbatch::{
-    precompute_changesets, sample_superbatch, RunParams, SampledRecord, SampledSuperbatch,
-    SuperbatchFiles, SuperbatchReader, SuperbatchSpec,
+    precompute_changesets, sample_superbatch, OwnedFiles, RunParams, SampledRecord,
+    SampledSuperbatch, SuperbatchReader, SuperbatchSpec,
 };
 use crate::sample::sampler::{decode_hops, EpochSampler};
 use crate::store::gather::GatherStats;
@@ -64,7 +70,8 @@ use crate::store::gather::GatherStats;
 /// only what the executor looks ahead with.
 struct Prepared {
     spec: SuperbatchSpec,
-    files: SuperbatchFiles,
+    /// Removed when dropped, unless the run keeps its runtime files.
+    files: OwnedFiles,
     /// `C[0]`, for the read-ahead of the superbatch before it.
     init: Vec<u64>,
     /// The changesets' statistics (`updates` and `final_cache` emptied).
@@ -159,7 +166,7 @@ impl Inspector<'_> {
     }
 
     /// C(s) from the cache `carried` (replaced by this superbatch's final
-    /// cache); on error the superbatch's files are removed.
+    /// cache); on error the superbatch's files are removed (dropped).
     fn prepare(
         &self,
         sampled: SampledSuperbatch,
@@ -168,45 +175,36 @@ impl Inspector<'_> {
     ) -> Result<Prepared> {
         let spec = self.specs[s].clone();
         // Every schedule computes it before C(0); this is a no-op then.
-        if let Err(e) = self.compute_prior() {
-            let _ = sampled.files.remove();
-            return Err(e);
-        }
+        self.compute_prior()?;
         let prior = self.prior.get_or_init(ReusePrior::none);
         let start = if self.carry_over {
             std::mem::take(carried)
         } else {
             Vec::new()
         };
-        match precompute_changesets(&sampled, &spec, &start, prior) {
-            Ok((mut changesets, changeset_time)) => {
-                let summary = AccessSummary::new(
-                    &sampled.trace,
-                    &changesets.init,
-                    &changesets.final_cache,
-                    &changesets.updates,
-                );
-                drop(sampled.trace);
-                *carried = std::mem::take(&mut changesets.final_cache);
-                changesets.updates = Vec::new();
-                Ok(Prepared {
-                    spec,
-                    files: sampled.files,
-                    init: std::mem::take(&mut changesets.init),
-                    stats: changesets,
-                    summary,
-                    sample_time: sampled.sample_time,
-                    changeset_time,
-                    changeset_exposed: Duration::ZERO,
-                    prior_time: Duration::ZERO,
-                    prior_exposed: Duration::ZERO,
-                })
-            }
-            Err(e) => {
-                let _ = sampled.files.remove();
-                Err(e)
-            }
-        }
+        let (mut changesets, changeset_time) =
+            precompute_changesets(&sampled, &spec, &start, prior)?;
+        let summary = AccessSummary::new(
+            &sampled.trace,
+            &changesets.init,
+            &changesets.final_cache,
+            &changesets.updates,
+        );
+        drop(sampled.trace);
+        *carried = std::mem::take(&mut changesets.final_cache);
+        changesets.updates = Vec::new();
+        Ok(Prepared {
+            spec,
+            files: sampled.files,
+            init: std::mem::take(&mut changesets.init),
+            stats: changesets,
+            summary,
+            sample_time: sampled.sample_time,
+            changeset_time,
+            changeset_exposed: Duration::ZERO,
+            prior_time: Duration::ZERO,
+            prior_exposed: Duration::ZERO,
+        })
     }
 
     /// C(s) while S(s+1) samples (when there is one); the time C(s) ran on
@@ -232,22 +230,10 @@ impl Inspector<'_> {
                 .unwrap_or_else(|_| Err(Error::invalid_argument("changeset thread panicked")));
             (prepared, next, waited.elapsed())
         });
-        match (prepared, next) {
-            (Ok(mut p), Ok(n)) => {
-                p.changeset_exposed = waited.min(p.changeset_time);
-                Ok((p, Some(n)))
-            }
-            (Ok(p), Err(e)) => {
-                let _ = p.files.remove();
-                Err(e)
-            }
-            (Err(e), next) => {
-                if let Ok(n) = next {
-                    let _ = n.files.remove();
-                }
-                Err(e)
-            }
-        }
+        // Whatever fails, the other side's files go when it is dropped.
+        let (mut p, n) = (prepared?, next?);
+        p.changeset_exposed = waited.min(p.changeset_time);
+        Ok((p, Some(n)))
     }
 }
 
@@ -283,8 +269,11 @@ impl Executor<'_, '_, '_> {
         report.paged_superbatches += u64::from(p.stats.paged);
         report.planned_page_reads += p.stats.page_reads.unwrap_or(0);
         let result = self.run(&p, next, report);
-        if !self.keep_runs {
-            p.files.remove()?;
+        let Prepared { files, .. } = p;
+        if self.keep_runs {
+            files.keep();
+        } else {
+            files.remove()?;
         }
         // The superbatch's records and small allocations are freed: give
         // the heap back before the next one grows it again.
@@ -299,7 +288,7 @@ impl Executor<'_, '_, '_> {
         report: &mut EpochReport,
     ) -> Result<()> {
         let started = Instant::now();
-        let mut files = SuperbatchReader::open(&p.files, &p.spec.stamp())?;
+        let mut files = SuperbatchReader::open(p.files.paths(), &p.spec.stamp())?;
         let init = files.take_init();
         report.load_runs += started.elapsed();
 
@@ -524,10 +513,10 @@ impl Executor<'_, '_, '_> {
 
 /// The page companions `update` inserts after a batch of `len` rows
 /// ([`Update::companions`]); a gap is a corrupt changes file.
-fn page_companions(update: &Update, len: usize, files: &SuperbatchFiles) -> Result<Vec<u64>> {
+fn page_companions(update: &Update, len: usize, files: &OwnedFiles) -> Result<Vec<u64>> {
     update.companions(len).map_err(|(id, pos, expected)| {
         Error::corrupt(
-            &files.changes,
+            &files.paths().changes,
             0,
             format!(
                 "update inserts node {id} from position {pos}, past the batch's {len} rows, \
@@ -636,13 +625,7 @@ pub(crate) fn run_ginex(
                 (prior, first)
             });
             let first = first?;
-            let prior = match prior {
-                Ok(prior) => prior,
-                Err(e) => {
-                    let _ = first.files.remove();
-                    return Err(e);
-                }
-            };
+            let prior = prior?;
             let sampled_at = first.sampled_at;
             let mut next = Some(first);
             for s in 0..n {
@@ -655,12 +638,7 @@ pub(crate) fn run_ginex(
                     Inspector::charge_prior(&mut prepared, prior, sampled_at);
                 }
                 next = following;
-                if let Err(e) = executor.execute(prepared, None, report) {
-                    if let Some(n) = next {
-                        let _ = n.files.remove();
-                    }
-                    return Err(e);
-                }
+                executor.execute(prepared, None, report)?;
             }
             Ok(())
         }
@@ -678,22 +656,10 @@ fn count_init_reads(rows: usize, stats: Option<GatherStats>, report: &mut EpochR
 
 /// Hands a stage's result to the next stage; returns whether the stage
 /// goes on: not after an error, nor when the next stage is gone (then the
-/// superbatch's runtime files, which nobody will execute, are removed).
-fn hand_on<T>(
-    tx: &mpsc::SyncSender<Result<T>>,
-    item: Result<T>,
-    files: fn(&T) -> &SuperbatchFiles,
-) -> bool {
+/// superbatch, which nobody will execute, is dropped with its files).
+fn hand_on<T>(tx: &mpsc::SyncSender<Result<T>>, item: Result<T>) -> bool {
     let failed = item.is_err();
-    match tx.send(item) {
-        Ok(()) => !failed,
-        Err(mpsc::SendError(orphan)) => {
-            if let Ok(orphan) = orphan {
-                let _ = files(&orphan).remove();
-            }
-            false
-        }
-    }
+    tx.send(item).is_ok() && !failed
 }
 
 /// [`Pipeline::Full`]: a sampling thread and a changeset thread run ahead of
@@ -719,7 +685,7 @@ fn run_full(
                 if s >= 2 && done_rx.recv().is_err() {
                     return; // the executor stopped
                 }
-                if !hand_on(&sampled_tx, inspector.sample(s), |x| &x.files) {
+                if !hand_on(&sampled_tx, inspector.sample(s)) {
                     return;
                 }
             }
@@ -751,7 +717,7 @@ fn run_full(
                     }
                     Ok(p)
                 });
-                if !hand_on(&ready_tx, prepared, |x| &x.files) {
+                if !hand_on(&ready_tx, prepared) {
                     return;
                 }
             }
@@ -787,16 +753,11 @@ fn run_full(
             }
             Ok(())
         })();
-        // Unblock the inspector threads and remove what they prepared.
-        if let Some(Ok(p)) = pending.take() {
-            let _ = p.files.remove();
-        }
+        // Unblock the inspector threads; what they prepared is dropped
+        // with its files.
+        drop(pending.take());
         drop(done_tx);
-        while let Ok(p) = ready_rx.recv() {
-            if let Ok(p) = p {
-                let _ = p.files.remove();
-            }
-        }
+        while ready_rx.recv().is_ok() {}
         result
     })
 }

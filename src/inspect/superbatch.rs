@@ -12,7 +12,7 @@ use crate::format::header::FileKind;
 use crate::format::runtime::{RecordKind, RunStamp};
 use crate::inspect::changeset::{cheapest_plan, Changesets, PageGroups, ReusePrior, Update};
 use crate::inspect::runfile::{Record, RunReader, RunWriter};
-use crate::io::durable::{refuse_existing, CreatedFile};
+use crate::io::durable::refuse_existing;
 
 /// One sampled batch as the runtime files hold it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -144,6 +144,39 @@ impl SuperbatchFiles {
     }
 }
 
+/// A superbatch's files that this run wrote: both are removed when it is
+/// dropped (after an error, or by a stage that gave up), unless kept
+/// ([`keep`](Self::keep)) or removed explicitly ([`remove`](Self::remove),
+/// which reports a failure). Only for files the run created itself (the
+/// inspector refuses existing ones before writing).
+#[derive(Debug)]
+pub struct OwnedFiles(Option<SuperbatchFiles>);
+
+impl OwnedFiles {
+    /// The file names.
+    pub fn paths(&self) -> &SuperbatchFiles {
+        self.0.as_ref().expect("present until consumed")
+    }
+
+    /// Keeps the files on disk; returns their names.
+    pub fn keep(mut self) -> SuperbatchFiles {
+        self.0.take().expect("present until consumed")
+    }
+
+    /// Removes both files now.
+    pub fn remove(self) -> Result<()> {
+        self.keep().remove()
+    }
+}
+
+impl Drop for OwnedFiles {
+    fn drop(&mut self) {
+        if let Some(files) = self.0.take() {
+            let _ = files.remove();
+        }
+    }
+}
+
 /// Timings and the changesets' statistics.
 #[derive(Debug, Clone)]
 pub struct InspectReport {
@@ -167,15 +200,13 @@ pub fn inspect_superbatch(
     spec: &SuperbatchSpec,
     dir: &Path,
 ) -> Result<InspectReport> {
+    // Both files are removed if the changesets fail.
     let sampled = sample_superbatch(source, spec, dir)?;
-    // Created by the call above; removed if the changesets fail.
-    let samples = CreatedFile::created(&sampled.files.samples);
     let sample_time = sampled.sample_time;
     let (changesets, changeset_time) =
         precompute_changesets(&sampled, spec, &[], &ReusePrior::none())?;
-    samples.keep();
     Ok(InspectReport {
-        files: sampled.files,
+        files: sampled.files.keep(),
         sample_time,
         changeset_time,
         changesets,
@@ -185,8 +216,9 @@ pub fn inspect_superbatch(
 /// A superbatch sampled to its samples file, with its access trace.
 #[derive(Debug)]
 pub struct SampledSuperbatch {
-    /// The superbatch's files (the changes file is not written yet).
-    pub files: SuperbatchFiles,
+    /// The superbatch's files (the changes file is not written yet),
+    /// removed when dropped unless kept.
+    pub files: OwnedFiles,
     /// The ids each batch gathers.
     pub trace: Vec<Vec<u64>>,
     /// Time to sample and write the samples file.
@@ -213,7 +245,7 @@ pub fn sample_superbatch(
     // On error the writer removes the samples file it created (only it).
     let trace = sample_to_file(source, spec, &files.samples)?;
     Ok(SampledSuperbatch {
-        files,
+        files: OwnedFiles(Some(files)),
         trace,
         sample_time: started.elapsed(),
         sampled_at: Instant::now(),
@@ -224,7 +256,8 @@ pub fn sample_superbatch(
 /// whose cache starts holding `carried` (the previous superbatch's
 /// `final_cache`; empty for the first), ranking nodes beyond the
 /// superbatch by `prior`, written to its changes file. On error the
-/// changes file is removed if this call created it.
+/// changes file is removed if this call created it (and both files once
+/// `sampled` is dropped).
 pub fn precompute_changesets(
     sampled: &SampledSuperbatch,
     spec: &SuperbatchSpec,
@@ -236,7 +269,7 @@ pub fn precompute_changesets(
     let took = started.elapsed();
     // On error the writer removes the changes file if it created it; an
     // existing file is refused and left alone.
-    write_changes(&changesets, &spec.stamp(), &sampled.files.changes)?;
+    write_changes(&changesets, &spec.stamp(), &sampled.files.paths().changes)?;
     Ok((changesets, took))
 }
 
@@ -663,7 +696,11 @@ mod tests {
         let cases: [(u64, &[Update], &str); 3] = [
             (10, &empty[..2], "2 updates for 3 batches"),
             (10, &empty[..4], "more updates than the 3 batches"),
-            (11, &empty[..3], "update of batch 11 where batch 10 was expected"),
+            (
+                11,
+                &empty[..3],
+                "update of batch 11 where batch 10 was expected",
+            ),
         ];
         for (first, updates, want) in cases {
             write_updates(&spec, &files.changes, first, updates);
