@@ -25,7 +25,9 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::exec::config::{EpochConfig, Pipeline};
+use crate::exec::config::{
+    default_workers, feature_cache_rows_for, EpochConfig, DEFAULT_SUPERBATCH,
+};
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochReport};
 use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use crate::exec::policy::Policy;
@@ -356,32 +358,28 @@ impl<'s> LoaderBuilder<'s> {
         let row_bytes = store.layout().row_bytes() as u64;
         let mut config = EpochConfig {
             policy: self.policy,
-            feature_cache_rows: (self.feature_cache_bytes.unwrap_or(256 << 20) / row_bytes)
-                .min(store.num_nodes()) as usize,
+            feature_cache_rows: feature_cache_rows_for(
+                self.feature_cache_bytes,
+                row_bytes,
+                store.num_nodes(),
+            ),
             neighbor_cache_bytes: self.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.batch_size,
             fanouts: self.fanouts.clone(),
-            superbatch: self.superbatch.unwrap_or(100),
+            superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
             changeset_every: self.changeset_every,
             seed: self.seed,
             epoch: self.epoch,
             presc_rounds: self.presc_rounds,
-            workers: self
-                .workers
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            workers: self.workers.unwrap_or_else(default_workers),
             run_dir: self
                 .run_dir
                 .clone()
                 .unwrap_or_else(|| store.dir().with_extension("runs")),
             neighbor_cache: self.neighbor_cache.clone(),
-            keep_runs: false,
-            pipeline: Pipeline::default(),
-            carry_over: true,
-            merge_gap_pages: Some(crate::store::gather::DEFAULT_MERGE_GAP_PAGES),
-            reuse_prior: true,
-            page_companions: true,
             max_batches: self.max_batches,
             seed_nodes,
+            ..EpochConfig::default()
         };
         let labels = store.labels()?;
         let plan = match memory {
@@ -538,20 +536,21 @@ impl std::fmt::Debug for Loader {
 impl Loader {
     /// A builder for a loader over `store`.
     pub fn builder(store: &Store) -> LoaderBuilder<'_> {
+        let defaults = EpochConfig::default();
         LoaderBuilder {
             store,
-            fanouts: vec![10, 10, 10],
-            batch_size: 1000,
-            policy: Policy::Ginex,
+            fanouts: defaults.fanouts,
+            batch_size: defaults.batch_size,
+            policy: defaults.policy,
             memory: None,
             feature_cache_bytes: None,
             neighbor_cache_bytes: None,
             neighbor_cache: None,
             superbatch: None,
-            changeset_every: 1,
-            presc_rounds: 1,
-            seed: 0,
-            epoch: 0,
+            changeset_every: defaults.changeset_every,
+            presc_rounds: defaults.presc_rounds,
+            seed: defaults.seed,
+            epoch: defaults.epoch,
             seeds: Seeds::Split(Split::Train),
             shuffle: None,
             workers: None,

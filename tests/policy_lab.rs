@@ -41,21 +41,12 @@ fn epoch_config(policy: Policy, rows: usize, run_dir: &std::path::Path) -> Epoch
         batch_size: 50,
         fanouts: vec![5, 3],
         superbatch: 4,
-        changeset_every: 1,
         seed: SEED,
         epoch: EPOCH,
-        presc_rounds: 1,
         workers: 2,
         run_dir: run_dir.to_path_buf(),
-        keep_runs: false,
-        neighbor_cache: None,
-        pipeline: Default::default(),
-        carry_over: true,
-        merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
-        reuse_prior: true,
-        page_companions: true,
         max_batches: Some(10),
-        seed_nodes: None,
+        ..EpochConfig::default()
     }
 }
 

@@ -68,6 +68,61 @@ pub struct EpochConfig {
     pub seed_nodes: Option<Vec<u64>>,
 }
 
+/// Feature-cache bytes of a run that neither gives them nor plans a
+/// `--memory` budget.
+pub const DEFAULT_FEATURE_CACHE_BYTES: u64 = 256 << 20;
+/// Batches per superbatch of a run that neither gives them nor plans a
+/// `--memory` budget.
+pub const DEFAULT_SUPERBATCH: u64 = 100;
+
+/// The defaults of every run, in one place (the CLI's flags, the
+/// [`LoaderBuilder`](crate::LoaderBuilder) and the Python `Loader` start
+/// from them): the `ginex` policy with carry-over, the reuse prior and page
+/// companions; 1000 seeds a batch with fanouts 10,10,10; exact changesets
+/// over superbatches of [`DEFAULT_SUPERBATCH`] batches under the `full`
+/// pipeline; one sampling worker per core; merged reads; the whole
+/// training split. No feature or neighbor cache: their sizes depend on the
+/// store (`feature_cache_rows_for`) or the plan. Runtime files go under
+/// the system's temporary directory (each run in a directory of its own).
+impl Default for EpochConfig {
+    fn default() -> Self {
+        EpochConfig {
+            policy: Policy::Ginex,
+            feature_cache_rows: 0,
+            neighbor_cache_bytes: 0,
+            batch_size: 1000,
+            fanouts: vec![10, 10, 10],
+            superbatch: DEFAULT_SUPERBATCH,
+            changeset_every: 1,
+            seed: 0,
+            epoch: 0,
+            presc_rounds: 1,
+            workers: default_workers(),
+            run_dir: std::env::temp_dir().join("ginex-runs"),
+            neighbor_cache: None,
+            keep_runs: false,
+            pipeline: Pipeline::default(),
+            carry_over: true,
+            reuse_prior: true,
+            page_companions: true,
+            merge_gap_pages: Some(crate::store::gather::DEFAULT_MERGE_GAP_PAGES),
+            max_batches: None,
+            seed_nodes: None,
+        }
+    }
+}
+
+/// One sampling worker per core.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Feature-cache rows for `bytes` (the default when None) of rows of
+/// `row_bytes`, at most the store's `num_nodes`.
+pub fn feature_cache_rows_for(bytes: Option<u64>, row_bytes: u64, num_nodes: u64) -> usize {
+    (bytes.unwrap_or(DEFAULT_FEATURE_CACHE_BYTES) / row_bytes.max(1)).min(num_nodes) as usize
+}
+
 impl EpochConfig {
     /// Batches a pass of this configuration runs when the training split
     /// has `train_nodes` nodes (its seeds are `seed_nodes` when given), for

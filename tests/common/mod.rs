@@ -78,21 +78,11 @@ pub fn epoch_config(policy: ginex::Policy, run_dir: &Path) -> ginex::exec::epoch
         batch_size: 40,
         fanouts: vec![6, 4],
         superbatch: 5,
-        changeset_every: 1,
         seed: 3,
         epoch: 1,
-        presc_rounds: 1,
         workers: 2,
         run_dir: run_dir.to_path_buf(),
-        keep_runs: false,
-        neighbor_cache: None,
-        pipeline: Default::default(),
-        carry_over: true,
-        merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
-        reuse_prior: true,
-        page_companions: true,
-        max_batches: None,
-        seed_nodes: None,
+        ..ginex::exec::epoch::EpochConfig::default()
     }
 }
 

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::args::{Fanouts, MergeGap};
 use crate::machine::{machine_description, peak_rss_bytes};
 use ginex::error::{Error, Result};
+use ginex::exec::config::{default_workers, feature_cache_rows_for, DEFAULT_SUPERBATCH};
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
@@ -160,21 +161,19 @@ impl DataArgs {
         };
         let mut config = EpochConfig {
             policy: self.policy,
-            feature_cache_rows: (explicit.feature_cache_bytes.unwrap_or(256 << 20) / row_bytes)
-                .min(store.num_nodes()) as usize,
+            feature_cache_rows: feature_cache_rows_for(
+                explicit.feature_cache_bytes,
+                row_bytes,
+                store.num_nodes(),
+            ),
             neighbor_cache_bytes: explicit.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.sampling.batch_size,
             fanouts: self.sampling.fanouts.clone(),
-            superbatch: self.superbatch.unwrap_or(100),
+            superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
             changeset_every: self.changeset_every,
             seed: self.sampling.seed,
-            epoch: 0,
             presc_rounds: self.presc_rounds,
-            workers: self.workers.unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            }),
+            workers: self.workers.unwrap_or_else(default_workers),
             run_dir: self
                 .run_dir
                 .clone()
@@ -187,7 +186,7 @@ impl DataArgs {
             reuse_prior: !self.no_reuse_prior,
             page_companions: !self.no_page_companions,
             max_batches: self.max_batches,
-            seed_nodes: None,
+            ..EpochConfig::default()
         };
         let plan = match self.memory {
             Some(m) => Some(plan_epoch(store, &mut config, m, explicit, extra_bytes)?),
@@ -389,5 +388,44 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     }
     if let Some(dir) = &r.kept_runs {
         eprintln!("  runtime files kept in {}", dir.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        data: DataArgs,
+    }
+
+    /// `ginex epoch STORE` with no flags runs `EpochConfig::default()`'s
+    /// settings (the defaults are written in one place; the flags must not
+    /// drift from them).
+    #[test]
+    fn the_flags_defaults_are_the_configuration_defaults() {
+        let args = Cli::parse_from(["ginex", "store"]).data;
+        let d = EpochConfig::default();
+        assert_eq!(args.policy, d.policy);
+        assert_eq!(args.sampling.batch_size, d.batch_size);
+        assert_eq!(args.sampling.fanouts, d.fanouts);
+        assert_eq!(args.sampling.seed, d.seed);
+        assert_eq!(args.changeset_every, d.changeset_every);
+        assert_eq!(args.presc_rounds, d.presc_rounds);
+        assert_eq!(args.pipeline, d.pipeline);
+        assert_eq!(args.read_merge_gap.pages(), d.merge_gap_pages);
+        assert_eq!(
+            (
+                !args.no_carry_over,
+                !args.no_reuse_prior,
+                !args.no_page_companions
+            ),
+            (d.carry_over, d.reuse_prior, d.page_companions)
+        );
+        assert_eq!((args.keep_runs, args.max_batches), (d.keep_runs, None));
     }
 }

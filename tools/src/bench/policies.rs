@@ -97,27 +97,12 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
             let config = EpochConfig {
                 policy,
                 feature_cache_rows: rows,
-                neighbor_cache_bytes: 0,
                 batch_size: args.batch_size,
                 fanouts: fanouts.clone(),
                 superbatch: args.superbatch,
-                changeset_every: 1,
-                seed: 0,
-                epoch: 0,
-                presc_rounds: 1,
-                workers: std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1),
                 run_dir: run_dir.clone(),
-                neighbor_cache: None,
-                keep_runs: false,
-                pipeline: Default::default(),
-                carry_over: true,
-                merge_gap_pages: Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES),
-                reuse_prior: true,
-                page_companions: true,
                 max_batches: Some(args.batches),
-                seed_nodes: None,
+                ..EpochConfig::default()
             };
             // Every run starts from a cold page cache (mmap depends on it).
             for kind in [FileKind::FeaturePages, FileKind::Indices] {
