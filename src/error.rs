@@ -95,6 +95,11 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// A broken internal invariant or a worker thread that panicked: a bug
+    /// in ginex, not a fault of the input or the arguments.
+    #[error("internal error: {0} (a bug in ginex; please report it)")]
+    Internal(String),
+
     /// A caller asked for something that does not exist or is out of range.
     #[error("{0}")]
     OutOfRange(String),
@@ -148,6 +153,11 @@ impl Error {
     /// An invalid command-line argument.
     pub fn invalid_argument(reason: impl Into<String>) -> Self {
         Error::InvalidArgument(reason.into())
+    }
+
+    /// A broken internal invariant (or a panicked worker thread).
+    pub fn internal(what: impl Into<String>) -> Self {
+        Error::Internal(what.into())
     }
 
     /// Ok when a region's stored checksum `expected` equals the one

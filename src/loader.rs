@@ -649,9 +649,7 @@ impl Iterator for Loader {
                             None
                         }
                         Ok(Err(e)) => Some(Err(e)),
-                        Err(_) => Some(Err(Error::invalid_argument(
-                            "internal: the loader thread panicked",
-                        ))),
+                        Err(_) => Some(Err(Error::internal("the loader thread panicked"))),
                     };
                 }
                 State::Done => return None,

@@ -535,7 +535,7 @@ fn replay_ginex(
             &config.prior,
             config.page_companions,
         )
-        .map_err(|e| Error::invalid_argument(format!("internal: {e}")))?;
+        .map_err(|e| Error::internal(e.to_string()))?;
         counts.init_misses += cs.init_reads;
         counts.batch_misses.extend_from_slice(&cs.misses);
         carried = cs.final_cache;

@@ -134,7 +134,7 @@ pub fn run_epoch(
             let kind = config
                 .policy
                 .dynamic()
-                .ok_or_else(|| Error::invalid_argument("internal: not a dynamic policy"))?;
+                .ok_or_else(|| Error::internal("not a dynamic policy"))?;
             let mut cache = new_row_cache(
                 kind,
                 store.num_nodes(),
@@ -185,8 +185,8 @@ pub fn run_epoch(
                 consume,
             )
         }
-        Policy::Mmap => Err(Error::invalid_argument(
-            "internal: the mmap policy runs before the cache policies",
+        Policy::Mmap => Err(Error::internal(
+            "the mmap policy runs before the cache policies",
         )),
     };
     // (`+=`: the ginex policy's staged init adds its reader's reads.)

@@ -227,7 +227,7 @@ impl Inspector<'_> {
             let waited = Instant::now();
             let prepared = worker
                 .join()
-                .unwrap_or_else(|_| Err(Error::invalid_argument("changeset thread panicked")));
+                .unwrap_or_else(|_| Err(Error::internal("changeset thread panicked")));
             (prepared, next, waited.elapsed())
         });
         // Whatever fails, the other side's files go when it is dropped.
@@ -619,9 +619,9 @@ pub(crate) fn run_ginex(
             let (prior, first) = std::thread::scope(|scope| {
                 let worker = scope.spawn(|| inspector.compute_prior());
                 let first = inspector.sample(0);
-                let prior = worker.join().unwrap_or_else(|_| {
-                    Err(Error::invalid_argument("reuse-prior thread panicked"))
-                });
+                let prior = worker
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::internal("reuse-prior thread panicked")));
                 (prior, first)
             });
             let first = first?;
@@ -631,7 +631,7 @@ pub(crate) fn run_ginex(
             for s in 0..n {
                 let sampled = next
                     .take()
-                    .ok_or_else(|| Error::invalid_argument("internal: superbatch not sampled"))?;
+                    .ok_or_else(|| Error::internal("superbatch not sampled"))?;
                 let (mut prepared, following) =
                     inspector.prepare_beside_next(sampled, s, &mut carried)?;
                 if s == 0 {
@@ -734,7 +734,7 @@ fn run_full(
                     Some(received) => received,
                     None => ready_rx
                         .recv()
-                        .map_err(|_| Error::invalid_argument("internal: the inspector stopped"))?,
+                        .map_err(|_| Error::internal("the inspector stopped"))?,
                 }?;
                 prepared.changeset_exposed = waited.elapsed().min(prepared.changeset_time);
                 // The next superbatch, once its changesets are ready, for

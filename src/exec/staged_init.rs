@@ -142,14 +142,14 @@ impl Arrivals {
     fn receive(&mut self, cache: &mut FeatureCache) -> Result<()> {
         let (ids, rows) = self
             .next_chunk(true)?
-            .ok_or_else(|| Error::invalid_argument("internal: no chunk arrived"))?;
+            .ok_or_else(|| Error::internal("no chunk arrived"))?;
         self.fill(cache, ids, rows)
     }
 
     /// The chunk held back, else the next to arrive (waiting for it with
     /// `wait`; `None` when none has arrived).
     fn next_chunk(&mut self, wait: bool) -> Result<Option<(Vec<u64>, Vec<u8>)>> {
-        let stopped = || Error::invalid_argument("internal: the init reader stopped");
+        let stopped = || Error::internal("the init reader stopped");
         if let Some(chunk) = self.held.take() {
             return Ok(Some(chunk));
         }
@@ -225,7 +225,7 @@ pub(crate) fn join_reader<D>(
 ) -> Result<Option<D>> {
     reader
         .join()
-        .map_err(|_| Error::invalid_argument("the init reader thread panicked"))
+        .map_err(|_| Error::internal("the init reader thread panicked"))
 }
 
 /// Runs `body` with the chunks being read, in order, by a thread that

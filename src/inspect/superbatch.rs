@@ -289,7 +289,7 @@ pub fn plan_superbatch<B: AsRef<[u64]>>(
         prior,
         spec.page_companions,
     )
-    .map_err(|e| Error::invalid_argument(format!("internal: superbatch {}: {e}", spec.index)))
+    .map_err(|e| Error::internal(format!("superbatch {}: {e}", spec.index)))
 }
 
 /// Samples the batches with `spec.workers` threads, appending records in

@@ -72,7 +72,7 @@ pub(crate) fn pass(
         drop(rx);
         let produced = producer
             .join()
-            .map_err(|_| Error::invalid_argument("the data-preparation thread panicked"))?;
+            .map_err(|_| Error::internal("the data-preparation thread panicked"))?;
         match failure {
             Some(e) => Err(e),
             None => produced,

@@ -158,7 +158,7 @@ pub fn run_curves_bench_to(
                 threads
             ),
         ),
-        (None, None) => return Err(Error::invalid_argument("internal: no topology")),
+        (None, None) => return Err(Error::internal("no topology")),
     };
     let trace_secs = started.elapsed().as_secs_f64();
     if let Some(path) = &args.trace_out {
