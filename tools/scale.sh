@@ -2,12 +2,14 @@
 # The scale run (issue #32): a synthetic graph past 2^31 edges through every
 # step of ginex, one step at a time, each timed with /usr/bin/time -v, into
 # one table (markdown and JSON). Not part of the test suite: it takes tens of
-# minutes and ~15-25 GB of disk, and deletes everything it wrote at the end.
+# minutes and up to ~40 GB of disk at the default size (the import holds
+# the int32 edges.npy and its sort spill at once), and deletes everything it wrote at the end.
 #
 #   cargo build --release -p ginex-cli --features train
 #   bash tools/scale.sh [DIR]            # DIR: work directory (default /tmp/ginex-scale)
 #
-# Knobs (environment): NODES (50000000), DEGREE (44: ~2.2 B edges), DIM (32),
+# Knobs (environment): NODES (50000000), DEGREE (50: 2.5 B edges drawn, about
+# 2.3 B kept after duplicates: past 2^31), DIM (32),
 # DTYPE (f16), MEMORY (4GiB), BATCHES (epoch batches, 200), TRAIN_BATCHES (50),
 # BASE_NODES (8000000: the small store whose per-batch epoch time the big one
 # is compared with, same degree and fanouts; 0 skips it), FANOUTS (10,10,10),
@@ -21,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 DIR="${1:-/tmp/ginex-scale}"
 NODES="${NODES:-50000000}"
-DEGREE="${DEGREE:-44}"
+DEGREE="${DEGREE:-50}"
 DIM="${DIM:-32}"
 DTYPE="${DTYPE:-f16}"
 MEMORY="${MEMORY:-4GiB}"
