@@ -3,7 +3,8 @@
 # step of ginex, one step at a time, each timed with /usr/bin/time -v, into
 # one table (markdown and JSON). Not part of the test suite: it takes tens of
 # minutes and up to ~40 GB of disk at the default size (the import holds
-# the int32 edges.npy and its sort spill at once), and deletes everything it wrote at the end.
+# the int32 edges.npy and its sort spill at once); it deletes every store
+# it wrote.
 #
 #   cargo build --release -p ginex-cli --features train
 #   bash tools/scale.sh [DIR]            # DIR: work directory (default /tmp/ginex-scale)
@@ -13,11 +14,11 @@
 # DTYPE (f16), MEMORY (4GiB), BATCHES (epoch batches, 200), TRAIN_BATCHES (50),
 # BASE_NODES (8000000: the small store whose per-batch epoch time the big one
 # is compared with, same degree and fanouts; 0 skips it), FANOUTS (10,10,10),
-# EXPORT (0: skip ginex-export; its (E,2) int64 edges need 16 bytes an edge),
+# EXPORT (0: skip ginex-export graphbolt; its (2, E) int64 edges need 16
+# bytes an edge),
 # IMPORT (1: ginex gen --raw an int32 (E,2) edges.npy of the same graph and
 # ginex-import it), KEEP (0: delete the stores at the end).
-# Writes DIR/scale.md and DIR/scale.json (copied to the current directory
-# as scale-RESULT.{md,json} at the end).
+# Writes DIR/scale.md and DIR/scale.json; per-step output in DIR/log/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
