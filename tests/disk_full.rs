@@ -57,8 +57,12 @@ fn full_disk_at_any_point_leaves_nothing() {
 
     let mut failed_files = std::collections::BTreeSet::new();
     let mut refused_up_front = 0;
+    // The up-front check counts the peak (the edges' sort spill beside the
+    // features), so most budgets below ~0.8 of what an import writes are
+    // refused; the finer steps above it land in the later phases.
     for (i, fraction) in [
-        0.0, 0.02, 0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.9999,
+        0.0, 0.02, 0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.82, 0.84, 0.86, 0.88, 0.9, 0.92, 0.94, 0.96,
+        0.98, 0.99, 0.9999,
     ]
     .into_iter()
     .enumerate()
@@ -92,6 +96,7 @@ fn full_disk_at_any_point_leaves_nothing() {
             ginex::Error::Io { path, .. } => path.file_name().unwrap().to_string_lossy().into(),
             other => panic!("expected an I/O error naming the file, got {other:?}"),
         };
+        eprintln!("{fraction}: {file}");
         failed_files.insert(file);
         assert!(
             !out.exists(),
@@ -108,9 +113,12 @@ fn full_disk_at_any_point_leaves_nothing() {
         refused_up_front >= 1,
         "no budget was refused by the up-front size check"
     );
-    // The budgets landed in different phases (spill, CSC, features, ...).
+    // The budgets landed in different phases. The edges' spill and the
+    // CSC are written first and the check admits no budget below the spill
+    // peak plus the features (issue 32), so the failures land in the
+    // later files (features, labels, splits).
     assert!(
-        failed_files.len() >= 4,
+        failed_files.len() >= 3,
         "every failure hit the same few files: {failed_files:?}"
     );
 

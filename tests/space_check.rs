@@ -90,6 +90,32 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
         ],
     );
 
+    // The edges' sort spill counts (issue 32): 100,000 edges make a store
+    // of about 0.4 MB but are spilled as 0.8 MB of (dst, src) pairs before
+    // the first list is written, so 0.6 MB free is refused up front rather
+    // than failing half-way with ENOSPC (without --num-nodes the edges are
+    // scanned, and so counted, before the store is created).
+    let many = dir.path().join("many.txt");
+    std::fs::write(&many, "0 1\n".repeat(100_000)).unwrap();
+    simulate_disk_space(Some(600_000));
+    let err = run_import(&["files", "--quiet", "--edges", p(&many), "--out", p(&out)])
+        .expect_err("imported")
+        .to_string();
+    let written = bytes_written();
+    simulate_disk_space(None);
+    assert!(
+        err.contains("100000 edges, but") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(written, 0, "{written} bytes written before the refusal");
+    assert!(!out.exists());
+    // With room for the spill it imports.
+    simulate_disk_space(Some(2_000_000));
+    let r = run_import(&["files", "--quiet", "--edges", p(&many), "--out", p(&out)]);
+    simulate_disk_space(None);
+    r.unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+
     // The same edges with --remap fit the same simulated disk.
     simulate_disk_space(Some(free));
     let r = run_import(&[

@@ -9,6 +9,7 @@ use ginex::exec::epoch::EpochConfig;
 use ginex::exec::policy::Policy;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::train::eval::{logits, predict};
+use ginex::train::layerwise::{layerwise_logits, LayerwiseOptions};
 use ginex::train::model::ModelKind;
 use ginex::train::options::{LrSchedule, TrainOptions};
 use ginex::train::run::train;
@@ -249,6 +250,73 @@ fn full_data(dir: &std::path::Path) -> EpochConfig {
 fn max_abs_diff(a: &[f32], b: &Tensor) -> f64 {
     let got = Tensor::from_slice(a).view(b.size().as_slice());
     (got - b).abs().max().double_value(&[])
+}
+
+/// Layer-wise inference (every layer over the whole graph, full
+/// neighbourhoods) equals per-node inference with full fanouts, for every
+/// architecture, for nodes in any order; also when the budget is so small
+/// that every chunk is one target and every hidden layer is spilled.
+#[test]
+fn layerwise_inference_equals_full_fanout_per_node_inference() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let mut nodes: Vec<u64> = (0..store.num_nodes()).rev().step_by(3).collect();
+    nodes.push(6);
+    for model in [
+        ModelKind::Sage,
+        ModelKind::Gcn,
+        ModelKind::Gat,
+        ModelKind::Mlp,
+    ] {
+        let config = TrainConfig {
+            model,
+            hidden: 5,
+            layers: 3,
+            heads: 2,
+            seed: 4,
+            ..TrainConfig::default()
+        };
+        let trainer = Trainer::new(config, 6, 3, Device::Cpu);
+        let mut data = full_data(dir.path());
+        data.fanouts = vec![-1, -1, -1];
+        let want = logits(&store, &trainer, &data, &nodes).unwrap();
+        for (memory, spilled) in [(1u64 << 30, false), (4096, true)] {
+            let opts = LayerwiseOptions {
+                memory,
+                spill_dir: dir.path().join("spill"),
+                quiet: true,
+            };
+            let (got, stats) = layerwise_logits(&store, &trainer, &nodes, &opts).unwrap();
+            assert_eq!(got.len(), want.len());
+            let diff = got
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(
+                diff < 1e-4,
+                "{model:?} at {memory} B: layer-wise differs by {diff}"
+            );
+            assert_eq!(stats.len(), 3);
+            assert_eq!(stats[0].nodes, store.num_nodes());
+            assert_eq!(stats[0].edges, store.num_edges());
+            assert_eq!(stats[2].nodes, nodes.len() as u64);
+            assert_eq!(
+                stats[0].spilled_bytes > 0,
+                spilled,
+                "{model:?} at {memory} B"
+            );
+            if spilled {
+                assert!(stats[0].chunks >= store.num_nodes() / 2);
+            }
+        }
+        // The spill files are gone.
+        let left = std::fs::read_dir(dir.path().join("spill"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        assert_eq!(left, 0);
+    }
 }
 
 /// With full fanouts, GCN over sampled blocks equals full-batch

@@ -76,7 +76,9 @@ pub fn rank_nodes(store: &Store, out_deg: &[u32]) -> Vec<u64> {
 /// The topology is streamed twice, a run of segments at a time, never held
 /// whole: the first pass counts out-degrees and each list's encoded size
 /// (so the greedy choice needs no list in memory), the second encodes the
-/// chosen lists. Memory: 16 bytes per node plus the cache itself.
+/// chosen lists. Memory: 16 bytes per node plus about twice the cache
+/// while the chosen lists are laid out (their encodings and the blob), then
+/// the cache once (the blob's allocation becomes the payload).
 pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<BuildReport> {
     if out.symlink_metadata().is_ok() {
         return Err(Error::AlreadyExists {
@@ -187,11 +189,17 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
     };
     header.count = chosen.len() as u64;
     header.blob_len = blob.len() as u64;
+    // The encodings are in the blob now: keep the ids only (a budget's
+    // worth of small allocations freed before the payload is assembled).
+    let chosen: Vec<u64> = chosen.into_iter().map(|(v, _)| v).collect();
 
-    let mut payload = Vec::with_capacity(header.payload_len() as usize);
+    // Everything before the blob; the blob's own allocation then becomes
+    // the payload (grown in place, not copied beside itself), so the
+    // payload costs the budget once, not twice.
+    let mut payload = Vec::with_capacity((header.payload_len() - header.blob_len) as usize);
     header.encode(&mut payload);
     let mut bitmap = vec![0u64; n.div_ceil(64) as usize];
-    for (v, _) in &chosen {
+    for v in &chosen {
         bitmap[(*v / 64) as usize] |= 1 << (v % 64);
     }
     for w in &bitmap {
@@ -207,7 +215,9 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
     for t in &table {
         payload.extend_from_slice(&t.to_le_bytes());
     }
-    payload.extend_from_slice(&blob);
+    let mut blob = blob;
+    blob.splice(0..0, payload);
+    let payload = blob;
     debug_assert_eq!(payload.len() as u64, header.payload_len());
 
     let name = out
@@ -239,7 +249,7 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         lists: header.count,
         ids: chosen
             .iter()
-            .map(|(v, _)| store.indptr()[*v as usize + 1] - store.indptr()[*v as usize])
+            .map(|v| store.indptr()[*v as usize + 1] - store.indptr()[*v as usize])
             .sum(),
         bytes: h.file_len(),
         blob_bytes: header.blob_len,

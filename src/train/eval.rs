@@ -10,6 +10,7 @@ use crate::store::Store;
 use crate::train::checkpoint::{
     checkpoint_meta, load_stem, predict_checkpoint, MODEL_KEYS, STORE_KEYS,
 };
+use crate::train::layerwise::{layerwise_logits, LayerStats, LayerwiseOptions};
 use crate::train::options::TrainOptions;
 use crate::train::pass::pass;
 use crate::train::trainer::{StepStats, Trainer};
@@ -73,6 +74,26 @@ pub(crate) fn evaluate(
 /// uses (see [`predict_checkpoint`]), in `nodes` order: `nodes.len() ×
 /// classes` values. `opts.model` must match the checkpoint's model shape.
 pub fn predict(store: &Store, opts: &TrainOptions, nodes: &[u64]) -> Result<Vec<f32>> {
+    let trainer = predict_trainer(store, opts)?;
+    logits(store, &trainer, &opts.data, nodes)
+}
+
+/// As [`predict`], layer by layer over the whole graph with full
+/// neighbourhoods (exact inference, see [`crate::train::layerwise`]);
+/// `opts.data`'s fanouts are not used. Also returns each layer's
+/// statistics.
+pub fn predict_layerwise(
+    store: &Store,
+    opts: &TrainOptions,
+    nodes: &[u64],
+    layerwise: &LayerwiseOptions,
+) -> Result<(Vec<f32>, Vec<LayerStats>)> {
+    let trainer = predict_trainer(store, opts)?;
+    layerwise_logits(store, &trainer, nodes, layerwise)
+}
+
+/// The model `predict` uses, loaded from `opts.checkpoint`.
+fn predict_trainer(store: &Store, opts: &TrainOptions) -> Result<Trainer> {
     let in_dim = i64::from(store.feature_dim());
     let classes = i64::from(store.num_classes());
     let dir = opts
@@ -89,7 +110,7 @@ pub fn predict(store: &Store, opts: &TrainOptions, nodes: &[u64]) -> Result<Vec<
         &checkpoint_meta(store, opts, in_dim, classes, 0, &Progress::default()),
         &keys,
     )?;
-    logits(store, &trainer, &opts.data, nodes)
+    Ok(trainer)
 }
 
 /// Correct arg-max predictions and labelled nodes among `nodes` (restricted

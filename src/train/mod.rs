@@ -2,11 +2,13 @@
 //! sampled hops (`model`), one optimisation step and evaluation (`trainer`),
 //! what a run is asked to do (`options`), the passes of the executor's
 //! batches into the model (`pass`), the epoch loop (`run`), its
-//! checkpoints (`checkpoint`), and evaluation and prediction (`eval`). It
+//! checkpoints (`checkpoint`), evaluation and prediction (`eval`), and
+//! exact layer-wise inference over the whole graph (`layerwise`). It
 //! reads the store only through the executor.
 
 pub mod checkpoint;
 pub mod eval;
+pub mod layerwise;
 pub mod model;
 pub mod options;
 pub(crate) mod pass;

@@ -373,6 +373,66 @@ impl Gnn {
         self.layers.len()
     }
 
+    /// Output width of layer `i`: the classes for the last, else the
+    /// hidden width (times the heads for GAT).
+    pub fn out_width(&self, i: usize) -> Option<i64> {
+        let layer = self.layers.get(i)?;
+        Some(match &layer.gat {
+            Some(g) if i + 1 == self.layers.len() => g.out,
+            Some(g) => g.heads * g.out,
+            None => layer.root.ws.size()[0],
+        })
+    }
+
+    /// Layer `i` alone: the rows of `hop`'s targets from `h` (the rows of
+    /// its `num_src` sources, targets first), with the activation and
+    /// dropout that follow every layer but the last. [`forward`](Self::forward)
+    /// is these layers in turn; layer-wise inference runs each over the
+    /// whole graph before the next.
+    pub fn layer(&self, i: usize, h: &Tensor, hop: &HopTensors, train: bool) -> Result<Tensor> {
+        let Some(layer) = self.layers.get(i) else {
+            return Err(Error::invalid_argument(format!(
+                "layer {i} of a {}-layer model",
+                self.layers.len()
+            )));
+        };
+        let last = i + 1 == self.layers.len();
+        let targets = h.narrow(0, 0, hop.num_dst);
+        let mut h = match self.kind {
+            ModelKind::Mlp => layer.root.forward(&targets),
+            ModelKind::Sage => {
+                let mean = hop.aggregate(h, None) * hop.inv_deg.unsqueeze(1);
+                let neigh = layer.neigh.as_ref().map(|n| n.forward(&mean));
+                layer.root.forward(&targets) + neigh.unwrap_or_else(|| Tensor::zeros_like(&targets))
+            }
+            ModelKind::Gcn => {
+                let hw = layer.root.ws.shallow_clone();
+                let projected = h.matmul(&hw.tr());
+                let agg = hop.aggregate(&projected, Some(&hop.gcn_norm));
+                let own = projected.narrow(0, 0, hop.num_dst) * hop.gcn_self.unsqueeze(1);
+                let bias = layer.root.bs.as_ref().map(|b| b.shallow_clone());
+                let out = agg + own;
+                match bias {
+                    Some(b) => out + b,
+                    None => out,
+                }
+            }
+            ModelKind::Gat => match &layer.gat {
+                Some(g) => self.gat_layer(g, h, hop, train, last),
+                None => return Err(Error::invalid_argument("GAT layer without parameters")),
+            },
+        };
+        if !last {
+            h = if self.kind == ModelKind::Gat {
+                h.elu()
+            } else {
+                h.relu()
+            };
+            h = h.dropout(self.dropout, train);
+        }
+        Ok(h)
+    }
+
     fn gat_layer(
         &self,
         g: &GatParams,
@@ -437,42 +497,8 @@ impl Gnn {
         if train && self.input_dropout > 0.0 {
             h = h.dropout(self.input_dropout, true);
         }
-        for (i, (layer, hop)) in self.layers.iter().zip(hops).enumerate() {
-            let last = i + 1 == self.layers.len();
-            let targets = h.narrow(0, 0, hop.num_dst);
-            h = match self.kind {
-                ModelKind::Mlp => layer.root.forward(&targets),
-                ModelKind::Sage => {
-                    let mean = hop.aggregate(&h, None) * hop.inv_deg.unsqueeze(1);
-                    let neigh = layer.neigh.as_ref().map(|n| n.forward(&mean));
-                    layer.root.forward(&targets)
-                        + neigh.unwrap_or_else(|| Tensor::zeros_like(&targets))
-                }
-                ModelKind::Gcn => {
-                    let hw = layer.root.ws.shallow_clone();
-                    let projected = h.matmul(&hw.tr());
-                    let agg = hop.aggregate(&projected, Some(&hop.gcn_norm));
-                    let own = projected.narrow(0, 0, hop.num_dst) * hop.gcn_self.unsqueeze(1);
-                    let bias = layer.root.bs.as_ref().map(|b| b.shallow_clone());
-                    let out = agg + own;
-                    match bias {
-                        Some(b) => out + b,
-                        None => out,
-                    }
-                }
-                ModelKind::Gat => match &layer.gat {
-                    Some(g) => self.gat_layer(g, &h, hop, train, last),
-                    None => return Err(Error::invalid_argument("GAT layer without parameters")),
-                },
-            };
-            if !last {
-                h = if self.kind == ModelKind::Gat {
-                    h.elu()
-                } else {
-                    h.relu()
-                };
-                h = h.dropout(self.dropout, train);
-            }
+        for (i, hop) in hops.iter().enumerate() {
+            h = self.layer(i, &h, hop, train)?;
         }
         Ok(h)
     }

@@ -371,6 +371,50 @@ impl Trainer {
         })
     }
 
+    /// Number of layers of the model.
+    pub fn num_layers(&self) -> usize {
+        self.model.num_layers()
+    }
+
+    /// Output width of layer `i` (see [`Gnn::out_width`]).
+    pub fn layer_width(&self, i: usize) -> Option<i64> {
+        self.model.out_width(i)
+    }
+
+    /// Layer `i` alone in evaluation mode: the outputs of `hop`'s
+    /// `num_dst` targets (`num_dst × layer_width(i)` values) from the rows
+    /// of its sources (`rows`, `num_src × dim`, targets first), with GCN's
+    /// `d̂` of each source when given. Layer-wise inference calls this.
+    pub fn layer_outputs(
+        &self,
+        i: usize,
+        rows: &[f32],
+        dim: usize,
+        hop: &Hop,
+        degrees: Option<&[f32]>,
+    ) -> Result<Vec<f32>> {
+        if rows.len() != hop.num_src * dim {
+            return Err(Error::invalid_argument(format!(
+                "layer {i}: {} input values for {} rows of {dim}",
+                rows.len(),
+                hop.num_src
+            )));
+        }
+        tch::no_grad(|| {
+            let x = Tensor::from_slice(rows)
+                .view([hop.num_src as i64, dim as i64])
+                .to_device(self.device);
+            let hop = HopTensors::with_degrees(hop, degrees, self.device)?;
+            let out = self
+                .model
+                .layer(i, &x, &hop, false)?
+                .to_device(Device::Cpu)
+                .contiguous();
+            Vec::<f32>::try_from(out.view([-1]))
+                .map_err(|e| Error::invalid_argument(format!("layer outputs to host: {e}")))
+        })
+    }
+
     /// Named tensors of the model and optimizer, for checkpoints.
     pub fn state(&self) -> Vec<(String, Tensor)> {
         let mut named: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();

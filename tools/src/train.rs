@@ -17,7 +17,8 @@ use ginex::import::npy_write::NpyWriter;
 use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
 use ginex::train::checkpoint::{config_from_meta, predict_checkpoint};
-use ginex::train::eval::predict;
+use ginex::train::eval::{predict, predict_layerwise};
+use ginex::train::layerwise::LayerwiseOptions;
 use ginex::train::model::{InitKind, ModelKind};
 use ginex::train::options::{LrSchedule, TrainOptions};
 use ginex::train::run::train;
@@ -188,6 +189,13 @@ pub struct PredictArgs {
     /// Device: auto (CUDA when available), cpu, cuda.
     #[arg(long, default_value = "auto", value_parser = crate::args::device)]
     pub device: ginex::train::tch::Device,
+    /// Exact inference, one layer at a time over the whole graph with full
+    /// neighbourhoods (DGL's and PyG's recipe): each layer's rows of every
+    /// node are computed once, held in memory or spilled to the run
+    /// directory when they do not fit a quarter of --memory [default
+    /// 2GiB]. No sampling: --fanouts and the cache flags do not apply.
+    #[arg(long, conflicts_with = "fanouts")]
+    pub layerwise: bool,
 }
 
 /// What `--memory` keeps for libtorch and the model beside the data path:
@@ -397,7 +405,8 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
             seed: config.seed,
         },
         policy: args.policy,
-        memory: args.memory,
+        // Layer-wise inference plans its own memory (no sampled batches).
+        memory: args.memory.filter(|_| !args.layerwise),
         feature_cache_bytes: args.feature_cache_bytes,
         neighbor_cache_bytes: None,
         neighbor_cache: None,
@@ -415,7 +424,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         max_batches: None,
     };
     let (data_cfg, plan) = data.config(&store, TRAIN_EXTRA_BYTES)?;
-    if let Some(p) = plan {
+    if let Some(p) = plan.filter(|_| !args.layerwise) {
         eprintln!("{}", p.describe());
     }
     let mut opts = TrainOptions::new(config, data_cfg, 0);
@@ -443,7 +452,48 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         opts.data.fanouts
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
-    let logits = predict(&store, &opts, &nodes)?;
+    let logits = if args.layerwise {
+        let lw = LayerwiseOptions {
+            memory: args.memory.unwrap_or(2 << 30),
+            spill_dir: args.run_dir.clone().unwrap_or_else(|| {
+                let mut dir = store.dir().as_os_str().to_owned();
+                dir.push(".runs");
+                PathBuf::from(dir)
+            }),
+            quiet: false,
+        };
+        let started = std::time::Instant::now();
+        let (logits, stats) = predict_layerwise(&store, &opts, &nodes, &lw)?;
+        for (i, s) in stats.iter().enumerate() {
+            writeln!(
+                out,
+                "layer {}: {} nodes, {} edges in {} chunks, {:.1} s{}",
+                i + 1,
+                s.nodes,
+                s.edges,
+                s.chunks,
+                s.seconds,
+                if s.spilled_bytes > 0 {
+                    format!(
+                        ", {:.1} MiB spilled",
+                        s.spilled_bytes as f64 / f64::from(1 << 20)
+                    )
+                } else {
+                    String::new()
+                }
+            )
+            .map_err(|e| Error::io("write", "<stdout>", e))?;
+        }
+        writeln!(
+            out,
+            "layer-wise inference: {:.1} s",
+            started.elapsed().as_secs_f64()
+        )
+        .map_err(|e| Error::io("write", "<stdout>", e))?;
+        logits
+    } else {
+        predict(&store, &opts, &nodes)?
+    };
     let classes = u64::from(store.num_classes());
     crate::create_parent_dirs(&args.out)?;
     let mut w = NpyWriter::create(&args.out, "<f4", &[classes])?;

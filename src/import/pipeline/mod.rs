@@ -119,8 +119,27 @@ pub fn store_bytes(layout: &FeatureLayout, n: u64, edges: u64, undirected: bool)
     features.checked_add(indptr)?.checked_add(indices)
 }
 
+/// Bytes an import of `edges` edges needs at its peak on top of
+/// [`store_bytes`]: the out-of-core CSC build spills every edge to bucket
+/// files in the staging directory (a destination and a source, `2 ×
+/// width` bytes) before the first list is written, and each bucket is
+/// removed only as its lists go out (`width` bytes an edge), so at the
+/// moment spilling ends the scratch holds twice the indices the store
+/// will. `None` on overflow.
+pub fn import_scratch_bytes(n: u64, edges: u64, undirected: bool) -> Option<u64> {
+    let width = if n <= u64::from(u32::MAX) { 4 } else { 8 };
+    let edges = if undirected {
+        edges.checked_mul(2)?
+    } else {
+        edges
+    };
+    edges.checked_mul(2 * width)
+}
+
 /// Refuses, before anything is written, a store larger than the free
-/// space of the directory it goes to (see [`crate::io::space::free_space`]).
+/// space of the directory it goes to (see [`crate::io::space::free_space`]):
+/// at the peak the feature pages, `indptr` and the edge spill (see
+/// [`import_scratch_bytes`]), which is larger than the store's indices.
 fn check_space(
     opts: &CommonOptions,
     layout: &FeatureLayout,
@@ -136,7 +155,12 @@ fn check_space(
         return Ok(()); // the builder names what is wrong with the parent
     }
     let free = crate::io::space::free_space(&parent)?;
-    let need = store_bytes(layout, n, edges, opts.undirected);
+    let need = store_bytes(layout, n, edges, opts.undirected).and_then(|store| {
+        let indices = store_bytes(layout, n, 0, false)
+            .map_or(store, |no_edges| store.saturating_sub(no_edges));
+        import_scratch_bytes(n, edges, opts.undirected)
+            .and_then(|scratch| store.checked_sub(indices)?.checked_add(scratch))
+    });
     if need.is_some_and(|b| b <= free) {
         if let Some(note) = note {
             tracing::warn!("{}: {note}", opts.out.display());

@@ -318,7 +318,12 @@ pub fn check_space(p: &SynthParams, out: &Path, raw: Option<RawEdgeFormat>) -> R
         return Ok(()); // the writer names what is wrong with the parent
     }
     let free = crate::io::space::free_space(&parent)?;
-    let need = generated_bytes(p, raw);
+    // The drawn edges are spilled to sort them (as an import's are) before
+    // the first list is written: at that moment the staging directory
+    // holds twice the store's indices, more than the output for most
+    // shapes (issue 32).
+    let spill = crate::import::pipeline::import_scratch_bytes(p.nodes, p.target_edges(), false);
+    let need = generated_bytes(p, raw).and_then(|b| Some(b.max(spill?)));
     if need.is_some_and(|b| b <= free) {
         return Ok(());
     }
