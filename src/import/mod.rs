@@ -3,6 +3,7 @@
 //! atomicity and checksum guarantees are the builder's.
 
 pub mod dgl;
+pub mod dgl_schema;
 pub mod files;
 pub mod npy;
 pub mod npy_write;
