@@ -47,34 +47,10 @@ impl AccessSummary {
     ) -> AccessSummary {
         let num_batches = batches.len();
         let used = IdSet::of(batches.iter().flat_map(|b| b.as_ref().iter().copied()));
-        let mut init_ids = init.to_vec();
-        init_ids.sort_unstable();
-        init_ids.dedup();
-        let mut init_first_use = vec![num_batches as u32; init_ids.len()];
-        let mut pending = IdSet::of(init_ids.iter().copied());
-        for (b, ids) in batches.iter().enumerate() {
-            for &id in ids.as_ref() {
-                if pending.remove(id) {
-                    if let Ok(at) = init_ids.binary_search(&id) {
-                        init_first_use[at] = b as u32;
-                    }
-                }
-            }
-        }
-        let mut final_ids = final_cache.to_vec();
-        final_ids.sort_unstable();
-        final_ids.dedup();
-        let mut final_last_use = vec![NEVER; final_ids.len()];
-        let mut pending = IdSet::of(final_ids.iter().copied());
-        for (b, ids) in batches.iter().enumerate().rev() {
-            for &id in ids.as_ref() {
-                if pending.remove(id) {
-                    if let Ok(at) = final_ids.binary_search(&id) {
-                        final_last_use[at] = b as u32;
-                    }
-                }
-            }
-        }
+        let in_order = batches.iter().enumerate();
+        let (init_ids, init_first_use) =
+            first_sightings(init, in_order.clone(), num_batches as u32);
+        let (final_ids, final_last_use) = first_sightings(final_cache, in_order.rev(), NEVER);
         AccessSummary {
             num_batches,
             init_ids,
@@ -127,6 +103,31 @@ impl AccessSummary {
     pub(crate) fn net_inserts(&self) -> &[i64] {
         &self.net_inserts
     }
+}
+
+/// `ids` sorted and deduplicated, each with the first batch of `batches`
+/// (walked in the order given) that accesses it; `none` for ids no batch
+/// accesses.
+fn first_sightings<'a, B: AsRef<[u64]> + 'a>(
+    ids: &[u64],
+    batches: impl Iterator<Item = (usize, &'a B)>,
+    none: u32,
+) -> (Vec<u64>, Vec<u32>) {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut seen_at = vec![none; ids.len()];
+    let mut pending = IdSet::of(ids.iter().copied());
+    for (b, batch) in batches {
+        for &id in batch.as_ref() {
+            if pending.remove(id) {
+                if let Ok(at) = ids.binary_search(&id) {
+                    seen_at[at] = b as u32;
+                }
+            }
+        }
+    }
+    (ids, seen_at)
 }
 
 #[cfg(test)]
