@@ -134,8 +134,8 @@ def loader_threads():
         try:
             with open(f"/proc/self/task/{t}/comm") as f:
                 names.append(f.read().strip())
-        except FileNotFoundError:
-            pass
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread exited between the listing and the read
     return names
 
 
