@@ -17,6 +17,7 @@ use ginex::io::fault::FaultPlan;
 use ginex::io::page_reader::ReadOp;
 use ginex::io::{make_reader, Backend};
 use ginex::store::gather::{GatherOptions, Gatherer};
+use ginex::store::read_cost::{ReadCostModel, SequentialReads};
 use ginex::{Error, Store};
 
 /// Stores live under the target dir (ext4 here), so O_DIRECT is exercised;
@@ -49,6 +50,26 @@ struct Config {
     chunk: usize,
     /// Feature pages this far apart are read as one (None: never).
     merge: Option<u64>,
+    /// Sequential passes over a gather's span.
+    seq: SequentialReads,
+}
+
+impl Config {
+    /// Whether a gather needing two single pages `gap` pages apart reads
+    /// them in one read of `span` pages: merged, or (where sequential
+    /// passes are on) priced lower as one read by the default cost model.
+    fn bridges(&self, gap: u64, span: u64) -> bool {
+        let fits = self.chunk as u64 >= span * 4096;
+        let model = ReadCostModel::default();
+        let scan = match self.seq {
+            SequentialReads::Always => true,
+            SequentialReads::Auto => {
+                self.merge.is_some() && model.read_us(span) < 2.0 * model.read_us(1)
+            }
+            SequentialReads::Never => false,
+        };
+        fits && (self.merge.is_some_and(|m| m >= gap) || scan)
+    }
 }
 
 fn configs() -> Vec<Config> {
@@ -58,8 +79,15 @@ fn configs() -> Vec<Config> {
         qd,
         chunk,
         merge,
+        seq: SequentialReads::Auto,
+    };
+    let scan = |backend, chunk| Config {
+        seq: SequentialReads::Always,
+        ..c(backend, true, 16, chunk, Some(3))
     };
     vec![
+        scan(Backend::Uring, 16 << 20),
+        scan(Backend::Pread, 7 * 4096),
         c(Backend::Uring, true, 64, 16 << 20, Some(3)),
         c(Backend::Uring, true, 64, 16 << 20, None),
         c(Backend::Uring, false, 3, 16 << 20, Some(40)),
@@ -77,6 +105,8 @@ fn gatherer(s: &Store, c: Config, faults: Arc<FaultPlan>) -> Gatherer {
         direct: c.direct,
         faults,
         merge_gap_pages: c.merge,
+        sequential_reads: c.seq,
+        read_cost: ReadCostModel::default(),
     };
     Gatherer::new(s, &opts).unwrap().with_chunk_bytes(c.chunk)
 }
@@ -224,8 +254,19 @@ fn gather_reads_each_page_once_and_counts() {
         let st = g.stats();
         // Pages 0 and 3 lie two pages apart: one read of 4 pages when
         // gaps of 2 are merged (and the buffer holds 4 pages).
+        // (`Auto` keeps random reads: a pass would span all 120 pages.)
         let merged = c.merge.is_some_and(|gap| gap >= 2) && c.chunk >= 4 * 4096;
-        let (reads, pages_read) = if merged { (2, 5) } else { (3, 3) };
+        let last_page = s.layout().locate(s.num_nodes() - 1).page;
+        let cap = (c.chunk as u64 / 4096).min(256);
+        let (reads, pages_read) = match (c.seq, merged) {
+            // One read over the whole span when a read can hold it;
+            // otherwise the gap to the last page is longer than a read
+            // and is skipped: pages 0..4 and the last.
+            (SequentialReads::Always, _) if cap > last_page => (1, last_page + 1),
+            (SequentialReads::Always, _) => (2, 5),
+            (_, true) => (2, 5),
+            (_, false) => (3, 3),
+        };
         assert_eq!(
             (st.rows, st.unique_pages, st.feature_reads, st.bytes_read),
             (ids.len() as u64, 3, reads, pages_read * 4096),
@@ -248,6 +289,7 @@ fn merged_reads_give_the_same_rows_in_fewer_reads() {
         qd: 16,
         chunk: 16 << 20,
         merge: None,
+        seq: SequentialReads::Never,
     };
     for gap in [0u64, 1, 3, 200] {
         let mut plain = gatherer(&s, base, Arc::default());
@@ -343,11 +385,14 @@ fn injected_eio_names_file_and_offset() {
                 && read.is_some_and(|(len, at)| at <= offset && offset < at + len),
             "{c:?}: {msg}"
         );
-        // The reader is still usable after the failed batch.
-        let ok = vec![3, 2000, 5];
-        let mut out = vec![0u8; ok.len() * layout.row_bytes()];
-        g.gather(&s, &ok, &mut out).unwrap();
-        assert_eq!(out, reference(&s, &ok));
+        // The reader is still usable after the failed batch (gathers
+        // whose reads stay clear of the failing offset: a sequential pass
+        // from page 0 to node 2000's would read through it).
+        for ok in [vec![3, 5], vec![2000]] {
+            let mut out = vec![0u8; ok.len() * layout.row_bytes()];
+            g.gather(&s, &ok, &mut out).unwrap();
+            assert_eq!(out, reference(&s, &ok));
+        }
         // Neighbor-list reads report it too, naming the indices file.
         let mut g = gatherer(&s, c, Arc::new(FaultPlan::eio_at(4096)));
         let err = g.read_lists(&s, &[0, 1]).unwrap_err().to_string();
@@ -372,8 +417,14 @@ fn injected_short_reads_are_resubmitted() {
         assert_eq!(out, reference(&s, &ids), "{c:?}");
         let lists = g.read_lists(&s, &[0, 1, s.num_nodes() - 1]).unwrap();
         assert_eq!(lists[2], s.in_neighbors(s.num_nodes() - 1).unwrap());
+        // A sequential pass issues a few large reads, the others hundreds.
+        let fired = if c.seq == SequentialReads::Always {
+            0
+        } else {
+            10
+        };
         assert!(
-            plan.short_reads_injected() > 10,
+            plan.short_reads_injected() > fired,
             "{c:?}: the fault never fired"
         );
     }
@@ -438,8 +489,7 @@ fn corrupted_page_and_segment_are_detected() {
         g.gather(&s, &around, &mut out).unwrap();
         assert_eq!(out, reference(&s, &around), "{c:?}");
         let reads = g.stats().feature_reads - before.feature_reads;
-        let merged = c.merge.is_some_and(|gap| gap >= 1) && c.chunk >= 3 * 4096;
-        assert_eq!(reads, if merged { 1 } else { 2 }, "{c:?}");
+        assert_eq!(reads, if c.bridges(1, 3) { 1 } else { 2 }, "{c:?}");
         // Healthy data still reads.
         let ok = [0, 2999];
         let mut out = vec![0u8; ok.len() * s.layout().row_bytes()];
@@ -455,4 +505,75 @@ fn corrupted_page_and_segment_are_detected() {
         assert!(g.gather(&s, &[s.num_nodes()], &mut one).is_err());
         assert!(g.read_lists(&s, &[s.num_nodes()]).is_err());
     }
+}
+
+/// A sequential pass reads the same rows as random reads, and `Auto` takes
+/// it exactly where the cost model prices it lower: on this machine's
+/// model, for a gather needing every other page (60 single-page reads
+/// against one read of 119 pages), not for one needing two pages 100
+/// apart; on a device whose reads are dear, for both.
+#[test]
+fn sequential_passes_give_the_same_rows_where_the_cost_model_prices_them_lower() {
+    let dir = workdir();
+    let path = store(dir.path(), "s", 40, Dtype::F32); // 25 rows per page, 120 pages
+    let s = Store::open(&path).unwrap();
+    let rpp = s.layout().rows_per_page() as u64;
+    let dense: Vec<u64> = (0..60).map(|p| 2 * p * rpp + p % rpp).collect();
+    let sparse: Vec<u64> = vec![3, 100 * rpp + 1];
+    let open = |seq, read_cost| {
+        let opts = GatherOptions {
+            backend: Backend::Uring,
+            queue_depth: 16,
+            direct: true,
+            faults: Arc::default(),
+            merge_gap_pages: Some(0),
+            sequential_reads: seq,
+            read_cost,
+        };
+        Gatherer::new(&s, &opts).unwrap()
+    };
+    let gather = |g: &mut Gatherer, ids: &[u64]| {
+        let mut out = vec![0u8; ids.len() * s.layout().row_bytes()];
+        g.gather(&s, ids, &mut out).unwrap();
+        assert_eq!(out, reference(&s, ids));
+        g.stats()
+    };
+    let ssd = ReadCostModel::THIS_MACHINE;
+    let ns = |us: f64| (us * 1e3) as u64;
+
+    let mut never = open(SequentialReads::Never, ssd);
+    let st = gather(&mut never, &dense);
+    assert_eq!((st.feature_reads, st.sequential_passes), (60, 0));
+    assert_eq!(st.predicted_read_ns, ns(60.0 * ssd.read_us(1)));
+
+    let mut auto = open(SequentialReads::Auto, ssd);
+    let st = gather(&mut auto, &dense);
+    assert_eq!((st.feature_reads, st.sequential_passes), (1, 1), "{st:?}");
+    assert_eq!(st.bytes_read, 119 * 4096);
+    assert!(ssd.read_us(119) < 60.0 * ssd.read_us(1));
+    assert_eq!(st.predicted_read_ns, ns(ssd.read_us(119)));
+    let st = gather(&mut auto, &sparse);
+    assert_eq!((st.feature_reads, st.sequential_passes), (3, 1), "{st:?}");
+
+    let dear = ReadCostModel {
+        us_per_read: 1000.0,
+        us_per_page: 1.0,
+        us_per_page_sequential: 1.0,
+    };
+    let mut auto_dear = open(SequentialReads::Auto, dear);
+    let st = gather(&mut auto_dear, &sparse);
+    assert_eq!((st.feature_reads, st.sequential_passes), (1, 1), "{st:?}");
+    assert_eq!(st.bytes_read, 101 * 4096);
+
+    // Merging off: `Auto` reads page by page; `Always` still passes.
+    let opts = |seq| GatherOptions {
+        merge_gap_pages: None,
+        sequential_reads: seq,
+        read_cost: dear,
+        ..GatherOptions::default()
+    };
+    let mut off = Gatherer::new(&s, &opts(SequentialReads::Auto)).unwrap();
+    assert_eq!(gather(&mut off, &sparse).feature_reads, 2);
+    let mut always = Gatherer::new(&s, &opts(SequentialReads::Always)).unwrap();
+    assert_eq!(gather(&mut always, &sparse).sequential_passes, 1);
 }

@@ -61,6 +61,12 @@ pub struct EpochConfig {
     /// between them dropped (None: one read per page; see
     /// [`GatherOptions::merge_gap_pages`](crate::store::gather::GatherOptions::merge_gap_pages)).
     pub merge_gap_pages: Option<u64>,
+    /// Whether a gather may read its pages' span in one sequential pass
+    /// when the read-cost model prices it lower (see
+    /// [`crate::store::read_cost`]).
+    pub sequential_reads: crate::store::read_cost::SequentialReads,
+    /// The device's read cost (`ginex bench io` fits it).
+    pub read_cost: crate::store::read_cost::ReadCostModel,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
     /// Seed nodes: the training split shuffled per epoch (None), or these
@@ -80,7 +86,8 @@ pub const DEFAULT_SUPERBATCH: u64 = 100;
 /// from them): the `ginex` policy with carry-over, the reuse prior and page
 /// companions; 1000 seeds a batch with fanouts 10,10,10; exact changesets
 /// over superbatches of [`DEFAULT_SUPERBATCH`] batches under the `full`
-/// pipeline; one sampling worker per core; merged reads; the whole
+/// pipeline; one sampling worker per core; merged reads, a sequential
+/// pass where this machine's read-cost model prices it lower; the whole
 /// training split. No feature or neighbor cache: their sizes depend on the
 /// store (`feature_cache_rows_for`) or the plan. Runtime files go under
 /// the system's temporary directory (each run in a directory of its own).
@@ -106,6 +113,8 @@ impl Default for EpochConfig {
             reuse_prior: true,
             page_companions: true,
             merge_gap_pages: Some(crate::store::gather::DEFAULT_MERGE_GAP_PAGES),
+            sequential_reads: Default::default(),
+            read_cost: Default::default(),
             max_batches: None,
             seed_nodes: None,
         }

@@ -98,6 +98,8 @@ pub fn run_epoch(
     };
     let options = GatherOptions {
         merge_gap_pages: config.merge_gap_pages,
+        sequential_reads: config.sequential_reads,
+        read_cost: config.read_cost,
         ..GatherOptions::default()
     };
     let source = StoreSource::new(

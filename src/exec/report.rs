@@ -103,6 +103,15 @@ pub struct EpochReport {
     pub feature_reads: u64,
     /// Bytes read by the gather engine (rows and neighbor lists).
     pub bytes_read: u64,
+    /// Feature gathers read as one sequential pass over their span instead
+    /// of random reads (see [`crate::store::read_cost`]).
+    pub sequential_passes: u64,
+    /// What the read-cost model predicted the feature reads would take
+    /// (device time at queue depth 64, summed over gathers).
+    pub predicted_read: Duration,
+    /// What the feature reads took (wall time inside the reader, summed
+    /// over gathers; the staged init's reader runs beside the batches).
+    pub feature_read: Duration,
     /// Neighbor-cache hit ratio of sampling, if a cache was used.
     pub neighbor_hit_ratio: Option<f64>,
 }
@@ -118,6 +127,9 @@ impl EpochReport {
         self.pages_read += stats.unique_pages;
         self.feature_reads += stats.feature_reads;
         self.bytes_read += stats.bytes_read;
+        self.sequential_passes += stats.sequential_passes;
+        self.predicted_read += Duration::from_nanos(stats.predicted_read_ns);
+        self.feature_read += Duration::from_nanos(stats.read_ns);
     }
 
     /// Total misses: rows read by batches plus rows read at init.
@@ -163,6 +175,7 @@ impl EpochReport {
             "page_companions": self.page_companions, "planned_page_reads": self.planned_page_reads, "optimal_total": (!self.optimal_misses.is_empty()).then(|| self.optimal_total()),
             "neighbor_cache_reused": self.neighbor_cache_reused,
             "pages_read": self.pages_read, "feature_reads": self.feature_reads, "bytes_read": self.bytes_read,
+            "sequential_passes": self.sequential_passes,
             "neighbor_cache_hit_ratio": self.neighbor_hit_ratio,
             "seconds": {
                 "sample": self.sample.as_secs_f64(), "reuse_prior": self.reuse_prior.as_secs_f64(), "changeset": self.changeset.as_secs_f64(),
@@ -170,6 +183,7 @@ impl EpochReport {
                 "gather": self.gather.as_secs_f64(), "cache_update": self.cache_update.as_secs_f64(),
                 "total": self.total().as_secs_f64(), "neighbor_cache_build": self.neighbor_cache_build.as_secs_f64(),
                 "changeset_exposed": self.changeset_exposed.as_secs_f64(), "reuse_prior_exposed": self.reuse_prior_exposed.as_secs_f64(), "wall": self.wall.as_secs_f64(),
+                "feature_read": self.feature_read.as_secs_f64(), "predicted_read": self.predicted_read.as_secs_f64(),
             },
             "per_batch": self.batches.iter().map(|b| json!({"batch": b.batch, "hits": b.hits, "misses": b.misses, "checksum": b.checksum})).collect::<Vec<_>>(),
             "optimal_misses": self.optimal_misses,

@@ -18,6 +18,7 @@ use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
 use crate::io::page_reader::{PageReader, ReadOp};
 use crate::io::{make_reader, Backend};
+use crate::store::read_cost::{ReadCostModel, SequentialReads, SCAN_READ_PAGES};
 use crate::store::segments::check_segment;
 use crate::store::Store;
 
@@ -38,6 +39,14 @@ pub struct GatherStats {
     pub list_reads: u64,
     /// Feature reads issued: page runs merged across small gaps count once.
     pub feature_reads: u64,
+    /// Gathers read as one sequential pass over their pages' span
+    /// ([`SequentialReads`]), of those that needed more than one read.
+    pub sequential_passes: u64,
+    /// The cost model's prediction for the feature reads issued, in
+    /// nanoseconds of device time ([`ReadCostModel`]).
+    pub predicted_read_ns: u64,
+    /// Measured wall time of the feature reads, in nanoseconds.
+    pub read_ns: u64,
 }
 
 /// Largest read that merging neighbouring segments may produce.
@@ -118,6 +127,11 @@ pub struct GatherOptions {
     /// bytes read grow, the reads issued shrink; only dense gathers, such
     /// as a superbatch's init, have such gaps.
     pub merge_gap_pages: Option<u64>,
+    /// Whether a gather may read its pages' whole span in one sequential
+    /// pass instead (see [`crate::store::read_cost`]).
+    pub sequential_reads: SequentialReads,
+    /// The device's read cost, which prices both plans.
+    pub read_cost: ReadCostModel,
 }
 
 impl Default for GatherOptions {
@@ -128,6 +142,8 @@ impl Default for GatherOptions {
             direct: true,
             faults: crate::io::fault::process_faults(),
             merge_gap_pages: Some(DEFAULT_MERGE_GAP_PAGES),
+            sequential_reads: SequentialReads::default(),
+            read_cost: ReadCostModel::default(),
         }
     }
 }
@@ -147,9 +163,13 @@ pub struct Gatherer {
     order: Vec<(usize, usize)>,
     /// The reads covering `pages`.
     extents: Vec<Extent>,
+    /// The reads of a sequential pass over `pages`, when that is priced.
+    scan_extents: Vec<Extent>,
     /// Where each page run of the current round starts in `buf`.
     run_at: Vec<usize>,
     merge_gap_pages: Option<u64>,
+    sequential_reads: SequentialReads,
+    read_cost: ReadCostModel,
     chunk_bytes: usize,
 }
 
@@ -180,8 +200,11 @@ impl Gatherer {
             raw: Vec::new(),
             order: Vec::new(),
             extents: Vec::new(),
+            scan_extents: Vec::new(),
             run_at: Vec::new(),
             merge_gap_pages: options.merge_gap_pages,
+            sequential_reads: options.sequential_reads,
+            read_cost: options.read_cost,
             chunk_bytes: DEFAULT_CHUNK_BYTES,
         })
     }
@@ -251,14 +274,7 @@ impl Gatherer {
             self.order.push((k, i));
         }
         self.order.sort_unstable();
-        // Merged reads stay within the buffer cap too.
-        let max_pages = MAX_MERGED_FEATURE_PAGES.min((self.chunk_bytes / PAGE_SIZE) as u64);
-        merge_runs(
-            &self.pages,
-            self.merge_gap_pages,
-            max_pages,
-            &mut self.extents,
-        );
+        self.plan_reads();
         let crcs = store.page_crcs();
         let mut served = 0usize; // entries of `order` copied out so far
         let mut next = 0usize; // first extent of the round
@@ -321,8 +337,10 @@ impl Gatherer {
                 }
                 Ok(())
             };
+            let started = std::time::Instant::now();
             self.reader
                 .read_batch_checked(&self.ops, &mut self.buf, &check)?;
+            self.stats.read_ns += started.elapsed().as_nanos() as u64;
             let bytes_in = self.buf.as_slice();
             while let Some(&(k, pos)) = self.order.get(served) {
                 if k >= end_run {
@@ -340,6 +358,50 @@ impl Gatherer {
         self.stats.rows += ids.len() as u64;
         self.stats.unique_pages += self.pages.len() as u64;
         Ok(())
+    }
+
+    /// Groups this gather's page runs (`pages`) into reads (`extents`):
+    /// merged random reads, or a sequential pass over their span where
+    /// [`SequentialReads`] takes it, priced by the cost model. Reads stay
+    /// within the buffer cap.
+    fn plan_reads(&mut self) {
+        let cap = (self.chunk_bytes / PAGE_SIZE).max(1) as u64;
+        merge_runs(
+            &self.pages,
+            self.merge_gap_pages,
+            MAX_MERGED_FEATURE_PAGES.min(cap),
+            &mut self.extents,
+        );
+        let cost = |extents: &[Extent]| -> f64 {
+            extents
+                .iter()
+                .map(|e| self.read_cost.read_us(e.pages))
+                .sum()
+        };
+        let random_us = cost(&self.extents);
+        let mut predicted_us = random_us;
+        // A sequential pass is merging taken to the whole span: `Auto`
+        // considers it only where merging is on.
+        let consider = match self.sequential_reads {
+            SequentialReads::Auto => self.merge_gap_pages.is_some(),
+            SequentialReads::Never => false,
+            SequentialReads::Always => true,
+        };
+        if self.extents.len() > 1 && consider {
+            merge_runs(
+                &self.pages,
+                Some(u64::MAX),
+                SCAN_READ_PAGES.min(cap),
+                &mut self.scan_extents,
+            );
+            let scan_us = cost(&self.scan_extents);
+            if self.sequential_reads.choose_scan(random_us, scan_us) {
+                std::mem::swap(&mut self.extents, &mut self.scan_extents);
+                self.stats.sequential_passes += 1;
+                predicted_us = scan_us;
+            }
+        }
+        self.stats.predicted_read_ns += (predicted_us * 1e3) as u64;
     }
 
     /// Like [`gather`](Self::gather), converting to `f32`.

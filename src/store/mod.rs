@@ -10,6 +10,7 @@ mod builder;
 pub mod edges;
 pub mod gather;
 mod node_ids;
+pub mod read_cost;
 pub mod segments;
 mod verify;
 

@@ -68,6 +68,16 @@ pub fn merge_gap(s: &str) -> Result<MergeGap, String> {
     }
 }
 
+/// `--sequential-reads auto|never|always`.
+pub fn sequential_reads(s: &str) -> Result<ginex::store::read_cost::SequentialReads, String> {
+    ginex::store::read_cost::SequentialReads::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--read-cost 9.9,2.7,3.25` (µs a read, a page, a page of a large read).
+pub fn read_cost(s: &str) -> Result<ginex::store::read_cost::ReadCostModel, String> {
+    ginex::store::read_cost::ReadCostModel::parse(s).map_err(|e| e.to_string())
+}
+
 /// `--pipeline overlap` (serial, overlap, full).
 pub fn pipeline(s: &str) -> Result<Pipeline, String> {
     Pipeline::parse(s).map_err(|e| e.to_string())

@@ -139,6 +139,19 @@ pub struct DataArgs {
     /// on its own. `ginex bench io` measures the trade-off on a device.
     #[arg(long, default_value_t = MergeGap::default(), value_parser = crate::args::merge_gap)]
     pub read_merge_gap: MergeGap,
+    /// Read a gather's pages in one sequential pass over their span (reads
+    /// of up to 1 MiB, the pages between read and dropped) instead of
+    /// random reads: `auto` where the read-cost model prices the pass
+    /// lower (only while reads are merged), `never`, or `always` (for
+    /// comparison). Batches are the same either way.
+    #[arg(long, default_value = "auto", value_parser = crate::args::sequential_reads)]
+    pub sequential_reads: ginex::store::read_cost::SequentialReads,
+    /// The device's read cost at queue depth 64, in microseconds: a read,
+    /// a page of a small read, a page of a large read. The default is this
+    /// project's machine; `ginex bench io STORE` fits a device's and
+    /// prints the value to pass.
+    #[arg(long, default_value_t = ginex::store::read_cost::ReadCostModel::default(), value_parser = crate::args::read_cost)]
+    pub read_cost: ginex::store::read_cost::ReadCostModel,
     /// Stop each pass after this many batches.
     #[arg(long)]
     pub max_batches: Option<u64>,
@@ -183,6 +196,8 @@ impl DataArgs {
             pipeline: self.pipeline,
             carry_over: !self.no_carry_over,
             merge_gap_pages: self.read_merge_gap.pages(),
+            sequential_reads: self.sequential_reads,
+            read_cost: self.read_cost,
             reuse_prior: !self.no_reuse_prior,
             page_companions: !self.no_page_companions,
             max_batches: self.max_batches,
@@ -207,6 +222,7 @@ pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serd
         "pipeline": config.pipeline.name(), "carry_over": config.carry_over, "reuse_prior": config.reuse_prior,
         "page_companions": config.page_companions,
         "read_merge_gap": config.merge_gap_pages,
+        "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
         "presc_rounds": config.presc_rounds, "workers": config.workers,
     });
     v["crc_checked"] = json!(config.policy != Policy::Mmap);
@@ -358,10 +374,14 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
         "pages read not measured (page cache)".to_string()
     } else {
         format!(
-            "pages needed {} in {} reads, MB read {:.1}",
+            "pages needed {} in {} reads ({} gathers as sequential passes), MB read {:.1}; \
+             feature reads {:.2} s (the read-cost model predicted {:.2} s)",
             r.pages_read,
             r.feature_reads,
-            r.bytes_read as f64 / 1e6
+            r.sequential_passes,
+            r.bytes_read as f64 / 1e6,
+            s(r.feature_read),
+            s(r.predicted_read),
         )
     };
     eprintln!(
@@ -418,6 +438,10 @@ mod tests {
         assert_eq!(args.presc_rounds, d.presc_rounds);
         assert_eq!(args.pipeline, d.pipeline);
         assert_eq!(args.read_merge_gap.pages(), d.merge_gap_pages);
+        assert_eq!(
+            (args.sequential_reads, args.read_cost),
+            (d.sequential_reads, d.read_cost)
+        );
         assert_eq!(
             (
                 !args.no_carry_over,

@@ -421,6 +421,8 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         run_dir: args.run_dir.clone(),
         keep_runs: false,
         read_merge_gap: MergeGap::default(),
+        sequential_reads: Default::default(),
+        read_cost: Default::default(),
         max_batches: None,
     };
     let (data_cfg, plan) = data.config(&store, TRAIN_EXTRA_BYTES)?;

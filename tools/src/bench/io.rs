@@ -127,6 +127,24 @@ fn fit_read_cost(rows: &[SizeRow]) -> Option<(f64, f64)> {
     Some((my - b * mx, b))
 }
 
+/// The read-cost model of a sweep: the fit's cost per read and per page,
+/// and a page's cost in the largest reads measured (at least 16 pages;
+/// the fit's per-page cost without such reads), rounded to 0.01 µs.
+fn read_cost_model(rows: &[SizeRow]) -> Option<ginex::store::read_cost::ReadCostModel> {
+    let (a, b) = fit_read_cost(rows)?;
+    let sequential = rows
+        .iter()
+        .filter(|r| r.pages >= 16)
+        .max_by_key(|r| r.pages)
+        .map_or(b, |r| 1e6 * r.secs / r.reads as f64 / r.pages as f64);
+    let round = |x: f64| (x.max(0.0) * 100.0).round() / 100.0;
+    Some(ginex::store::read_cost::ReadCostModel {
+        us_per_read: round(a),
+        us_per_page: round(b),
+        us_per_page_sequential: round(sequential.max(b)),
+    })
+}
+
 struct Row {
     reader: String,
     param: String,
@@ -314,7 +332,8 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
             writeln!(
                 out,
                 "{}",
-                json!({"fit_us_per_read": a, "fit_us_per_page": b})
+                json!({"fit_us_per_read": a, "fit_us_per_page": b,
+                       "read_cost": read_cost_model(&sizes).map(|m| m.to_arg())})
             )
             .map_err(w)?;
         }
@@ -404,6 +423,13 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
             )
             .map_err(w)?;
         }
+        if let Some(m) = read_cost_model(&sizes) {
+            writeln!(
+                out,
+                "  read-cost model of this device (pass it to epoch/train/bench): --read-cost {m}"
+            )
+            .map_err(w)?;
+        }
     }
     Ok(())
 }
@@ -431,5 +457,14 @@ mod tests {
         let (a, b) = fit_read_cost(&rows).unwrap();
         assert!((a - 10.0).abs() < 1e-6 && (b - 2.0).abs() < 1e-6, "{a} {b}");
         assert!(fit_read_cost(&rows[3..]).is_none());
+        // The model: the fit, and a page of the largest read (500/32 µs).
+        let m = read_cost_model(&rows).unwrap();
+        assert_eq!(
+            (m.us_per_read, m.us_per_page, m.us_per_page_sequential),
+            (10.0, 2.0, 15.63)
+        );
+        // Without large reads, a page of a large read costs the fit's.
+        let m = read_cost_model(&rows[..4]).unwrap();
+        assert_eq!(m.us_per_page_sequential, 2.0);
     }
 }

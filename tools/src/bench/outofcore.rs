@@ -18,8 +18,9 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::outofcore_report::{
-    bar_plot, baseline, metrics_from_report, opt, page_floor_table, stage_table, summarize,
-    summary_json, sweep_plots, sweep_table, table, Exit, RunRecord, SweepPoint,
+    bar_plot, baseline, floor_cost_seconds, io_seconds, metrics_from_report, opt, page_floor_table,
+    stage_table, summarize, summary_json, sweep_plots, sweep_table, table, Exit, RunRecord,
+    SweepPoint,
 };
 use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
@@ -29,6 +30,7 @@ use ginex::exec::curves::{sample_trace, TraceSpec};
 use ginex::exec::page_floor::{page_floor, PageFloor};
 use ginex::exec::policy::Policy;
 use ginex::sample::source::InMemoryTopology;
+use ginex::store::read_cost::ReadCostModel;
 use ginex::store::Store;
 
 /// The policies an epoch benchmark compares by default.
@@ -491,7 +493,12 @@ fn bench_cap(
             let f = epoch_page_floor(&store, &args.store, &args.extra, cache_bytes)?;
             eprint!(
                 "{}",
-                page_floor_table(&summaries, f.floor, f.capacity_pages)
+                page_floor_table(
+                    &summaries,
+                    f.floor,
+                    f.capacity_pages,
+                    &ReadCostModel::default()
+                )
             );
             eprintln!(
                 "    ({} rows of cache = {} pages; pages the epoch's batches touch {}, distinct {}; computed in {:.1} s, outside the cap)",
@@ -522,7 +529,11 @@ fn bench_cap(
         "runs": runs.iter().map(RunRecord::to_json).collect::<Vec<_>>(),
         "summary": summaries.iter().map(summary_json).collect::<Vec<_>>(),
         "page_floor": floor.map(|(rows, f)| json!({"cache_rows": rows, "capacity_pages": f.capacity_pages,
-            "pages_needed": f.pages_needed, "distinct_pages": f.distinct_pages, "floor": f.floor})),
+            "pages_needed": f.pages_needed, "distinct_pages": f.distinct_pages, "floor": f.floor,
+            "read_cost": ReadCostModel::default().to_arg(),
+            "floor_cost_seconds": floor_cost_seconds(f.floor, &ReadCostModel::default()),
+            "io_seconds": summaries.iter().map(|s| (s.policy.clone(), json!(io_seconds(s))))
+                .collect::<serde_json::Map<_, _>>()})),
     });
     let title = format!(
         "ginex {sub}, {} nodes, features {} a memory cap of {label}",

@@ -3,6 +3,7 @@
 //! per child, the per-policy [`PolicySummary`], the tables, the JSON and
 //! the SVG bar plot.
 
+use ginex::store::read_cost::ReadCostModel;
 use serde_json::{json, Value};
 
 use crate::svg::{line_chart, policy_color, Anchor, Series, Svg};
@@ -386,14 +387,27 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
 /// pages with the same bytes. A policy that counts no pages (mmap reads
 /// through the kernel) shows `-`. A policy that counts no pages (mmap reads
 /// through the kernel) shows `-`.
-pub fn page_floor_table(summaries: &[PolicySummary], floor: u64, capacity_pages: u64) -> String {
+///
+/// The last two columns set each policy's I/O time (its `cache_init` and
+/// `gather` stages, median) against the floor's cost under the read-cost
+/// model `cost`: every floor page one single-page random read.
+pub fn page_floor_table(
+    summaries: &[PolicySummary],
+    floor: u64,
+    capacity_pages: u64,
+    cost: &ReadCostModel,
+) -> String {
+    let floor_s = floor_cost_seconds(floor, cost);
     let mut s = format!(
-        "  page floor: {floor} pages (offline optimum of a {capacity_pages}-page cache over the epoch's trace)\n  {:<8} {:>12} {:>12} {:>10}\n",
-        "policy", "cache rows", "pages", "x floor"
+        "  page floor: {floor} pages (offline optimum of a {capacity_pages}-page cache over the epoch's trace); \
+         its cost {floor_s:.2} s at {:.1} µs a page (--read-cost {cost})\n  {:<8} {:>12} {:>12} {:>10} {:>8} {:>13}\n",
+        cost.read_us(1),
+        "policy", "cache rows", "pages", "x floor", "I/O s", "x floor cost"
     );
     for p in summaries {
+        let io = io_seconds(p);
         s += &format!(
-            "  {:<8} {:>12} {:>12} {:>10}\n",
+            "  {:<8} {:>12} {:>12} {:>10} {:>8} {:>13}\n",
             p.policy,
             opt(p.feature_cache_rows),
             opt(p.pages_read.filter(|&n| n > 0)),
@@ -401,9 +415,29 @@ pub fn page_floor_table(summaries: &[PolicySummary], floor: u64, capacity_pages:
                 || "-".into(),
                 |n| format!("{:.2}x", n as f64 / floor as f64)
             ),
+            io.map_or("-".into(), |t| format!("{t:.2}")),
+            io.filter(|_| floor_s > 0.0)
+                .map_or("-".into(), |t| format!("{:.2}x", t / floor_s)),
         );
     }
     s
+}
+
+/// Seconds the page floor costs under `cost`: each page one single-page
+/// random read.
+pub fn floor_cost_seconds(floor: u64, cost: &ReadCostModel) -> f64 {
+    floor as f64 * cost.read_us(1) / 1e6
+}
+
+/// A policy's I/O time: its `cache_init` and `gather` stages (median
+/// seconds), when it reports them (`mmap` reads through page faults in
+/// its gather stage too).
+pub fn io_seconds(p: &PolicySummary) -> Option<f64> {
+    let stage = |name: &str| p.stages.iter().find(|s| s.0 == name).map(|s| s.1);
+    match (stage("cache_init"), stage("gather")) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
 }
 
 /// One cap of a ratio sweep: the features-over-memory ratio, the
@@ -679,29 +713,39 @@ mod tests {
             record("ginex", 2, 12.0, Exit::Ok, 600),
             record("lru", 1, 20.0, Exit::Signal(9), 0),
         ];
-        let summaries = summarize(&runs, &names(&["ginex", "lru"]));
+        let mut summaries = summarize(&runs, &names(&["ginex", "lru"]));
         // The median of 200 and 300 pages.
         assert_eq!(summaries[0].pages_read, Some(250));
-        let t = page_floor_table(&summaries, 100, 64);
+        summaries[0].stages = vec![("cache_init".into(), 1.1), ("gather".into(), 2.2)];
+        let model = ReadCostModel {
+            us_per_read: 9000.0,
+            us_per_page: 1000.0,
+            us_per_page_sequential: 1.0,
+        };
+        let t = page_floor_table(&summaries, 100, 64, &model);
         assert!(t.contains("page floor: 100 pages"), "{t}");
+        // 100 pages at 10 ms each: 1 s.
+        assert!(t.contains("its cost 1.00 s"), "{t}");
         let ginex = t
             .lines()
             .find(|l| l.trim_start().starts_with("ginex"))
             .unwrap();
-        assert!(ginex.contains("250") && ginex.ends_with("2.50x"), "{ginex}");
+        let cols: Vec<&str> = ginex.split_whitespace().collect();
+        assert_eq!(cols[2..4], ["250", "2.50x"], "{ginex}");
+        // The records' stages: cache_init + gather, median over two runs.
+        // 1.1 + 2.2 s of I/O against a 1 s floor.
+        assert_eq!(cols[4..], ["3.30", "3.30x"], "{ginex}");
         // No pages counted (mmap) or no successful run: no ratio.
         let mut mmap = summaries[0].clone();
         mmap.policy = "mmap".into();
         mmap.pages_read = Some(0);
-        let t_mmap = page_floor_table(&[mmap], 100, 64);
+        let t_mmap = page_floor_table(&[mmap], 100, 64, &model);
         let row = t_mmap
             .lines()
             .find(|l| l.trim_start().starts_with("mmap"))
             .unwrap();
-        assert!(
-            row.trim_end().ends_with('-') && !row.contains("0.00x"),
-            "{row}"
-        );
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[2..4], ["-", "-"], "{row}");
         let lru = t
             .lines()
             .find(|l| l.trim_start().starts_with("lru"))
