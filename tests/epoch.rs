@@ -272,3 +272,76 @@ fn sequential_passes_give_identical_batches() {
         assert_eq!(run(&store, &cfg).1, seen_never, "{policy:?}");
     }
 }
+
+/// The planner prices every split of the caches' budget on the probed
+/// batches and takes the cheapest (or the default, within `MIN_GAIN`):
+/// list reads fall and row reads rise as the neighbor cache's share grows,
+/// and the neighbor cache's hit ratio predicted for the share it takes is
+/// near what the epoch then measures.
+#[test]
+fn the_planner_splits_the_caches_by_predicted_reads() {
+    use ginex::exec::cache_split::{MIN_GAIN, NEIGHBOR_SHARES};
+    use ginex::exec::plan::{plan_epoch, ExplicitSizes};
+    let (dir, store) = common::temp_synth_store(&ginex::import::synth::SynthParams {
+        nodes: 20_000,
+        avg_degree: 12.0,
+        dim: 64,
+        classes: 4,
+        seed: 5,
+        split: [0.3, 0.1, 0.1],
+        ..ginex::import::synth::SynthParams::default()
+    });
+    let mut cfg = common::epoch_config(Policy::Degree, &dir.path().join("runs"));
+    cfg.batch_size = 500;
+    let roomy = plan_epoch(
+        &store,
+        &mut cfg.clone(),
+        1 << 30,
+        ExplicitSizes::default(),
+        0,
+    )
+    .unwrap();
+    let base = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve;
+    for caches in [1u64 << 20, 3 << 20] {
+        let mut c = cfg.clone();
+        let p = plan_epoch(&store, &mut c, base + caches, ExplicitSizes::default(), 0).unwrap();
+        assert!(p.total() <= base + caches, "{}", p.describe());
+        let split = p.split.clone().expect("the split is measured");
+        assert_eq!(split.priced.len(), NEIGHBOR_SHARES.len());
+        for w in split.priced.windows(2) {
+            assert!(w[1].list_reads <= w[0].list_reads + 1e-9, "{split:?}");
+            assert!(w[1].row_reads >= w[0].row_reads - 1e-9, "{split:?}");
+        }
+        let best = split
+            .priced
+            .iter()
+            .map(|p| p.reads())
+            .fold(f64::MAX, f64::min);
+        let chosen = split
+            .priced
+            .iter()
+            .find(|p| p.share == split.share)
+            .unwrap();
+        assert!(
+            chosen.reads() * (1.0 - MIN_GAIN) <= best + 1e-9,
+            "{split:?}"
+        );
+        assert_eq!(c.neighbor_cache_bytes, split.neighbor_bytes);
+        assert_eq!(c.feature_cache_rows as u64, chosen.feature_rows);
+        let (report, _) = run(&store, &c);
+        let predicted = 1.0 - chosen.list_reads / split.lookups as f64;
+        let measured = report.neighbor_hit_ratio.unwrap();
+        assert!(
+            (predicted - measured).abs() < 0.1,
+            "neighbor-cache hit ratio: predicted {predicted}, measured {measured}: {split:?}"
+        );
+    }
+    // An explicit neighbor-cache size is kept, and nothing is priced.
+    let mut c = cfg.clone();
+    let explicit = ExplicitSizes {
+        neighbor_cache_bytes: Some(1 << 16),
+        ..ExplicitSizes::default()
+    };
+    let p = plan_epoch(&store, &mut c, base + (1 << 20), explicit, 0).unwrap();
+    assert_eq!((p.neighbor_cache_bytes, p.split), (1 << 16, None));
+}

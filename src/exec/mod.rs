@@ -6,6 +6,7 @@
 //! trace.
 
 mod access_summary;
+pub mod cache_split;
 pub mod config;
 pub mod curves;
 pub mod epoch;

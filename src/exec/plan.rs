@@ -24,8 +24,11 @@
 //!    the superbatch size is chosen so this takes at most a quarter of what
 //!    is left, unless given, then evened out over the epoch (81 batches
 //!    with room for 46 make two superbatches of 41);
-//! 5. **caches** — the rest: an eighth to the neighbor cache (at most what
-//!    the whole topology would take), the remainder to the feature cache.
+//! 5. **caches** — the rest, split between the neighbor cache (at most
+//!    what the whole topology would take) and the feature cache by
+//!    measured benefit: the share of the two predicted to leave the
+//!    probed batches the fewest reads ([`crate::exec::cache_split`]; an
+//!    eighth to the neighbor cache when nothing was probed).
 //!
 //! Batch sizes come from the store's measured working set: the planner
 //! samples a few of the epoch's own batches ([`WorkingSet::probe`]).
@@ -36,6 +39,9 @@
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::exec::cache_split::{
+    choose_split, neighbor_budget, CacheSplit, ProbeAccesses, DEFAULT_NEIGHBOR_SHARE,
+};
 use crate::exec::pipeline::Pipeline;
 use crate::exec::policy::Policy;
 use crate::sample::sampler::EpochSampler;
@@ -134,11 +140,22 @@ impl WorkingSet {
     /// batches, so the sizes are the ones the run will see).
     #[doc(hidden)]
     pub fn probe(sampler: &EpochSampler<'_>, probe: u64) -> Result<WorkingSet> {
+        Self::probe_with(sampler, probe, &mut ProbeAccesses::default())
+    }
+
+    /// [`probe`](Self::probe), adding what the batches touched to
+    /// `accesses`.
+    pub(crate) fn probe_with(
+        sampler: &EpochSampler<'_>,
+        probe: u64,
+        accesses: &mut ProbeAccesses,
+    ) -> Result<WorkingSet> {
         let n = probe.min(sampler.num_batches()).max(1);
         let (mut max_ids, mut ids, mut edges) = (0u64, 0u64, 0u64);
         let mut sampled = 0;
         for b in 0..n.min(sampler.num_batches()) {
             let batch = sampler.sample(b)?;
+            accesses.add(&batch);
             max_ids = max_ids.max(batch.ids.len() as u64);
             ids += batch.ids.len() as u64;
             edges += batch.num_edges() as u64;
@@ -194,6 +211,9 @@ pub struct PlanRequest {
     pub neighbor_cache_bytes: Option<u64>,
     /// Bytes the caller needs beside the data path (a model, libtorch).
     pub extra_bytes: u64,
+    /// What the probed batches touched: the neighbor cache's share is
+    /// chosen on them (None: [`DEFAULT_NEIGHBOR_SHARE`]).
+    pub probe: Option<ProbeAccesses>,
 }
 
 /// How a budget is spent.
@@ -219,6 +239,8 @@ pub struct MemoryPlan {
     pub feature_cache_bytes: u64,
     /// The batches it was measured on.
     pub working_set: WorkingSet,
+    /// How the caches' budget was split, when it was measured.
+    pub split: Option<CacheSplit>,
 }
 
 impl MemoryPlan {
@@ -241,6 +263,12 @@ impl MemoryPlan {
             "feature_cache_rows": self.feature_cache_rows, "feature_cache_bytes": self.feature_cache_bytes,
             "working_set": {"batches": self.working_set.batches, "max_ids": self.working_set.max_ids,
                 "mean_ids": self.working_set.mean_ids, "mean_edges": self.working_set.mean_edges},
+            "neighbor_cache_split": self.split.as_ref().map(|s| json!({
+                "share": s.share, "compression": s.compression,
+                "priced": s.priced.iter().map(|p| json!({"share": p.share,
+                    "neighbor_cache_bytes": p.neighbor_bytes, "feature_cache_rows": p.feature_rows,
+                    "list_reads": p.list_reads, "row_reads": p.row_reads})).collect::<Vec<_>>(),
+            })),
         })
     }
 
@@ -250,7 +278,7 @@ impl MemoryPlan {
         format!(
             "memory plan for {:.0} MiB: fixed {:.0} MiB, batch buffers {:.0} MiB (largest measured batch {} rows), \
              page-cache reserve {:.0} MiB, superbatches in flight {:.0} MiB ({} batches each), \
-             neighbor cache {:.0} MiB, feature cache {:.0} MiB ({} rows); planned {:.0} MiB",
+             neighbor cache {:.0} MiB{}, feature cache {:.0} MiB ({} rows); planned {:.0} MiB",
             mib(self.memory),
             mib(self.fixed),
             mib(self.batch_buffers),
@@ -259,6 +287,10 @@ impl MemoryPlan {
             mib(self.superbatch_bytes),
             self.superbatch,
             mib(self.neighbor_cache_bytes),
+            self.split.as_ref().map_or(String::new(), |s| format!(
+                " ({:.1} % of the caches: the share predicted to read least)",
+                100.0 * s.share
+            )),
             mib(self.feature_cache_bytes),
             self.feature_cache_rows,
             mib(self.total())
@@ -350,12 +382,6 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let superbatch_bytes = per_batch * superbatch;
     let caches = left.saturating_sub(superbatch_bytes);
     let topology_bytes = store.num_edges() * store.index_width().bytes() as u64 + 8 * n;
-    let neighbor_cache_bytes = match req.neighbor_cache_bytes {
-        Some(b) => b,
-        // Whole 64 KiB, so runs under one budget find the cache built before.
-        None if uses_ncache => (caches / 8).min(topology_bytes) >> 16 << 16,
-        None => 0,
-    };
     // A slot of the Belady or a static cache: its row, its id (8) and a
     // free-list entry (4), and for `ginex` what its superbatches in flight
     // keep per row; a dynamic cache: its row, its id and the policy's
@@ -371,18 +397,39 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         Some(kind) => kind.cache_bytes(rows, n, rb),
         None => rows * slot_bytes,
     };
-    let feature_cache_rows = match req.feature_cache_bytes {
-        Some(b) => b / rb.max(1),
-        None if uses_cache => {
-            let budget = caches.saturating_sub(neighbor_cache_bytes);
-            match req.policy.dynamic() {
-                Some(kind) => kind.rows_within(budget, n, rb),
-                None => budget / slot_bytes,
-            }
+    let rows_within = |budget: u64| {
+        match req.policy.dynamic() {
+            Some(kind) => kind.rows_within(budget, n, rb),
+            None => budget / slot_bytes,
         }
+        .min(n)
+    };
+    let (neighbor_cache_bytes, split) = match (req.neighbor_cache_bytes, &req.probe) {
+        (Some(b), _) => (b, None),
+        (None, _) if !uses_ncache => (0, None),
+        // Measured when the feature cache's size is left to the plan too.
+        (None, Some(probe)) if uses_cache && req.feature_cache_bytes.is_none() => {
+            let out_degrees = crate::sample::neighbor_cache::out_degrees(store)?;
+            let split = choose_split(
+                store,
+                &out_degrees,
+                probe,
+                caches,
+                topology_bytes,
+                &rows_within,
+            )?;
+            (split.neighbor_bytes, Some(split))
+        }
+        (None, _) => (
+            neighbor_budget(caches, DEFAULT_NEIGHBOR_SHARE, topology_bytes),
+            None,
+        ),
+    };
+    let feature_cache_rows = match req.feature_cache_bytes {
+        Some(b) => (b / rb.max(1)).min(n),
+        None if uses_cache => rows_within(caches.saturating_sub(neighbor_cache_bytes)),
         None => 0,
-    }
-    .min(n);
+    };
     let plan = MemoryPlan {
         memory: req.memory,
         fixed,
@@ -394,6 +441,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         feature_cache_rows,
         feature_cache_bytes: cache_bytes(feature_cache_rows),
         working_set: ws,
+        split,
     };
     if plan.total() > req.memory {
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
@@ -451,7 +499,8 @@ pub fn plan_epoch_with(
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
     let sampler = crate::exec::epoch::make_sampler(&source, config, &train)?;
-    let ws = WorkingSet::probe(&sampler, PROBE_BATCHES)?;
+    let mut probe = ProbeAccesses::default();
+    let ws = WorkingSet::probe_with(&sampler, PROBE_BATCHES, &mut probe)?;
     let batches = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
@@ -472,6 +521,7 @@ pub fn plan_epoch_with(
         feature_cache_bytes: explicit.feature_cache_bytes,
         neighbor_cache_bytes: explicit.neighbor_cache_bytes,
         extra_bytes: extra_bytes(&ws),
+        probe: Some(probe),
     };
     let p = plan(store, &req, ws)?;
     config.feature_cache_rows = p.feature_cache_rows as usize;

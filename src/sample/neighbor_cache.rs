@@ -96,7 +96,7 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         blob_len: 0,
         budget: Some(budget),
     };
-    let fixed = 64 + header.payload_len(); // file header + empty cache
+    let fixed = empty_cache_bytes(store);
     if budget < fixed {
         return Err(Error::invalid_argument(format!(
             "--budget {budget} bytes is below the {fixed} bytes an empty cache of {n} nodes takes"
@@ -255,6 +255,21 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         blob_bytes: header.blob_len,
         codec,
     })
+}
+
+/// Bytes a neighbor cache of `store` takes with no list in it: the file
+/// header, the fixed part, the bitmap and the rank directory.
+pub fn empty_cache_bytes(store: &Store) -> u64 {
+    let header = NcacheHeader {
+        num_nodes: store.num_nodes(),
+        store_crc: 0,
+        codec: Codec::BlockBitpack,
+        width: store.index_width(),
+        count: 0,
+        blob_len: 0,
+        budget: Some(0),
+    };
+    64 + header.payload_len()
 }
 
 /// Bytes the location table and blob of `codec` take for exactly `lists`

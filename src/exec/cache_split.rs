@@ -1,0 +1,300 @@
+//! How the planner divides the caches' budget between the neighbor cache
+//! and the feature cache: by measured benefit, reads saved per byte.
+//!
+//! Both caches save reads of the same device: a neighbor-list lookup that
+//! hits the neighbor cache saves a CSC read, a row that hits the feature
+//! cache saves a feature-page read. The planner already samples a few of
+//! the epoch's own batches ([`WorkingSet::probe`]); they say which lists
+//! the sampler looks up and which rows the batches gather
+//! ([`ProbeAccesses`]). For each share of the budget in
+//! [`NEIGHBOR_SHARES`] it predicts the reads both caches leave:
+//!
+//! * **lists** — the neighbor cache holds lists in its build's order,
+//!   out-degree / in-degree descending (`sample::neighbor_cache`), until
+//!   its budget is spent; a lookup hits when its list is among them. A
+//!   list's bytes are its in-degree times the index width, scaled by the
+//!   codec's compression measured on lists the probe looked up.
+//! * **rows** — a feature cache of `R` rows is priced as the static cache
+//!   of the `R` highest out-degree nodes (the `degree` policy): a row hits
+//!   when its node is among them. Belady and the dynamic policies hit more
+//!   than that at every size, so the feature cache's benefit is
+//!   underestimated alike for every share; what the split compares is how
+//!   the two caches' benefits fall off.
+//!
+//! Nodes are bucketed by a quantised log of their score (eight buckets a
+//! doubling), so choosing costs one pass over the topology for the
+//! out-degrees (as the `degree` policy and the reuse prior do) and a few
+//! passes over the probe, never a sort of the nodes.
+//!
+//! [`WorkingSet::probe`]: crate::exec::plan::WorkingSet::probe
+
+use crate::error::Result;
+use crate::format::neighbor_cache::Codec;
+use crate::sample::sampler::SampledBatch;
+use crate::store::Store;
+
+/// Shares of the caches' budget the planner prices for the neighbor cache.
+pub const NEIGHBOR_SHARES: [f64; 10] = [
+    0.0,
+    1.0 / 64.0,
+    1.0 / 32.0,
+    1.0 / 16.0,
+    1.0 / 8.0,
+    3.0 / 16.0,
+    1.0 / 4.0,
+    3.0 / 8.0,
+    1.0 / 2.0,
+    3.0 / 4.0,
+];
+
+/// The share a run gets when none is measured, and the one kept when no
+/// other is predicted to save at least [`MIN_GAIN`] of its reads.
+pub const DEFAULT_NEIGHBOR_SHARE: f64 = 1.0 / 8.0;
+
+/// A share replaces the default only when it is predicted to leave this
+/// much fewer reads (1 %): the prediction is coarse, and a stable split
+/// lets runs under one budget reuse the neighbor cache built before.
+pub const MIN_GAIN: f64 = 0.01;
+
+/// Lists the compression ratio is measured on.
+const COMPRESSION_SAMPLE: usize = 512;
+
+/// Score buckets a doubling.
+const BUCKETS_PER_DOUBLING: f64 = 8.0;
+/// Buckets in all: scores from 2^-64 to 2^64.
+const BUCKETS: usize = 128 * 8;
+
+/// What the probe's batches touched.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeAccesses {
+    /// Nodes whose in-neighbor lists the sampler looked up (once per hop
+    /// that drew from them).
+    pub lookups: Vec<u64>,
+    /// Nodes whose rows the batches gathered.
+    pub rows: Vec<u64>,
+}
+
+impl ProbeAccesses {
+    /// Adds a sampled batch: every hop looks up the lists of the ids
+    /// sampled before it, and the batch gathers every id.
+    pub fn add(&mut self, batch: &SampledBatch) {
+        for hop in &batch.hops {
+            self.lookups.extend_from_slice(&batch.ids[..hop.num_dst]);
+        }
+        self.rows.extend_from_slice(&batch.ids);
+    }
+}
+
+/// One priced share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PricedShare {
+    /// Share of the caches' budget for the neighbor cache.
+    pub share: f64,
+    /// Neighbor-cache bytes.
+    pub neighbor_bytes: u64,
+    /// Feature-cache rows the rest holds.
+    pub feature_rows: u64,
+    /// Predicted list reads and row reads of the probe's batches.
+    pub list_reads: f64,
+    /// See `list_reads`.
+    pub row_reads: f64,
+}
+
+impl PricedShare {
+    /// Predicted reads in all.
+    pub fn reads(&self) -> f64 {
+        self.list_reads + self.row_reads
+    }
+}
+
+/// The split chosen, and every share priced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheSplit {
+    /// Neighbor-cache bytes chosen.
+    pub neighbor_bytes: u64,
+    /// The share chosen.
+    pub share: f64,
+    /// Every share priced, in [`NEIGHBOR_SHARES`] order.
+    pub priced: Vec<PricedShare>,
+    /// Measured bytes of a cached list over its raw bytes.
+    pub compression: f64,
+    /// List lookups and rows of the probed batches (what the reads are
+    /// out of).
+    pub lookups: u64,
+    /// See `lookups`.
+    pub rows: u64,
+}
+
+/// Bucket of a positive score.
+fn bucket(score: f64) -> usize {
+    if score <= 0.0 {
+        return 0;
+    }
+    let b = (score.log2() * BUCKETS_PER_DOUBLING).floor() + (BUCKETS / 2) as f64;
+    b.clamp(0.0, (BUCKETS - 1) as f64) as usize
+}
+
+/// A cache filled in descending score order: `weight[b]` of capacity is
+/// taken by the nodes of bucket `b`. Returns, per bucket, the share of its
+/// nodes inside a cache of `capacity` (1 above the bucket it runs out in,
+/// a fraction in it, 0 below).
+fn filled(weight: &[f64], capacity: f64) -> Vec<f64> {
+    let mut left = capacity.max(0.0);
+    let mut share = vec![0.0; weight.len()];
+    for b in (0..weight.len()).rev() {
+        if left <= 0.0 {
+            break;
+        }
+        if weight[b] <= left {
+            share[b] = 1.0;
+            left -= weight[b];
+        } else {
+            share[b] = left / weight[b];
+            left = 0.0;
+        }
+    }
+    share
+}
+
+/// Prices every share of `caches` bytes (the neighbor cache at most
+/// `topology_bytes`; `feature_rows(bytes)`: the rows a feature cache of
+/// `bytes` holds) on the probe's accesses, and picks the one predicted to
+/// leave the fewest reads (the default unless another saves [`MIN_GAIN`]).
+pub fn choose_split(
+    store: &Store,
+    out_degrees: &[u32],
+    probe: &ProbeAccesses,
+    caches: u64,
+    topology_bytes: u64,
+    feature_rows: &dyn Fn(u64) -> u64,
+) -> Result<CacheSplit> {
+    let n = store.num_nodes() as usize;
+    let width = store.index_width().bytes() as f64;
+    let in_degree = |v: usize| store.indptr()[v + 1] - store.indptr()[v];
+    let compression = measured_compression(store, &probe.lookups)?;
+    // Lists: bytes per bucket of out/in; rows: nodes per bucket of out.
+    let list_score = |v: usize| f64::from(out_degrees[v]) / in_degree(v).max(1) as f64;
+    let row_score = |v: usize| f64::from(out_degrees[v]) + 1.0;
+    let (mut list_bytes, mut row_nodes) = (vec![0.0; BUCKETS], vec![0.0; BUCKETS]);
+    for v in 0..n {
+        let d = in_degree(v);
+        if d > 0 {
+            list_bytes[bucket(list_score(v))] += d as f64 * width * compression + 2.0;
+        }
+        row_nodes[bucket(row_score(v))] += 1.0;
+    }
+    let empty_cache = crate::sample::neighbor_cache::empty_cache_bytes(store);
+    let (mut list_hist, mut row_hist) = (vec![0.0; BUCKETS], vec![0.0; BUCKETS]);
+    for &v in &probe.lookups {
+        list_hist[bucket(list_score(v as usize))] += 1.0;
+    }
+    for &v in &probe.rows {
+        row_hist[bucket(row_score(v as usize))] += 1.0;
+    }
+    let misses = |hist: &[f64], inside: &[f64]| -> f64 {
+        hist.iter().zip(inside).map(|(h, s)| h * (1.0 - s)).sum()
+    };
+    let priced: Vec<PricedShare> = NEIGHBOR_SHARES
+        .iter()
+        .map(|&share| {
+            let neighbor_bytes = neighbor_budget(caches, share, topology_bytes);
+            let feature_rows = feature_rows(caches - neighbor_bytes);
+            let lists = neighbor_bytes.saturating_sub(empty_cache) as f64;
+            let list_reads = if neighbor_bytes == 0 {
+                probe.lookups.len() as f64
+            } else {
+                misses(&list_hist, &filled(&list_bytes, lists))
+            };
+            PricedShare {
+                share,
+                neighbor_bytes,
+                feature_rows,
+                list_reads,
+                row_reads: misses(&row_hist, &filled(&row_nodes, feature_rows as f64)),
+            }
+        })
+        .collect();
+    let default = priced
+        .iter()
+        .find(|p| p.share == DEFAULT_NEIGHBOR_SHARE)
+        .copied()
+        .unwrap_or(priced[0]);
+    let best = priced
+        .iter()
+        .copied()
+        .min_by(|a, b| a.reads().total_cmp(&b.reads()))
+        .unwrap_or(default);
+    let chosen = if best.reads() < default.reads() * (1.0 - MIN_GAIN) {
+        best
+    } else {
+        default
+    };
+    Ok(CacheSplit {
+        neighbor_bytes: chosen.neighbor_bytes,
+        share: chosen.share,
+        priced,
+        compression,
+        lookups: probe.lookups.len() as u64,
+        rows: probe.rows.len() as u64,
+    })
+}
+
+/// The neighbor-cache bytes of `share` of `caches`: at most what the whole
+/// topology takes, in whole 64 KiB (so runs under one budget find the
+/// cache built before).
+pub fn neighbor_budget(caches: u64, share: f64, topology_bytes: u64) -> u64 {
+    ((caches as f64 * share) as u64).min(topology_bytes) >> 16 << 16
+}
+
+/// Bytes of the neighbor cache's encoding over the raw bytes (in-degree ×
+/// index width) of up to [`COMPRESSION_SAMPLE`] distinct lists of
+/// `lookups` (1 when there are none).
+fn measured_compression(store: &Store, lookups: &[u64]) -> Result<f64> {
+    let mut sample: Vec<u64> = lookups.to_vec();
+    sample.sort_unstable();
+    sample.dedup();
+    let step = sample.len().div_ceil(COMPRESSION_SAMPLE).max(1);
+    let width = store.index_width();
+    let (mut raw, mut encoded) = (0u64, 0u64);
+    let mut scratch = Vec::new();
+    for &v in sample.iter().step_by(step) {
+        let list = store.in_neighbors(v)?;
+        scratch.clear();
+        Codec::BlockBitpack.encode(&list, width, &mut scratch)?;
+        raw += list.len() as u64 * width.bytes() as u64;
+        encoded += scratch.len() as u64;
+    }
+    Ok(if raw == 0 {
+        1.0
+    } else {
+        encoded as f64 / raw as f64
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_eight_a_doubling_and_ordered() {
+        assert_eq!(bucket(2.0) - bucket(1.0), 8);
+        assert!(bucket(1.5) > bucket(1.0) && bucket(1.5) < bucket(2.0));
+        assert_eq!(bucket(0.0), 0);
+        assert_eq!(bucket(f64::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn a_cache_fills_the_highest_buckets_first() {
+        let w = [4.0, 2.0, 3.0];
+        assert_eq!(filled(&w, 0.0), vec![0.0, 0.0, 0.0]);
+        assert_eq!(filled(&w, 4.0), vec![0.0, 0.5, 1.0]);
+        assert_eq!(filled(&w, 100.0), vec![1.0, 1.0, 1.0]);
+    }
+
+    #[test]
+    fn the_neighbor_budget_is_capped_and_in_whole_64_kib() {
+        assert_eq!(neighbor_budget(1 << 30, 0.125, u64::MAX), 128 << 20);
+        assert_eq!(neighbor_budget(1 << 30, 0.5, 100 << 20), 100 << 20);
+        assert_eq!(neighbor_budget(100_000, 0.5, u64::MAX), 0);
+    }
+}
