@@ -33,7 +33,8 @@
 //! fixed part, one batch, the reserve and a one-batch superbatch is
 //! refused with the minimum it needs.
 
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::exec::pipeline::Pipeline;
@@ -117,7 +118,7 @@ pub fn staged_init_bytes(num_nodes: u64, row_bytes: u64) -> u64 {
 pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
 
 /// Sizes of a store's batches, measured by sampling some of them.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WorkingSet {
     /// Batches sampled.
     pub batches: u64,
@@ -196,8 +197,9 @@ pub struct PlanRequest {
     pub extra_bytes: u64,
 }
 
-/// How a budget is spent.
-#[derive(Debug, Clone, PartialEq)]
+/// How a budget is spent; its serde form is the report's `memory_plan`
+/// object (the field names are the keys, `working_set` nested).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPlan {
     /// The budget.
     pub memory: u64,
@@ -232,16 +234,11 @@ impl MemoryPlan {
             + self.feature_cache_bytes
     }
 
-    /// JSON form.
+    /// JSON form (the serde form as a [`Value`]).
     pub fn to_json(&self) -> Value {
-        json!({
-            "memory": self.memory, "fixed": self.fixed, "batch_buffers": self.batch_buffers,
-            "page_cache_reserve": self.page_cache_reserve, "superbatch_bytes": self.superbatch_bytes,
-            "superbatch": self.superbatch, "neighbor_cache_bytes": self.neighbor_cache_bytes,
-            "feature_cache_rows": self.feature_cache_rows, "feature_cache_bytes": self.feature_cache_bytes,
-            "working_set": {"batches": self.working_set.batches, "max_ids": self.working_set.max_ids,
-                "mean_ids": self.working_set.mean_ids, "mean_edges": self.working_set.mean_edges},
-        })
+        // Integers and floats only: serializing cannot fail (a non-finite
+        // mean is written as null, as `json!` did).
+        serde_json::to_value(self).unwrap_or_default()
     }
 
     /// A few lines for people.
@@ -483,6 +480,49 @@ pub fn plan_epoch_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sample_plan() -> MemoryPlan {
+        MemoryPlan {
+            memory: 1 << 30,
+            fixed: 40 << 20,
+            batch_buffers: 12 << 20,
+            page_cache_reserve: PAGE_CACHE_RESERVE,
+            superbatch_bytes: 3 << 20,
+            superbatch: 41,
+            neighbor_cache_bytes: 64 << 16,
+            feature_cache_rows: 123_456,
+            feature_cache_bytes: 123_456 * 524,
+            working_set: WorkingSet {
+                batches: 2,
+                max_ids: 9_000,
+                mean_ids: 8_765.5,
+                mean_edges: 20_000.25,
+            },
+        }
+    }
+
+    #[test]
+    fn the_plans_json_has_the_reports_keys() {
+        let p = sample_plan();
+        let want = serde_json::json!({
+            "memory": p.memory, "fixed": p.fixed, "batch_buffers": p.batch_buffers,
+            "page_cache_reserve": p.page_cache_reserve, "superbatch_bytes": p.superbatch_bytes,
+            "superbatch": p.superbatch, "neighbor_cache_bytes": p.neighbor_cache_bytes,
+            "feature_cache_rows": p.feature_cache_rows, "feature_cache_bytes": p.feature_cache_bytes,
+            "working_set": {"batches": 2, "max_ids": 9_000, "mean_ids": 8_765.5, "mean_edges": 20_000.25},
+        });
+        assert_eq!(p.to_json(), want);
+    }
+
+    #[test]
+    fn a_plan_round_trips_through_json() {
+        let p = sample_plan();
+        let text = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<MemoryPlan>(&text).unwrap(), p);
+        let ws: WorkingSet =
+            serde_json::from_value(serde_json::to_value(p.working_set).unwrap()).unwrap();
+        assert_eq!(ws, p.working_set);
+    }
 
     #[test]
     fn io_and_staged_buffers_follow_the_batch_and_the_store() {
