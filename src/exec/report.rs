@@ -164,10 +164,11 @@ impl EpochReport {
 }
 
 /// The report's JSON document: what [`EpochReport::to_json`] writes, with
-/// the totals computed from the per-batch counters. Written only (readers
-/// pick the keys they need from the document).
+/// the totals computed from the per-batch counters (`ginex epoch` writes
+/// it at the top level of its report). Written only: readers pick the
+/// keys they need from the document.
 #[derive(Debug, Serialize)]
-pub(crate) struct ReportJson<'a> {
+pub struct ReportJson<'a> {
     /// [`EpochReport::hits`].
     pub hits: u64,
     /// [`EpochReport::misses`].
@@ -213,7 +214,7 @@ pub(crate) struct ReportJson<'a> {
 
 /// The stage times of a [`ReportJson`], in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub(crate) struct StageSeconds {
+pub struct StageSeconds {
     /// [`EpochReport::sample`].
     pub sample: f64,
     /// [`EpochReport::reuse_prior`].
@@ -242,7 +243,7 @@ pub(crate) struct StageSeconds {
 
 impl<'a> ReportJson<'a> {
     /// The document of `r`.
-    pub(crate) fn new(r: &'a EpochReport) -> Self {
+    pub fn new(r: &'a EpochReport) -> Self {
         ReportJson {
             hits: r.hits(),
             misses: r.misses(),
