@@ -251,6 +251,52 @@ mod tests {
         assert!(summary_json(&p)["wall_seconds"].is_null());
     }
 
+    /// What `ginex epoch` writes, `bench outofcore` reads back.
+    #[test]
+    fn an_epoch_report_reads_back_as_its_metrics() {
+        use ginex::exec::epoch::{BatchStat, EpochReport};
+        let r = EpochReport {
+            batches: vec![
+                BatchStat {
+                    batch: 0,
+                    hits: 4,
+                    misses: 6,
+                    checksum: 1,
+                },
+                BatchStat {
+                    batch: 1,
+                    hits: 5,
+                    misses: 1,
+                    checksum: 2,
+                },
+            ],
+            optimal_misses: vec![3, 1],
+            init_reads: 2,
+            optimal_init_reads: 2,
+            pages_read: 11,
+            feature_reads: 9,
+            bytes_read: 45_056,
+            gather: std::time::Duration::from_millis(250),
+            ..EpochReport::default()
+        };
+        let mut doc = r.to_json();
+        doc["parameters"] = json!({"feature_cache_rows": 64});
+        doc["peak_rss_bytes"] = json!(1 << 20);
+        let m = metrics_from_report(&doc, false);
+        assert_eq!((m.hits, m.misses), (Some(r.hits()), Some(r.misses())));
+        assert_eq!(m.optimal_misses, Some(r.optimal_total()));
+        assert_eq!(
+            (m.pages_read, m.feature_reads, m.bytes_read),
+            (Some(11), Some(9), Some(45_056))
+        );
+        assert_eq!(
+            (m.feature_cache_rows, m.peak_rss_bytes),
+            (Some(64), Some(1 << 20))
+        );
+        let gather = m.stages.iter().find(|(k, _)| k == "gather");
+        assert_eq!(gather, Some(&("gather".to_string(), 0.25)));
+    }
+
     #[test]
     fn report_keys_of_another_type_read_as_missing() {
         let report = json!({"hits": "many", "misses": -1, "bytes_read": 1.5,
