@@ -8,12 +8,18 @@
 //! JSON, an object, an `epoch` number, progress fields of the right types
 //! and a best epoch not after the checkpoint's own epoch. The configuration
 //! keys are compared with the run's by the trainer (`MUST_MATCH`).
+//!
+//! [`Progress`] is serialized by serde (the trainer flattens it into the
+//! document it writes) but read here key by key: a damaged document is
+//! refused with a message naming the key, what it holds and what was
+//! expected, which serde's messages do not say.
 
 #![deny(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::io::Read;
 use std::path::Path;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -26,13 +32,17 @@ pub const MAX_LATEST_BYTES: u64 = 4096;
 
 /// Where a run stands after an epoch: what the checkpoint metadata records
 /// beyond the configuration, so a resumed run continues its selection.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// Serialized with the document's key names (`best_valid_acc`,
+/// `best_test_acc`); read back by [`parse_value`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Progress {
     /// Epoch with the best validation accuracy so far.
     pub best_epoch: Option<u64>,
     /// That accuracy.
+    #[serde(rename = "best_valid_acc")]
     pub best_valid: Option<f64>,
     /// Test accuracy at that epoch.
+    #[serde(rename = "best_test_acc")]
     pub best_test: Option<f64>,
     /// Evaluations since the best (early stopping).
     pub evals_since_best: u64,
@@ -202,6 +212,54 @@ mod tests {
         assert_eq!(m.progress.best_valid, Some(0.5));
         assert_eq!(m.progress.best_test, None);
         assert_eq!(m.value["model"], "sage");
+    }
+
+    #[test]
+    fn progress_round_trips_through_the_document() {
+        let path = Path::new("epoch-00009.json");
+        for progress in [
+            Progress::default(),
+            Progress {
+                best_epoch: Some(7),
+                best_valid: Some(0.625),
+                best_test: None,
+                evals_since_best: 2,
+                complete: true,
+                stopped_early: true,
+            },
+        ] {
+            let mut doc = serde_json::to_value(progress).unwrap();
+            doc["epoch"] = 9.into();
+            let text = serde_json::to_vec_pretty(&doc).unwrap();
+            let m = parse_meta(&text, path).unwrap();
+            assert_eq!((m.epoch, m.progress), (9, progress));
+        }
+        let keys: Vec<String> = serde_json::to_value(Progress::default())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "best_epoch",
+                "best_test_acc",
+                "best_valid_acc",
+                "complete",
+                "evals_since_best",
+                "stopped_early"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_old_document_without_progress_reads_with_defaults() {
+        // Written before the progress keys: the epoch and the configuration.
+        let old = br#"{"epoch": 3, "model": "sage", "hidden": 16, "layers": 2}"#;
+        let m = parse_meta(old, Path::new("epoch-00003.json")).unwrap();
+        assert_eq!((m.epoch, m.progress), (3, Progress::default()));
     }
 
     #[test]

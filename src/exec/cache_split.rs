@@ -28,6 +28,8 @@
 //!
 //! [`WorkingSet::probe`]: crate::exec::plan::WorkingSet::probe
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::Result;
 use crate::format::neighbor_cache::Codec;
 use crate::sample::sampler::SampledBatch;
@@ -86,13 +88,15 @@ impl ProbeAccesses {
 }
 
 /// One priced share.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PricedShare {
     /// Share of the caches' budget for the neighbor cache.
     pub share: f64,
     /// Neighbor-cache bytes.
+    #[serde(rename = "neighbor_cache_bytes")]
     pub neighbor_bytes: u64,
     /// Feature-cache rows the rest holds.
+    #[serde(rename = "feature_cache_rows")]
     pub feature_rows: u64,
     /// Predicted list reads and row reads of the probe's batches.
     pub list_reads: f64,
@@ -107,10 +111,12 @@ impl PricedShare {
     }
 }
 
-/// The split chosen, and every share priced.
-#[derive(Debug, Clone, PartialEq)]
+/// The split chosen, and every share priced (the plan JSON's
+/// `neighbor_cache_split`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CacheSplit {
     /// Neighbor-cache bytes chosen.
+    #[serde(rename = "neighbor_cache_bytes")]
     pub neighbor_bytes: u64,
     /// The share chosen.
     pub share: f64,

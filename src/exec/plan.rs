@@ -36,7 +36,8 @@
 //! fixed part, one batch, the reserve and a one-batch superbatch is
 //! refused with the minimum it needs.
 
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::exec::cache_split::{
@@ -123,7 +124,7 @@ pub fn staged_init_bytes(num_nodes: u64, row_bytes: u64) -> u64 {
 pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
 
 /// Sizes of a store's batches, measured by sampling some of them.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WorkingSet {
     /// Batches sampled.
     pub batches: u64,
@@ -216,8 +217,9 @@ pub struct PlanRequest {
     pub probe: Option<ProbeAccesses>,
 }
 
-/// How a budget is spent.
-#[derive(Debug, Clone, PartialEq)]
+/// How a budget is spent; its serde form is the report's `memory_plan`
+/// object (the field names are the keys, `working_set` nested).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPlan {
     /// The budget.
     pub memory: u64,
@@ -240,6 +242,7 @@ pub struct MemoryPlan {
     /// The batches it was measured on.
     pub working_set: WorkingSet,
     /// How the caches' budget was split, when it was measured.
+    #[serde(rename = "neighbor_cache_split", default)]
     pub split: Option<CacheSplit>,
 }
 
@@ -254,22 +257,11 @@ impl MemoryPlan {
             + self.feature_cache_bytes
     }
 
-    /// JSON form.
+    /// JSON form (the serde form as a [`Value`]).
     pub fn to_json(&self) -> Value {
-        json!({
-            "memory": self.memory, "fixed": self.fixed, "batch_buffers": self.batch_buffers,
-            "page_cache_reserve": self.page_cache_reserve, "superbatch_bytes": self.superbatch_bytes,
-            "superbatch": self.superbatch, "neighbor_cache_bytes": self.neighbor_cache_bytes,
-            "feature_cache_rows": self.feature_cache_rows, "feature_cache_bytes": self.feature_cache_bytes,
-            "working_set": {"batches": self.working_set.batches, "max_ids": self.working_set.max_ids,
-                "mean_ids": self.working_set.mean_ids, "mean_edges": self.working_set.mean_edges},
-            "neighbor_cache_split": self.split.as_ref().map(|s| json!({
-                "share": s.share, "compression": s.compression,
-                "priced": s.priced.iter().map(|p| json!({"share": p.share,
-                    "neighbor_cache_bytes": p.neighbor_bytes, "feature_cache_rows": p.feature_rows,
-                    "list_reads": p.list_reads, "row_reads": p.row_reads})).collect::<Vec<_>>(),
-            })),
-        })
+        // Integers and floats only: serializing cannot fail (a non-finite
+        // mean is written as null, as `json!` did).
+        serde_json::to_value(self).unwrap_or_default()
     }
 
     /// A few lines for people.
@@ -533,6 +525,67 @@ pub fn plan_epoch_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sample_plan() -> MemoryPlan {
+        MemoryPlan {
+            memory: 1 << 30,
+            fixed: 40 << 20,
+            batch_buffers: 12 << 20,
+            page_cache_reserve: PAGE_CACHE_RESERVE,
+            superbatch_bytes: 3 << 20,
+            superbatch: 41,
+            neighbor_cache_bytes: 64 << 16,
+            feature_cache_rows: 123_456,
+            feature_cache_bytes: 123_456 * 524,
+            working_set: WorkingSet {
+                batches: 2,
+                max_ids: 9_000,
+                mean_ids: 8_765.5,
+                mean_edges: 20_000.25,
+            },
+            split: Some(CacheSplit {
+                neighbor_bytes: 64 << 16,
+                share: 0.125,
+                priced: vec![crate::exec::cache_split::PricedShare {
+                    share: 0.125,
+                    neighbor_bytes: 64 << 16,
+                    feature_rows: 123_456,
+                    list_reads: 10.5,
+                    row_reads: 20.25,
+                }],
+                compression: 0.5,
+                lookups: 100,
+                rows: 200,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_plans_json_has_the_reports_keys() {
+        let p = sample_plan();
+        let want = serde_json::json!({
+            "memory": p.memory, "fixed": p.fixed, "batch_buffers": p.batch_buffers,
+            "page_cache_reserve": p.page_cache_reserve, "superbatch_bytes": p.superbatch_bytes,
+            "superbatch": p.superbatch, "neighbor_cache_bytes": p.neighbor_cache_bytes,
+            "feature_cache_rows": p.feature_cache_rows, "feature_cache_bytes": p.feature_cache_bytes,
+            "working_set": {"batches": 2, "max_ids": 9_000, "mean_ids": 8_765.5, "mean_edges": 20_000.25},
+            "neighbor_cache_split": {"neighbor_cache_bytes": 64 << 16, "share": 0.125, "compression": 0.5,
+                "lookups": 100, "rows": 200,
+                "priced": [{"share": 0.125, "neighbor_cache_bytes": 64 << 16, "feature_cache_rows": 123_456,
+                    "list_reads": 10.5, "row_reads": 20.25}]},
+        });
+        assert_eq!(p.to_json(), want);
+    }
+
+    #[test]
+    fn a_plan_round_trips_through_json() {
+        let p = sample_plan();
+        let text = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<MemoryPlan>(&text).unwrap(), p);
+        let ws: WorkingSet =
+            serde_json::from_value(serde_json::to_value(p.working_set).unwrap()).unwrap();
+        assert_eq!(ws, p.working_set);
+    }
 
     #[test]
     fn io_and_staged_buffers_follow_the_batch_and_the_store() {

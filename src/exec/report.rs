@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::sample::sampler::Hop;
 use crate::store::gather::GatherStats;
@@ -23,8 +24,8 @@ pub struct EpochBatch<'a> {
     pub rows: &'a [u8],
 }
 
-/// Per-batch counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Per-batch counters (serialized as one entry of the report's `per_batch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct BatchStat {
     /// Batch index.
     pub batch: u64,
@@ -165,28 +166,226 @@ impl EpochReport {
             + self.cache_update
     }
 
-    /// JSON form of the counters and stage times.
+    /// JSON form of the counters and stage times ([`ReportJson`] as a
+    /// [`Value`]).
     pub fn to_json(&self) -> Value {
-        json!({
-            "hits": self.hits(), "misses": self.misses(), "miss_ratio": self.miss_ratio(),
-            "batch_misses": self.batch_misses(), "init_reads": self.init_reads, "read_ahead_rows": self.read_ahead,
-            "optimal_init_reads": self.optimal_init_reads,
-            "superbatches": self.superbatches, "paged_superbatches": self.paged_superbatches,
-            "page_companions": self.page_companions, "planned_page_reads": self.planned_page_reads, "optimal_total": (!self.optimal_misses.is_empty()).then(|| self.optimal_total()),
-            "neighbor_cache_reused": self.neighbor_cache_reused,
-            "pages_read": self.pages_read, "feature_reads": self.feature_reads, "bytes_read": self.bytes_read,
-            "sequential_passes": self.sequential_passes,
-            "neighbor_cache_hit_ratio": self.neighbor_hit_ratio,
-            "seconds": {
-                "sample": self.sample.as_secs_f64(), "reuse_prior": self.reuse_prior.as_secs_f64(), "changeset": self.changeset.as_secs_f64(),
-                "load_runs": self.load_runs.as_secs_f64(), "cache_init": self.cache_init.as_secs_f64(),
-                "gather": self.gather.as_secs_f64(), "cache_update": self.cache_update.as_secs_f64(),
-                "total": self.total().as_secs_f64(), "neighbor_cache_build": self.neighbor_cache_build.as_secs_f64(),
-                "changeset_exposed": self.changeset_exposed.as_secs_f64(), "reuse_prior_exposed": self.reuse_prior_exposed.as_secs_f64(), "wall": self.wall.as_secs_f64(),
-                "feature_read": self.feature_read.as_secs_f64(), "predicted_read": self.predicted_read.as_secs_f64(),
+        // Integers, floats, options and a vector: serializing cannot fail
+        // (a non-finite ratio is written as null, as `json!` did).
+        serde_json::to_value(ReportJson::new(self)).unwrap_or_default()
+    }
+}
+
+/// The report's JSON document: what [`EpochReport::to_json`] writes, with
+/// the totals computed from the per-batch counters (`ginex epoch` writes
+/// it at the top level of its report). Written only: readers pick the
+/// keys they need from the document.
+#[derive(Debug, Serialize)]
+pub struct ReportJson<'a> {
+    /// [`EpochReport::hits`].
+    pub hits: u64,
+    /// [`EpochReport::misses`].
+    pub misses: u64,
+    /// [`EpochReport::miss_ratio`].
+    pub miss_ratio: f64,
+    /// [`EpochReport::batch_misses`].
+    pub batch_misses: u64,
+    /// [`EpochReport::init_reads`].
+    pub init_reads: u64,
+    /// [`EpochReport::read_ahead`].
+    pub read_ahead_rows: u64,
+    /// [`EpochReport::optimal_init_reads`].
+    pub optimal_init_reads: u64,
+    /// [`EpochReport::superbatches`].
+    pub superbatches: u64,
+    /// [`EpochReport::paged_superbatches`].
+    pub paged_superbatches: u64,
+    /// [`EpochReport::page_companions`].
+    pub page_companions: u64,
+    /// [`EpochReport::planned_page_reads`].
+    pub planned_page_reads: u64,
+    /// [`EpochReport::optimal_total`], when the inspector planned (null
+    /// otherwise).
+    pub optimal_total: Option<u64>,
+    /// [`EpochReport::neighbor_cache_reused`].
+    pub neighbor_cache_reused: bool,
+    /// [`EpochReport::pages_read`].
+    pub pages_read: u64,
+    /// [`EpochReport::feature_reads`].
+    pub feature_reads: u64,
+    /// [`EpochReport::bytes_read`].
+    pub bytes_read: u64,
+    /// [`EpochReport::sequential_passes`].
+    pub sequential_passes: u64,
+    /// [`EpochReport::neighbor_hit_ratio`].
+    pub neighbor_cache_hit_ratio: Option<f64>,
+    /// Stage times in seconds.
+    pub seconds: StageSeconds,
+    /// [`EpochReport::batches`].
+    pub per_batch: &'a [BatchStat],
+    /// [`EpochReport::optimal_misses`].
+    pub optimal_misses: &'a [u64],
+}
+
+/// The stage times of a [`ReportJson`], in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StageSeconds {
+    /// [`EpochReport::sample`].
+    pub sample: f64,
+    /// [`EpochReport::reuse_prior`].
+    pub reuse_prior: f64,
+    /// [`EpochReport::changeset`].
+    pub changeset: f64,
+    /// [`EpochReport::load_runs`].
+    pub load_runs: f64,
+    /// [`EpochReport::cache_init`].
+    pub cache_init: f64,
+    /// [`EpochReport::gather`].
+    pub gather: f64,
+    /// [`EpochReport::cache_update`].
+    pub cache_update: f64,
+    /// [`EpochReport::total`].
+    pub total: f64,
+    /// [`EpochReport::neighbor_cache_build`].
+    pub neighbor_cache_build: f64,
+    /// [`EpochReport::changeset_exposed`].
+    pub changeset_exposed: f64,
+    /// [`EpochReport::reuse_prior_exposed`].
+    pub reuse_prior_exposed: f64,
+    /// [`EpochReport::wall`].
+    pub wall: f64,
+    /// [`EpochReport::feature_read`] (not a stage: the reads' own time,
+    /// summed over gathers).
+    pub feature_read: f64,
+    /// [`EpochReport::predicted_read`].
+    pub predicted_read: f64,
+}
+
+impl<'a> ReportJson<'a> {
+    /// The document of `r`.
+    pub fn new(r: &'a EpochReport) -> Self {
+        ReportJson {
+            hits: r.hits(),
+            misses: r.misses(),
+            miss_ratio: r.miss_ratio(),
+            batch_misses: r.batch_misses(),
+            init_reads: r.init_reads,
+            read_ahead_rows: r.read_ahead,
+            optimal_init_reads: r.optimal_init_reads,
+            superbatches: r.superbatches,
+            paged_superbatches: r.paged_superbatches,
+            page_companions: r.page_companions,
+            planned_page_reads: r.planned_page_reads,
+            optimal_total: (!r.optimal_misses.is_empty()).then(|| r.optimal_total()),
+            neighbor_cache_reused: r.neighbor_cache_reused,
+            pages_read: r.pages_read,
+            feature_reads: r.feature_reads,
+            bytes_read: r.bytes_read,
+            sequential_passes: r.sequential_passes,
+            neighbor_cache_hit_ratio: r.neighbor_hit_ratio,
+            seconds: StageSeconds {
+                sample: r.sample.as_secs_f64(),
+                reuse_prior: r.reuse_prior.as_secs_f64(),
+                changeset: r.changeset.as_secs_f64(),
+                load_runs: r.load_runs.as_secs_f64(),
+                cache_init: r.cache_init.as_secs_f64(),
+                gather: r.gather.as_secs_f64(),
+                cache_update: r.cache_update.as_secs_f64(),
+                total: r.total().as_secs_f64(),
+                neighbor_cache_build: r.neighbor_cache_build.as_secs_f64(),
+                changeset_exposed: r.changeset_exposed.as_secs_f64(),
+                reuse_prior_exposed: r.reuse_prior_exposed.as_secs_f64(),
+                wall: r.wall.as_secs_f64(),
+                feature_read: r.feature_read.as_secs_f64(),
+                predicted_read: r.predicted_read.as_secs_f64(),
             },
-            "per_batch": self.batches.iter().map(|b| json!({"batch": b.batch, "hits": b.hits, "misses": b.misses, "checksum": b.checksum})).collect::<Vec<_>>(),
-            "optimal_misses": self.optimal_misses,
+            per_batch: &r.batches,
+            optimal_misses: &r.optimal_misses,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The document `to_json` wrote with `json!` before the serde form
+    /// (with the counters added since: sequential passes, read times).
+    fn json_macro_form(r: &EpochReport) -> Value {
+        use serde_json::json;
+        json!({
+            "hits": r.hits(), "misses": r.misses(), "miss_ratio": r.miss_ratio(),
+            "batch_misses": r.batch_misses(), "init_reads": r.init_reads, "read_ahead_rows": r.read_ahead,
+            "optimal_init_reads": r.optimal_init_reads,
+            "superbatches": r.superbatches, "paged_superbatches": r.paged_superbatches,
+            "page_companions": r.page_companions, "planned_page_reads": r.planned_page_reads,
+            "optimal_total": (!r.optimal_misses.is_empty()).then(|| r.optimal_total()),
+            "neighbor_cache_reused": r.neighbor_cache_reused,
+            "pages_read": r.pages_read, "feature_reads": r.feature_reads, "bytes_read": r.bytes_read,
+            "sequential_passes": r.sequential_passes,
+            "neighbor_cache_hit_ratio": r.neighbor_hit_ratio,
+            "seconds": {
+                "sample": r.sample.as_secs_f64(), "reuse_prior": r.reuse_prior.as_secs_f64(), "changeset": r.changeset.as_secs_f64(),
+                "load_runs": r.load_runs.as_secs_f64(), "cache_init": r.cache_init.as_secs_f64(),
+                "gather": r.gather.as_secs_f64(), "cache_update": r.cache_update.as_secs_f64(),
+                "total": r.total().as_secs_f64(), "neighbor_cache_build": r.neighbor_cache_build.as_secs_f64(),
+                "changeset_exposed": r.changeset_exposed.as_secs_f64(), "reuse_prior_exposed": r.reuse_prior_exposed.as_secs_f64(), "wall": r.wall.as_secs_f64(),
+                "feature_read": r.feature_read.as_secs_f64(), "predicted_read": r.predicted_read.as_secs_f64(),
+            },
+            "per_batch": r.batches.iter().map(|b| json!({"batch": b.batch, "hits": b.hits, "misses": b.misses, "checksum": b.checksum})).collect::<Vec<_>>(),
+            "optimal_misses": r.optimal_misses,
         })
+    }
+
+    #[test]
+    fn the_report_json_keeps_its_keys_and_values() {
+        let empty = EpochReport::default();
+        assert_eq!(empty.to_json(), json_macro_form(&empty));
+        assert!(empty.to_json()["optimal_total"].is_null());
+        let r = EpochReport {
+            batches: vec![
+                BatchStat {
+                    batch: 0,
+                    hits: 3,
+                    misses: 5,
+                    checksum: 0xdead_beef,
+                },
+                BatchStat {
+                    batch: 1,
+                    hits: 7,
+                    misses: 1,
+                    checksum: 1,
+                },
+            ],
+            optimal_misses: vec![4, 1],
+            init_reads: 9,
+            read_ahead: 2,
+            optimal_init_reads: 8,
+            paged_superbatches: 1,
+            superbatches: 2,
+            page_companions: 6,
+            planned_page_reads: 11,
+            changeset_exposed: Duration::from_millis(5),
+            wall: Duration::from_millis(1500),
+            sample: Duration::from_millis(250),
+            changeset: Duration::from_millis(20),
+            load_runs: Duration::from_millis(3),
+            cache_init: Duration::from_millis(40),
+            gather: Duration::from_millis(700),
+            cache_update: Duration::from_millis(9),
+            reuse_prior: Duration::from_millis(12),
+            reuse_prior_exposed: Duration::from_millis(1),
+            neighbor_cache_build: Duration::from_millis(30),
+            neighbor_cache_reused: true,
+            pages_read: 100,
+            feature_reads: 60,
+            bytes_read: 409_600,
+            neighbor_hit_ratio: Some(0.25),
+            ..EpochReport::default()
+        };
+        let v = r.to_json();
+        assert_eq!(v, json_macro_form(&r));
+        assert_eq!(v["optimal_total"], 13);
+        assert_eq!(v["per_batch"][0]["checksum"], 0xdead_beef_u32);
+        assert_eq!(v["seconds"]["wall"], 1.5);
     }
 }

@@ -8,19 +8,135 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 
-use crate::checkpoint_meta::Progress;
+use crate::checkpoint_meta::{CheckpointMeta, Progress};
 use crate::error::{Error, Result};
 use crate::io::durable::{atomic_temporary_owner, write_atomic};
 use crate::sample::neighbor_cache::store_identity;
 use crate::store::Store;
 use crate::train::model::{InitKind, ModelKind};
-use crate::train::options::TrainOptions;
+use crate::train::options::{LrSchedule, TrainOptions};
 use crate::train::trainer::{TrainConfig, Trainer};
 
-/// The checkpoint's metadata: the configuration (what must match to
-/// resume, and what `predict` rebuilds the model from) and the progress.
+/// Version of the metadata document ([`CheckpointDoc::format`]).
+const META_FORMAT: u32 = 2;
+
+/// The checkpoint's metadata document (`epoch-NNNNN.json`): the
+/// configuration (what must match to resume, and what `predict` rebuilds
+/// the model from) and the progress. Written only; readers validate it
+/// with [`crate::checkpoint_meta::parse_meta`] and compare keys.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct CheckpointDoc<'a> {
+    /// [`META_FORMAT`].
+    pub format: u32,
+    /// The epoch the checkpoint was saved after.
+    pub epoch: u64,
+    /// Epochs the run trains in total.
+    pub epochs: u64,
+    /// [`ModelKind::name`].
+    pub model: &'static str,
+    /// Hidden width.
+    pub hidden: i64,
+    /// Layers (hops).
+    pub layers: usize,
+    /// Dropout between layers.
+    pub dropout: f64,
+    /// Dropout on the input features.
+    pub input_dropout: f64,
+    /// Base learning rate.
+    pub lr: f64,
+    /// Learning-rate schedule.
+    pub lr_schedule: LrSchedule,
+    /// Weight decay.
+    pub weight_decay: f64,
+    /// The optimizer's name.
+    pub optimizer: &'static str,
+    /// The weight initialisation's name.
+    pub init: &'static str,
+    /// GAT attention heads of the hidden layers.
+    pub heads: i64,
+    /// GAT attention heads of the output layer.
+    pub out_heads: i64,
+    /// GAT attention dropout.
+    pub attn_dropout: f64,
+    /// The run's seed.
+    pub seed: u64,
+    /// Input feature width.
+    pub in_dim: i64,
+    /// Classes.
+    pub classes: i64,
+    /// [`store_identity`] of the store trained on.
+    pub store_manifest_crc: u32,
+    /// Nodes of that store.
+    pub store_nodes: u64,
+    /// Seeds per batch.
+    pub batch_size: usize,
+    /// Training fanouts.
+    pub fanouts: &'a [i64],
+    /// Evaluation fanouts (the training ones unless given).
+    pub eval_fanouts: &'a [i64],
+    /// Evaluate every this many epochs.
+    pub eval_every: u64,
+    /// Evaluations without improvement before stopping.
+    pub early_stop: Option<u64>,
+    /// Where the run stands (its keys at the document's top level).
+    #[serde(flatten)]
+    pub progress: Progress,
+}
+
+impl<'a> CheckpointDoc<'a> {
+    /// The document of `opts` on `store` after `epoch`.
+    fn new(
+        store: &Store,
+        opts: &'a TrainOptions,
+        (in_dim, classes): (i64, i64),
+        epoch: u64,
+        progress: &Progress,
+    ) -> Self {
+        let m = &opts.model;
+        CheckpointDoc {
+            format: META_FORMAT,
+            epoch,
+            epochs: opts.epochs,
+            model: m.model.name(),
+            hidden: m.hidden,
+            layers: m.layers,
+            dropout: m.dropout,
+            input_dropout: m.input_dropout,
+            lr: m.lr,
+            lr_schedule: opts.lr_schedule,
+            weight_decay: m.weight_decay,
+            optimizer: m.optimizer.name(),
+            init: m.init_kind().name(),
+            heads: m.heads,
+            out_heads: m.out_heads,
+            attn_dropout: m.attn_dropout,
+            seed: m.seed,
+            in_dim,
+            classes,
+            store_manifest_crc: store_identity(store),
+            store_nodes: store.num_nodes(),
+            batch_size: opts.data.batch_size,
+            fanouts: &opts.data.fanouts,
+            eval_fanouts: opts.eval_fanouts.as_ref().unwrap_or(&opts.data.fanouts),
+            eval_every: opts.eval_every,
+            early_stop: opts.early_stop,
+            progress: *progress,
+        }
+    }
+
+    /// The document as JSON (its keys compared by [`load_stem`]).
+    fn to_json(&self) -> Value {
+        // Numbers, strings, options and lists: serializing cannot fail (a
+        // non-finite rate is written as null, as `json!` did).
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+/// The checkpoint's metadata as JSON: [`CheckpointDoc`].
 pub(crate) fn checkpoint_meta(
     store: &Store,
     opts: &TrainOptions,
@@ -29,21 +145,7 @@ pub(crate) fn checkpoint_meta(
     epoch: u64,
     progress: &Progress,
 ) -> Value {
-    let m = &opts.model;
-    json!({
-        "format": 2, "epoch": epoch, "epochs": opts.epochs, "model": m.model.name(), "hidden": m.hidden, "layers": m.layers,
-        "dropout": m.dropout, "input_dropout": m.input_dropout, "lr": m.lr, "lr_schedule": opts.lr_schedule.to_json(),
-        "weight_decay": m.weight_decay, "optimizer": m.optimizer.name(), "init": m.init_kind().name(),
-        "heads": m.heads, "out_heads": m.out_heads, "attn_dropout": m.attn_dropout,
-        "seed": m.seed, "in_dim": in_dim, "classes": classes,
-        "store_manifest_crc": store_identity(store), "store_nodes": store.num_nodes(),
-        "batch_size": opts.data.batch_size, "fanouts": opts.data.fanouts,
-        "eval_fanouts": opts.eval_fanouts.as_ref().unwrap_or(&opts.data.fanouts),
-        "eval_every": opts.eval_every, "early_stop": opts.early_stop,
-        "best_epoch": progress.best_epoch, "best_valid_acc": progress.best_valid,
-        "best_test_acc": progress.best_test, "evals_since_best": progress.evals_since_best,
-        "complete": progress.complete, "stopped_early": progress.stopped_early,
-    })
+    CheckpointDoc::new(store, opts, (in_dim, classes), epoch, progress).to_json()
 }
 
 /// Keys that shape the model: `predict` takes them from the checkpoint.
@@ -181,8 +283,8 @@ pub(crate) fn remove_stale_temporaries(dir: &Path) {
 
 /// Reads the metadata of `stem` in `dir` (validated by
 /// [`crate::checkpoint_meta::parse_meta`]).
-fn read_meta(dir: &Path, stem: &str) -> Result<Value> {
-    crate::checkpoint_meta::read_meta_file(&dir.join(format!("{stem}.json"))).map(|m| m.value)
+fn read_meta(dir: &Path, stem: &str) -> Result<CheckpointMeta> {
+    crate::checkpoint_meta::read_meta_file(&dir.join(format!("{stem}.json")))
 }
 
 /// The stem `LATEST` names, or `None` when `dir` holds no `LATEST`.
@@ -192,6 +294,11 @@ pub(crate) fn latest_stem(dir: &Path) -> Result<Option<String>> {
 
 /// The metadata of the latest checkpoint in `dir`.
 pub fn latest_meta(dir: &Path) -> Result<Value> {
+    latest_checkpoint(dir).map(|m| m.value)
+}
+
+/// The validated metadata of the latest checkpoint in `dir`.
+fn latest_checkpoint(dir: &Path) -> Result<CheckpointMeta> {
     let stem = latest_stem(dir)?.ok_or_else(|| {
         Error::invalid_argument(format!(
             "{} holds no checkpoint (no LATEST file)",
@@ -209,12 +316,13 @@ pub(crate) fn load_stem(
     trainer: &mut Trainer,
     expected: &Value,
     keys: &[&str],
-) -> Result<Value> {
+) -> Result<CheckpointMeta> {
     let meta = read_meta(dir, stem)?;
+    let found = &meta.value;
     let mismatches: Vec<String> = keys
         .iter()
-        .filter(|k| meta[**k] != expected[**k])
-        .map(|k| format!("{k} is {} there and {} here", meta[*k], expected[*k]))
+        .filter(|k| found[**k] != expected[**k])
+        .map(|k| format!("{k} is {} there and {} here", found[*k], expected[*k]))
         .collect();
     if !mismatches.is_empty() {
         return Err(Error::invalid_argument(format!(
@@ -236,13 +344,13 @@ pub(crate) fn prepare_fresh_dir(dir: &Path, overwrite: bool) -> Result<()> {
         return Ok(());
     }
     if !overwrite {
-        let what = match latest_meta(dir) {
+        let what = match latest_checkpoint(dir) {
             Ok(m) => format!(
                 "a {} run at epoch {} of {}{}",
-                m["model"].as_str().unwrap_or("?"),
-                m["epoch"],
-                m["epochs"],
-                if m["complete"].as_bool() == Some(true) {
+                m.value["model"].as_str().unwrap_or("?"),
+                m.epoch,
+                m.value["epochs"],
+                if m.progress.complete {
                     ", complete"
                 } else {
                     ""
@@ -264,6 +372,46 @@ pub(crate) fn prepare_fresh_dir(dir: &Path, overwrite: bool) -> Result<()> {
     Ok(())
 }
 
+/// What `predict` takes from a checkpoint's metadata to rebuild its
+/// model. Read leniently, as metadata written by older versions may lack
+/// keys or hold other types: a key that is missing or of another type is
+/// `None` ([`lenient`]); [`config_from_meta`] refuses a missing model
+/// shape and defaults the rest.
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct ModelMeta {
+    /// [`ModelKind::name`].
+    #[serde(default, deserialize_with = "lenient")]
+    model: Option<String>,
+    /// Hidden width.
+    #[serde(default, deserialize_with = "lenient")]
+    hidden: Option<i64>,
+    /// Layers.
+    #[serde(default, deserialize_with = "lenient")]
+    layers: Option<i64>,
+    /// GAT heads (1 when absent).
+    #[serde(default, deserialize_with = "lenient")]
+    heads: Option<i64>,
+    /// GAT output heads (1 when absent).
+    #[serde(default, deserialize_with = "lenient")]
+    out_heads: Option<i64>,
+    /// Seed (0 when absent).
+    #[serde(default, deserialize_with = "lenient")]
+    seed: Option<u64>,
+    /// [`InitKind::name`] (the model's default when absent or unknown).
+    #[serde(default, deserialize_with = "lenient")]
+    init: Option<String>,
+}
+
+/// A value of type `T`, or `None` when the document holds another type
+/// there (the key's absence is `#[serde(default)]`).
+fn lenient<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+}
+
 /// The model configuration a checkpoint was trained with (for `predict`):
 /// the model's shape from its metadata, the rest at defaults.
 pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
@@ -272,16 +420,22 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
             "checkpoint metadata has no valid {k:?} (written by an older ginex?)"
         ))
     };
-    let int = |k: &str| meta[k].as_i64().ok_or_else(|| bad(k));
-    let model = ModelKind::parse(meta["model"].as_str().ok_or_else(|| bad("model"))?)?;
+    // Every field is lenient, so only a document that is not an object
+    // fails (checked first: serde would take an array as the fields in
+    // order).
+    if !meta.is_object() {
+        return Err(bad("model"));
+    }
+    let m = ModelMeta::deserialize(meta).map_err(|_| bad("model"))?;
+    let model = ModelKind::parse(m.model.as_deref().ok_or_else(|| bad("model"))?)?;
     Ok(TrainConfig {
         model,
-        hidden: int("hidden")?,
-        layers: int("layers")? as usize,
-        heads: meta["heads"].as_i64().unwrap_or(1),
-        out_heads: meta["out_heads"].as_i64().unwrap_or(1),
-        seed: meta["seed"].as_u64().unwrap_or(0),
-        init: meta["init"].as_str().and_then(|s| InitKind::parse(s).ok()),
+        hidden: m.hidden.ok_or_else(|| bad("hidden"))?,
+        layers: m.layers.ok_or_else(|| bad("layers"))? as usize,
+        heads: m.heads.unwrap_or(1),
+        out_heads: m.out_heads.unwrap_or(1),
+        seed: m.seed.unwrap_or(0),
+        init: m.init.and_then(|s| InitKind::parse(&s).ok()),
         ..TrainConfig::default()
     })
 }
@@ -290,17 +444,137 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
 /// accuracy when the run recorded one, else the latest. Returns its stem
 /// and metadata.
 pub fn predict_checkpoint(dir: &Path) -> Result<(String, Value)> {
-    let latest = latest_meta(dir)?;
-    let stem = match latest["best_epoch"].as_u64() {
-        Some(b) => stem_of(b),
-        None => stem_of(latest["epoch"].as_u64().ok_or_else(|| {
-            Error::corrupt(
-                dir.join("LATEST"),
-                0,
-                "the latest checkpoint has no epoch number",
-            )
-        })?),
-    };
+    let latest = latest_checkpoint(dir)?;
+    let stem = stem_of(latest.progress.best_epoch.unwrap_or(latest.epoch));
     let meta = read_meta(dir, &stem)?;
-    Ok((stem, meta))
+    Ok((stem, meta.value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::checkpoint_meta::parse_value;
+
+    fn doc(progress: Progress) -> CheckpointDoc<'static> {
+        CheckpointDoc {
+            format: META_FORMAT,
+            epoch: 5,
+            epochs: 10,
+            model: "gat",
+            hidden: 64,
+            layers: 2,
+            dropout: 0.5,
+            input_dropout: 0.25,
+            lr: 0.01,
+            lr_schedule: LrSchedule::Step {
+                every: 3,
+                gamma: 0.5,
+            },
+            weight_decay: 0.05,
+            optimizer: "adamw",
+            init: "glorot",
+            heads: 4,
+            out_heads: 1,
+            attn_dropout: 0.125,
+            seed: 42,
+            in_dim: 100,
+            classes: 47,
+            store_manifest_crc: 0xfeed_f00d,
+            store_nodes: 1000,
+            batch_size: 512,
+            fanouts: &[10, 5],
+            eval_fanouts: &[-1, -1],
+            eval_every: 1,
+            early_stop: None,
+            progress,
+        }
+    }
+
+    #[test]
+    fn the_document_has_the_keys_json_wrote() {
+        let d = doc(Progress {
+            best_epoch: Some(4),
+            best_valid: Some(0.75),
+            best_test: None,
+            evals_since_best: 1,
+            complete: false,
+            stopped_early: false,
+        });
+        let want = serde_json::json!({
+            "format": 2, "epoch": 5, "epochs": 10, "model": "gat", "hidden": 64, "layers": 2,
+            "dropout": 0.5, "input_dropout": 0.25, "lr": 0.01,
+            "lr_schedule": {"kind": "step", "every": 3, "gamma": 0.5},
+            "weight_decay": 0.05, "optimizer": "adamw", "init": "glorot",
+            "heads": 4, "out_heads": 1, "attn_dropout": 0.125,
+            "seed": 42, "in_dim": 100, "classes": 47,
+            "store_manifest_crc": 0xfeed_f00d_u32, "store_nodes": 1000,
+            "batch_size": 512, "fanouts": [10, 5], "eval_fanouts": [-1, -1],
+            "eval_every": 1, "early_stop": null,
+            "best_epoch": 4, "best_valid_acc": 0.75, "best_test_acc": null,
+            "evals_since_best": 1, "complete": false, "stopped_early": false,
+        });
+        assert_eq!(d.to_json(), want);
+    }
+
+    #[test]
+    fn the_document_reads_back() {
+        let progress = Progress {
+            best_epoch: Some(3),
+            best_valid: Some(0.5),
+            best_test: Some(0.375),
+            evals_since_best: 2,
+            complete: true,
+            stopped_early: true,
+        };
+        let d = doc(progress);
+        let text = serde_json::to_vec_pretty(&d.to_json()).unwrap();
+        let m = crate::checkpoint_meta::parse_meta(&text, Path::new("epoch-00005.json")).unwrap();
+        assert_eq!((m.epoch, m.progress), (5, progress));
+        let c = config_from_meta(&m.value).unwrap();
+        assert_eq!(c.model, ModelKind::Gat);
+        assert_eq!((c.hidden, c.layers, c.heads, c.out_heads), (64, 2, 4, 1));
+        assert_eq!((c.seed, c.init), (42, Some(InitKind::Glorot)));
+    }
+
+    #[test]
+    fn an_old_document_reads_with_defaults() {
+        // Before heads, out_heads, seed and init were recorded; and a
+        // value of another type is taken as absent, as before.
+        let old = serde_json::json!({"epoch": 2, "model": "sage", "hidden": 16, "layers": 3,
+            "heads": "x", "init": "unknown"});
+        parse_value(old.clone(), Path::new("epoch-00002.json")).unwrap();
+        let c = config_from_meta(&old).unwrap();
+        assert_eq!(c.model, ModelKind::Sage);
+        assert_eq!((c.hidden, c.layers, c.heads, c.out_heads), (16, 3, 1, 1));
+        assert_eq!((c.seed, c.init), (0, None));
+    }
+
+    #[test]
+    fn a_document_without_the_models_shape_is_refused() {
+        for (doc, key) in [
+            (serde_json::json!({"epoch": 1}), "\"model\""),
+            (serde_json::json!({"model": 3}), "\"model\""),
+            (
+                serde_json::json!({"model": "sage", "layers": 2}),
+                "\"hidden\"",
+            ),
+            (
+                serde_json::json!({"model": "sage", "hidden": 1.5, "layers": 2}),
+                "\"hidden\"",
+            ),
+            (
+                serde_json::json!({"model": "sage", "hidden": 8}),
+                "\"layers\"",
+            ),
+            (serde_json::json!([1]), "\"model\""),
+        ] {
+            let err = config_from_meta(&doc).unwrap_err().to_string();
+            assert!(err.contains(&format!("no valid {key}")), "{doc}: {err}");
+        }
+        let err = config_from_meta(&serde_json::json!({"model": "nope", "hidden": 8, "layers": 2}))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nope"), "{err}");
+    }
 }

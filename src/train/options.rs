@@ -4,15 +4,18 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use serde::Serialize;
 use tch::Device;
 
 use crate::error::{Error, Result};
 use crate::exec::epoch::EpochConfig;
 use crate::train::trainer::TrainConfig;
 
-/// Learning-rate schedule over the epochs.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Learning-rate schedule over the epochs. Serialized as the checkpoint
+/// metadata's `lr_schedule`: `{"kind": NAME}`, with `every` and `gamma`
+/// for `step`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum LrSchedule {
     /// The same rate every epoch.
     Constant,
@@ -59,15 +62,6 @@ impl LrSchedule {
                 let t = epoch as f64 / epochs.max(1) as f64;
                 lr * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
             }
-        }
-    }
-
-    pub(crate) fn to_json(self) -> Value {
-        match self {
-            LrSchedule::Step { every, gamma } => {
-                json!({"kind": "step", "every": every, "gamma": gamma})
-            }
-            _ => json!({"kind": self.name()}),
         }
     }
 }
@@ -140,5 +134,25 @@ mod tests {
         assert!((cos.lr(0.1, 5, 10) - 0.05).abs() < 1e-12);
         assert!(LrSchedule::parse("step", 0, 0.5).is_err());
         assert!(LrSchedule::parse("linear", 1, 0.5).is_err());
+    }
+
+    #[test]
+    fn lr_schedules_serialize_as_the_metadata_records_them() {
+        let json = |s: LrSchedule| serde_json::to_value(s).unwrap();
+        assert_eq!(
+            json(LrSchedule::Constant),
+            serde_json::json!({"kind": "constant"})
+        );
+        assert_eq!(
+            json(LrSchedule::Cosine),
+            serde_json::json!({"kind": "cosine"})
+        );
+        assert_eq!(
+            json(LrSchedule::Step {
+                every: 3,
+                gamma: 0.5
+            }),
+            serde_json::json!({"kind": "step", "every": 3, "gamma": 0.5})
+        );
     }
 }

@@ -7,7 +7,8 @@
 use std::io::Write;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::checkpoint_meta::Progress;
 use crate::error::{Error, Result};
@@ -60,22 +61,104 @@ pub struct EpochResult {
 }
 
 impl EpochResult {
-    /// JSON form for the report.
+    /// JSON form for the report ([`EpochJson`] as a [`Value`]).
     pub fn to_json(&self) -> Value {
-        let d = &self.times.data;
-        json!({
-            "epoch": self.epoch, "loss": self.loss, "train_acc": self.train_acc,
-            "seeds_per_s": self.seeds as f64 / self.wall.as_secs_f64().max(1e-9), "wall_seconds": self.wall.as_secs_f64(),
-            "neighbor_cache_hit_ratio": d.neighbor_hit_ratio,
-            "valid_acc": self.valid_acc, "test_acc": self.test_acc, "lr": self.lr,
-            "seconds": {
-                "sample": d.sample.as_secs_f64(), "changeset": d.changeset.as_secs_f64(),
-                "load_runs": d.load_runs.as_secs_f64(), "cache_init": d.cache_init.as_secs_f64(),
-                "gather": d.gather.as_secs_f64(), "cache_update": d.cache_update.as_secs_f64(),
-                "transfer": self.times.transfer.as_secs_f64(), "compute": self.times.compute.as_secs_f64(),
+        // Numbers and options: serializing cannot fail (a non-finite loss
+        // is written as null, as `json!` did).
+        serde_json::to_value(EpochJson::new(self)).unwrap_or_default()
+    }
+}
+
+/// One epoch of the training report: what [`EpochResult::to_json`]
+/// writes. Written only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct EpochJson {
+    /// [`EpochResult::epoch`].
+    pub epoch: u64,
+    /// [`EpochResult::loss`].
+    pub loss: f64,
+    /// [`EpochResult::train_acc`].
+    pub train_acc: f64,
+    /// Seeds trained per second of the pass.
+    pub seeds_per_s: f64,
+    /// [`EpochResult::wall`] in seconds.
+    pub wall_seconds: f64,
+    /// The data path's neighbor-cache hit ratio.
+    pub neighbor_cache_hit_ratio: Option<f64>,
+    /// [`EpochResult::valid_acc`].
+    pub valid_acc: Option<f64>,
+    /// [`EpochResult::test_acc`].
+    pub test_acc: Option<f64>,
+    /// [`EpochResult::lr`].
+    pub lr: f64,
+    /// Stage times in seconds.
+    pub seconds: EpochSeconds,
+    /// The feature cache's counters.
+    pub feature_cache: FeatureCacheJson,
+}
+
+/// The stage times of an [`EpochJson`], in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(crate) struct EpochSeconds {
+    /// Sampling.
+    pub sample: f64,
+    /// Changeset precomputation.
+    pub changeset: f64,
+    /// Reading runtime files back.
+    pub load_runs: f64,
+    /// Cache initialisation.
+    pub cache_init: f64,
+    /// Gathering rows.
+    pub gather: f64,
+    /// Applying cache updates.
+    pub cache_update: f64,
+    /// [`StageTimes::transfer`].
+    pub transfer: f64,
+    /// [`StageTimes::compute`].
+    pub compute: f64,
+}
+
+/// The feature-cache counters of an [`EpochJson`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(crate) struct FeatureCacheJson {
+    /// [`EpochReport::hits`].
+    pub hits: u64,
+    /// [`EpochReport::misses`].
+    pub misses: u64,
+    /// [`EpochReport::miss_ratio`].
+    pub miss_ratio: f64,
+}
+
+impl EpochJson {
+    /// The report entry of `r`.
+    fn new(r: &EpochResult) -> Self {
+        let d = &r.times.data;
+        EpochJson {
+            epoch: r.epoch,
+            loss: r.loss,
+            train_acc: r.train_acc,
+            seeds_per_s: r.seeds as f64 / r.wall.as_secs_f64().max(1e-9),
+            wall_seconds: r.wall.as_secs_f64(),
+            neighbor_cache_hit_ratio: d.neighbor_hit_ratio,
+            valid_acc: r.valid_acc,
+            test_acc: r.test_acc,
+            lr: r.lr,
+            seconds: EpochSeconds {
+                sample: d.sample.as_secs_f64(),
+                changeset: d.changeset.as_secs_f64(),
+                load_runs: d.load_runs.as_secs_f64(),
+                cache_init: d.cache_init.as_secs_f64(),
+                gather: d.gather.as_secs_f64(),
+                cache_update: d.cache_update.as_secs_f64(),
+                transfer: r.times.transfer.as_secs_f64(),
+                compute: r.times.compute.as_secs_f64(),
             },
-            "feature_cache": {"hits": d.hits(), "misses": d.misses(), "miss_ratio": d.miss_ratio()},
-        })
+            feature_cache: FeatureCacheJson {
+                hits: d.hits(),
+                misses: d.misses(),
+                miss_ratio: d.miss_ratio(),
+            },
+        }
     }
 }
 
@@ -124,15 +207,10 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         } else if let Some(stem) = latest_stem(dir)? {
             let expected = checkpoint_meta(store, opts, in_dim, classes, 0, &progress);
             let must_match = [&MODEL_KEYS[..], &STORE_KEYS, &REPLAY_KEYS].concat();
+            // Validated by `load_stem`: an epoch number and typed progress.
             let meta = load_stem(dir, &stem, &mut trainer, &expected, &must_match)?;
-            let done = meta["epoch"].as_u64().ok_or_else(|| {
-                Error::corrupt(dir.join(format!("{stem}.json")), 0, "no epoch number")
-            })?;
-            progress = crate::checkpoint_meta::parse_value(
-                meta.clone(),
-                &dir.join(format!("{stem}.json")),
-            )?
-            .progress;
+            let done = meta.epoch;
+            progress = meta.progress;
             let best = progress.best_epoch.map_or(String::new(), |b| {
                 format!(
                     "; best validation accuracy {:.4} at epoch {b} (test {:.4})",
@@ -303,4 +381,54 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         )?;
     }
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::exec::epoch::BatchStat;
+
+    #[test]
+    fn an_epochs_json_has_the_keys_json_wrote() {
+        let r = EpochResult {
+            epoch: 3,
+            loss: 1.25,
+            train_acc: 0.5,
+            valid_acc: Some(0.75),
+            test_acc: None,
+            times: StageTimes {
+                data: EpochReport {
+                    batches: vec![BatchStat {
+                        batch: 0,
+                        hits: 3,
+                        misses: 1,
+                        checksum: 9,
+                    }],
+                    sample: Duration::from_millis(500),
+                    gather: Duration::from_millis(250),
+                    neighbor_hit_ratio: Some(0.5),
+                    ..EpochReport::default()
+                },
+                transfer: Duration::from_millis(125),
+                compute: Duration::from_secs(2),
+            },
+            batch_losses: vec![1.25],
+            wall: Duration::from_secs(4),
+            seeds: 1000,
+            lr: 0.01,
+        };
+        let want = serde_json::json!({
+            "epoch": 3, "loss": 1.25, "train_acc": 0.5,
+            "seeds_per_s": 250.0, "wall_seconds": 4.0,
+            "neighbor_cache_hit_ratio": 0.5,
+            "valid_acc": 0.75, "test_acc": null, "lr": 0.01,
+            "seconds": {
+                "sample": 0.5, "changeset": 0.0, "load_runs": 0.0, "cache_init": 0.0,
+                "gather": 0.25, "cache_update": 0.0, "transfer": 0.125, "compute": 2.0,
+            },
+            "feature_cache": {"hits": 3, "misses": 1, "miss_ratio": 0.25},
+        });
+        assert_eq!(r.to_json(), want);
+    }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::args::{Fanouts, MergeGap};
 use crate::machine::{machine_description, peak_rss_bytes};
@@ -14,6 +14,7 @@ use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
 use ginex::exec::policy::Policy;
+use ginex::exec::report::ReportJson;
 use ginex::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
@@ -211,25 +212,135 @@ impl DataArgs {
     }
 }
 
-/// The report's JSON: parameters, machine, store, counters, stage times.
-pub fn report_json(store: &Store, config: &EpochConfig, r: &EpochReport) -> serde_json::Value {
-    let mut v = r.to_json();
-    v["policy"] = json!(config.policy.name());
-    v["parameters"] = json!({
-        "feature_cache_rows": config.feature_cache_rows, "neighbor_cache_bytes": config.neighbor_cache_bytes,
-        "batch_size": config.batch_size, "fanouts": config.fanouts, "superbatch": config.superbatch,
-        "changeset_every": config.changeset_every, "seed": config.seed, "epoch": config.epoch,
-        "pipeline": config.pipeline.name(), "carry_over": config.carry_over, "reuse_prior": config.reuse_prior,
-        "page_companions": config.page_companions,
-        "read_merge_gap": config.merge_gap_pages,
-        "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
-        "presc_rounds": config.presc_rounds, "workers": config.workers,
-    });
-    v["crc_checked"] = json!(config.policy != Policy::Mmap);
-    v["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});
-    v["machine"] = json!(machine_description());
-    v["peak_rss_bytes"] = json!(peak_rss_bytes());
-    v
+/// The `ginex epoch --report` document: the library's counters and stage
+/// times ([`ReportJson`], at the top level) with the run's parameters, its
+/// store and the machine.
+#[derive(Debug, Serialize)]
+pub struct EpochReportDoc<'a> {
+    /// Counters and stage times.
+    #[serde(flatten)]
+    pub report: ReportJson<'a>,
+    /// The policy's name.
+    pub policy: &'static str,
+    /// What the epoch was run with.
+    pub parameters: ReportParameters<'a>,
+    /// Whether rows were checked against their page CRCs (all but `mmap`).
+    pub crc_checked: bool,
+    /// The store read.
+    pub store: ReportStore<'a>,
+    /// [`machine_description`].
+    pub machine: String,
+    /// [`peak_rss_bytes`].
+    pub peak_rss_bytes: Option<u64>,
+    /// The memory plan, when `--memory` planned the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_plan: Option<&'a MemoryPlan>,
+}
+
+/// The `parameters` of an [`EpochReportDoc`]: the [`EpochConfig`] fields
+/// that shape the run.
+#[derive(Debug, Serialize)]
+pub struct ReportParameters<'a> {
+    /// Feature-cache rows.
+    pub feature_cache_rows: usize,
+    /// Neighbor-cache bytes.
+    pub neighbor_cache_bytes: u64,
+    /// Seeds per batch.
+    pub batch_size: usize,
+    /// Fanouts per hop.
+    pub fanouts: &'a [i64],
+    /// Batches per superbatch.
+    pub superbatch: u64,
+    /// k of the k-hop approximation.
+    pub changeset_every: usize,
+    /// The epoch's seed.
+    pub seed: u64,
+    /// The epoch.
+    pub epoch: u64,
+    /// [`Pipeline`](ginex::exec::pipeline::Pipeline) name.
+    pub pipeline: &'static str,
+    /// The cache carried over between superbatches.
+    pub carry_over: bool,
+    /// `ginex`'s reuse prior.
+    pub reuse_prior: bool,
+    /// Page companions admitted.
+    pub page_companions: bool,
+    /// Pages between reads merged into one (`None`: never).
+    pub read_merge_gap: Option<u64>,
+    /// `--sequential-reads`.
+    pub sequential_reads: &'static str,
+    /// `--read-cost`.
+    pub read_cost: String,
+    /// Static-policy preselection rounds.
+    pub presc_rounds: u64,
+    /// Sampling workers.
+    pub workers: usize,
+}
+
+/// The `store` of an [`EpochReportDoc`].
+#[derive(Debug, Serialize)]
+pub struct ReportStore<'a> {
+    /// The store's directory.
+    pub path: &'a std::path::Path,
+    /// Nodes.
+    pub nodes: u64,
+    /// Edges.
+    pub edges: u64,
+    /// Feature width.
+    pub dim: u32,
+    /// Feature dtype name.
+    pub dtype: &'static str,
+}
+
+impl<'a> EpochReportDoc<'a> {
+    /// The document of `r`, run on `store` with `config`.
+    pub fn new(store: &'a Store, config: &'a EpochConfig, r: &'a EpochReport) -> Self {
+        EpochReportDoc {
+            report: ReportJson::new(r),
+            policy: config.policy.name(),
+            parameters: ReportParameters {
+                feature_cache_rows: config.feature_cache_rows,
+                neighbor_cache_bytes: config.neighbor_cache_bytes,
+                batch_size: config.batch_size,
+                fanouts: &config.fanouts,
+                superbatch: config.superbatch,
+                changeset_every: config.changeset_every,
+                seed: config.seed,
+                epoch: config.epoch,
+                pipeline: config.pipeline.name(),
+                carry_over: config.carry_over,
+                reuse_prior: config.reuse_prior,
+                page_companions: config.page_companions,
+                read_merge_gap: config.merge_gap_pages,
+                sequential_reads: config.sequential_reads.name(),
+                read_cost: config.read_cost.to_arg(),
+                presc_rounds: config.presc_rounds,
+                workers: config.workers,
+            },
+            crc_checked: config.policy != Policy::Mmap,
+            store: ReportStore {
+                path: store.dir(),
+                nodes: store.num_nodes(),
+                edges: store.num_edges(),
+                dim: store.feature_dim(),
+                dtype: store.dtype().name(),
+            },
+            machine: machine_description(),
+            peak_rss_bytes: peak_rss_bytes(),
+            memory_plan: None,
+        }
+    }
+}
+
+/// `doc` as a [`serde_json::Value`]; fails only on a store path that is not
+/// UTF-8 (JSON strings are).
+fn to_json(doc: &EpochReportDoc<'_>) -> Result<serde_json::Value> {
+    serde_json::to_value(doc).map_err(|e| {
+        Error::invalid_argument(format!(
+            "{}: the report cannot be written as JSON: {e}",
+            doc.store.path.display()
+        ))
+    })
 }
 
 /// Runs `ginex epoch`: the human table goes to stderr, a summary line to `out`.
@@ -247,21 +358,48 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
     });
     drop(progress);
     let r = r?;
-    let mut v = report_json(&store, &config, &r);
-    if let Some(p) = &plan {
-        v["memory_plan"] = p.to_json();
-    }
     if let Some(path) = &args.report {
-        crate::write_report(path, serde_json::to_vec_pretty(&v).unwrap_or_default())?;
+        let doc = EpochReportDoc {
+            memory_plan: plan.as_ref(),
+            ..EpochReportDoc::new(&store, &config, &r)
+        };
+        crate::write_report(
+            path,
+            serde_json::to_vec_pretty(&to_json(&doc)?).unwrap_or_default(),
+        )?;
     }
     print_report(&store, &config, &r);
-    let s = |d: std::time::Duration| d.as_secs_f64();
-    writeln!(
-        out,
-        "{}",
-        json!({"policy": config.policy.name(), "batches": r.batches.len(), "hits": r.hits(), "misses": r.misses(), "miss_ratio": r.miss_ratio(), "seconds": s(r.total()), "wall_seconds": s(r.wall)})
-    )
-    .map_err(|e| Error::io("write", "<stdout>", e))
+    let summary = EpochSummary {
+        policy: config.policy.name(),
+        batches: r.batches.len(),
+        hits: r.hits(),
+        misses: r.misses(),
+        miss_ratio: r.miss_ratio(),
+        seconds: r.total().as_secs_f64(),
+        wall_seconds: r.wall.as_secs_f64(),
+    };
+    // Through a `Value`: its keys print sorted, as they always have.
+    let line = serde_json::to_value(summary).unwrap_or_default();
+    writeln!(out, "{line}").map_err(|e| Error::io("write", "<stdout>", e))
+}
+
+/// The summary line `ginex epoch` prints to stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EpochSummary {
+    /// The policy's name.
+    pub policy: &'static str,
+    /// Batches run.
+    pub batches: usize,
+    /// [`EpochReport::hits`].
+    pub hits: u64,
+    /// [`EpochReport::misses`].
+    pub misses: u64,
+    /// [`EpochReport::miss_ratio`].
+    pub miss_ratio: f64,
+    /// [`EpochReport::total`] in seconds.
+    pub seconds: f64,
+    /// [`EpochReport::wall`] in seconds.
+    pub wall_seconds: f64,
 }
 
 /// The progress of an epoch's batches (a bar of batches, the superbatch
@@ -421,6 +559,84 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         data: DataArgs,
+    }
+
+    /// The report document has the keys and values the `json!` form had
+    /// (the library's counters at the top level, then the run's own).
+    #[test]
+    fn the_report_document_has_the_keys_json_wrote() {
+        use ginex::exec::epoch::BatchStat;
+        use ginex::exec::plan::WorkingSet;
+        use serde_json::json;
+
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("store");
+        let synth = ginex::SynthParams {
+            nodes: 300,
+            dim: 4,
+            ..Default::default()
+        };
+        ginex::generate_store(&synth, &path, &ginex::NoProgress).unwrap();
+        let store = Store::open(&path).unwrap();
+        let config = EpochConfig {
+            merge_gap_pages: Some(3),
+            ..EpochConfig::default()
+        };
+        let r = EpochReport {
+            batches: vec![BatchStat {
+                batch: 0,
+                hits: 2,
+                misses: 3,
+                checksum: 7,
+            }],
+            optimal_misses: vec![1],
+            gather: std::time::Duration::from_millis(1500),
+            ..EpochReport::default()
+        };
+        let plan = MemoryPlan {
+            memory: 1 << 30,
+            fixed: 1,
+            batch_buffers: 2,
+            page_cache_reserve: 3,
+            superbatch_bytes: 4,
+            superbatch: 5,
+            neighbor_cache_bytes: 6,
+            feature_cache_rows: 7,
+            feature_cache_bytes: 8,
+            working_set: WorkingSet {
+                batches: 2,
+                max_ids: 9,
+                mean_ids: 8.5,
+                mean_edges: 20.25,
+            },
+            split: None,
+        };
+        let doc = EpochReportDoc {
+            memory_plan: Some(&plan),
+            ..EpochReportDoc::new(&store, &config, &r)
+        };
+        let mut want = r.to_json();
+        want["policy"] = json!(config.policy.name());
+        want["parameters"] = json!({
+            "feature_cache_rows": config.feature_cache_rows, "neighbor_cache_bytes": config.neighbor_cache_bytes,
+            "batch_size": config.batch_size, "fanouts": config.fanouts, "superbatch": config.superbatch,
+            "changeset_every": config.changeset_every, "seed": config.seed, "epoch": config.epoch,
+            "pipeline": config.pipeline.name(), "carry_over": config.carry_over, "reuse_prior": config.reuse_prior,
+            "page_companions": config.page_companions,
+            "read_merge_gap": config.merge_gap_pages,
+            "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
+            "presc_rounds": config.presc_rounds, "workers": config.workers,
+        });
+        want["crc_checked"] = json!(config.policy != Policy::Mmap);
+        want["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});
+        want["machine"] = json!(doc.machine);
+        want["peak_rss_bytes"] = json!(doc.peak_rss_bytes);
+        want["memory_plan"] = plan.to_json();
+        assert_eq!(to_json(&doc).unwrap(), want);
+        let without = to_json(&EpochReportDoc::new(&store, &config, &r)).unwrap();
+        assert!(without.get("memory_plan").is_none(), "{without}");
+        assert_eq!(without["optimal_total"], 1);
+        assert_eq!(without["seconds"]["gather"], 1.5);
     }
 
     /// `ginex epoch STORE` with no flags runs `EpochConfig::default()`'s

@@ -13,6 +13,7 @@ pub mod export;
 pub mod import;
 pub mod io;
 pub mod outofcore;
+pub mod outofcore_json;
 pub mod outofcore_report;
 pub mod policies;
 pub mod sample;

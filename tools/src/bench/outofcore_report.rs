@@ -1,10 +1,16 @@
 //! What `ginex bench outofcore` prints and writes, as pure functions of
 //! the runs: the child's report read into [`Metrics`], one [`RunRecord`]
 //! per child, the per-policy [`PolicySummary`], the tables, the JSON and
-//! the SVG bar plot.
+//! the SVG bar plot. The JSON documents' shapes are in
+//! [`outofcore_json`](super::outofcore_json).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
 
 use ginex::store::read_cost::ReadCostModel;
-use serde_json::{json, Value};
+
+use super::outofcore_json::{ReportKeys, RunJson, SummaryJson, WallSeconds};
 
 use crate::svg::{line_chart, policy_color, Anchor, Series, Svg};
 
@@ -86,42 +92,46 @@ pub const STAGE_ORDER: [&str; 11] = [
 /// JSON, or out of the first epoch of a `ginex train --report` JSON.
 /// Missing fields stay `None`, so reports that grow or shrink still parse.
 pub fn metrics_from_report(v: &Value, train: bool) -> Metrics {
-    let e = if train {
-        v.get("epochs")
-            .and_then(|e| e.get(0))
-            .unwrap_or(&Value::Null)
+    let top = ReportKeys::of(v);
+    let epoch = if train {
+        let first = top.epochs.as_ref().and_then(|e| e.first());
+        ReportKeys::of(first.unwrap_or(&Value::Null))
     } else {
-        v
+        ReportKeys::of(v)
     };
-    let fc = e.get("feature_cache").unwrap_or(e);
-    let u = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
+    let (hits, misses) = match &epoch.feature_cache {
+        Some(fc) => {
+            let fc = ReportKeys::of(fc);
+            (fc.hits, fc.misses)
+        }
+        None => (epoch.hits, epoch.misses),
+    };
     // The optimum of ginex's schedule, init reads included (`optimal_total`);
     // reports without it give the per-batch optimum only.
-    let optimal_misses = match e.get("optimal_total").or_else(|| e.get("optimal_misses")) {
+    let optimal_misses = match epoch.optimal_total.or(epoch.optimal_misses) {
         Some(Value::Array(a)) if !a.is_empty() => Some(a.iter().filter_map(Value::as_u64).sum()),
         Some(Value::Number(n)) => n.as_u64(),
         _ => None,
     };
-    let mut stages: Vec<(String, f64)> = e
-        .get("seconds")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut stages: Vec<(String, f64)> = epoch
+        .seconds
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v.as_f64()?)))
+        .collect();
     stages.sort_by(|a, b| stage_rank(&a.0).cmp(&stage_rank(&b.0)).then(a.0.cmp(&b.0)));
     Metrics {
-        hits: u(fc, "hits"),
-        misses: u(fc, "misses"),
+        hits,
+        misses,
         optimal_misses,
-        bytes_read: u(e, "bytes_read"),
-        feature_reads: u(e, "feature_reads"),
-        pages_read: u(e, "pages_read"),
-        feature_cache_rows: v.get("parameters").and_then(|p| u(p, "feature_cache_rows")),
-        seeds_per_s: e.get("seeds_per_s").and_then(Value::as_f64),
-        peak_rss_bytes: u(v, "peak_rss_bytes"),
+        bytes_read: epoch.bytes_read,
+        feature_reads: epoch.feature_reads,
+        pages_read: epoch.pages_read,
+        feature_cache_rows: top
+            .parameters
+            .and_then(|p| ReportKeys::of(&p).feature_cache_rows),
+        seeds_per_s: epoch.seeds_per_s,
+        peak_rss_bytes: top.peak_rss_bytes,
         stages,
     }
 }
@@ -157,19 +167,37 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// JSON form.
+    /// JSON form ([`RunJson`] as a [`Value`]).
     pub fn to_json(&self) -> Value {
         let m = &self.metrics;
-        json!({
-            "round": self.round, "policy": self.policy, "wall_seconds": self.wall_s,
-            "exit": self.exit.describe(), "cgroup_peak_bytes": self.peak_bytes, "oom_kills": self.oom_kills,
-            "disk_read_bytes": self.disk_read_bytes, "peak_rss_bytes": m.peak_rss_bytes,
-            "hits": m.hits, "misses": m.misses, "optimal_misses": m.optimal_misses, "bytes_read": m.bytes_read, "feature_reads": m.feature_reads,
-            "pages_read": m.pages_read, "feature_cache_rows": m.feature_cache_rows,
-            "seeds_per_s": m.seeds_per_s,
-            "seconds": m.stages.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
-        })
+        let doc = RunJson {
+            round: self.round,
+            policy: &self.policy,
+            wall_seconds: self.wall_s,
+            exit: self.exit.describe(),
+            cgroup_peak_bytes: self.peak_bytes,
+            oom_kills: self.oom_kills,
+            disk_read_bytes: self.disk_read_bytes,
+            peak_rss_bytes: m.peak_rss_bytes,
+            hits: m.hits,
+            misses: m.misses,
+            optimal_misses: m.optimal_misses,
+            bytes_read: m.bytes_read,
+            feature_reads: m.feature_reads,
+            pages_read: m.pages_read,
+            feature_cache_rows: m.feature_cache_rows,
+            seeds_per_s: m.seeds_per_s,
+            seconds: stage_map(&m.stages),
+        };
+        // Numbers, strings and options: serializing cannot fail (a
+        // non-finite time is written as null, as `json!` did).
+        serde_json::to_value(doc).unwrap_or_default()
     }
+}
+
+/// Stage seconds by name (the last of a repeated name).
+fn stage_map(stages: &[(String, f64)]) -> BTreeMap<&str, f64> {
+    stages.iter().map(|(k, v)| (k.as_str(), *v)).collect()
 }
 
 /// Per-policy summary over its rounds.
@@ -622,18 +650,34 @@ pub fn bar_plot(summaries: &[PolicySummary], title: &str, baseline: &str) -> Str
     s.finish()
 }
 
-/// The summary as JSON (one object per policy).
+/// The summary as JSON (one object per policy): [`SummaryJson`] as a
+/// [`Value`].
 pub fn summary_json(p: &PolicySummary) -> Value {
-    json!({
-        "policy": p.policy, "runs": p.runs, "ok_runs": p.ok_runs,
-        "wall_seconds": p.wall.map(|(a, m, b)| json!({"min": a, "median": m, "max": b})),
-        "ratio_to_baseline": p.ratio, "misses": p.misses, "optimal_misses": p.optimal_misses,
-        "bytes_read": p.bytes_read, "feature_reads": p.feature_reads, "disk_read_bytes": p.disk_read_bytes, "peak_rss_bytes": p.peak_rss_bytes,
-        "pages_read": p.pages_read, "feature_cache_rows": p.feature_cache_rows,
-        "seeds_per_s": p.seeds_per_s, "cgroup_peak_bytes": p.peak_bytes,
-        "oom_kills": p.oom_kills, "failures": p.failures,
-        "seconds": p.stages.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
-    })
+    let doc = SummaryJson {
+        policy: &p.policy,
+        runs: p.runs,
+        ok_runs: p.ok_runs,
+        wall_seconds: p
+            .wall
+            .map(|(min, median, max)| WallSeconds { min, median, max }),
+        ratio_to_baseline: p.ratio,
+        misses: p.misses,
+        optimal_misses: p.optimal_misses,
+        bytes_read: p.bytes_read,
+        feature_reads: p.feature_reads,
+        disk_read_bytes: p.disk_read_bytes,
+        peak_rss_bytes: p.peak_rss_bytes,
+        pages_read: p.pages_read,
+        feature_cache_rows: p.feature_cache_rows,
+        seeds_per_s: p.seeds_per_s,
+        cgroup_peak_bytes: p.peak_bytes,
+        oom_kills: p.oom_kills,
+        failures: &p.failures,
+        seconds: stage_map(&p.stages),
+    };
+    // Numbers, strings and options: serializing cannot fail (a non-finite
+    // time is written as null, as `json!` did).
+    serde_json::to_value(doc).unwrap_or_default()
 }
 
 #[cfg(test)]
