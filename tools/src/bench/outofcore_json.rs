@@ -100,26 +100,9 @@ pub struct RunJson<'a> {
     pub oom_kills: Option<u64>,
     /// [`RunRecord::disk_read_bytes`](super::outofcore_report::RunRecord::disk_read_bytes).
     pub disk_read_bytes: Option<u64>,
-    /// [`Metrics::peak_rss_bytes`](super::outofcore_report::Metrics::peak_rss_bytes).
-    pub peak_rss_bytes: Option<u64>,
-    /// [`Metrics::hits`](super::outofcore_report::Metrics::hits).
-    pub hits: Option<u64>,
-    /// [`Metrics::misses`](super::outofcore_report::Metrics::misses).
-    pub misses: Option<u64>,
-    /// [`Metrics::optimal_misses`](super::outofcore_report::Metrics::optimal_misses).
-    pub optimal_misses: Option<u64>,
-    /// [`Metrics::bytes_read`](super::outofcore_report::Metrics::bytes_read).
-    pub bytes_read: Option<u64>,
-    /// [`Metrics::feature_reads`](super::outofcore_report::Metrics::feature_reads).
-    pub feature_reads: Option<u64>,
-    /// [`Metrics::pages_read`](super::outofcore_report::Metrics::pages_read).
-    pub pages_read: Option<u64>,
-    /// [`Metrics::feature_cache_rows`](super::outofcore_report::Metrics::feature_cache_rows).
-    pub feature_cache_rows: Option<u64>,
-    /// [`Metrics::seeds_per_s`](super::outofcore_report::Metrics::seeds_per_s).
-    pub seeds_per_s: Option<f64>,
-    /// [`Metrics::stages`](super::outofcore_report::Metrics::stages) by name.
-    pub seconds: BTreeMap<&'a str, f64>,
+    /// What the child's report said (its stages as `seconds`, by name).
+    #[serde(flatten)]
+    pub metrics: &'a super::outofcore_report::Metrics,
 }
 
 /// One policy's summary as [`summary_json`](super::outofcore_report::summary_json) writes it.

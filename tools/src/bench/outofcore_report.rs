@@ -47,8 +47,9 @@ impl Exit {
     }
 }
 
-/// What a child's report says about its run.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What a child's report says about its run (serialized into the
+/// benchmark's per-run JSON, its stages as `seconds`, by name).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Metrics {
     /// Feature-cache hits.
     pub hits: Option<u64>,
@@ -70,7 +71,13 @@ pub struct Metrics {
     /// The child's peak RSS (`VmHWM`), when its report gives it.
     pub peak_rss_bytes: Option<u64>,
     /// Stage seconds in the report's order (see [`STAGE_ORDER`]).
+    #[serde(rename = "seconds", serialize_with = "stages_by_name")]
     pub stages: Vec<(String, f64)>,
+}
+
+/// Stages as a map by name (the last of a repeated name).
+fn stages_by_name<S: serde::Serializer>(stages: &[(String, f64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(stage_map(stages))
 }
 
 /// Stages in the order tables show them; unknown stages follow, sorted.
@@ -178,16 +185,7 @@ impl RunRecord {
             cgroup_peak_bytes: self.peak_bytes,
             oom_kills: self.oom_kills,
             disk_read_bytes: self.disk_read_bytes,
-            peak_rss_bytes: m.peak_rss_bytes,
-            hits: m.hits,
-            misses: m.misses,
-            optimal_misses: m.optimal_misses,
-            bytes_read: m.bytes_read,
-            feature_reads: m.feature_reads,
-            pages_read: m.pages_read,
-            feature_cache_rows: m.feature_cache_rows,
-            seeds_per_s: m.seeds_per_s,
-            seconds: stage_map(&m.stages),
+            metrics: m,
         };
         // Numbers, strings and options: serializing cannot fail (a
         // non-finite time is written as null, as `json!` did).
