@@ -1,9 +1,7 @@
 //! The JSON of `ginex bench outofcore`: what it reads from a child's
 //! report ([`ReportKeys`], leniently: reports grow and shrink) and the
 //! documents it writes per run ([`RunJson`]) and per policy
-//! ([`SummaryJson`]).
-
-use std::collections::BTreeMap;
+//! ([`PolicySummary`](super::outofcore_report::PolicySummary)'s serde form).
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -105,47 +103,6 @@ pub struct RunJson<'a> {
     pub metrics: &'a super::outofcore_report::Metrics,
 }
 
-/// One policy's summary as [`summary_json`](super::outofcore_report::summary_json) writes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SummaryJson<'a> {
-    /// [`PolicySummary::policy`](super::outofcore_report::PolicySummary::policy).
-    pub policy: &'a str,
-    /// [`PolicySummary::runs`](super::outofcore_report::PolicySummary::runs).
-    pub runs: usize,
-    /// [`PolicySummary::ok_runs`](super::outofcore_report::PolicySummary::ok_runs).
-    pub ok_runs: usize,
-    /// [`PolicySummary::wall`](super::outofcore_report::PolicySummary::wall).
-    pub wall_seconds: Option<WallSeconds>,
-    /// [`PolicySummary::ratio`](super::outofcore_report::PolicySummary::ratio).
-    pub ratio_to_baseline: Option<f64>,
-    /// [`PolicySummary::misses`](super::outofcore_report::PolicySummary::misses).
-    pub misses: Option<u64>,
-    /// [`PolicySummary::optimal_misses`](super::outofcore_report::PolicySummary::optimal_misses).
-    pub optimal_misses: Option<u64>,
-    /// [`PolicySummary::bytes_read`](super::outofcore_report::PolicySummary::bytes_read).
-    pub bytes_read: Option<u64>,
-    /// [`PolicySummary::feature_reads`](super::outofcore_report::PolicySummary::feature_reads).
-    pub feature_reads: Option<u64>,
-    /// [`PolicySummary::disk_read_bytes`](super::outofcore_report::PolicySummary::disk_read_bytes).
-    pub disk_read_bytes: Option<u64>,
-    /// [`PolicySummary::peak_rss_bytes`](super::outofcore_report::PolicySummary::peak_rss_bytes).
-    pub peak_rss_bytes: Option<u64>,
-    /// [`PolicySummary::pages_read`](super::outofcore_report::PolicySummary::pages_read).
-    pub pages_read: Option<u64>,
-    /// [`PolicySummary::feature_cache_rows`](super::outofcore_report::PolicySummary::feature_cache_rows).
-    pub feature_cache_rows: Option<u64>,
-    /// [`PolicySummary::seeds_per_s`](super::outofcore_report::PolicySummary::seeds_per_s).
-    pub seeds_per_s: Option<f64>,
-    /// [`PolicySummary::peak_bytes`](super::outofcore_report::PolicySummary::peak_bytes).
-    pub cgroup_peak_bytes: Option<u64>,
-    /// [`PolicySummary::oom_kills`](super::outofcore_report::PolicySummary::oom_kills).
-    pub oom_kills: u64,
-    /// [`PolicySummary::failures`](super::outofcore_report::PolicySummary::failures).
-    pub failures: &'a [String],
-    /// [`PolicySummary::stages`](super::outofcore_report::PolicySummary::stages) by name.
-    pub seconds: BTreeMap<&'a str, f64>,
-}
-
 /// Wall seconds over a policy's successful runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WallSeconds {
@@ -155,6 +112,15 @@ pub struct WallSeconds {
     pub median: f64,
     /// Slowest.
     pub max: f64,
+}
+
+/// `PolicySummary::wall`'s (min, median, max) as a [`WallSeconds`] object.
+pub(crate) fn wall_seconds<S: serde::Serializer>(
+    wall: &Option<(f64, f64, f64)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    wall.map(|(min, median, max)| WallSeconds { min, median, max })
+        .serialize(s)
 }
 
 #[cfg(test)]

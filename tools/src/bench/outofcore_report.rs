@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use ginex::store::read_cost::ReadCostModel;
 
-use super::outofcore_json::{ReportKeys, RunJson, SummaryJson, WallSeconds};
+use super::outofcore_json::{ReportKeys, RunJson};
 
 use crate::svg::{line_chart, policy_color, Anchor, Series, Svg};
 
@@ -198,8 +198,9 @@ fn stage_map(stages: &[(String, f64)]) -> BTreeMap<&str, f64> {
     stages.iter().map(|(k, v)| (k.as_str(), *v)).collect()
 }
 
-/// Per-policy summary over its rounds.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Per-policy summary over its rounds (serialized as the benchmark's
+/// per-policy JSON).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct PolicySummary {
     /// Policy name.
     pub policy: String,
@@ -208,8 +209,13 @@ pub struct PolicySummary {
     /// Runs that exited 0 (the ones the times and counters come from).
     pub ok_runs: usize,
     /// Wall seconds over successful runs: min, median, max.
+    #[serde(
+        rename = "wall_seconds",
+        serialize_with = "super::outofcore_json::wall_seconds"
+    )]
     pub wall: Option<(f64, f64, f64)>,
     /// Median wall time over the baseline's median wall time.
+    #[serde(rename = "ratio_to_baseline")]
     pub ratio: Option<f64>,
     /// Median misses.
     pub misses: Option<u64>,
@@ -230,12 +236,14 @@ pub struct PolicySummary {
     /// Median seeds/s (`--train`).
     pub seeds_per_s: Option<f64>,
     /// Highest cgroup peak over all runs.
+    #[serde(rename = "cgroup_peak_bytes")]
     pub peak_bytes: Option<u64>,
     /// OOM kills over all runs.
     pub oom_kills: u64,
     /// How the runs that failed ended.
     pub failures: Vec<String>,
     /// Median stage seconds.
+    #[serde(rename = "seconds", serialize_with = "stages_by_name")]
     pub stages: Vec<(String, f64)>,
 }
 
@@ -648,34 +656,12 @@ pub fn bar_plot(summaries: &[PolicySummary], title: &str, baseline: &str) -> Str
     s.finish()
 }
 
-/// The summary as JSON (one object per policy): [`SummaryJson`] as a
+/// The summary as JSON (one object per policy): [`PolicySummary`]'s serde form as a
 /// [`Value`].
 pub fn summary_json(p: &PolicySummary) -> Value {
-    let doc = SummaryJson {
-        policy: &p.policy,
-        runs: p.runs,
-        ok_runs: p.ok_runs,
-        wall_seconds: p
-            .wall
-            .map(|(min, median, max)| WallSeconds { min, median, max }),
-        ratio_to_baseline: p.ratio,
-        misses: p.misses,
-        optimal_misses: p.optimal_misses,
-        bytes_read: p.bytes_read,
-        feature_reads: p.feature_reads,
-        disk_read_bytes: p.disk_read_bytes,
-        peak_rss_bytes: p.peak_rss_bytes,
-        pages_read: p.pages_read,
-        feature_cache_rows: p.feature_cache_rows,
-        seeds_per_s: p.seeds_per_s,
-        cgroup_peak_bytes: p.peak_bytes,
-        oom_kills: p.oom_kills,
-        failures: &p.failures,
-        seconds: stage_map(&p.stages),
-    };
     // Numbers, strings and options: serializing cannot fail (a non-finite
     // time is written as null, as `json!` did).
-    serde_json::to_value(doc).unwrap_or_default()
+    serde_json::to_value(p).unwrap_or_default()
 }
 
 #[cfg(test)]
