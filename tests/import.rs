@@ -525,7 +525,9 @@ fn dgl_bad_metadata_is_refused_with_the_reason() {
         (
             "[\"paper\"]",
             "[\"paper\", \"author\"]",
-            "heterogeneous graphs are not supported",
+            // A second node type makes it a typed graph, whose chunk
+            // lists must then cover both types.
+            "num_nodes_per_chunk: 1 lists for 2 types",
         ),
         (
             "{\"name\": \"numpy\"}, \"data\": [\"edges/follows",

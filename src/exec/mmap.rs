@@ -33,6 +33,7 @@ fn map(store: &Store, kind: FileKind) -> Result<Mmap> {
 impl<'a> MmapStore<'a> {
     /// Maps `store`'s feature and indices files.
     pub fn open(store: &'a Store) -> Result<Self> {
+        store.require_rows_are_ids("the mmap policy")?;
         tracing::warn!("{MMAP_UNCHECKED}");
         Ok(MmapStore {
             store,

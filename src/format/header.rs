@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
-use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_2};
+use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_2, V1_3};
 use crate::format::PAGE_SIZE;
 
 /// PNG-style magic: a high byte, the name, CR LF, DOS EOF, LF.
@@ -72,11 +72,13 @@ pub enum FileKind {
     RunSamples = 11,
     /// Runtime file: cache init and per-batch updates of one superbatch.
     RunChanges = 12,
+    /// The node types and relations of a typed store (v1.3).
+    Schema = 13,
 }
 
 impl FileKind {
     /// Every kind, in numeric order.
-    pub const ALL: [FileKind; 12] = [
+    pub const ALL: [FileKind; 13] = [
         FileKind::Manifest,
         FileKind::FeaturePages,
         FileKind::PageChecksums,
@@ -89,6 +91,7 @@ impl FileKind {
         FileKind::NeighborCache,
         FileKind::RunSamples,
         FileKind::RunChanges,
+        FileKind::Schema,
     ];
 
     /// Decodes the numeric kind.
@@ -111,6 +114,7 @@ impl FileKind {
             FileKind::NeighborCache => "neighbor-cache",
             FileKind::RunSamples => "run-samples",
             FileKind::RunChanges => "run-changes",
+            FileKind::Schema => "schema",
         }
     }
 
@@ -133,6 +137,7 @@ impl FileKind {
         match self {
             FileKind::NeighborCache => V1_1,
             FileKind::RunSamples | FileKind::RunChanges => V1_2,
+            FileKind::Schema => V1_3,
             _ => V1_0,
         }
     }
@@ -349,7 +354,8 @@ mod tests {
         let err = FileHeader::decode(&h.encode(), Path::new("labels")).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::UnsupportedVersion { .. }), "{msg}");
-        assert!(msg.contains("2.0") && msg.contains("1.0..=1.2"), "{msg}");
+        let range = format!("{OLDEST_SUPPORTED}..={CURRENT}");
+        assert!(msg.contains("2.0") && msg.contains(&range), "{msg}");
     }
 
     #[test]

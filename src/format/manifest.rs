@@ -63,6 +63,7 @@ pub fn store_file_name(kind: FileKind) -> &'static str {
         FileKind::Labels => "labels",
         FileKind::Splits => "splits",
         FileKind::OriginalIds => "orig_ids",
+        FileKind::Schema => "schema",
         FileKind::NeighborCache | FileKind::RunSamples | FileKind::RunChanges => kind.name(),
     }
 }

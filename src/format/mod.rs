@@ -15,6 +15,7 @@ pub mod manifest;
 pub mod neighbor_cache;
 pub mod pages;
 pub mod runtime;
+pub mod schema;
 pub mod tables;
 pub mod version;
 

@@ -49,13 +49,13 @@ pub struct DglImport {
     pub common: CommonOptions,
 }
 
-struct Meta<'a> {
-    path: &'a Path,
-    dir: PathBuf,
+pub(super) struct Meta<'a> {
+    pub(super) path: &'a Path,
+    pub(super) dir: PathBuf,
 }
 
 impl Meta<'_> {
-    fn err(&self, key: &str, reason: impl Into<String>) -> Error {
+    pub(super) fn err(&self, key: &str, reason: impl Into<String>) -> Error {
         bad(self.path, None, format!("{key}: {}", reason.into()))
     }
 
@@ -83,7 +83,11 @@ impl Meta<'_> {
 
     /// The chunk files of a ChunkFileSpec: (format name, delimiter, paths),
     /// each checked to exist.
-    fn chunks(&self, spec: &Value, key: &str) -> Result<(String, Option<u8>, Vec<PathBuf>)> {
+    pub(super) fn chunks(
+        &self,
+        spec: &Value,
+        key: &str,
+    ) -> Result<(String, Option<u8>, Vec<PathBuf>)> {
         let format = spec
             .get("format")
             .ok_or_else(|| self.err(key, "no \"format\""))?;
@@ -170,7 +174,11 @@ fn read_metadata(path: &Path) -> Result<String> {
 }
 
 /// The sum of counts read from `key`, refusing one that overflows `u64`.
-fn checked_sum(meta: &Meta, key: &str, counts: impl IntoIterator<Item = u64>) -> Result<u64> {
+pub(super) fn checked_sum(
+    meta: &Meta,
+    key: &str,
+    counts: impl IntoIterator<Item = u64>,
+) -> Result<u64> {
     counts.into_iter().try_fold(0u64, |a, c| {
         a.checked_add(c).ok_or_else(|| {
             meta.err(
@@ -183,12 +191,12 @@ fn checked_sum(meta: &Meta, key: &str, counts: impl IntoIterator<Item = u64>) ->
     })
 }
 
-fn is_empty_file(p: &Path) -> bool {
+pub(super) fn is_empty_file(p: &Path) -> bool {
     std::fs::metadata(p).map(|m| m.len() == 0).unwrap_or(false)
 }
 
 /// Opens numpy chunks, skipping empty files.
-fn open_arrays(files: &[PathBuf]) -> Result<Vec<NpyFile>> {
+pub(super) fn open_arrays(files: &[PathBuf]) -> Result<Vec<NpyFile>> {
     files
         .iter()
         .filter(|p| !is_empty_file(p))
@@ -200,13 +208,69 @@ fn rows_of(f: &NpyFile) -> u64 {
     f.header.shape.first().copied().unwrap_or(1)
 }
 
-fn check_rows(meta: &Meta, key: &str, arrays: &[NpyFile], n: u64) -> Result<()> {
+pub(super) fn check_rows(meta: &Meta, key: &str, arrays: &[NpyFile], n: u64) -> Result<()> {
     let total = checked_sum(meta, key, arrays.iter().map(rows_of))?;
     if total != n {
         return Err(meta.err(
             key,
             format!("chunks hold {total} rows in all but num_nodes_per_chunk sums to {n} nodes"),
         ));
+    }
+    Ok(())
+}
+
+/// Appends to `ids` the positions (plus `base`) of the non-zero entries
+/// of the mask chunks `arrays` of `key`.
+pub(super) fn mask_ids(
+    meta: &Meta,
+    key: &str,
+    arrays: &[NpyFile],
+    base: u64,
+    ids: &mut Vec<u64>,
+) -> Result<()> {
+    let mut base = base;
+    let (mut raw, mut vals) = (Vec::new(), Vec::new());
+    for f in arrays {
+        let k = f.len();
+        for first in (0..k).step_by(1 << 20) {
+            let c = (1u64 << 20).min(k - first) as usize;
+            f.read_f64(first, c, &mut raw, &mut vals)?;
+            ids.extend(
+                vals.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0.0)
+                    .map(|(i, _)| base + first + i as u64),
+            );
+        }
+        base = checked_sum(meta, key, [base, rows_of(f)])?;
+    }
+    Ok(())
+}
+
+/// Appends the original ids held by the integer chunks `arrays` to `ids`.
+pub(super) fn original_ids(arrays: &[NpyFile], ids: &mut Vec<u64>) -> Result<()> {
+    let (mut raw, mut vals) = (Vec::new(), Vec::new());
+    for f in arrays {
+        let k = f.len();
+        for first in (0..k).step_by(1 << 20) {
+            let c = (1u64 << 20).min(k - first) as usize;
+            if !f.read_ints(first, c, &mut raw, &mut vals)? {
+                return Err(bad(
+                    &f.path,
+                    None,
+                    "original ids must be integers, the array holds floats",
+                ));
+            }
+            for (i, v) in vals.iter().enumerate() {
+                ids.push(u64::try_from(*v).map_err(|_| {
+                    bad(
+                        &f.path,
+                        Some(first + i as u64 + 1),
+                        format!("original id {v} is negative"),
+                    )
+                })?);
+            }
+        }
     }
     Ok(())
 }
@@ -225,10 +289,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
 
     let node_types = meta.str_list(get("node_type")?, "node_type")?;
     let [ntype] = node_types.as_slice() else {
-        return Err(meta.err("node_type", format!(
-            "{} node types {node_types:?}: heterogeneous graphs are not supported; ginex stores homogeneous graphs (convert with dgl.to_homogeneous, one node type)",
-            node_types.len()
-        )));
+        return crate::import::dgl_typed::import_typed(opts, &root, &meta);
     };
     let per_chunk = get("num_nodes_per_chunk")?
         .as_array()
@@ -370,22 +431,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
     for (ids, key) in lists.iter_mut().zip(&opts.mask_keys) {
         if let Some(arrays) = arrays_of(key)? {
             any = true;
-            let mut base = 0u64;
-            let (mut raw, mut vals) = (Vec::new(), Vec::new());
-            for f in &arrays {
-                let k = f.len();
-                for first in (0..k).step_by(1 << 20) {
-                    let c = (1u64 << 20).min(k - first) as usize;
-                    f.read_f64(first, c, &mut raw, &mut vals)?;
-                    ids.extend(
-                        vals.iter()
-                            .enumerate()
-                            .filter(|(_, v)| **v != 0.0)
-                            .map(|(i, _)| base + first + i as u64),
-                    );
-                }
-                base = checked_sum(&meta, key, [base, rows_of(f)])?;
-            }
+            mask_ids(&meta, key, &arrays, 0, ids)?;
         }
     }
     if any {
@@ -409,29 +455,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
         .flatten()
     {
         let mut ids = Vec::with_capacity(n as usize);
-        let (mut raw, mut vals) = (Vec::new(), Vec::new());
-        for f in &arrays {
-            let k = f.len();
-            for first in (0..k).step_by(1 << 20) {
-                let c = (1u64 << 20).min(k - first) as usize;
-                if !f.read_ints(first, c, &mut raw, &mut vals)? {
-                    return Err(bad(
-                        &f.path,
-                        None,
-                        "original ids must be integers, the array holds floats",
-                    ));
-                }
-                for (i, v) in vals.iter().enumerate() {
-                    ids.push(u64::try_from(*v).map_err(|_| {
-                        bad(
-                            &f.path,
-                            Some(first + i as u64 + 1),
-                            format!("original id {v} is negative"),
-                        )
-                    })?);
-                }
-            }
-        }
+        original_ids(&arrays, &mut ids)?;
         build.original_ids(&ids)?;
     }
     if root

@@ -4,6 +4,7 @@
 
 pub mod dgl;
 pub mod dgl_schema;
+mod dgl_typed;
 pub mod files;
 pub mod npy;
 pub mod npy_write;

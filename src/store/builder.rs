@@ -8,6 +8,7 @@ use crate::format::csc::{IndexWidth, Segment, SegmentPlanner, DEFAULT_SEGMENT_BY
 use crate::format::header::{FileHeader, FileKind};
 use crate::format::manifest::{store_file_name, FileEntry, Manifest, REQUIRED_FILES};
 use crate::format::pages::FeatureLayout;
+use crate::format::schema::Schema;
 use crate::format::tables::{encode_labels, encode_original_ids, Splits, MISSING_LABEL};
 use crate::format::PAGE_SIZE;
 use crate::io::durable::StagingDir;
@@ -79,6 +80,7 @@ pub struct StoreBuilder {
     files: Vec<FileEntry>,
     num_edges: Option<u64>,
     num_classes: u32,
+    schema: Option<Schema>,
 }
 
 impl StoreBuilder {
@@ -91,6 +93,7 @@ impl StoreBuilder {
             files: Vec::new(),
             num_edges: None,
             num_classes: 0,
+            schema: None,
         })
     }
 
@@ -128,12 +131,52 @@ impl StoreBuilder {
         });
     }
 
-    /// A writer for the feature rows, pushed in node order.
+    /// Makes the store typed (format/schema.md): node types as id ranges
+    /// and relations. Set it before [`feature_writer`](Self::feature_writer)
+    /// (rows then come for the featured types only, in type order); the
+    /// relations' edge counts may be set later with
+    /// [`set_relation_edges`](Self::set_relation_edges). `finish` checks
+    /// the schema against the store and writes it.
+    pub fn set_schema(&mut self, schema: Schema) {
+        self.schema = Some(schema);
+    }
+
+    /// Sets the edge count of each relation of the schema, in order.
+    pub fn set_relation_edges(&mut self, counts: &[u64]) -> Result<()> {
+        let schema = self
+            .schema
+            .as_mut()
+            .ok_or_else(|| Error::internal("relation edge counts set on a store with no schema"))?;
+        if counts.len() != schema.relations.len() {
+            return Err(Error::internal(format!(
+                "{} relation edge counts for {} relations",
+                counts.len(),
+                schema.relations.len()
+            )));
+        }
+        for (r, &c) in schema.relations.iter_mut().zip(counts) {
+            r.num_edges = c;
+        }
+        Ok(())
+    }
+
+    /// The schema set with [`set_schema`](Self::set_schema).
+    pub fn schema(&self) -> Option<&Schema> {
+        self.schema.as_ref()
+    }
+
+    /// A writer for the feature rows, pushed in node order (in a typed
+    /// store, the rows of the types that have features).
     pub fn feature_writer(&self) -> Result<FeatureWriter> {
+        let rows = self
+            .schema
+            .as_ref()
+            .map_or(self.spec.num_nodes, Schema::feature_rows);
         FeatureWriter::create(
             &self.file_path(FileKind::FeaturePages),
             &self.file_path(FileKind::PageChecksums),
-            self.spec,
+            self.spec.layout,
+            rows,
         )
     }
 
@@ -238,6 +281,14 @@ impl StoreBuilder {
                 )));
             }
         }
+        if let Some(schema) = self.schema.take() {
+            schema.validate(
+                self.spec.num_nodes,
+                self.num_edges.unwrap_or(0),
+                self.spec.layout.dim,
+            )?;
+            self.write_small(FileKind::Schema, |p| p.extend_from_slice(&schema.encode()))?;
+        }
         self.files.sort_by_key(|f| f.kind as u32);
         let manifest = Manifest {
             num_nodes: self.spec.num_nodes,
@@ -269,14 +320,18 @@ pub struct FeatureWriter {
 }
 
 impl FeatureWriter {
-    fn create(pages_path: &Path, crcs_path: &Path, spec: StoreSpec) -> Result<Self> {
-        let layout = spec.layout;
+    fn create(
+        pages_path: &Path,
+        crcs_path: &Path,
+        layout: FeatureLayout,
+        expected_rows: u64,
+    ) -> Result<Self> {
         let buf_len = (layout.pages_per_row() as usize).max(1) * PAGE_SIZE;
         Ok(FeatureWriter {
             pages: ChecksummedWriter::create(pages_path, FileKind::FeaturePages)?,
             crcs: ChecksummedWriter::create(crcs_path, FileKind::PageChecksums)?,
             layout,
-            expected_rows: spec.num_nodes,
+            expected_rows,
             rows: 0,
             page: vec![0u8; buf_len],
             fill: 0,

@@ -181,6 +181,7 @@ pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 impl Gatherer {
     /// A gatherer over `store`'s feature and indices files.
     pub fn new(store: &Store, options: &GatherOptions) -> Result<Self> {
+        store.require_rows_are_ids("gathering feature rows")?;
         let mut reader = make_reader(
             options.backend,
             options.queue_depth,

@@ -11,6 +11,7 @@ pub mod edges;
 pub mod gather;
 mod node_ids;
 pub mod read_cost;
+pub mod relation_counts;
 pub mod segments;
 mod verify;
 
@@ -28,6 +29,7 @@ use crate::format::csc::{decode_segment_table, validate_indptr, IndexWidth, Segm
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::manifest::{store_file_name, Manifest};
 use crate::format::pages::{Dtype, FeatureLayout};
+use crate::format::schema::Schema;
 use crate::format::tables::{decode_labels, decode_original_ids, Splits};
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, read_exact_at};
@@ -68,6 +70,7 @@ pub struct Store {
     page_crcs: Arc<[u32]>,
     features: Arc<File>,
     indices: Arc<File>,
+    schema: Option<Arc<Schema>>,
 }
 
 /// A small file read whole and checked: its header and payload.
@@ -179,7 +182,19 @@ impl Store {
         let segments = read_checked_file(&path_of(FileKind::SegmentTable), FileKind::SegmentTable)?
             .decode(|p| decode_segment_table(p, &indptr, &path_of(FileKind::SegmentTable)))?;
 
-        let num_pages = manifest.layout.num_pages(n).map_err(|_| {
+        let schema = match manifest.file(FileKind::Schema) {
+            None => None,
+            Some(_) => {
+                let path = path_of(FileKind::Schema);
+                let layout = manifest.layout;
+                Some(Arc::new(
+                    read_checked_file(&path, FileKind::Schema)?
+                        .decode(|p| Schema::decode(p, &path, n, manifest.num_edges, layout.dim))?,
+                ))
+            }
+        };
+        let feature_rows = schema.as_ref().map_or(n, |s| s.feature_rows());
+        let num_pages = manifest.layout.num_pages(feature_rows).map_err(|_| {
             Error::corrupt(&manifest_path, 0, "node count overflows the page space")
         })?;
         let p =
@@ -217,7 +232,59 @@ impl Store {
             indptr: indptr.into(),
             segments: segments.into(),
             page_crcs: page_crcs.into(),
+            schema,
         })
+    }
+
+    /// The node types and relations of a typed store (None: a one-type
+    /// graph; see `format/schema.md`).
+    pub fn schema(&self) -> Option<&Schema> {
+        self.schema.as_deref()
+    }
+
+    /// Rows in the feature matrix: every node, or in a typed store the
+    /// nodes of the types that have features.
+    pub fn feature_rows(&self) -> u64 {
+        self.schema
+            .as_ref()
+            .map_or(self.num_nodes(), |s| s.feature_rows())
+    }
+
+    /// The feature row of node `v` (`v` itself unless a typed store has
+    /// featureless types before it); an error for a node of a featureless
+    /// type.
+    pub fn feature_row(&self, v: u64) -> Result<u64> {
+        self.check_node(v)?;
+        let Some(schema) = &self.schema else {
+            return Ok(v);
+        };
+        schema.feature_row(v).ok_or_else(|| {
+            let t = schema.node_types.get(schema.type_of(v));
+            Error::invalid_argument(format!(
+                "node {v} is of type {}, which has no features",
+                t.map_or("?", |t| t.name.as_str())
+            ))
+        })
+    }
+
+    /// Refuses a store whose feature rows are not its node ids (a typed
+    /// store with a featureless type) for `what`, which reads rows by id.
+    pub fn require_rows_are_ids(&self, what: &str) -> Result<()> {
+        match &self.schema {
+            Some(s) if !s.rows_are_ids() => {
+                let featureless: Vec<&str> = s
+                    .node_types
+                    .iter()
+                    .filter(|t| !t.has_features())
+                    .map(|t| t.name.as_str())
+                    .collect();
+                Err(Error::invalid_argument(format!(
+                    "{}: {what} needs features on every node, but the node types {featureless:?} have none (typed sampling and training are not built yet; derive features for them first)",
+                    self.dir.display()
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The store directory.
@@ -330,13 +397,13 @@ impl Store {
         let mut page_buf = vec![0u8; layout.pages_per_row() as usize * PAGE_SIZE];
         let mut loaded: Option<u64> = None;
         for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(row_bytes)) {
-            self.check_node(id)?;
-            let loc = layout.locate(id);
+            let row = self.feature_row(id)?;
+            let loc = layout.locate(row);
             if loaded != Some(loc.page) {
                 self.read_pages(loc.page, &mut page_buf[..loc.pages as usize * PAGE_SIZE])?;
                 loaded = Some(loc.page);
             }
-            dst.copy_from_slice(layout.row_in(&page_buf, loc.page, id)?);
+            dst.copy_from_slice(layout.row_in(&page_buf, loc.page, row)?);
         }
         Ok(())
     }
@@ -355,12 +422,18 @@ impl Store {
         let Some(last) = rows.end.checked_sub(1).filter(|_| !rows.is_empty()) else {
             return Ok(());
         };
-        self.check_node(last)?;
+        let (first, last_row) = (self.feature_row(rows.start)?, self.feature_row(last)?);
+        if last_row - first != last - rows.start {
+            return Err(Error::invalid_argument(format!(
+                "nodes {}..={last} span node types; read each type's range on its own",
+                rows.start
+            )));
+        }
         let layout = self.layout();
-        let (head, tail) = (layout.locate(rows.start), layout.locate(last));
+        let (head, tail) = (layout.locate(first), layout.locate(last_row));
         pages.resize((tail.page + tail.pages - head.page) as usize * PAGE_SIZE, 0);
         self.read_pages(head.page, pages)?;
-        for row in rows {
+        for row in first..=last_row {
             out.extend_from_slice(layout.row_in(pages, head.page, row)?);
         }
         Ok(())

@@ -10,6 +10,7 @@ use crate::format::header::{FileKind, HEADER_SIZE};
 use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, stream_crc, STREAM_CHUNK};
+use crate::store::relation_counts::RelationCounts;
 use crate::store::segments::check_segment;
 use crate::store::{read_checked_file, Store};
 
@@ -169,6 +170,7 @@ impl Store {
         let mut buf = Vec::new();
         let mut ids = Vec::new();
         let mut done = 0u64;
+        let mut relations = self.schema().map(RelationCounts::new);
         for (si, seg) in self.segments().iter().enumerate() {
             let offset = width.edge_file_offset(seg.edge_start);
             buf.resize((seg.edge_count * wb) as usize, 0);
@@ -197,6 +199,12 @@ impl Store {
                         format!("in-neighbors of node {v} are not sorted"),
                     ));
                 }
+                if let Some(counts) = &mut relations {
+                    counts.add(v, list).map_err(|(j, reason)| {
+                        let at = width.edge_file_offset(indptr[v as usize] + j as u64);
+                        Error::corrupt(&path, at, reason)
+                    })?;
+                }
             }
             done += buf.len() as u64;
             if si % 1024 == 0 {
@@ -222,6 +230,9 @@ impl Store {
             .unwrap_or(0);
         let got = whole.finalize();
         Error::check_crc(&path, "payload", PAGE_SIZE as u64, header_crc, got)?;
+        if let Some(counts) = relations {
+            counts.check(&self.path_of(FileKind::Schema))?;
+        }
         Ok(entry_len)
     }
 }

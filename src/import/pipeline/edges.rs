@@ -11,6 +11,7 @@ use crate::import::remap::IdMap;
 use crate::import::text::TextEdges;
 use crate::progress::Bar;
 use crate::store::edges::EdgeBucketer;
+use crate::store::relation_counts::{CountingSink, RelationCounts};
 
 use super::{bad, progress, Build};
 
@@ -197,10 +198,36 @@ pub fn node_id(
     Ok(raw as u64)
 }
 
+/// The node types an input's edges join in a typed import: the ids in
+/// the input are the types' own (`0..count`), stored at `offset + id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeEnds {
+    /// Source type: name (for messages), first global id, node count.
+    pub src: (String, u64, u64),
+    /// Destination type: name, first global id, node count.
+    pub dst: (String, u64, u64),
+}
+
+/// A type-local id `raw` of type `(name, offset, count)`, checked and made
+/// global.
+fn typed_id(raw: i128, ty: &(String, u64, u64), path: &Path, at: u64, what: &str) -> Result<u64> {
+    let (name, offset, count) = ty;
+    if raw < 0 || raw >= i128::from(*count) {
+        return Err(bad(
+            path,
+            Some(at),
+            format!("{what} {raw} is not an id of node type {name} (0..{count})"),
+        ));
+    }
+    Ok(offset + raw as u64)
+}
+
 /// Feeds checked, remapped edges to the bucketer.
 pub struct EdgeSink<'a> {
     bucketer: &'a mut EdgeBucketer,
     n: u64,
+    /// The types the next input joins (typed imports).
+    ends: Option<EdgeEnds>,
     map: Option<&'a IdMap>,
     undirected: bool,
     bar: &'a Bar,
@@ -213,9 +240,18 @@ impl EdgeSink<'_> {
     /// Pushes every edge of `input`; returns how many it held.
     pub fn push_input(&mut self, input: &EdgeInput) -> Result<u64> {
         let path = input.path().to_path_buf();
+        let ends = self.ends.clone();
         edges_from(input, &mut |s, d, at| {
-            let s = node_id(s, self.n, self.map, &path, at, "edge source")?;
-            let d = node_id(d, self.n, self.map, &path, at, "edge target")?;
+            let (s, d) = match &ends {
+                None => (
+                    node_id(s, self.n, self.map, &path, at, "edge source")?,
+                    node_id(d, self.n, self.map, &path, at, "edge target")?,
+                ),
+                Some(e) => (
+                    typed_id(s, &e.src, &path, at, "edge source")?,
+                    typed_id(d, &e.dst, &path, at, "edge target")?,
+                ),
+            };
             self.bucketer.push(s, d)?;
             if self.undirected && s != d {
                 self.bucketer.push(d, s)?;
@@ -243,6 +279,29 @@ impl Build {
         map: Option<&IdMap>,
         expected: u64,
     ) -> Result<Vec<u64>> {
+        self.build_topology(inputs, map, None, expected)
+    }
+
+    /// Builds a typed store's topology: input `i` joins the types
+    /// `ends[i]`, its ids are the types' own. The schema set with
+    /// [`Build::set_schema`] gets each relation's edge count (edges are
+    /// assigned to relations by their endpoints' types).
+    pub fn typed_topology(
+        &mut self,
+        inputs: &[EdgeInput],
+        ends: &[EdgeEnds],
+        expected: u64,
+    ) -> Result<Vec<u64>> {
+        self.build_topology(inputs, None, Some(ends), expected)
+    }
+
+    fn build_topology(
+        &mut self,
+        inputs: &[EdgeInput],
+        map: Option<&IdMap>,
+        ends: Option<&[EdgeEnds]>,
+        expected: u64,
+    ) -> Result<Vec<u64>> {
         let started = Instant::now();
         let scratch = self.builder.staging_path().join("scratch");
         let expected = if self.opts.undirected {
@@ -255,6 +314,7 @@ impl Build {
         let mut sink = EdgeSink {
             bucketer: &mut bucketer,
             n: self.n,
+            ends: None,
             map,
             undirected: self.opts.undirected,
             bar: &bar,
@@ -262,7 +322,8 @@ impl Build {
             cancel: &self.cancel,
         };
         let mut counts = Vec::with_capacity(inputs.len());
-        for input in inputs {
+        for (i, input) in inputs.iter().enumerate() {
+            sink.ends = ends.and_then(|e| e.get(i)).cloned();
             counts.push(sink.push_input(input)?);
         }
         self.report.edges_read = sink.read;
@@ -272,7 +333,19 @@ impl Build {
             .push(("read + spill edges", started.elapsed()));
         let started = Instant::now();
         let mut topo = self.builder.topology_writer()?;
-        self.report.csc = bucketer.finish(self.opts.csc, &mut topo)?;
+        match self.builder.schema().cloned() {
+            None => self.report.csc = bucketer.finish(self.opts.csc, &mut topo)?,
+            Some(schema) => {
+                let mut counting = CountingSink {
+                    inner: &mut topo,
+                    counts: RelationCounts::new(&schema),
+                    next: 0,
+                };
+                self.report.csc = bucketer.finish(self.opts.csc, &mut counting)?;
+                let counts = counting.counts.counts().to_vec();
+                self.builder.set_relation_edges(&counts)?;
+            }
+        }
         self.builder.add_topology(topo)?;
         tracing::info!(
             edges_read = self.report.edges_read,

@@ -328,9 +328,9 @@ impl Build {
             dtype: self.opts.dtype,
             allow_nonfinite: self.opts.allow_nonfinite,
             rows: 0,
-            n: self.n,
+            n: self.feature_rows(),
             bytes: Vec::new(),
-            bar: progress(self.n, "features", self.opts.quiet),
+            bar: progress(self.feature_rows(), "features", self.opts.quiet),
             cancel: Arc::clone(&self.cancel),
         })
     }
@@ -341,11 +341,15 @@ impl Build {
         source: &Path,
         phase: (&'static str, Duration),
     ) -> Result<()> {
-        if sink.rows != self.n {
+        if sink.rows != self.feature_rows() {
             return Err(bad(
                 source,
                 None,
-                format!("{} feature rows for {} nodes", sink.rows, self.n),
+                format!(
+                    "{} feature rows for {} nodes with features",
+                    sink.rows,
+                    self.feature_rows()
+                ),
             ));
         }
         sink.bar.finish_and_clear();
@@ -362,7 +366,7 @@ impl Build {
     /// All-zero features (inputs without any).
     pub fn zero_features(&mut self) -> Result<()> {
         let dim = self.dim;
-        let n = self.n;
+        let n = self.feature_rows();
         self.features(Path::new("<none>"), |sink| {
             let per = block_rows(dim, 4);
             let zeros = vec![0f32; (per * dim) as usize];

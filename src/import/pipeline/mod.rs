@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::format::csc::DEFAULT_SEGMENT_BYTES;
 use crate::format::pages::{Dtype, FeatureLayout};
+use crate::format::schema::Schema;
 use crate::import::reorder::{check_target_free, reorder_store, Reorder, TempStore};
 use crate::progress::Bar;
 use crate::store::edges::{CscOptions, CscStats};
@@ -24,7 +25,7 @@ mod edges;
 mod features;
 mod tables;
 
-pub use edges::{check_passes, edges_from, node_id, EdgeInput, EdgeSink};
+pub use edges::{check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink};
 pub use features::{feature_shape, features_from_npy, FeatureSink};
 pub use tables::{for_each_id, label_value, labels_from_npy, random_split, read_ids};
 
@@ -274,6 +275,18 @@ impl Build {
     /// Node count.
     pub fn nodes(&self) -> u64 {
         self.n
+    }
+
+    /// Makes the store typed (see [`StoreBuilder::set_schema`]); before
+    /// the features and the topology.
+    pub fn set_schema(&mut self, schema: Schema) {
+        self.builder.set_schema(schema);
+    }
+
+    /// Feature rows the store takes: every node, or in a typed store the
+    /// nodes of the featured types.
+    pub fn feature_rows(&self) -> u64 {
+        self.builder.schema().map_or(self.n, Schema::feature_rows)
     }
 
     /// A scratch directory inside the staging directory (removed before

@@ -32,6 +32,9 @@ pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value>
         "splits": splits.map(|s| json!({"train": s.train.len(), "valid": s.valid.len(), "test": s.test.len()})),
         "truncated": false,
     });
+    if let Some(schema) = store.schema() {
+        v["schema"] = json!(schema);
+    }
     // A remapped store: the original id of every node (--limit cuts the list).
     if let Some(ids) = store.original_ids()? {
         let (items, truncated) = limited(ids, limit);
@@ -162,6 +165,18 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 limit,
             );
             ("labels", json!(items), t)
+        }
+        FileKind::Schema => {
+            let m = sibling_manifest(path)?;
+            let schema = ginex::format::schema::Schema::decode(
+                payload,
+                path,
+                m.num_nodes,
+                m.num_edges,
+                m.layout.dim,
+            )
+            .map_err(at)?;
+            ("schema", json!(schema), false)
         }
         FileKind::Splits => {
             let m = sibling_manifest(path)?;

@@ -15,6 +15,39 @@ pub(super) fn degree_stats(indptr: &[u64]) -> (u64, f64, u64, u64, u64) {
     (deg[0], mean, pct(0.5), pct(0.99), deg[deg.len() - 1])
 }
 
+/// The node types (ids, features) and relations (edges) of a typed store.
+fn print_schema(
+    schema: &ginex::format::schema::Schema,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out, "  node types      {}", schema.node_types.len())?;
+    for t in &schema.node_types {
+        let features = if t.has_features() {
+            format!("features dim {}", t.dim)
+        } else {
+            "no features".to_string()
+        };
+        writeln!(
+            out,
+            "    {:<16} {:>12} nodes  ids {}..{}  {features}",
+            t.name,
+            t.count,
+            t.offset,
+            t.offset + t.count
+        )?;
+    }
+    writeln!(out, "  relations       {}", schema.relations.len())?;
+    for r in &schema.relations {
+        writeln!(
+            out,
+            "    {:<40} {:>12} edges",
+            schema.canonical(r),
+            r.num_edges
+        )?;
+    }
+    Ok(())
+}
+
 pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
     let m = store.manifest();
     writeln!(out, "store {}", store.dir().display())?;
@@ -39,6 +72,9 @@ pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Resu
         m.layout.dtype.name(),
         m.layout.row_bytes(),
     )?;
+    if let Some(schema) = store.schema() {
+        print_schema(schema, out)?;
+    }
     if let Ok(Some(ids)) = store.original_ids() {
         let shown: Vec<String> = ids.iter().take(5).map(u64::to_string).collect();
         writeln!(
