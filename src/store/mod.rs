@@ -279,7 +279,7 @@ impl Store {
                     .map(|t| t.name.as_str())
                     .collect();
                 Err(Error::invalid_argument(format!(
-                    "{}: {what} needs features on every node, but the node types {featureless:?} have none (typed sampling and training are not built yet; derive features for them first)",
+                    "{}: {what} needs features on every node, but the node types {featureless:?} have none; give them features first (`ginex derive-features STORE --type T --from F --via RELATION --out NEW`)",
                     self.dir.display()
                 )))
             }

@@ -100,7 +100,11 @@ fn predict_trainer(store: &Store, opts: &TrainOptions) -> Result<Trainer> {
         .checkpoint
         .as_ref()
         .ok_or_else(|| Error::invalid_argument("predict needs --checkpoint DIR"))?;
-    let mut trainer = Trainer::new(opts.model.clone(), in_dim, classes, opts.device);
+    let model = crate::train::trainer::TrainConfig {
+        relation_dst: crate::train::trainer::relation_dst(store),
+        ..opts.model.clone()
+    };
+    let mut trainer = Trainer::new(model, in_dim, classes, opts.device);
     let (stem, _) = predict_checkpoint(dir)?;
     let keys = [&MODEL_KEYS[..], &STORE_KEYS].concat();
     load_stem(

@@ -227,7 +227,8 @@ pub fn layerwise_logits(
                 (next..end).collect()
             };
             let lists = gatherer.read_lists(store, &chunk)?;
-            let (hop, sources) = local_hop(&chunk, &lists);
+            let (mut hop, sources) = local_hop(&chunk, &lists);
+            hop.annotate(&sources, store.schema())?;
             input.read(store, &sources, in_width, &mut rows)?;
             degrees.clear();
             degrees.extend(
@@ -319,13 +320,5 @@ fn local_hop(chunk: &[u64], lists: &[Vec<u64>]) -> (Hop, Vec<u64>) {
             dst.push(j as i64);
         }
     }
-    (
-        Hop {
-            num_dst: chunk.len(),
-            num_src: sources.len(),
-            src,
-            dst,
-        },
-        sources,
-    )
+    (Hop::new(chunk.len(), sources.len(), src, dst), sources)
 }

@@ -29,6 +29,71 @@ pub struct Hop {
     pub src: Vec<i64>,
     /// Local target index of each edge.
     pub dst: Vec<i64>,
+    /// Relation of each edge in a typed store (format/schema.md; see
+    /// [`Hop::annotate`]); empty: every edge is relation 0.
+    pub rel: Vec<i64>,
+    /// Node type of each target in a typed store; empty: type 0.
+    pub target_types: Vec<i64>,
+}
+
+impl Hop {
+    /// A hop of an untyped graph.
+    pub fn new(num_dst: usize, num_src: usize, src: Vec<i64>, dst: Vec<i64>) -> Self {
+        Hop {
+            num_dst,
+            num_src,
+            src,
+            dst,
+            rel: Vec::new(),
+            target_types: Vec::new(),
+        }
+    }
+
+    /// Sets each edge's relation and each target's type from the global
+    /// ids of the hop's local rows (`ids[i]` for local index `i`) when the
+    /// store is typed.
+    pub fn annotate(
+        &mut self,
+        ids: &[u64],
+        schema: Option<&crate::format::schema::Schema>,
+    ) -> Result<()> {
+        let Some(schema) = schema else {
+            return Ok(());
+        };
+        let type_of = |i: i64| -> Result<usize> {
+            ids.get(i as usize)
+                .map(|&v| schema.type_of(v))
+                .ok_or_else(|| Error::internal("hop: a local index has no global id"))
+        };
+        self.rel = self
+            .src
+            .iter()
+            .zip(&self.dst)
+            .map(|(&s, &d)| {
+                let (ts, td) = (type_of(s)?, type_of(d)?);
+                schema
+                    .relation_between(ts, td)
+                    .map(|r| r as i64)
+                    .ok_or_else(|| {
+                        Error::internal(format!(
+                            "an edge joins node types {ts} and {td}, which no relation joins"
+                        ))
+                    })
+            })
+            .collect::<Result<_>>()?;
+        self.target_types = (0..self.num_dst as i64)
+            .map(|i| type_of(i).map(|t| t as i64))
+            .collect::<Result<_>>()?;
+        Ok(())
+    }
+}
+
+/// The edges of one relation in a hop: local endpoints and the mean's
+/// `1 / max(in-degree over the relation, 1)` per target.
+struct RelationEdges {
+    src: Tensor,
+    dst: Tensor,
+    inv_deg: Tensor,
 }
 
 /// A hop's edges on the compute device, with its normalisations.
@@ -45,6 +110,10 @@ pub struct HopTensors {
     /// Edges plus one self-loop per target (GAT).
     loop_src: Tensor,
     loop_dst: Tensor,
+    /// Each relation's edges (R-GCN, R-SAGE); relation `r` at index `r`.
+    relations: Vec<RelationEdges>,
+    /// Each target's node type, as `f32` on the device (R-SAGE).
+    target_types: Tensor,
 }
 
 impl HopTensors {
@@ -102,7 +171,16 @@ impl HopTensors {
         let loops = Tensor::arange(hop.num_dst as i64, (Kind::Int64, device));
         let loop_src = Tensor::cat(&[&src, &loops], 0);
         let loop_dst = Tensor::cat(&[&dst, &loops], 0);
+        let relations = relation_edges(hop, device)?;
+        let target_types: Vec<f32> = if hop.target_types.is_empty() {
+            vec![0.0; hop.num_dst]
+        } else {
+            hop.target_types.iter().map(|&t| t as f32).collect()
+        };
+        let target_types = Tensor::from_slice(&target_types).to_device(device);
         Ok(HopTensors {
+            relations,
+            target_types,
             num_dst: hop.num_dst as i64,
             src,
             dst,
@@ -112,6 +190,19 @@ impl HopTensors {
             loop_src,
             loop_dst,
         })
+    }
+
+    /// Mean over the in-edges of relation `r` of `x[src]` per target (zero
+    /// for a target without such edges).
+    fn aggregate_relation(&self, x: &Tensor, r: usize) -> Tensor {
+        let zeros = Tensor::zeros([self.num_dst, x.size()[1]], (x.kind(), x.device()));
+        match self.relations.get(r) {
+            None => zeros,
+            Some(e) => {
+                let msg = x.index_select(0, &e.src);
+                zeros.index_add(0, &e.dst, &msg) * e.inv_deg.unsqueeze(1)
+            }
+        }
     }
 
     /// Sum over in-edges of `x[src] * weight[edge]` per target.
@@ -125,6 +216,45 @@ impl HopTensors {
     }
 }
 
+/// Splits a hop's edges by relation (every edge relation 0 when the hop
+/// carries none), with each relation's per-target mean normalisation.
+fn relation_edges(hop: &Hop, device: Device) -> Result<Vec<RelationEdges>> {
+    if !hop.rel.is_empty() && hop.rel.len() != hop.src.len() {
+        return Err(Error::invalid_argument(
+            "hop: one relation per edge expected",
+        ));
+    }
+    if hop.rel.iter().any(|&r| r < 0) {
+        return Err(Error::invalid_argument("hop: a negative relation"));
+    }
+    let count = hop.rel.iter().max().map_or(1, |&m| m as usize + 1);
+    let mut parts = vec![(Vec::new(), Vec::new()); count];
+    for (e, (&s, &d)) in hop.src.iter().zip(&hop.dst).enumerate() {
+        let r = hop.rel.get(e).copied().unwrap_or(0) as usize;
+        if let Some((src, dst)) = parts.get_mut(r) {
+            src.push(s);
+            dst.push(d);
+        }
+    }
+    Ok(parts
+        .into_iter()
+        .map(|(src, dst)| {
+            let mut deg = vec![0f32; hop.num_dst];
+            for &d in &dst {
+                if let Some(x) = deg.get_mut(d as usize) {
+                    *x += 1.0;
+                }
+            }
+            let inv: Vec<f32> = deg.iter().map(|&d| 1.0 / d.max(1.0)).collect();
+            RelationEdges {
+                src: Tensor::from_slice(&src).to_device(device),
+                dst: Tensor::from_slice(&dst).to_device(device),
+                inv_deg: Tensor::from_slice(&inv).to_device(device),
+            }
+        })
+        .collect())
+}
+
 /// Which architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelKind {
@@ -136,18 +266,28 @@ pub enum ModelKind {
     Gat,
     /// MLP on the seeds' own features.
     Mlp,
+    /// R-GCN (Schlichtkrull et al.): a root weight plus one weight per
+    /// relation over the mean of the target's in-neighbours by that
+    /// relation. On an untyped store every edge is one relation.
+    Rgcn,
+    /// R-SAGE: one GraphSAGE layer per relation (root and neighbour
+    /// weights), summed over the relations into each target's type (what
+    /// PyG's `to_hetero` makes of `SAGEConv`).
+    Rsage,
 }
 
 impl ModelKind {
     /// Every architecture.
-    pub const ALL: [ModelKind; 4] = [
+    pub const ALL: [ModelKind; 6] = [
         ModelKind::Sage,
         ModelKind::Gcn,
         ModelKind::Gat,
         ModelKind::Mlp,
+        ModelKind::Rgcn,
+        ModelKind::Rsage,
     ];
 
-    /// Parses `sage`, `gcn`, `gat` or `mlp`.
+    /// Parses `sage`, `gcn`, `gat`, `mlp`, `rgcn` or `rsage`.
     pub fn parse(s: &str) -> Result<Self> {
         Error::parse_name(s, "model", &ModelKind::ALL, ModelKind::name)
     }
@@ -158,6 +298,8 @@ impl ModelKind {
             ModelKind::Sage => "sage",
             ModelKind::Gcn => "gcn",
             ModelKind::Gat => "gat",
+            ModelKind::Rgcn => "rgcn",
+            ModelKind::Rsage => "rsage",
             ModelKind::Mlp => "mlp",
         }
     }
@@ -196,7 +338,9 @@ impl InitKind {
     pub fn default_for(kind: ModelKind) -> Self {
         match kind {
             ModelKind::Gcn | ModelKind::Gat => InitKind::Glorot,
-            ModelKind::Sage | ModelKind::Mlp => InitKind::Kaiming,
+            ModelKind::Sage | ModelKind::Mlp | ModelKind::Rgcn | ModelKind::Rsage => {
+                InitKind::Kaiming
+            }
         }
     }
 }
@@ -226,6 +370,9 @@ pub struct GnnSpec {
     pub attn_dropout: f64,
     /// Weight initialisation.
     pub init: InitKind,
+    /// R-GCN, R-SAGE: the destination node type of each relation of the
+    /// store (its schema's order); empty: one relation into type 0.
+    pub relation_dst: Vec<i64>,
 }
 
 impl GnnSpec {
@@ -243,6 +390,7 @@ impl GnnSpec {
             out_heads: 1,
             attn_dropout: 0.0,
             init: InitKind::default_for(kind),
+            relation_dst: Vec::new(),
         }
     }
 }
@@ -260,6 +408,10 @@ struct Layer {
     root: nn::Linear,
     neigh: Option<nn::Linear>,
     gat: Option<GatParams>,
+    /// R-GCN, R-SAGE: one neighbour weight per relation.
+    rel_neigh: Vec<nn::Linear>,
+    /// R-SAGE: one root weight per relation.
+    rel_root: Vec<nn::Linear>,
 }
 
 fn glorot(fan_in: i64, fan_out: i64) -> nn::Init {
@@ -285,6 +437,7 @@ fn linear(p: nn::Path, input: i64, output: i64, bias: bool, init: InitKind) -> n
 /// A stack of layers, one per hop.
 pub struct Gnn {
     kind: ModelKind,
+    relation_dst: Vec<i64>,
     layers: Vec<Layer>,
     dropout: f64,
     input_dropout: f64,
@@ -345,22 +498,37 @@ impl Gnn {
                         },
                         neigh: None,
                         gat: Some(gat),
+                        rel_neigh: Vec::new(),
+                        rel_root: Vec::new(),
                     }
                 } else {
                     let root = linear(&p / "root", input, output, true, spec.init);
                     let neigh = (spec.kind == ModelKind::Sage)
                         .then(|| linear(&p / "neigh", input, output, false, spec.init));
+                    let relations = spec.relation_dst.len().max(1);
+                    let relational = matches!(spec.kind, ModelKind::Rgcn | ModelKind::Rsage);
+                    let rel_neigh = (0..relations)
+                        .filter(|_| relational)
+                        .map(|r| linear(&p / format!("rel{r}"), input, output, false, spec.init))
+                        .collect();
+                    let rel_root = (0..relations)
+                        .filter(|_| spec.kind == ModelKind::Rsage)
+                        .map(|r| linear(&p / format!("root{r}"), input, output, true, spec.init))
+                        .collect();
                     input = output;
                     Layer {
                         root,
                         neigh,
                         gat: None,
+                        rel_neigh,
+                        rel_root,
                     }
                 }
             })
             .collect();
         Gnn {
             kind: spec.kind,
+            relation_dst: spec.relation_dst.clone(),
             layers,
             dropout: spec.dropout,
             input_dropout: spec.input_dropout,
@@ -400,6 +568,32 @@ impl Gnn {
         let targets = h.narrow(0, 0, hop.num_dst);
         let mut h = match self.kind {
             ModelKind::Mlp => layer.root.forward(&targets),
+            ModelKind::Rgcn => {
+                let mut out = layer.root.forward(&targets);
+                for (r, w) in layer.rel_neigh.iter().enumerate() {
+                    out += w.forward(&hop.aggregate_relation(h, r));
+                }
+                out
+            }
+            ModelKind::Rsage => {
+                // Relation r reaches only targets of its destination type.
+                let mut out: Option<Tensor> = None;
+                for (r, (w, root)) in layer.rel_neigh.iter().zip(&layer.rel_root).enumerate() {
+                    let dst_type = self.relation_dst.get(r).copied().unwrap_or(0) as f64;
+                    let mask = hop
+                        .target_types
+                        .eq(dst_type)
+                        .to_kind(Kind::Float)
+                        .unsqueeze(1);
+                    let part =
+                        (w.forward(&hop.aggregate_relation(h, r)) + root.forward(&targets)) * mask;
+                    out = Some(match out {
+                        Some(o) => o + part,
+                        None => part,
+                    });
+                }
+                out.unwrap_or_else(|| layer.root.forward(&targets))
+            }
             ModelKind::Sage => {
                 let mean = hop.aggregate(h, None) * hop.inv_deg.unsqueeze(1);
                 let neigh = layer.neigh.as_ref().map(|n| n.forward(&mean));
@@ -510,12 +704,7 @@ mod tests {
 
     fn star() -> Hop {
         // Targets 0, 1; sources 0..4; edges 2->0, 3->0, 1->1.
-        Hop {
-            num_dst: 2,
-            num_src: 4,
-            src: vec![2, 3, 1],
-            dst: vec![0, 0, 1],
-        }
+        Hop::new(2, 4, vec![2, 3, 1], vec![0, 0, 1])
     }
 
     /// A one-layer model of width 1 whose root weight is 1 and root bias 0.

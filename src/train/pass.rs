@@ -11,20 +11,25 @@ use crate::store::Store;
 use crate::train::model::Hop;
 use crate::train::trainer::TrainBatch;
 
-fn to_train_batch(b: &EpochBatch<'_>, store: &Store, labels: &[i32]) -> TrainBatch {
+fn to_train_batch(b: &EpochBatch<'_>, store: &Store, labels: &[i32]) -> Result<TrainBatch> {
     let dim = store.feature_dim() as usize;
     let mut features = vec![0f32; b.ids.len() * dim];
     store.dtype().decode_to_f32(b.rows, &mut features);
     let hops = b
         .hops
         .iter()
-        .map(|h| Hop {
-            num_dst: h.num_dst,
-            num_src: h.num_src,
-            src: h.src.iter().map(|&x| i64::from(x)).collect(),
-            dst: h.dst.iter().map(|&x| i64::from(x)).collect(),
+        .map(|h| {
+            let mut hop = Hop::new(
+                h.num_dst,
+                h.num_src,
+                h.src.iter().map(|&x| i64::from(x)).collect(),
+                h.dst.iter().map(|&x| i64::from(x)).collect(),
+            );
+            // Local index i is the batch's i-th sampled id.
+            hop.annotate(b.ids, store.schema())?;
+            Ok(hop)
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let labels = b.ids[..b.num_seeds]
         .iter()
         .map(|&v| labels.get(v as usize).map_or(-1, |&l| i64::from(l)))
@@ -36,13 +41,13 @@ fn to_train_batch(b: &EpochBatch<'_>, store: &Store, labels: &[i32]) -> TrainBat
         .iter()
         .map(|&v| (indptr[v as usize + 1] - indptr[v as usize]) as f32 + 1.0)
         .collect();
-    TrainBatch {
+    Ok(TrainBatch {
         features,
         dim,
         hops,
         labels,
         degrees,
-    }
+    })
 }
 
 /// Runs one pass of the data path over `data` and feeds every batch to
@@ -57,7 +62,7 @@ pub(crate) fn pass(
     std::thread::scope(|scope| {
         let producer = scope.spawn(move || {
             run_epoch(store, data, &mut |b| {
-                tx.send(to_train_batch(b, store, labels))
+                tx.send(to_train_batch(b, store, labels)?)
                     .map_err(|_| Error::invalid_argument("the trainer stopped"))
             })
         });

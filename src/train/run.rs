@@ -197,7 +197,11 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
     if opts.resume && opts.checkpoint.is_none() {
         return Err(Error::invalid_argument("--resume needs --checkpoint DIR"));
     }
-    let mut trainer = Trainer::new(opts.model.clone(), in_dim, classes, opts.device);
+    let model = crate::train::trainer::TrainConfig {
+        relation_dst: crate::train::trainer::relation_dst(store),
+        ..opts.model.clone()
+    };
+    let mut trainer = Trainer::new(model, in_dim, classes, opts.device);
     let mut start = 0;
     let mut progress = Progress::default();
     if let Some(dir) = &opts.checkpoint {

@@ -39,6 +39,18 @@ pub struct TrainConfig {
     pub out_heads: i64,
     /// GAT: dropout on attention coefficients.
     pub attn_dropout: f64,
+    /// R-GCN, R-SAGE: the destination node type of each relation of the
+    /// store (set from its schema by training and prediction, see
+    /// [`relation_dst`]); empty: one relation.
+    pub relation_dst: Vec<i64>,
+}
+
+/// The destination node type of each relation of `store` (empty for an
+/// untyped store): what [`TrainConfig::relation_dst`] holds for it.
+pub fn relation_dst(store: &crate::store::Store) -> Vec<i64> {
+    store.schema().map_or_else(Vec::new, |s| {
+        s.relations.iter().map(|r| i64::from(r.dst)).collect()
+    })
 }
 
 /// The optimizer.
@@ -91,6 +103,7 @@ impl TrainConfig {
             out_heads: self.out_heads,
             attn_dropout: self.attn_dropout,
             init: self.init_kind(),
+            relation_dst: self.relation_dst.clone(),
         }
     }
 }
@@ -111,6 +124,7 @@ impl Default for TrainConfig {
             heads: 8,
             out_heads: 1,
             attn_dropout: 0.0,
+            relation_dst: Vec::new(),
         }
     }
 }
@@ -542,12 +556,7 @@ mod tests {
         TrainBatch {
             features,
             dim: 1,
-            hops: vec![Hop {
-                num_dst: seeds,
-                num_src: 3 * seeds,
-                src,
-                dst,
-            }],
+            hops: vec![Hop::new(seeds, 3 * seeds, src, dst)],
             labels,
             degrees: Vec::new(),
         }

@@ -22,6 +22,9 @@ pub enum GinexCommand {
     /// Generate a synthetic power-law graph with planted classes, as a store
     /// (`--out`) or as raw .npy / edge-list files (`--raw`).
     Gen(crate::gen::GenArgs),
+    /// Give a featureless node type of a typed store features: the mean of
+    /// its neighbours' over one relation (writes a new store).
+    DeriveFeatures(crate::derive::DeriveArgs),
     /// Sample one batch and print it as JSON (a debugging aid).
     Sample(crate::sample::SampleArgs),
     /// Sample one superbatch into runtime files and precompute its Belady
@@ -47,6 +50,7 @@ pub enum GinexCommand {
 pub fn run(cli: GinexCli, out: &mut dyn Write) -> Result<()> {
     match cli.command {
         GinexCommand::Gen(args) => crate::gen::run(&args, out),
+        GinexCommand::DeriveFeatures(args) => crate::derive::run(&args, out),
         GinexCommand::Sample(args) => crate::sample::run_sample(&args, out),
         GinexCommand::Inspect(args) => crate::sample::run_inspect(&args, out),
         GinexCommand::Cache(cmd) => crate::neighbor_cache::run(&cmd, out),

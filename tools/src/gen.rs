@@ -82,6 +82,13 @@ pub struct GenArgs {
     /// Edge file format with --raw.
     #[arg(long, value_enum, default_value_t = RawEdges::Npy)]
     pub raw_edges: RawEdges,
+    /// A typed graph shaped like MAG: node types paper (40 % of --nodes;
+    /// features, labels, splits), author (50 %) and field (10 %), both
+    /// featureless; relations cites, writes, topic_of (into papers),
+    /// written_by and has_topic (out of them). `ginex-dump` shows the
+    /// schema. Not with --raw or --reorder.
+    #[arg(long, conflicts_with = "raw")]
+    pub hetero: bool,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -127,7 +134,13 @@ impl GenArgs {
             seed: self.seed,
             split,
             memory: parse_bytes(&self.memory)?,
+            hetero: self.hetero,
         };
+        if self.hetero && self.reorder != ginex::import::reorder::Reorder::None {
+            return Err(Error::invalid_argument(
+                "--hetero with --reorder: renumbering would break the node types' id ranges",
+            ));
+        }
         p.validate()?;
         Ok(p)
     }

@@ -6,6 +6,7 @@ pub mod args;
 pub mod bench;
 pub mod cgroup;
 pub mod commands;
+pub mod derive;
 pub mod dump;
 pub mod epoch;
 pub mod export;

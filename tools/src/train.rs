@@ -27,7 +27,10 @@ use ginex::train::trainer::{OptimizerKind, TrainConfig};
 /// Model flags shared by `train` and `predict`.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
-    /// Architecture: sage (GraphSAGE, mean), gcn, mlp (ignores the graph).
+    /// Architecture: sage (GraphSAGE, mean), gcn, gat, mlp (ignores the
+    /// graph); for typed stores rgcn (a weight per relation) or rsage (a
+    /// GraphSAGE layer per relation), which read each edge's relation from
+    /// the store's schema (on an untyped store every edge is one relation).
     #[arg(long, default_value = "sage", value_parser = crate::args::model)]
     pub model: ModelKind,
     /// Hidden width.
@@ -234,6 +237,7 @@ fn options(
             heads: knobs.heads,
             out_heads: knobs.out_heads,
             attn_dropout: knobs.attn_dropout.unwrap_or(model.dropout),
+            relation_dst: Vec::new(),
         },
         data: data_cfg,
         epochs,

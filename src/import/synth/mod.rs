@@ -56,6 +56,9 @@ pub struct SynthParams {
     pub split: [f64; 3],
     /// Memory budget in bytes for the whole generation.
     pub memory: u64,
+    /// A typed graph shaped like MAG (see [`hetero`]): papers with
+    /// features, labels and splits; featureless authors and fields.
+    pub hetero: bool,
 }
 
 impl Default for SynthParams {
@@ -71,6 +74,7 @@ impl Default for SynthParams {
             seed: 0,
             split: [0.1, 0.05, 0.05],
             memory: 2 << 30,
+            hetero: false,
         }
     }
 }
@@ -227,6 +231,7 @@ pub fn class_of(seed: u64, classes: u32, v: u64) -> u32 {
 }
 
 mod features;
+pub mod hetero;
 mod raw;
 mod topology;
 
@@ -252,20 +257,56 @@ pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> R
     let planted = Planted::new(p);
     phases.push(("plant classes", started.elapsed()));
 
+    let schema = p.hetero.then(|| hetero::hetero_schema(p.nodes, p.dim));
     let mut topo = builder.topology_writer()?;
     let scratch = builder.staging_path().join("scratch");
-    let stats = build_topology(p, &planted, &scratch, &mut topo, progress, &mut phases)?;
+    let stats = match &schema {
+        None => build_topology(p, &planted, &scratch, &mut topo, progress, &mut phases)?,
+        Some(schema) => {
+            let mut counting = crate::store::relation_counts::CountingSink {
+                inner: &mut topo,
+                counts: crate::store::relation_counts::RelationCounts::new(schema),
+                next: 0,
+            };
+            let stats =
+                build_topology(p, &planted, &scratch, &mut counting, progress, &mut phases)?;
+            let counts = counting.counts.counts().to_vec();
+            builder.set_schema(schema.clone());
+            builder.set_relation_edges(&counts)?;
+            stats
+        }
+    };
     builder.add_topology(topo)?;
 
+    // Typed: features, labels and splits on papers (the first ids) only.
+    let papers = schema
+        .as_ref()
+        .and_then(|s| s.node_types.first())
+        .map_or(p.nodes, |t| t.count);
     let started = Instant::now();
     let mut features = builder.feature_writer()?;
-    for_each_feature_block(p, &planted, progress, |bytes, _| features.push_rows(bytes))?;
+    let row_bytes = layout.row_bytes();
+    let mut written = 0u64;
+    for_each_feature_block(p, &planted, progress, |bytes, count| {
+        let keep = count.min(papers.saturating_sub(written));
+        written += count;
+        features.push_rows(bytes.get(..keep as usize * row_bytes).unwrap_or_default())
+    })?;
     builder.add_features(features)?;
     phases.push(("features", started.elapsed()));
 
     let started = Instant::now();
-    builder.write_labels(&labels(p, &planted), p.classes)?;
-    builder.write_splits(&splits(p))?;
+    let mut labels = labels(p, &planted);
+    labels
+        .iter_mut()
+        .skip(papers as usize)
+        .for_each(|l| *l = crate::format::tables::MISSING_LABEL);
+    builder.write_labels(&labels, p.classes)?;
+    let mut splits = splits(p);
+    for list in [&mut splits.train, &mut splits.valid, &mut splits.test] {
+        list.retain(|&v| v < papers);
+    }
+    builder.write_splits(&splits)?;
     let path = builder.finish()?;
     phases.push(("labels + splits + commit", started.elapsed()));
     Ok(report(p, stats, phases, path))

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::hetero::HeteroShape;
 use super::*;
 use crate::error::Result;
 use crate::rng::{stream_seed, Wyrand};
@@ -55,11 +56,22 @@ pub(super) fn edge_chunk(
     let count = (total - chunk * EDGE_CHUNK).min(EDGE_CHUNK);
     let scale = 64 - (p.nodes - 1).leading_zeros();
     let mut rng = Wyrand(stream_seed(p.seed, PURPOSE_EDGES, chunk));
+    let shape = p.hetero.then(|| HeteroShape::new(p.nodes, p.seed));
     (0..count)
-        .map(|_| {
+        .map(|i| {
             let (mut src, dst) = rmat_pair(&mut rng, scale, p.nodes);
+            if let Some(shape) = &shape {
+                src = shape.constrain(src, dst, chunk * EDGE_CHUNK + i);
+            }
             if rng.unit() < p.homophily {
-                src = planted.nearest_in_class(src, planted.class(dst));
+                let rewired = planted.nearest_in_class(src, planted.class(dst));
+                // Typed: never across a type boundary.
+                if shape
+                    .as_ref()
+                    .is_none_or(|s| s.type_of(rewired) == s.type_of(src))
+                {
+                    src = rewired;
+                }
             }
             (src, dst)
         })

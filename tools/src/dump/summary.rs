@@ -51,11 +51,17 @@ fn print_schema(
 pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
     let m = store.manifest();
     writeln!(out, "store {}", store.dir().display())?;
-    writeln!(
-        out,
-        "  format          v{}",
-        ginex::format::header::FileKind::Manifest.written_version()
-    )?;
+    let format = match store.schema() {
+        Some(_) => format!(
+            "v{} (typed)",
+            ginex::format::header::FileKind::Schema.written_version()
+        ),
+        None => format!(
+            "v{}",
+            ginex::format::header::FileKind::Manifest.written_version()
+        ),
+    };
+    writeln!(out, "  format          {format}")?;
     writeln!(out, "  nodes           {}", m.num_nodes)?;
     writeln!(out, "  edges           {}", m.num_edges)?;
     let packing = match m.layout.rows_per_page() {
