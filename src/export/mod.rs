@@ -18,6 +18,7 @@
 
 pub mod dgl;
 pub mod graphbolt;
+pub mod hetero;
 pub mod sink;
 pub mod source;
 
@@ -143,14 +144,6 @@ pub fn start(
     out: &std::path::Path,
     options: &ExportOptions,
 ) -> Result<(sink::ExportDir, ExportReport)> {
-    if let Some(schema) = store.schema() {
-        return Err(crate::error::Error::invalid_argument(format!(
-            "{}: a typed store ({} node types, {} relations) cannot be exported yet; only one-type stores are",
-            store.dir().display(),
-            schema.node_types.len(),
-            schema.relations.len()
-        )));
-    }
     let dir = sink::ExportDir::create(out)?;
     let report = ExportReport {
         nodes: store.num_nodes(),
