@@ -13,7 +13,8 @@
 //! One node type `_N` and one edge type `_N:_E:_N` (DGL's names for a
 //! homogeneous graph); `P` chunks of near-equal size for nodes and for
 //! edges (chunks may be empty when `P` exceeds the counts). Edges are
-//! written in the store's CSC order (grouped by destination).
+//! written in the store's CSC order (grouped by destination). A typed
+//! store is written with its own node and edge types (`typed.rs`).
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -15,7 +15,8 @@
 //! serves them with `DiskBasedFeature`); the task is
 //! `node_classification` with `num_classes` and the train / validation /
 //! test item sets (`seed_nodes`, `labels`). Edges are in the store's CSC
-//! order (grouped by destination).
+//! order (grouped by destination). A typed store is written as a
+//! heterogeneous dataset (`typed.rs`).
 
 use std::path::PathBuf;
 use std::time::Instant;

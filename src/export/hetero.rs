@@ -134,6 +134,9 @@ pub fn relation_paths(schema: &Schema) -> Vec<String> {
     path_names(&names)
 }
 
+/// What [`RelationSplitter::split`] calls: `(slot, local dst, local sources)`.
+pub type RelationFn<'f> = dyn FnMut(usize, u64, &[u64]) -> Result<()> + 'f;
+
 /// Splits the in-neighbor lists of one destination type by relation, with
 /// type-local ids.
 pub struct RelationSplitter<'a> {
@@ -172,31 +175,27 @@ impl<'a> RelationSplitter<'a> {
         self.into.iter().map(|(_, r)| *r)
     }
 
-    /// Calls `f(relation, local dst, local sources)` for each relation
-    /// into the type, in source-type order, with the part of the sorted
-    /// in-list `srcs` of node `dst` that comes from the relation's source
-    /// type (possibly empty). A source in a type that no relation joins
-    /// to the destination's is corruption (`Store::verify` reports it too).
-    pub fn split(
-        &mut self,
-        dst: u64,
-        srcs: &[u64],
-        f: &mut dyn FnMut(usize, u64, &[u64]) -> Result<()>,
-    ) -> Result<()> {
+    /// Calls `f(slot, local dst, local sources)` for each relation into
+    /// the type, `slot` being its position in [`relations`](Self::relations),
+    /// with the part of the sorted in-list `srcs` of node `dst` that comes
+    /// from the relation's source type (possibly empty). A source in a
+    /// type that no relation joins to the destination's is corruption
+    /// (`Store::verify` reports it too).
+    pub fn split(&mut self, dst: u64, srcs: &[u64], f: &mut RelationFn<'_>) -> Result<()> {
         let offset = self
             .schema
             .node_types
             .get(self.dst_type)
             .map_or(0, |t| t.offset);
         let mut covered = 0usize;
-        for (ids, r) in &self.into {
+        for (slot, (ids, _)) in self.into.iter().enumerate() {
             let lo = srcs.partition_point(|&s| s < ids.start);
             let hi = srcs.partition_point(|&s| s < ids.end);
             let part = srcs.get(lo..hi).unwrap_or_default();
             covered += part.len();
             self.local.clear();
             self.local.extend(part.iter().map(|&s| s - ids.start));
-            f(*r, dst - offset, &self.local)?;
+            f(slot, dst - offset, &self.local)?;
         }
         if covered != srcs.len() {
             let stray = srcs

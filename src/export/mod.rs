@@ -13,8 +13,11 @@
 //!
 //! Both exports re-import to a byte-identical store (`ginex-import dgl`,
 //! `ginex-import files`; the command is in [`ExportReport::reimport`]).
-//! The mapping of ginex's tables to the two formats is in
-//! `format/export.md`.
+//! Typed stores go out in both formats' heterogeneous layouts, with
+//! type-local ids ([`hetero`] splits the in-neighbor lists by relation;
+//! `dgl/typed.rs`, `graphbolt/typed.rs` write them); their `dgl` export
+//! re-imports byte-identically. The mapping of ginex's tables to the two
+//! formats is in `format/export.md`.
 
 pub mod dgl;
 pub mod graphbolt;

@@ -76,12 +76,10 @@ pub(super) fn export(
             if dst % 4096 == 0 {
                 b.set_position(dst);
             }
-            // The splitter calls back in the order of `relations()`.
-            let mut next = chunks.iter_mut();
             splitter.split(
                 dst,
                 srcs,
-                &mut |_, local_dst, local_srcs| match next.next() {
+                &mut |slot, local_dst, local_srcs| match chunks.get_mut(slot) {
                     Some((_, c)) => c.push(&mut dir, local_dst, local_srcs),
                     None => Ok(()),
                 },

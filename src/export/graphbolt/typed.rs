@@ -36,7 +36,7 @@ use crate::format::schema::Schema;
 use crate::store::Store;
 
 /// What `ExportReport::reimport` says for a typed GraphBolt export.
-pub const NO_REIMPORT: &str = "none: ginex-import files reads one-type graphs; export a typed store with ginex-export dgl to rebuild it (ginex-import dgl)";
+pub const NO_REIMPORT: &str = "no ginex importer reads a typed GraphBolt dataset; ginex-export dgl of this store round-trips through ginex-import dgl";
 
 /// One relation's edge file being written, with its output buffer.
 enum EdgeOut {
@@ -117,9 +117,8 @@ pub(super) fn export(
             if dst % 4096 == 0 {
                 b.set_position(dst);
             }
-            let mut next = outs.iter_mut();
-            splitter.split(dst, srcs, &mut |_, local_dst, local| {
-                let Some(out) = next.next() else {
+            splitter.split(dst, srcs, &mut |slot, local_dst, local| {
+                let Some(out) = outs.get_mut(slot) else {
                     return Ok(());
                 };
                 match out {
@@ -141,9 +140,8 @@ pub(super) fn export(
         // Destinations (numpy row 1): a second pass over the same lists.
         if opts.edge_format == EdgeFormat::Numpy {
             src.in_lists_range(ty.ids(), &mut |dst, srcs| {
-                let mut next = outs.iter_mut();
-                splitter.split(dst, srcs, &mut |_, local_dst, local| {
-                    let Some(out) = next.next() else {
+                splitter.split(dst, srcs, &mut |slot, local_dst, local| {
+                    let Some(out) = outs.get_mut(slot) else {
                         return Ok(());
                     };
                     if let EdgeOut::Numpy(_, buf) = out {
