@@ -5,7 +5,7 @@
 //! GraphBolt's heterogeneous datasets: global id minus the type's offset).
 
 use crate::error::{Error, Result};
-use crate::export::source::{IdCursor, Source};
+use crate::export::source::Source;
 use crate::format::header::FileKind;
 use crate::format::manifest::store_file_name;
 use crate::format::schema::Schema;
@@ -221,28 +221,6 @@ impl<'a> RelationSplitter<'a> {
         }
         Ok(())
     }
-}
-
-/// The ids of the next type's nodes in a split, type-local, taken from a
-/// cursor over the split's sorted global ids.
-pub fn take_type_ids(
-    ids: &mut IdCursor,
-    range: std::ops::Range<u64>,
-    out: &mut Vec<u64>,
-    max: usize,
-) -> Result<()> {
-    while out.len() < max {
-        match ids.peek()? {
-            Some(id) if id < range.end => {
-                ids.next_id()?;
-                if id >= range.start {
-                    out.push(id - range.start);
-                }
-            }
-            _ => break,
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
