@@ -17,7 +17,8 @@
 //! without `--undirected`. Edges are streamed one destination type at a
 //! time: each in-neighbor list is split by source type into the relations
 //! into that type, so at most those relations' chunk files are open at
-//! once, and `indices` is read once.
+//! once, and `indices` is read once (a segment straddling two types' id
+//! ranges, once for each).
 
 use std::time::Instant;
 
