@@ -94,7 +94,8 @@
 //!   renumbers a finished store's nodes (`--reorder`).
 //! * `export` — data out: DGL's chunked graph format (DistDGL's input) and
 //!   GraphBolt's on-disk dataset, streamed from a store within a memory
-//!   budget and renamed into place at the end; both re-import byte-identically.
+//!   budget and renamed into place at the end; both re-import byte-identically
+//!   (typed stores: in both formats' heterogeneous layouts, `dgl` round-trips).
 //! * `sample` — the k-hop neighbor sampler, the sources of neighbor lists
 //!   (in memory, on disk) and the compressed neighbor cache, built once
 //!   (streaming the topology) and reused.

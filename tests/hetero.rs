@@ -290,3 +290,421 @@ fn bad_typed_inputs_are_refused_naming_the_file_and_field() {
     );
     assert!(!out.exists());
 }
+
+// ---- ginex-export of typed stores (issue #31, step 6) ----
+
+/// Every file of a store directory, by name.
+fn store_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn assert_same_store(original: &Path, rebuilt: &Path, what: &str) {
+    let (a, b) = (store_files(original), store_files(rebuilt));
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "{what}: different files"
+    );
+    for (name, bytes) in &a {
+        assert!(bytes == &b[name], "{what}: {name} differs");
+    }
+}
+
+fn run_export(args: &[&str]) -> String {
+    use ginex_cli::export::{run, ExportCli};
+    let cli = ExportCli::try_parse_from(std::iter::once(&"ginex-export").chain(args)).unwrap();
+    let mut out = Vec::new();
+    run(&cli, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Runs the `ginex-import` command an export report prints, with `STORE`
+/// replaced by `rebuilt`.
+fn run_printed_reimport(report: &str, rebuilt: &Path) {
+    let cmd = report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("rebuild the same store: "))
+        .unwrap_or_else(|| panic!("no re-import command in:\n{report}"));
+    let mut args: Vec<&str> = cmd.split_whitespace().collect();
+    assert_eq!(args.remove(0), "ginex-import", "{cmd}");
+    assert!(!args.contains(&"--undirected"), "{cmd}");
+    let rebuilt = p(rebuilt);
+    let args: Vec<&str> = args
+        .into_iter()
+        .map(|a| if a == "STORE" { rebuilt } else { a })
+        .chain(["--quiet"])
+        .collect();
+    run_import(&args).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+}
+
+/// Imports the MAG-shaped fixture (with `extra` import flags) into `name`.
+fn mag_store(root: &Path, name: &str, meta: &Path, extra: &[&str]) -> PathBuf {
+    let out = root.join(name);
+    let mut args = vec!["dgl", p(meta), "--quiet", "--out", p(&out)];
+    args.extend_from_slice(extra);
+    run_import(&args).unwrap();
+    out
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn typed_store_exports_to_the_chunked_format_and_reimports_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = mag_dir(dir.path());
+    let store = mag_store(dir.path(), "store", &d.join("metadata.json"), &[]);
+    let out = dir.path().join("chunked");
+    let report = run_export(&[
+        "dgl",
+        p(&store),
+        "--out",
+        p(&out),
+        "--chunks",
+        "2",
+        "--graph-name",
+        "mag-small",
+        "--quiet",
+    ]);
+    assert!(
+        report.contains("ginex-import dgl ") && report.contains("--num-classes 3"),
+        "{report}"
+    );
+    let got = read_json(&out.join("metadata.json"));
+    let chunks = |key: &str, ty: &str| {
+        serde_json::json!({"format": {"name": "numpy"},
+            "data": [format!("node_data/{ty}/{key}-0.npy"), format!("node_data/{ty}/{key}-1.npy")]})
+    };
+    let csv = |rel: &str| {
+        serde_json::json!({"format": {"name": "csv", "delimiter": " "},
+            "data": [format!("edge_index/{rel}-0.csv"), format!("edge_index/{rel}-1.csv")]})
+    };
+    let expected = serde_json::json!({
+        "graph_name": "mag-small",
+        "node_type": ["author", "paper", "institution"],
+        "num_nodes_per_chunk": [[2, 2], [3, 2], [1, 1]],
+        "edge_type": ["author:writes:paper", "author:affiliated_with:institution", "paper:cites:paper"],
+        "num_edges_per_chunk": [[3, 3], [2, 1], [2, 2]],
+        "edges": {
+            "author:writes:paper": csv("author-writes-paper"),
+            "author:affiliated_with:institution": csv("author-affiliated_with-institution"),
+            "paper:cites:paper": csv("paper-cites-paper"),
+        },
+        "node_data": {
+            "paper": {
+                "feat": chunks("feat", "paper"),
+                "label": chunks("label", "paper"),
+                "train_mask": chunks("train_mask", "paper"),
+                "val_mask": chunks("val_mask", "paper"),
+                "test_mask": chunks("test_mask", "paper"),
+            }
+        },
+        "edge_data": {},
+    });
+    for (key, want) in expected.as_object().unwrap() {
+        assert_eq!(&got[key], want, "metadata.json field {key}");
+    }
+    assert_eq!(got.as_object().unwrap().len(), 8, "{got}");
+    // Type-local ids, in the store's CSC order (by destination paper).
+    let read = |rel: &str| String::from_utf8(std::fs::read(out.join(rel)).unwrap()).unwrap();
+    assert_eq!(
+        read("edge_index/author-writes-paper-0.csv"),
+        "0 0\n3 0\n0 1\n"
+    );
+    assert_eq!(
+        read("edge_index/author-writes-paper-1.csv"),
+        "1 1\n2 4\n3 4\n"
+    );
+    assert_eq!(read("edge_index/paper-cites-paper-0.csv"), "1 0\n2 0\n");
+    assert_eq!(read("edge_index/paper-cites-paper-1.csv"), "4 3\n0 4\n");
+    assert_eq!(
+        read("edge_index/author-affiliated_with-institution-1.csv"),
+        "3 1\n"
+    );
+    let tail = |rel: &str, n: usize| {
+        let b = std::fs::read(out.join(rel)).unwrap();
+        b[b.len() - n..].to_vec()
+    };
+    assert_eq!(tail("node_data/paper/label-1.npy", 16), i64_bytes(&[1, 0]));
+    assert_eq!(tail("node_data/paper/train_mask-0.npy", 3), [1, 0, 1]);
+    assert_eq!(
+        tail("node_data/paper/feat-1.npy", 24),
+        f32_bytes(&paper_feats(3..5))
+    );
+    // The printed command rebuilds the same store.
+    let rebuilt = dir.path().join("rebuilt");
+    run_printed_reimport(&report, &rebuilt);
+    assert_same_store(&store, &rebuilt, "typed dgl round trip");
+}
+
+#[test]
+fn undirected_and_f16_typed_stores_with_original_ids_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = mag_dir(dir.path());
+    // Original ids on authors (the other types keep their own ids).
+    let ids = |v: &[i64]| npy_bytes("<i8", &format!("({},)", v.len()), &i64_bytes(v));
+    write(d.join("node_data/author-id-part1.npy"), ids(&[70, 71]));
+    write(d.join("node_data/author-id-part2.npy"), ids(&[72, 99]));
+    let meta = d.join("with-ids.json");
+    let text = MAG_META.replacen(
+        "\"node_data\": {\n    \"paper\"",
+        "\"node_data\": {\n    \"author\": {\"orig_id\": {\"format\": {\"name\": \"numpy\"}, \"data\": [\"node_data/author-id-part1.npy\", \"node_data/author-id-part2.npy\"]}},\n    \"paper\"",
+        1,
+    );
+    assert_ne!(text, MAG_META);
+    std::fs::write(&meta, text).unwrap();
+    // A variant whose `cites` repeats an edge and has a self-loop.
+    write(d.join("edges/cites-dups.csv"), "1 0\n1 0\n2 2\n");
+    let dups = d.join("with-dups.json");
+    let text = std::fs::read_to_string(&meta)
+        .unwrap()
+        .replacen("[[3, 3], [2, 1], [2, 2]]", "[[3, 3], [2, 1], [3, 2]]", 1)
+        .replacen("edges/cites-part1.csv", "edges/cites-dups.csv", 1);
+    std::fs::write(&dups, text).unwrap();
+    let cases: [(&str, &[&str], &[&str]); 4] = [
+        (
+            "undirected",
+            &["--undirected"],
+            &["--chunks", "3", "--edge-format", "numpy"],
+        ),
+        ("dups", &[], &["--chunks", "2"]),
+        ("f16", &["--dtype", "f16"], &["--chunks", "1"]),
+        (
+            "f16-kept",
+            &["--dtype", "f16", "--undirected"],
+            &["--chunks", "4", "--keep-f16"],
+        ),
+    ];
+    for (name, import_flags, export_flags) in cases {
+        let input = if name == "dups" { &dups } else { &meta };
+        let store = mag_store(dir.path(), name, input, import_flags);
+        assert!(ginex::Store::open(&store)
+            .unwrap()
+            .original_ids()
+            .unwrap()
+            .is_some());
+        let out = dir.path().join(format!("{name}-chunked"));
+        let mut args = vec!["dgl", p(&store), "--out", p(&out), "--quiet"];
+        args.extend_from_slice(export_flags);
+        let report = run_export(&args);
+        let got = read_json(&out.join("metadata.json"));
+        if name == "dups" {
+            assert!(
+                report.contains("1 duplicate edges and 1 self-loops"),
+                "{report}"
+            );
+            let cites = std::fs::read_to_string(out.join("edge_index/paper-cites-paper-0.csv"));
+            assert_eq!(cites.unwrap(), "1 0\n1 0\n2 2\n");
+        }
+        if import_flags.contains(&"--undirected") {
+            assert_eq!(
+                got["edge_type"],
+                serde_json::json!([
+                    "author:writes:paper",
+                    "author:affiliated_with:institution",
+                    "paper:cites:paper",
+                    "paper:rev_writes:author",
+                    "institution:rev_affiliated_with:author"
+                ]),
+                "{name}"
+            );
+        }
+        // orig_id on every type; the author ids as imported.
+        for ty in ["author", "paper", "institution"] {
+            assert!(got["node_data"][ty]["orig_id"].is_object(), "{name}: {ty}");
+        }
+        assert!(got["node_data"]["author"].get("feat").is_none(), "{name}");
+        let rebuilt = dir.path().join(format!("{name}-rebuilt"));
+        run_printed_reimport(&report, &rebuilt);
+        assert_same_store(&store, &rebuilt, name);
+    }
+}
+
+#[test]
+fn typed_store_exports_a_heterogeneous_graphbolt_dataset() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = mag_dir(dir.path());
+    let store = mag_store(dir.path(), "store", &d.join("metadata.json"), &[]);
+    let out = dir.path().join("gb");
+    let report = run_export(&[
+        "graphbolt",
+        p(&store),
+        "--out",
+        p(&out),
+        "--dataset-name",
+        "mag-small",
+        "--quiet",
+    ]);
+    assert!(report.contains("ginex-export dgl"), "{report}");
+    let yaml = std::fs::read_to_string(out.join("metadata.yaml")).unwrap();
+    let set = |name: &str| {
+        format!(
+            r#"      - type: "paper"
+        data:
+          - name: seed_nodes
+            format: numpy
+            in_memory: true
+            path: set/paper-{name}_seed_nodes.npy
+          - name: labels
+            format: numpy
+            in_memory: true
+            path: set/paper-{name}_labels.npy
+"#
+        )
+    };
+    let expected = format!(
+        r#"dataset_name: "mag-small"
+graph:
+  nodes:
+    - type: "author"
+      num: 4
+    - type: "paper"
+      num: 5
+    - type: "institution"
+      num: 2
+  edges:
+    - type: "author:writes:paper"
+      format: numpy
+      path: edges/author-writes-paper.npy
+    - type: "author:affiliated_with:institution"
+      format: numpy
+      path: edges/author-affiliated_with-institution.npy
+    - type: "paper:cites:paper"
+      format: numpy
+      path: edges/paper-cites-paper.npy
+feature_data:
+  - domain: node
+    type: "paper"
+    name: feat
+    format: numpy
+    in_memory: false
+    path: data/paper-feat.npy
+  - domain: node
+    type: "paper"
+    name: label
+    format: numpy
+    in_memory: false
+    path: data/paper-label.npy
+tasks:
+  - name: node_classification
+    num_classes: 3
+    train_set:
+{}    validation_set:
+{}    test_set:
+{}"#,
+        set("train"),
+        set("valid"),
+        set("test")
+    );
+    assert_eq!(yaml, expected);
+    let tail = |rel: &str, n: usize| {
+        let b = std::fs::read(out.join(rel)).unwrap();
+        b[b.len() - n..].to_vec()
+    };
+    // (2, E): type-local sources, then destinations.
+    assert_eq!(
+        tail("edges/author-writes-paper.npy", 96),
+        i64_bytes(&[0, 3, 0, 1, 2, 3, 0, 0, 1, 1, 4, 4])
+    );
+    assert_eq!(
+        tail("edges/paper-cites-paper.npy", 64),
+        i64_bytes(&[1, 2, 4, 0, 0, 0, 3, 4])
+    );
+    // Papers 0, 2, 4 (global 4, 6, 8) train, with their labels.
+    assert_eq!(
+        tail("set/paper-train_seed_nodes.npy", 24),
+        i64_bytes(&[0, 2, 4])
+    );
+    assert_eq!(
+        tail("set/paper-train_labels.npy", 24),
+        i64_bytes(&[1, 2, 0])
+    );
+    let empty = std::fs::read(out.join("set/paper-test_seed_nodes.npy")).unwrap();
+    assert!(String::from_utf8_lossy(&empty).contains("'shape': (0,)"));
+    assert_eq!(
+        tail("data/paper-feat.npy", 60),
+        f32_bytes(&paper_feats(0..5))
+    );
+
+    // csv edges: `src,dst` lines of type-local ids.
+    let out = dir.path().join("gb-csv");
+    run_export(&[
+        "graphbolt",
+        p(&store),
+        "--out",
+        p(&out),
+        "--edge-format",
+        "csv",
+        "--quiet",
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("edges/author-affiliated_with-institution.csv")).unwrap(),
+        "0,0\n1,1\n3,1\n"
+    );
+}
+
+#[test]
+fn typed_export_reads_lists_across_many_small_segments() {
+    use ginex::export::dgl::{export_dgl, DglExport};
+    use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
+    use ginex::import::dgl::{import_dgl, DglImport};
+    use ginex::import::pipeline::CommonOptions;
+    // 16-byte segments: a few lists each; the first of the directed
+    // store holds authors 0..4 and paper 4, so a type's range starts
+    // inside a segment.
+    let import = |meta: PathBuf, out: &Path, undirected: bool| {
+        let mut common = CommonOptions::new(out.to_path_buf());
+        common.segment_bytes = 16;
+        common.undirected = undirected;
+        import_dgl(&DglImport {
+            metadata: meta,
+            feat_key: "feat".into(),
+            label_key: "label".into(),
+            mask_keys: ["train_mask".into(), "val_mask".into(), "test_mask".into()],
+            orig_id_key: Some("orig_id".into()),
+            num_classes: Some(3),
+            common,
+        })
+        .unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = mag_dir(dir.path());
+    for undirected in [false, true] {
+        let store = dir.path().join(format!("store-{undirected}"));
+        import(d.join("metadata.json"), &store, undirected);
+        let segs = ginex::Store::open(&store).unwrap().segments().to_vec();
+        assert!(segs.len() > 2, "{segs:?}");
+        let out = dir.path().join(format!("chunked-{undirected}"));
+        let mut opts = DglExport::new(&store, &out);
+        opts.chunks = 2;
+        export_dgl(&opts).unwrap();
+        let rebuilt = dir.path().join(format!("rebuilt-{undirected}"));
+        import(out.join("metadata.json"), &rebuilt, false);
+        assert_same_store(&store, &rebuilt, &format!("undirected {undirected}"));
+        // GraphBolt's two passes over each type's lists agree with the csv.
+        let gb = dir.path().join(format!("gb-{undirected}"));
+        export_graphbolt(&GraphBoltExport::new(&store, &gb)).unwrap();
+        let edges = std::fs::read(gb.join("edges/paper-cites-paper.npy")).unwrap();
+        let n = if undirected { 8 } else { 4 };
+        let ids: Vec<i64> = edges[edges.len() - 16 * n..]
+            .chunks(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let csv = std::fs::read_to_string(out.join("edge_index/paper-cites-paper-0.csv")).unwrap()
+            + &std::fs::read_to_string(out.join("edge_index/paper-cites-paper-1.csv")).unwrap();
+        let pairs: Vec<String> = (0..n)
+            .map(|i| format!("{} {}\n", ids[i], ids[n + i]))
+            .collect();
+        assert_eq!(pairs.concat(), csv, "undirected {undirected}");
+    }
+}

@@ -13,7 +13,8 @@
 //! One node type `_N` and one edge type `_N:_E:_N` (DGL's names for a
 //! homogeneous graph); `P` chunks of near-equal size for nodes and for
 //! edges (chunks may be empty when `P` exceeds the counts). Edges are
-//! written in the store's CSC order (grouped by destination).
+//! written in the store's CSC order (grouped by destination). A typed
+//! store is written with its own node and edge types (`typed.rs`).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,13 +23,15 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::export::sink::{push_decimal, ExportDir, NpyOut, OutFile};
-use crate::export::source::Source;
+use crate::export::source::{IdCursor, Source, Table};
 use crate::export::{
     bar, export_name, split_even, start, write_features, write_labels, write_mask, write_orig_ids,
     EdgeCheck, EdgeFormat, ExportOptions, ExportReport,
 };
 use crate::format::header::FileKind;
 use crate::store::Store;
+
+mod typed;
 
 /// DGL's node type name for a homogeneous graph.
 pub const NODE_TYPE: &str = "_N";
@@ -70,9 +73,10 @@ impl DglExport {
     }
 }
 
-/// Edge chunk files, switched when one holds its count.
-struct EdgeChunks<'a> {
-    dir: &'a mut ExportDir,
+/// Edge chunk files `<prefix>-<i>.<ext>`, switched when one holds its
+/// count.
+struct EdgeChunks {
+    prefix: String,
     format: EdgeFormat,
     counts: Vec<u64>,
     next: usize,
@@ -83,22 +87,37 @@ struct EdgeChunks<'a> {
     paths: Vec<String>,
 }
 
-impl EdgeChunks<'_> {
-    fn open_next(&mut self) -> Result<()> {
-        self.close()?;
+impl EdgeChunks {
+    fn new(prefix: String, format: EdgeFormat, counts: Vec<u64>) -> Self {
+        EdgeChunks {
+            prefix,
+            format,
+            counts,
+            next: 0,
+            left: 0,
+            csv: None,
+            npy: None,
+            line: Vec::new(),
+            paths: Vec::new(),
+        }
+    }
+
+    fn open_next(&mut self, dir: &mut ExportDir) -> Result<()> {
+        self.close(dir)?;
         let Some(&count) = self.counts.get(self.next) else {
-            return Err(Error::invalid_argument(
-                "more edges than the manifest counts (an exporter bug)",
-            ));
+            return Err(Error::invalid_argument(format!(
+                "{}: more edges than the store's manifest or schema counts",
+                self.prefix
+            )));
         };
         let ext = match self.format {
             EdgeFormat::Csv => "csv",
             EdgeFormat::Numpy => "npy",
         };
-        let rel = format!("edge_index/edges-{}.{ext}", self.next);
+        let rel = format!("{}-{}.{ext}", self.prefix, self.next);
         match self.format {
-            EdgeFormat::Csv => self.csv = Some(self.dir.file(&rel)?),
-            EdgeFormat::Numpy => self.npy = Some(self.dir.npy(&rel, "<i8", &[count, 2])?),
+            EdgeFormat::Csv => self.csv = Some(dir.file(&rel)?),
+            EdgeFormat::Numpy => self.npy = Some(dir.npy(&rel, "<i8", &[count, 2])?),
         }
         self.paths.push(rel);
         self.left = count;
@@ -106,23 +125,23 @@ impl EdgeChunks<'_> {
         Ok(())
     }
 
-    fn close(&mut self) -> Result<()> {
+    fn close(&mut self, dir: &mut ExportDir) -> Result<()> {
         if let Some(f) = self.csv.take() {
             let b = f.finish()?;
-            self.dir.add(b);
+            dir.add(b);
         }
         if let Some(f) = self.npy.take() {
             let b = f.finish()?;
-            self.dir.add(b);
+            dir.add(b);
         }
         Ok(())
     }
 
-    fn push(&mut self, dst: u64, srcs: &[u64]) -> Result<()> {
+    fn push(&mut self, dir: &mut ExportDir, dst: u64, srcs: &[u64]) -> Result<()> {
         let mut rest = srcs;
         while !rest.is_empty() {
             while self.left == 0 {
-                self.open_next()?;
+                self.open_next(dir)?;
             }
             let take = (self.left as usize).min(rest.len());
             let (now, later) = rest.split_at(take);
@@ -154,11 +173,19 @@ impl EdgeChunks<'_> {
     }
 
     /// Closes the last chunk and writes the empty ones after it.
-    fn finish(mut self) -> Result<Vec<String>> {
+    fn finish(mut self, dir: &mut ExportDir) -> Result<Vec<String>> {
+        let mut missing = self.left;
         while self.next < self.counts.len() {
-            self.open_next()?;
+            self.open_next(dir)?;
+            missing += self.left;
         }
-        self.close()?;
+        if missing != 0 {
+            return Err(Error::invalid_argument(format!(
+                "{}: {missing} edges fewer than the store's manifest or schema counts",
+                self.prefix
+            )));
+        }
+        self.close(dir)?;
         Ok(self.paths)
     }
 }
@@ -179,6 +206,9 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     let node_counts = split_even(n, opts.chunks);
     let edge_counts = split_even(e, opts.chunks);
     let (mut dir, mut report) = start(&store, &opts.out, &opts.options)?;
+    if let Some(schema) = store.schema() {
+        return typed::export(opts, &store, schema, &src, dir, report);
+    }
     let descr = report.feature_descr;
 
     // Edges.
@@ -186,27 +216,21 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     dir.mkdir("edge_index")?;
     let mut check = EdgeCheck::default();
     let edge_paths = {
-        let mut chunks = EdgeChunks {
-            dir: &mut dir,
-            format: opts.edge_format,
-            counts: edge_counts.clone(),
-            next: 0,
-            left: 0,
-            csv: None,
-            npy: None,
-            line: Vec::new(),
-            paths: Vec::new(),
-        };
+        let mut chunks = EdgeChunks::new(
+            "edge_index/edges".into(),
+            opts.edge_format,
+            edge_counts.clone(),
+        );
         let b = bar(n, "edges", quiet);
         src.in_lists(&mut |dst, srcs| {
             check.add(dst, srcs);
             if dst % 4096 == 0 {
                 b.set_position(dst);
             }
-            chunks.push(dst, srcs)
+            chunks.push(&mut dir, dst, srcs)
         })?;
         b.finish_and_clear();
-        chunks.finish()?
+        chunks.finish(&mut dir)?
     };
     report.duplicate_edges = check.duplicates;
     report.self_loops = check.self_loops;
@@ -218,7 +242,7 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     dir.mkdir(&node_dir)?;
     let labels = src.table(FileKind::Labels)?;
     let orig = src.table(FileKind::OriginalIds)?;
-    let mut splits = src.split_cursors()?;
+    let splits = src.split_cursors()?;
     let dim = u64::from(store.feature_dim());
     let mut keys: Vec<(&str, Vec<String>)> = vec![("feat", Vec::new())];
     if labels.is_some() {
@@ -231,49 +255,42 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
         keys.push((ORIG_ID_KEY, Vec::new()));
     }
     let b = bar(n, "features", quiet);
-    let mut first = 0u64;
-    for (i, &count) in node_counts.iter().enumerate() {
-        for (key, paths) in keys.iter_mut() {
-            let rel = format!("{node_dir}/{key}-{i}.npy");
-            let (dtype, shape): (&'static str, Vec<u64>) = match *key {
-                "feat" => (descr, vec![count, dim]),
-                k if MASK_KEYS.contains(&k) => ("|b1", vec![count]),
-                _ => ("<i8", vec![count]),
-            };
-            let mut npy = dir.npy(&rel, dtype, &shape)?;
-            match *key {
-                "feat" => write_features(&src, &mut npy, first, count, descr, &b)?,
-                "label" => {
-                    if let Some(t) = &labels {
-                        write_labels(t, &mut npy, first, count)?;
-                    }
-                }
-                ORIG_ID_KEY => {
-                    if let Some(t) = &orig {
-                        write_orig_ids(t, &mut npy, first, count)?;
-                    }
-                }
-                k => {
-                    let which = MASK_KEYS.iter().position(|m| *m == k).unwrap_or(0);
-                    if let Some(c) = splits.as_mut().and_then(|s| s.get_mut(which)) {
-                        write_mask(c, &mut npy, first, count, src.block_bytes())?;
-                    }
-                }
-            }
-            let bytes = npy.finish()?;
-            dir.add(bytes);
-            paths.push(rel);
-        }
-        first += count;
-    }
+    let mut tables = NodeTables {
+        src: &src,
+        labels,
+        orig,
+        splits,
+        descr,
+        dim,
+    };
+    tables.write_chunks(&mut dir, &node_dir, &mut keys, 0, &node_counts, &b)?;
     b.finish_and_clear();
     report.phases.push(("node data", started.elapsed()));
 
     // Metadata, last.
-    let edge_format = match opts.edge_format {
+    let meta = json!({
+        "graph_name": export_name(&store, opts.graph_name.as_deref()),
+        "node_type": [NODE_TYPE],
+        "num_nodes_per_chunk": [node_counts],
+        "edge_type": [EDGE_TYPE],
+        "num_edges_per_chunk": [edge_counts],
+        "edges": { EDGE_TYPE: chunk_spec(edge_format_json(opts.edge_format), edge_paths) },
+        "node_data": { NODE_TYPE: node_data_json(keys) },
+        "edge_data": {},
+    });
+    finish_export(dir, report, &meta, &store)
+}
+
+/// The `format` of edge chunks in the metadata.
+fn edge_format_json(format: EdgeFormat) -> Value {
+    match format {
         EdgeFormat::Csv => json!({ "name": "csv", "delimiter": " " }),
         EdgeFormat::Numpy => json!({ "name": "numpy" }),
-    };
+    }
+}
+
+/// The `node_data` object of one node type: each key's numpy chunks.
+fn node_data_json(keys: Vec<(&str, Vec<String>)>) -> Value {
     let mut node_data = serde_json::Map::new();
     for (key, paths) in keys {
         node_data.insert(
@@ -281,17 +298,18 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
             chunk_spec(json!({ "name": "numpy" }), paths),
         );
     }
-    let meta = json!({
-        "graph_name": export_name(&store, opts.graph_name.as_deref()),
-        "node_type": [NODE_TYPE],
-        "num_nodes_per_chunk": [node_counts],
-        "edge_type": [EDGE_TYPE],
-        "num_edges_per_chunk": [edge_counts],
-        "edges": { EDGE_TYPE: chunk_spec(edge_format, edge_paths) },
-        "node_data": { NODE_TYPE: Value::Object(node_data) },
-        "edge_data": {},
-    });
-    let text = serde_json::to_string_pretty(&meta)
+    Value::Object(node_data)
+}
+
+/// Writes `metadata.json` (last), commits the export and completes the
+/// report with the re-import command.
+fn finish_export(
+    mut dir: ExportDir,
+    mut report: ExportReport,
+    meta: &Value,
+    store: &Store,
+) -> Result<ExportReport> {
+    let text = serde_json::to_string_pretty(meta)
         .map_err(|e| Error::invalid_argument(format!("metadata.json: {e}")))?;
     let mut f = dir.file("metadata.json")?;
     f.write(text.as_bytes())?;
@@ -301,9 +319,73 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     report.files = dir.files();
     report.bytes_written = dir.bytes();
     let path = dir.commit()?;
-    report.reimport = reimport_command(&store, &path, descr);
+    report.reimport = reimport_command(store, &path, report.feature_descr);
     report.path = path;
     Ok(report)
+}
+
+/// The per-node tables an export writes as `node_data`, with their
+/// streaming readers (the split cursors only move forward: node ranges
+/// must come in id order).
+struct NodeTables<'a> {
+    src: &'a Source<'a>,
+    labels: Option<Table>,
+    orig: Option<Table>,
+    splits: Option<[IdCursor; 3]>,
+    descr: &'static str,
+    dim: u64,
+}
+
+impl NodeTables<'_> {
+    /// Writes the chunks `<node_dir>/<key>-<i>.npy` of nodes `first..`
+    /// (`counts[i]` nodes in chunk `i`) for every key of `keys` (`feat`,
+    /// `label`, a mask, `orig_id`), appending each file to its key's list.
+    fn write_chunks(
+        &mut self,
+        dir: &mut ExportDir,
+        node_dir: &str,
+        keys: &mut [(&str, Vec<String>)],
+        mut first: u64,
+        counts: &[u64],
+        b: &crate::progress::Bar,
+    ) -> Result<()> {
+        let (src, descr) = (self.src, self.descr);
+        for (i, &count) in counts.iter().enumerate() {
+            for (key, paths) in keys.iter_mut() {
+                let rel = format!("{node_dir}/{key}-{i}.npy");
+                let (dtype, shape): (&'static str, Vec<u64>) = match *key {
+                    "feat" => (descr, vec![count, self.dim]),
+                    k if MASK_KEYS.contains(&k) => ("|b1", vec![count]),
+                    _ => ("<i8", vec![count]),
+                };
+                let mut npy = dir.npy(&rel, dtype, &shape)?;
+                match *key {
+                    "feat" => write_features(src, &mut npy, first, count, descr, b)?,
+                    "label" => {
+                        if let Some(t) = &self.labels {
+                            write_labels(t, &mut npy, first, count)?;
+                        }
+                    }
+                    ORIG_ID_KEY => {
+                        if let Some(t) = &self.orig {
+                            write_orig_ids(t, &mut npy, first, count)?;
+                        }
+                    }
+                    k => {
+                        let which = MASK_KEYS.iter().position(|m| *m == k).unwrap_or(0);
+                        if let Some(c) = self.splits.as_mut().and_then(|s| s.get_mut(which)) {
+                            write_mask(c, &mut npy, first, count, src.block_bytes())?;
+                        }
+                    }
+                }
+                let bytes = npy.finish()?;
+                dir.add(bytes);
+                paths.push(rel);
+            }
+            first += count;
+        }
+        Ok(())
+    }
 }
 
 /// The `ginex-import dgl` command that rebuilds the store from the export.

@@ -15,7 +15,8 @@
 //! serves them with `DiskBasedFeature`); the task is
 //! `node_classification` with `num_classes` and the train / validation /
 //! test item sets (`seed_nodes`, `labels`). Edges are in the store's CSC
-//! order (grouped by destination).
+//! order (grouped by destination). A typed store is written as a
+//! heterogeneous dataset (`typed.rs`).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -29,6 +30,8 @@ use crate::export::{
 };
 use crate::format::header::FileKind;
 use crate::store::Store;
+
+mod typed;
 
 /// The item sets, in the order of the store's split lists.
 pub const SETS: [(&str, &str); 3] = [
@@ -92,17 +95,30 @@ impl LabelWindow<'_> {
     }
 }
 
+/// Where one item set (of one node type, in a typed store) goes.
+struct SetSpec {
+    /// Files `<prefix>_seed_nodes.npy` and `<prefix>_labels.npy`.
+    prefix: String,
+    /// The ids it takes from the cursor (those below `ids.end`), written
+    /// less `ids.start` (type-local ids).
+    ids: std::ops::Range<u64>,
+    /// How many there are.
+    count: u64,
+    /// The YAML of the entry up to its `data:` list.
+    head: String,
+}
+
 /// Writes one item set; returns its YAML entry.
 fn write_set(
     dir: &mut ExportDir,
-    name: &str,
+    spec: &SetSpec,
     ids: &mut IdCursor,
     labels: Option<&Table>,
     n: u64,
 ) -> Result<String> {
-    let k = ids.len();
-    let seeds_rel = format!("set/{name}_seed_nodes.npy");
-    let labels_rel = format!("set/{name}_labels.npy");
+    let k = spec.count;
+    let seeds_rel = format!("{}_seed_nodes.npy", spec.prefix);
+    let labels_rel = format!("{}_labels.npy", spec.prefix);
     let mut seeds = dir.npy(&seeds_rel, "<i8", &[k])?;
     let mut lab = labels
         .map(|_| dir.npy(&labels_rel, "<i8", &[k]))
@@ -115,8 +131,13 @@ fn write_set(
         raw: Vec::new(),
     });
     let (mut sb, mut lb) = (Vec::new(), Vec::new());
-    while let Some(id) = ids.next_id()? {
-        sb.extend_from_slice(&(id as i64).to_le_bytes());
+    while let Some(id) = ids.peek()? {
+        if id >= spec.ids.end {
+            break;
+        }
+        ids.next_id()?;
+        let local = id.saturating_sub(spec.ids.start);
+        sb.extend_from_slice(&(local as i64).to_le_bytes());
         if let Some(w) = window.as_mut() {
             lb.extend_from_slice(&i64::from(w.get(id)?).to_le_bytes());
         }
@@ -133,7 +154,8 @@ fn write_set(
     let b = seeds.finish()?;
     dir.add(b);
     let mut yaml = format!(
-        "      - data:\n          - name: seed_nodes\n            format: numpy\n            in_memory: true\n            path: {seeds_rel}\n"
+        "{}          - name: seed_nodes\n            format: numpy\n            in_memory: true\n            path: {seeds_rel}\n",
+        spec.head
     );
     if let Some(mut l) = lab {
         l.write(&lb)?;
@@ -164,6 +186,9 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
     let (n, e) = (store.num_nodes(), store.num_edges());
     let quiet = opts.options.quiet;
     let (mut dir, mut report) = start(&store, &opts.out, &opts.options)?;
+    if let Some(schema) = store.schema() {
+        return typed::export(opts, &store, schema, &src, dir, report);
+    }
     let descr = report.feature_descr;
 
     // Edges.
@@ -263,7 +288,13 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
             tasks.push_str(&format!("    num_classes: {}\n", store.num_classes()));
         }
         for (mut ids, (name, key)) in cursors.into_iter().zip(SETS) {
-            let entry = write_set(&mut dir, name, &mut ids, labels.as_ref(), n)?;
+            let spec = SetSpec {
+                prefix: format!("set/{name}"),
+                ids: 0..n,
+                count: ids.len(),
+                head: "      - data:\n".into(),
+            };
+            let entry = write_set(&mut dir, &spec, &mut ids, labels.as_ref(), n)?;
             tasks.push_str(&format!("    {key}:\n{entry}"));
         }
     }

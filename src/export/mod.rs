@@ -13,11 +13,15 @@
 //!
 //! Both exports re-import to a byte-identical store (`ginex-import dgl`,
 //! `ginex-import files`; the command is in [`ExportReport::reimport`]).
-//! The mapping of ginex's tables to the two formats is in
-//! `format/export.md`.
+//! Typed stores go out in both formats' heterogeneous layouts, with
+//! type-local ids ([`hetero`] splits the in-neighbor lists by relation;
+//! `dgl/typed.rs`, `graphbolt/typed.rs` write them); their `dgl` export
+//! re-imports byte-identically. The mapping of ginex's tables to the two
+//! formats is in `format/export.md`.
 
 pub mod dgl;
 pub mod graphbolt;
+pub mod hetero;
 pub mod sink;
 pub mod source;
 
@@ -143,14 +147,6 @@ pub fn start(
     out: &std::path::Path,
     options: &ExportOptions,
 ) -> Result<(sink::ExportDir, ExportReport)> {
-    if let Some(schema) = store.schema() {
-        return Err(crate::error::Error::invalid_argument(format!(
-            "{}: a typed store ({} node types, {} relations) cannot be exported yet; only one-type stores are",
-            store.dir().display(),
-            schema.node_types.len(),
-            schema.relations.len()
-        )));
-    }
     let dir = sink::ExportDir::create(out)?;
     let report = ExportReport {
         nodes: store.num_nodes(),

@@ -82,19 +82,32 @@ impl<'a> Source<'a> {
     /// in-neighbor list (the edges `src -> dst`), reading `indices` a few
     /// segments at a time and checking each segment's CRC.
     pub fn in_lists(&self, f: &mut dyn FnMut(u64, &[u64]) -> Result<()>) -> Result<()> {
+        self.in_lists_range(0..self.store.num_nodes(), f)
+    }
+
+    /// Like [`in_lists`](Self::in_lists) for the nodes `nodes` only (a
+    /// node type's id range): reads the segments that hold their lists,
+    /// and calls `f` for each node of the range in id order.
+    pub fn in_lists_range(
+        &self,
+        nodes: std::ops::Range<u64>,
+        f: &mut dyn FnMut(u64, &[u64]) -> Result<()>,
+    ) -> Result<()> {
         let width = self.store.index_width().bytes() as u64;
         let indptr = self.store.indptr();
         let segments = self.store.segments();
         let mut buf = Vec::new();
         let mut ids = Vec::new();
-        let mut next_node = 0u64;
-        let mut i = 0usize;
-        while i < segments.len() {
+        let mut next_node = nodes.start;
+        let mut i = segments.partition_point(|s| s.first_node + s.node_count <= nodes.start);
+        while i < segments.len() && segments.get(i).is_some_and(|s| s.first_node < nodes.end) {
             // A run of segments of about one block.
             let start = i;
             let mut bytes = 0u64;
             while let Some(s) = segments.get(i) {
-                if i > start && bytes + s.edge_count * width > self.block {
+                if i > start
+                    && (bytes + s.edge_count * width > self.block || s.first_node >= nodes.end)
+                {
                     break;
                 }
                 bytes += s.edge_count * width;
@@ -125,15 +138,15 @@ impl<'a> Source<'a> {
             self.store.index_width().decode(&buf, &mut ids);
             let base = first.edge_start;
             let last = run.last().map_or(0, |s| s.first_node + s.node_count);
-            for v in first.first_node..last {
+            for v in first.first_node.max(nodes.start)..last.min(nodes.end) {
                 let lo = (indptr[v as usize] - base) as usize;
                 let hi = (indptr[v as usize + 1] - base) as usize;
                 f(v, ids.get(lo..hi).unwrap_or_default())?;
             }
-            next_node = last;
+            next_node = next_node.max(last.min(nodes.end));
         }
         // Nodes after the last segment (none in a valid store) have no edges.
-        for v in next_node..self.store.num_nodes() {
+        for v in next_node..nodes.end {
             f(v, &[])?;
         }
         Ok(())
