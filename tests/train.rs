@@ -857,39 +857,6 @@ fn train_cli_labels_accuracy_writes_the_curve_and_draws_no_progress_off_a_termin
     assert_eq!(report["epochs"].as_array().unwrap().len(), 3);
 }
 
-/// A typed store with features on every type: `gen --hetero` (papers
-/// featured; authors and fields not), then features derived for authors
-/// and fields.
-fn typed_store(dir: &std::path::Path) -> Store {
-    use ginex::import::derive::{derive_features, DeriveOptions};
-    let p = SynthParams {
-        nodes: 240,
-        avg_degree: 4.0,
-        dim: 6,
-        classes: 3,
-        seed: 3,
-        split: [0.4, 0.2, 0.2],
-        hetero: true,
-        ..SynthParams::default()
-    };
-    generate_store(&p, &dir.join("typed"), &NoProgress).unwrap();
-    for (from, target, via, out) in [
-        ("typed", "author", "writes", "typed-a"),
-        ("typed-a", "field", "has_topic", "typed-af"),
-    ] {
-        derive_features(&DeriveOptions {
-            store: dir.join(from),
-            out: dir.join(out),
-            target: target.into(),
-            from: "paper".into(),
-            via: via.into(),
-            memory: 1 << 20,
-        })
-        .unwrap();
-    }
-    Store::open(dir.join("typed-af")).unwrap()
-}
-
 /// With full fanouts, R-GCN and R-SAGE over sampled blocks equal dense
 /// per-relation references: R-GCN `X W0 + b + sum_r M_r X W_r`, R-SAGE
 /// `sum_r [type = dst(r)] (M_r X W_r + X W0_r + b_r)`, with `M_r` the
@@ -898,7 +865,7 @@ fn typed_store(dir: &std::path::Path) -> Store {
 fn relational_models_with_full_fanouts_equal_dense_per_relation_references() {
     let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let store = typed_store(dir.path());
+    let store = common::typed_store(dir.path(), 240);
     let schema = store.schema().unwrap().clone();
     assert!(schema.relations.iter().all(|r| r.num_edges > 0));
     let (x, _) = dense_graph(&store);
@@ -966,5 +933,40 @@ fn relational_models_with_full_fanouts_equal_dense_per_relation_references() {
             "{model:?} differs from its dense reference by {diff}"
         );
         assert!(want.abs().max().double_value(&[]) > 1e-3);
+    }
+}
+
+/// Layer-wise inference of the relational models on a typed store equals
+/// their per-node inference with full fanouts.
+#[test]
+fn relational_layerwise_inference_equals_per_node_inference() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::typed_store(dir.path(), 240);
+    let nodes: Vec<u64> = (0..store.num_nodes()).rev().step_by(2).collect();
+    for model in [ModelKind::Rgcn, ModelKind::Rsage] {
+        let config = TrainConfig {
+            model,
+            hidden: 5,
+            layers: 2,
+            seed: 4,
+            relation_dst: ginex::train::trainer::relation_dst(&store),
+            ..TrainConfig::default()
+        };
+        let trainer = Trainer::new(config, 6, 3, Device::Cpu);
+        let want = logits(&store, &trainer, &full_data(dir.path()), &nodes).unwrap();
+        let opts = LayerwiseOptions {
+            memory: 4096,
+            spill_dir: dir.path().join("spill"),
+            quiet: true,
+        };
+        let (got, _) = layerwise_logits(&store, &trainer, &nodes, &opts).unwrap();
+        let diff = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert_eq!(got.len(), want.len());
+        assert!(diff < 1e-4, "{model:?}: layer-wise differs by {diff}");
     }
 }

@@ -66,6 +66,41 @@ pub fn small_epoch_store() -> (tempfile::TempDir, Store) {
     })
 }
 
+/// A typed store with features on every node type: `ginex gen --hetero`
+/// (`nodes` nodes, dim 6, 3 classes; papers featured, authors and fields
+/// not), then authors' features derived from the papers they write and
+/// fields' from their papers (`ginex derive-features`). Built in `dir`.
+#[allow(dead_code)]
+pub fn typed_store(dir: &Path, nodes: u64) -> Store {
+    use ginex::import::derive::{derive_features, DeriveOptions};
+    let p = SynthParams {
+        nodes,
+        avg_degree: 4.0,
+        dim: 6,
+        classes: 3,
+        seed: 3,
+        split: [0.4, 0.2, 0.2],
+        hetero: true,
+        ..SynthParams::default()
+    };
+    ginex::generate_store(&p, &dir.join("typed"), &ginex::NoProgress).unwrap();
+    for (from, target, via, out) in [
+        ("typed", "author", "writes", "typed-a"),
+        ("typed-a", "field", "has_topic", "typed-af"),
+    ] {
+        derive_features(&DeriveOptions {
+            store: dir.join(from),
+            out: dir.join(out),
+            target: target.into(),
+            from: "paper".into(),
+            via: via.into(),
+            memory: 1 << 20,
+        })
+        .unwrap();
+    }
+    Store::open(dir.join("typed-af")).unwrap()
+}
+
 /// What `ginex epoch STORE --policy P --feature-cache-bytes 28800
 /// --neighbor-cache-bytes 40000 --batch-size 40 --fanouts 6,4 --superbatch 5
 /// --seed 3 --epoch 1 --workers 2 --run-dir RUNS` runs on
