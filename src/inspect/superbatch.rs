@@ -182,13 +182,10 @@ impl OwnedFiles {
 
 impl Drop for OwnedFiles {
     fn drop(&mut self) {
-        let Some(files) = self.files.take() else {
-            return;
-        };
         if self.keep {
             return;
         }
-        if let Err(e) = files.remove() {
+        if let Some(Err(e)) = self.files.take().map(|files| files.remove()) {
             tracing::warn!("could not remove a superbatch's runtime file: {e}");
         }
     }
