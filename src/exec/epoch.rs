@@ -11,13 +11,12 @@ use crate::cache::static_policy::{top_out_degree, top_presampled};
 use crate::error::{Error, Result};
 pub use crate::exec::config::EpochConfig;
 use crate::exec::mmap::MmapStore;
-use crate::exec::pipeline::{run_ginex, MakePrior};
+use crate::exec::pipeline::{run_ginex, GinexRun};
 use crate::exec::policy::Policy;
 pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
 use crate::format::neighbor_cache::Codec;
-use crate::inspect::changeset::ReusePrior;
 use crate::sample::neighbor_cache_reuse::{open_or_build, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::{ListCache, StoreSource};
@@ -112,21 +111,16 @@ pub fn run_epoch(
     let capacity = config.feature_cache_rows;
     let result = match config.policy {
         Policy::Ginex => (|| {
-            let make_prior = || ReusePrior::of_store(store);
             let run_dir = RunDir::create(&config.run_dir)?;
-            run_ginex(
+            let run = GinexRun {
                 config,
-                &sampler,
-                &rows,
-                &|| GatherRows::for_staged_init(store, &options),
-                store.layout(),
-                store.num_nodes(),
-                crate::sample::neighbor_cache::store_identity(store),
-                run_dir.path(),
-                config.reuse_prior.then_some(&make_prior as MakePrior<'_>),
-                &mut report,
-                consume,
-            )?;
+                store,
+                options: &options,
+                sampler: &sampler,
+                rows: &rows,
+                dir: run_dir.path(),
+            };
+            run_ginex(&run, &mut report, consume)?;
             if config.keep_runs {
                 report.kept_runs = Some(run_dir.keep());
             }

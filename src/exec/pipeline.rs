@@ -25,13 +25,20 @@
 //!   reads it while C(0) runs. Its `cache_init` time is the time the
 //!   executor waited for init rows.
 //!
-//! At most two superbatches' runtime files exist at any time (a superbatch's
-//! files are removed right after it executes, unless they are kept, and
-//! with it whenever a stage drops it unexecuted: after an error, or when
-//! the stage after it is gone; see
-//! [`OwnedFiles`](crate::inspect::superbatch::OwnedFiles)). The executor
-//! streams a superbatch's records and updates from them a batch at a time
-//! ([`SuperbatchReader`]); what it looks ahead with is the
+//! One driver runs them all (`drive`): per superbatch, prepare (take it
+//! from the schedule's `Feed`, which ran S and C beside what the
+//! `Schedule` lets them run beside), execute, clean up. What differs is
+//! the feed: `Inline` runs the inspector on the executor's thread between
+//! superbatches (`serial`, `overlap`), `Ahead` on threads of its own,
+//! ahead of the executor (`full`). Every stage's time goes into the report
+//! through one timer (`timed`).
+//!
+//! A superbatch's runtime files remove themselves when dropped, unless the
+//! run keeps them ([`OwnedFiles`]): once it executed, and whenever a stage
+//! drops it unexecuted (after an error or a panic, or when the stage after
+//! it is gone). At most two superbatches' files exist at any time. The
+//! executor streams a superbatch's records and updates from them a batch
+//! at a time ([`SuperbatchReader`]); what it looks ahead with is the
 //! superbatch's access summary, a few bytes per cache row.
 //!
 //! The changesets' [`ReusePrior`] (a pass over the topology) is computed
@@ -42,6 +49,7 @@
 //! 4 bytes a node, then meets a filling cache and raises the peak memory;
 //! measured in `docs/performance.md`, "Where the reuse prior runs".)
 
+use std::path::Path;
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -63,7 +71,61 @@ use crate::inspect::superbatch::{
     SampledSuperbatch, SuperbatchReader, SuperbatchSpec,
 };
 use crate::sample::sampler::{decode_hops, EpochSampler};
-use crate::store::gather::GatherStats;
+use crate::store::gather::{GatherOptions, GatherStats};
+use crate::store::Store;
+
+/// What a `ginex` run reads and where it writes, built once by
+/// [`run_epoch`](crate::exec::epoch::run_epoch).
+pub(crate) struct GinexRun<'a> {
+    pub config: &'a EpochConfig,
+    /// The store: its layout, its identity (stamped into the runtime
+    /// files), its topology (the reuse prior), its feature file (the
+    /// staged init's own reader opens it with `options`).
+    pub store: &'a Store,
+    pub options: &'a GatherOptions,
+    pub sampler: &'a EpochSampler<'a>,
+    /// Where the executor reads its misses.
+    pub rows: &'a GatherRows<'a>,
+    /// The run's own directory for its runtime files.
+    pub dir: &'a Path,
+}
+
+/// Runs `f`, adding the time it took to `slot`: the pipeline's one stage
+/// timer.
+fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
+    let started = Instant::now();
+    let out = f();
+    *slot += started.elapsed();
+    out
+}
+
+/// What runs beside what under a [`Pipeline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Schedule {
+    /// The reuse prior while S(0) samples, and C(s) while S(s+1) samples.
+    beside_sampling: bool,
+    /// The inspector on threads of its own, ahead of the executor: S and C
+    /// of the next superbatches while E(s) runs.
+    ahead_of_executor: bool,
+    /// A superbatch's init read while its batches run, the next one's
+    /// init read ahead during its main loop.
+    staged_init: bool,
+}
+
+impl Schedule {
+    fn of(pipeline: Pipeline) -> Schedule {
+        let (beside_sampling, ahead_of_executor, staged_init) = match pipeline {
+            Pipeline::Serial => (false, false, false),
+            Pipeline::Overlap => (true, false, false),
+            Pipeline::Full => (true, true, true),
+        };
+        Schedule {
+            beside_sampling,
+            ahead_of_executor,
+            staged_init,
+        }
+    }
+}
 
 /// A superbatch whose changesets are computed and written. Its records
 /// and updates stay in its files (the executor streams them); it keeps
@@ -84,32 +146,65 @@ struct Prepared {
     changeset_exposed: Duration,
     /// The reuse prior's time and the part of it not hidden behind S(0)
     /// (the first superbatch carries them; zero on the others).
-    prior_time: Duration,
-    prior_exposed: Duration,
+    prior: PriorTime,
 }
 
-/// Computes the changesets' reuse prior (a pass over the topology).
-pub(crate) type MakePrior<'a> = &'a (dyn Fn() -> Result<ReusePrior> + Sync);
+impl Prepared {
+    /// Adds the inspector's times and the changesets' statistics to `report`.
+    fn account(&self, report: &mut EpochReport) {
+        report.sample += self.sample_time;
+        report.changeset += self.changeset_time;
+        report.changeset_exposed += self.changeset_exposed;
+        report.reuse_prior += self.prior.took;
+        report.reuse_prior_exposed += self.prior.exposed;
+        report.optimal_misses.extend_from_slice(&self.stats.misses);
+        report.optimal_init_reads += self.stats.init_reads;
+        report.superbatches += 1;
+        report.paged_superbatches += u64::from(self.stats.paged);
+        report.planned_page_reads += self.stats.page_reads.unwrap_or(0);
+    }
+}
 
-/// The superbatches of an epoch of `total` batches on the store `store_id`
-/// identifies.
-fn specs(
-    config: &EpochConfig,
-    total: u64,
-    store_id: u32,
-    reuse_prior: bool,
-    rows_per_page: u64,
-) -> Vec<SuperbatchSpec> {
+/// The reuse prior's time, and the part of it that nothing hid.
+#[derive(Debug, Clone, Copy, Default)]
+struct PriorTime {
+    took: Duration,
+    exposed: Duration,
+}
+
+impl PriorTime {
+    /// Computed alone: all of it is exposed.
+    fn alone(took: Duration) -> PriorTime {
+        PriorTime {
+            took,
+            exposed: took,
+        }
+    }
+
+    /// Computed beside S(0), ending at `ended`: the part that ran on after
+    /// S(0) finished (`sampled_at`) is exposed.
+    fn beside(took: Duration, ended: Instant, sampled_at: Instant) -> PriorTime {
+        PriorTime {
+            took,
+            exposed: ended.saturating_duration_since(sampled_at).min(took),
+        }
+    }
+}
+
+/// The superbatches of an epoch of `total` batches of `run`.
+fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
+    let config = run.config;
     let per_sb = config.superbatch.max(1);
-    let run = RunParams {
-        store_id,
+    let rows_per_page = run.store.layout().rows_per_page() as u64;
+    let params = RunParams {
+        store_id: crate::sample::neighbor_cache::store_identity(run.store),
         seed: config.seed,
         epoch: config.epoch,
         seed_order: RunParams::seed_order_of(config.seed_nodes.as_deref()),
         batch_size: config.batch_size as u64,
         fanouts: config.fanouts.clone(),
         carry_over: config.carry_over,
-        reuse_prior,
+        reuse_prior: config.reuse_prior,
     };
     (0..total.div_ceil(per_sb))
         .map(|sb| {
@@ -122,7 +217,7 @@ fn specs(
                 capacity: config.feature_cache_rows,
                 every: config.changeset_every.max(1),
                 page_companions: PageGroups::of(rows_per_page).filter(|_| config.page_companions),
-                run: run.clone(),
+                run: params.clone(),
             }
         })
         .collect()
@@ -132,37 +227,56 @@ fn specs(
 /// changesets in order, carrying each one's final cache into the next.
 struct Inspector<'a> {
     sampler: &'a EpochSampler<'a>,
-    dir: &'a std::path::Path,
+    dir: &'a Path,
     specs: Vec<SuperbatchSpec>,
     carry_over: bool,
-    make_prior: Option<MakePrior<'a>>,
+    /// Whether the superbatches' files stay once dropped.
+    keep_runs: bool,
+    /// The store the reuse prior is computed from (none without a prior).
+    prior_of: Option<&'a Store>,
     prior: OnceLock<ReusePrior>,
 }
 
 impl Inspector<'_> {
+    /// S(s): its files are removed when dropped, unless the run keeps them.
     fn sample(&self, s: usize) -> Result<SampledSuperbatch> {
-        sample_superbatch(self.sampler, &self.specs[s], self.dir)
+        let mut sampled = sample_superbatch(self.sampler, &self.specs[s], self.dir)?;
+        if self.keep_runs {
+            sampled.files.keep_on_drop();
+        }
+        Ok(sampled)
     }
 
     /// Computes the reuse prior unless it is computed already (none when
     /// the run has no prior); returns the time it took and when it ended.
     fn compute_prior(&self) -> Result<(Duration, Instant)> {
-        let started = Instant::now();
-        if self.prior.get().is_none() {
-            let prior = match self.make_prior {
-                Some(make) => make()?,
-                None => ReusePrior::none(),
-            };
-            let _ = self.prior.set(prior);
-        }
-        Ok((started.elapsed(), Instant::now()))
+        let mut took = Duration::ZERO;
+        timed(&mut took, || -> Result<()> {
+            if self.prior.get().is_none() {
+                let prior = match self.prior_of {
+                    Some(store) => ReusePrior::of_store(store)?,
+                    None => ReusePrior::none(),
+                };
+                let _ = self.prior.set(prior);
+            }
+            Ok(())
+        })?;
+        Ok((took, Instant::now()))
     }
 
-    /// The prior computed beside S(0), `prior` (its time and end), charged
-    /// to `first`: the part that ran on after S(0) finished is exposed.
-    fn charge_prior(first: &mut Prepared, prior: (Duration, Instant), sampled_at: Instant) {
-        first.prior_time = prior.0;
-        first.prior_exposed = prior.1.saturating_duration_since(sampled_at).min(prior.0);
+    /// The reuse prior computed while S(0) samples, and S(0).
+    fn prior_beside_first(&self) -> Result<(PriorTime, SampledSuperbatch)> {
+        let (prior, first) = std::thread::scope(|scope| {
+            let worker = scope.spawn(|| self.compute_prior());
+            let first = self.sample(0);
+            let prior = worker
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("reuse-prior thread panicked")));
+            (prior, first)
+        });
+        let first = first?;
+        let (took, ended) = prior?;
+        Ok((PriorTime::beside(took, ended, first.sampled_at), first))
     }
 
     /// C(s) from the cache `carried` (replaced by this superbatch's final
@@ -202,39 +316,279 @@ impl Inspector<'_> {
             sample_time: sampled.sample_time,
             changeset_time,
             changeset_exposed: Duration::ZERO,
-            prior_time: Duration::ZERO,
-            prior_exposed: Duration::ZERO,
+            prior: PriorTime::default(),
         })
     }
 
-    /// C(s) while S(s+1) samples (when there is one); the time C(s) ran on
-    /// after sampling finished is its exposed time.
+    /// C(s), while S(s+1) samples when `beside` and there is one, which
+    /// comes back with it; the time C(s) ran on after sampling finished (all
+    /// of it, alone) is its exposed time.
     fn prepare_beside_next(
         &self,
         sampled: SampledSuperbatch,
         s: usize,
         carried: &mut Vec<u64>,
+        beside: bool,
     ) -> Result<(Prepared, Option<SampledSuperbatch>)> {
-        if s + 1 >= self.specs.len() {
-            let started = Instant::now();
-            let mut p = self.prepare(sampled, s, carried)?;
-            p.changeset_exposed = started.elapsed().min(p.changeset_time);
+        if !beside || s + 1 >= self.specs.len() {
+            let mut alone = Duration::ZERO;
+            let mut p = timed(&mut alone, || self.prepare(sampled, s, carried))?;
+            p.changeset_exposed = alone.min(p.changeset_time);
             return Ok((p, None));
         }
         let (prepared, next, waited) = std::thread::scope(|scope| {
             let worker = scope.spawn(|| self.prepare(sampled, s, carried));
             let next = self.sample(s + 1);
-            let waited = Instant::now();
-            let prepared = worker
-                .join()
+            let mut waited = Duration::ZERO;
+            let prepared = timed(&mut waited, || worker.join())
                 .unwrap_or_else(|_| Err(Error::internal("changeset thread panicked")));
-            (prepared, next, waited.elapsed())
+            (prepared, next, waited)
         });
         // Whatever fails, the other side's files go when it is dropped.
         let (mut p, n) = (prepared?, next?);
         p.changeset_exposed = waited.min(p.changeset_time);
         Ok((p, Some(n)))
     }
+}
+
+/// The inspector's side of a schedule: superbatches with their changesets
+/// computed, in order, for the executor.
+trait Feed {
+    /// The first superbatch's init, known before its changesets
+    /// ([`fresh_init`]); only a feed ahead of the executor has it in time.
+    fn first_init(&mut self) -> Option<Vec<u64>>;
+    /// Superbatch `s`, prepared, with its exposed times charged.
+    fn next(&mut self, s: usize) -> Result<Prepared>;
+    /// The init of the superbatch after the one executing, without waiting:
+    /// `None` while its changesets are not computed.
+    fn poll_next_init(&mut self) -> Option<Vec<u64>>;
+    /// The superbatch handed last executed, and its files are gone.
+    fn executed(&mut self);
+}
+
+/// The inspector on the executor's thread, between superbatches
+/// ([`Pipeline::Serial`], [`Pipeline::Overlap`]).
+struct Inline<'i, 'a> {
+    inspector: &'i Inspector<'a>,
+    /// C(s) while S(s+1) samples.
+    beside_sampling: bool,
+    /// The next superbatch, sampled beside the changesets before it.
+    sampled: Option<SampledSuperbatch>,
+    /// The cache the last superbatch prepared ends with.
+    carried: Vec<u64>,
+    /// The reuse prior's time, for the first superbatch.
+    prior: Option<PriorTime>,
+}
+
+impl<'i, 'a> Inline<'i, 'a> {
+    /// Computes the reuse prior: beside S(0) when the schedule samples
+    /// beside, first otherwise.
+    fn start(inspector: &'i Inspector<'a>, beside_sampling: bool) -> Result<Self> {
+        let (prior, sampled) = if beside_sampling {
+            let (prior, first) = inspector.prior_beside_first()?;
+            (prior, Some(first))
+        } else {
+            (PriorTime::alone(inspector.compute_prior()?.0), None)
+        };
+        Ok(Inline {
+            inspector,
+            beside_sampling,
+            sampled,
+            carried: Vec::new(),
+            prior: Some(prior),
+        })
+    }
+}
+
+impl Feed for Inline<'_, '_> {
+    fn first_init(&mut self) -> Option<Vec<u64>> {
+        None
+    }
+
+    fn next(&mut self, s: usize) -> Result<Prepared> {
+        let sampled = match self.sampled.take() {
+            Some(sampled) => sampled,
+            None => self.inspector.sample(s)?,
+        };
+        let (mut p, following) = self.inspector.prepare_beside_next(
+            sampled,
+            s,
+            &mut self.carried,
+            self.beside_sampling,
+        )?;
+        self.sampled = following;
+        if let Some(prior) = self.prior.take() {
+            p.prior = prior;
+        }
+        Ok(p)
+    }
+
+    fn poll_next_init(&mut self) -> Option<Vec<u64>> {
+        None
+    }
+
+    fn executed(&mut self) {}
+}
+
+/// [`Pipeline::Full`]: a sampling thread and a changeset thread run ahead of
+/// the executor. S(s) starts once E(s−2) has removed its files, so at most
+/// two superbatches of files exist; C(s) runs as soon as S(s) and C(s−1)
+/// are done; the executor takes superbatches as they are ready. Dropped,
+/// it stops both threads (what they prepared is dropped with its files).
+struct Ahead {
+    ready: mpsc::Receiver<Result<Prepared>>,
+    /// A superbatch executed (the sampler may start the one two later).
+    done: Option<mpsc::Sender<()>>,
+    /// `C[0]` of the first superbatch, which starts from an empty cache.
+    first_init: mpsc::Receiver<Vec<u64>>,
+    /// A superbatch received while the one before it runs.
+    pending: Option<Result<Prepared>>,
+}
+
+impl Ahead {
+    /// Starts the sampling and changeset threads in `scope`.
+    fn spawn<'scope>(
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        inspector: &'scope Inspector<'_>,
+    ) -> Ahead {
+        let n = inspector.specs.len();
+        let (sampled_tx, sampled_rx) = mpsc::sync_channel::<Result<SampledSuperbatch>>(1);
+        let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<Prepared>>(1);
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let (first_init_tx, first_init_rx) = mpsc::sync_channel::<Vec<u64>>(1);
+        scope.spawn(move || {
+            for s in 0..n {
+                if s >= 2 && done_rx.recv().is_err() {
+                    return; // the executor stopped
+                }
+                if !hand_on(&sampled_tx, inspector.sample(s)) {
+                    return;
+                }
+            }
+        });
+        scope.spawn(move || {
+            // The prior, while S(0) samples: its count (4 bytes a node) is
+            // gone before the first init's rows fill the cache.
+            let mut prior = match inspector.compute_prior() {
+                Ok(prior) => Some(prior),
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            let mut carried = Vec::new();
+            for s in 0..n {
+                let Ok(sampled) = sampled_rx.recv() else {
+                    return;
+                };
+                if let (0, Ok(sampled)) = (s, &sampled) {
+                    let capacity = inspector.specs[0].capacity;
+                    let _ = first_init_tx.send(fresh_init(&sampled.trace, capacity));
+                }
+                let prepared = sampled.and_then(|sampled| {
+                    let sampled_at = sampled.sampled_at;
+                    let mut p = inspector.prepare(sampled, s, &mut carried)?;
+                    if let Some((took, ended)) = prior.take() {
+                        p.prior = PriorTime::beside(took, ended, sampled_at);
+                    }
+                    Ok(p)
+                });
+                if !hand_on(&ready_tx, prepared) {
+                    return;
+                }
+            }
+        });
+        Ahead {
+            ready: ready_rx,
+            done: Some(done_tx),
+            first_init: first_init_rx,
+            pending: None,
+        }
+    }
+}
+
+impl Feed for Ahead {
+    /// None arrives when the inspector failed first.
+    fn first_init(&mut self) -> Option<Vec<u64>> {
+        self.first_init.recv().ok()
+    }
+
+    /// The time the executor waited for C(s) is its exposed time.
+    fn next(&mut self, _s: usize) -> Result<Prepared> {
+        let mut waited = Duration::ZERO;
+        let mut p = timed(&mut waited, || match self.pending.take() {
+            Some(received) => received,
+            None => self
+                .ready
+                .recv()
+                .map_err(|_| Error::internal("the inspector stopped"))?,
+        })?;
+        p.changeset_exposed = waited.min(p.changeset_time);
+        Ok(p)
+    }
+
+    fn poll_next_init(&mut self) -> Option<Vec<u64>> {
+        if self.pending.is_none() {
+            self.pending = Some(self.ready.try_recv().ok()?);
+        }
+        match &self.pending {
+            Some(Ok(next)) => Some(next.init.clone()),
+            _ => None,
+        }
+    }
+
+    fn executed(&mut self) {
+        if let Some(done) = &self.done {
+            let _ = done.send(());
+        }
+    }
+}
+
+impl Drop for Ahead {
+    /// Unblocks the inspector threads (also when the executor failed or
+    /// panicked), so that their scope can join them; what they prepared
+    /// is dropped with its files.
+    fn drop(&mut self) {
+        self.pending = None;
+        self.done = None;
+        while self.ready.recv().is_ok() {}
+    }
+}
+
+/// Hands a stage's result to the next stage; returns whether the stage
+/// goes on: not after an error, nor when the next stage is gone (then the
+/// superbatch, which nobody will execute, is dropped with its files).
+fn hand_on<T>(tx: &mpsc::SyncSender<Result<T>>, item: Result<T>) -> bool {
+    let failed = item.is_err();
+    tx.send(item).is_ok() && !failed
+}
+
+/// The one driver of every schedule: per superbatch, prepare (from
+/// `feed`), execute, clean up (its files go with it unless kept; the feed
+/// hears that they are gone).
+fn drive(
+    feed: &mut dyn Feed,
+    executor: &mut Executor<'_, '_, '_>,
+    n: usize,
+    report: &mut EpochReport,
+) -> Result<()> {
+    // The first superbatch's init is read while its changesets are
+    // computed, where the feed knows it in time.
+    if let Some(init) = feed.first_init() {
+        executor.init_ahead(&init, report)?;
+    }
+    for s in 0..n {
+        let prepared = feed.next(s)?;
+        prepared.account(report);
+        let result = executor.run(&prepared, &mut || feed.poll_next_init(), report);
+        drop(prepared);
+        // The superbatch's records and small allocations are freed: give
+        // the heap back before the next one grows it again.
+        crate::io::heap::release_free_memory();
+        result?;
+        feed.executed();
+    }
+    Ok(())
 }
 
 /// The executor side: one feature cache for the whole epoch.
@@ -245,64 +599,31 @@ struct Executor<'a, 'c, 'r> {
     staged: Option<OpenRows<'r>>,
     layout: FeatureLayout,
     row_bytes: usize,
-    keep_runs: bool,
     consume: &'a mut (dyn FnMut(&EpochBatch<'_>) -> Result<()> + 'c),
     out: Vec<u8>,
     window: Vec<u8>,
 }
 
 impl Executor<'_, '_, '_> {
-    fn execute(
-        &mut self,
-        p: Prepared,
-        next: Option<NextInit<'_>>,
-        report: &mut EpochReport,
-    ) -> Result<()> {
-        report.sample += p.sample_time;
-        report.changeset += p.changeset_time;
-        report.changeset_exposed += p.changeset_exposed;
-        report.reuse_prior += p.prior_time;
-        report.reuse_prior_exposed += p.prior_exposed;
-        report.optimal_misses.extend_from_slice(&p.stats.misses);
-        report.optimal_init_reads += p.stats.init_reads;
-        report.superbatches += 1;
-        report.paged_superbatches += u64::from(p.stats.paged);
-        report.planned_page_reads += p.stats.page_reads.unwrap_or(0);
-        let result = self.run(&p, next, report);
-        let Prepared { files, .. } = p;
-        if self.keep_runs {
-            files.keep();
-        } else {
-            files.remove()?;
-        }
-        // The superbatch's records and small allocations are freed: give
-        // the heap back before the next one grows it again.
-        crate::io::heap::release_free_memory();
-        result
-    }
-
-    fn run(
-        &mut self,
-        p: &Prepared,
-        next: Option<NextInit<'_>>,
-        report: &mut EpochReport,
-    ) -> Result<()> {
-        let started = Instant::now();
-        let mut files = SuperbatchReader::open(p.files.paths(), &p.spec.stamp())?;
-        let init = files.take_init();
-        report.load_runs += started.elapsed();
-
+    /// E(s): its init, then its batches; `next` asks for the next
+    /// superbatch's init, to read it ahead.
+    fn run(&mut self, p: &Prepared, next: NextInit<'_>, report: &mut EpochReport) -> Result<()> {
+        let (mut files, init) = timed(&mut report.load_runs, || -> Result<_> {
+            let mut files = SuperbatchReader::open(p.files.paths(), &p.spec.stamp())?;
+            let init = files.take_init();
+            Ok((files, init))
+        })?;
         let Some(open_rows) = self.staged else {
-            let started = Instant::now();
-            report.init_reads += self.cache.init(&init, self.rows)?;
-            report.cache_init += started.elapsed();
+            report.init_reads +=
+                timed(&mut report.cache_init, || self.cache.init(&init, self.rows))?;
             return self.main_loop(p, &mut files, None, next, report);
         };
-        let started = Instant::now();
-        let load = self.cache.begin_init(&init)?;
-        drop(init);
-        let chunks = self.init_chunks(&load, Some(&p.summary));
-        report.cache_init += started.elapsed();
+        let (load, chunks) = timed(&mut report.cache_init, || -> Result<_> {
+            let load = self.cache.begin_init(&init)?;
+            drop(init);
+            let chunks = self.init_chunks(&load, Some(&p.summary));
+            Ok((load, chunks))
+        })?;
         let ((), stats) = with_staged_init(
             chunks,
             open_rows,
@@ -342,18 +663,19 @@ impl Executor<'_, '_, '_> {
         let Some(open_rows) = self.staged else {
             return Ok(());
         };
-        let started = Instant::now();
-        let load = self.cache.begin_init(init)?;
-        let chunks = self.init_chunks(&load, None);
-        let cache = &mut self.cache;
-        let ((), stats) = with_staged_init(
-            chunks,
-            open_rows,
-            |rows| rows.stats(),
-            |arrivals| arrivals.finish(cache),
-        )?;
-        report.cache_init += started.elapsed();
-        count_init_reads(load.len(), stats, report);
+        let (rows, stats) = timed(&mut report.cache_init, || -> Result<_> {
+            let load = self.cache.begin_init(init)?;
+            let chunks = self.init_chunks(&load, None);
+            let cache = &mut self.cache;
+            let ((), stats) = with_staged_init(
+                chunks,
+                open_rows,
+                |rows| rows.stats(),
+                |arrivals| arrivals.finish(cache),
+            )?;
+            Ok((load.len(), stats))
+        })?;
+        count_init_reads(rows, stats, report);
         Ok(())
     }
 
@@ -367,7 +689,7 @@ impl Executor<'_, '_, '_> {
         p: &Prepared,
         files: &mut SuperbatchReader,
         mut arrivals: Option<&mut Arrivals>,
-        mut next: Option<NextInit<'_>>,
+        next: NextInit<'_>,
         report: &mut EpochReport,
     ) -> Result<()> {
         self.window.clear();
@@ -382,26 +704,26 @@ impl Executor<'_, '_, '_> {
                     self.batch(p, (i, window_end), work, arrivals.as_deref_mut(), report)?;
                     let own_init_done = arrivals.as_deref().is_none_or(Arrivals::is_done);
                     if let (None, Some(open), true) = (&ahead, self.staged, own_init_done) {
-                        if let Some(init) = next.as_mut().and_then(|poll| poll()) {
+                        if let Some(init) = next() {
                             ahead = Some(self.start_read_ahead(scope, open, p, &init));
                         }
                     }
                     if let Some(running) = ahead.as_mut() {
-                        let started = Instant::now();
-                        running.ahead.after_batch(i, &mut self.cache)?;
-                        report.cache_update += started.elapsed();
+                        timed(&mut report.cache_update, || {
+                            running.ahead.after_batch(i, &mut self.cache)
+                        })?;
                     }
                     i += 1;
                 }
-                let started = Instant::now();
-                if let Some(a) = arrivals.as_deref_mut() {
-                    a.finish(&mut self.cache)?;
-                }
-                if let Some(running) = ahead.as_mut() {
-                    running.ahead.finish(&mut self.cache)?;
-                }
-                report.cache_init += started.elapsed();
-                Ok(())
+                timed(&mut report.cache_init, || -> Result<()> {
+                    if let Some(a) = arrivals.as_deref_mut() {
+                        a.finish(&mut self.cache)?;
+                    }
+                    if let Some(running) = ahead.as_mut() {
+                        running.ahead.finish(&mut self.cache)?;
+                    }
+                    Ok(())
+                })
             };
             let result = run();
             let Some(Running {
@@ -435,9 +757,7 @@ impl Executor<'_, '_, '_> {
         report: &mut EpochReport,
     ) -> Result<()> {
         if let Some(a) = arrivals.as_deref_mut() {
-            let started = Instant::now();
-            a.wait_for(i, &mut self.cache)?;
-            report.cache_init += started.elapsed();
+            timed(&mut report.cache_init, || a.wait_for(i, &mut self.cache))?;
         }
         let rb = self.row_bytes;
         let b = p.spec.first_batch + i as u64;
@@ -449,12 +769,11 @@ impl Executor<'_, '_, '_> {
         } else {
             Vec::new()
         };
-        let started = Instant::now();
-        let misses = self
-            .cache
-            .gather_with(&rec.ids, &companions, &mut self.out, self.rows)?;
+        let misses = timed(&mut report.gather, || {
+            self.cache
+                .gather_with(&rec.ids, &companions, &mut self.out, self.rows)
+        })?;
         report.page_companions += companions.len() as u64;
-        report.gather += started.elapsed();
         report.batches.push(BatchStat {
             batch: b,
             hits: rec.ids.len() as u64 - misses,
@@ -470,23 +789,20 @@ impl Executor<'_, '_, '_> {
         })?;
         if !update.is_empty() {
             if let Some(a) = arrivals {
-                let started = Instant::now();
-                a.finish(&mut self.cache)?;
-                report.cache_init += started.elapsed();
+                timed(&mut report.cache_init, || a.finish(&mut self.cache))?;
             }
         }
-        let started = Instant::now();
-        if p.spec.every == 1 {
-            self.cache.apply(update, &self.out)?;
-        } else {
+        timed(&mut report.cache_update, || {
+            if p.spec.every == 1 {
+                return self.cache.apply(update, &self.out);
+            }
             self.window.extend_from_slice(&self.out);
             if window_end {
                 self.cache.apply(update, &self.window)?;
                 self.window.clear();
             }
-        }
-        report.cache_update += started.elapsed();
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Starts reading `next_init` (the next superbatch's) ahead, during
@@ -546,104 +862,59 @@ type NextInit<'a> = &'a mut dyn FnMut() -> Option<Vec<u64>>;
 /// Opens a row source for another thread (the staged init's reader).
 type OpenRows<'a> = &'a (dyn Fn() -> Result<GatherRows<'a>> + Sync);
 
-/// Runs the `ginex` policy over `total` batches of `sampler`, writing
-/// runtime files (stamped with `store_id`, the run and its parameters)
-/// under `dir`; misses are read through `rows`, a staged init's rows
-/// through a source `open_rows` opens; the changesets rank nodes beyond
-/// each superbatch by the prior `make_prior` computes (none without it).
-#[allow(clippy::too_many_arguments)]
+/// Runs the `ginex` policy over the batches of `run`, writing its runtime
+/// files (stamped with the store's identity, the run and its parameters)
+/// in `run.dir`, under the schedule `run.config.pipeline`; the changesets
+/// rank nodes beyond each superbatch by the store's out-degrees when
+/// `run.config.reuse_prior` (by nothing otherwise).
 pub(crate) fn run_ginex(
-    config: &EpochConfig,
-    sampler: &EpochSampler<'_>,
-    rows: &dyn RowSource,
-    open_rows: OpenRows<'_>,
-    layout: FeatureLayout,
-    num_nodes: u64,
-    store_id: u32,
-    dir: &std::path::Path,
-    make_prior: Option<MakePrior<'_>>,
+    run: &GinexRun<'_>,
     report: &mut EpochReport,
     consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
 ) -> Result<()> {
+    let (config, sampler, store) = (run.config, run.sampler, run.store);
     let total = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
-    let specs = specs(
-        config,
-        total,
-        store_id,
-        make_prior.is_some(),
-        layout.rows_per_page() as u64,
-    );
+    let specs = specs(run, total);
     let n = specs.len();
     if n == 0 {
         return Ok(());
     }
+    let schedule = Schedule::of(config.pipeline);
     let inspector = Inspector {
         sampler,
-        dir,
+        dir: run.dir,
         specs,
         carry_over: config.carry_over,
-        make_prior,
+        keep_runs: config.keep_runs,
+        prior_of: config.reuse_prior.then_some(store),
         prior: OnceLock::new(),
     };
+    let open_rows = || GatherRows::for_staged_init(store, run.options);
+    let rows: &dyn RowSource = run.rows;
     let mut executor = Executor {
-        cache: FeatureCache::new(num_nodes, config.feature_cache_rows, rows.row_bytes())?,
+        cache: FeatureCache::new(
+            store.num_nodes(),
+            config.feature_cache_rows,
+            rows.row_bytes(),
+        )?,
         rows,
-        staged: (config.pipeline == Pipeline::Full).then_some(open_rows),
-        layout,
+        staged: schedule.staged_init.then_some(&open_rows as OpenRows<'_>),
+        layout: store.layout(),
         row_bytes: rows.row_bytes(),
-        keep_runs: config.keep_runs,
         consume,
         out: Vec::new(),
         window: Vec::new(),
     };
-    let mut carried = Vec::new();
-    match config.pipeline {
-        Pipeline::Serial => {
-            let prior = inspector.compute_prior()?;
-            for s in 0..n {
-                let sampled = inspector.sample(s)?;
-                let started = Instant::now();
-                let mut prepared = inspector.prepare(sampled, s, &mut carried)?;
-                prepared.changeset_exposed = started.elapsed().min(prepared.changeset_time);
-                if s == 0 {
-                    // Nothing runs beside it: all of it is exposed.
-                    (prepared.prior_time, prepared.prior_exposed) = (prior.0, prior.0);
-                }
-                executor.execute(prepared, None, report)?;
-            }
-            Ok(())
-        }
-        Pipeline::Overlap => {
-            let (prior, first) = std::thread::scope(|scope| {
-                let worker = scope.spawn(|| inspector.compute_prior());
-                let first = inspector.sample(0);
-                let prior = worker
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::internal("reuse-prior thread panicked")));
-                (prior, first)
-            });
-            let first = first?;
-            let prior = prior?;
-            let sampled_at = first.sampled_at;
-            let mut next = Some(first);
-            for s in 0..n {
-                let sampled = next
-                    .take()
-                    .ok_or_else(|| Error::internal("superbatch not sampled"))?;
-                let (mut prepared, following) =
-                    inspector.prepare_beside_next(sampled, s, &mut carried)?;
-                if s == 0 {
-                    Inspector::charge_prior(&mut prepared, prior, sampled_at);
-                }
-                next = following;
-                executor.execute(prepared, None, report)?;
-            }
-            Ok(())
-        }
-        Pipeline::Full => run_full(&inspector, &mut executor, n, report),
-    }
+    std::thread::scope(|scope| {
+        let mut feed: Box<dyn Feed + '_> = if schedule.ahead_of_executor {
+            Box::new(Ahead::spawn(scope, &inspector))
+        } else {
+            Box::new(Inline::start(&inspector, schedule.beside_sampling)?)
+        };
+        drive(feed.as_mut(), &mut executor, n, report)
+    })
 }
 
 /// Counts an init's `rows` and its reader's reads (`stats`) in `report`.
@@ -654,110 +925,5 @@ fn count_init_reads(rows: usize, stats: Option<GatherStats>, report: &mut EpochR
     report.init_reads += rows as u64;
 }
 
-/// Hands a stage's result to the next stage; returns whether the stage
-/// goes on: not after an error, nor when the next stage is gone (then the
-/// superbatch, which nobody will execute, is dropped with its files).
-fn hand_on<T>(tx: &mpsc::SyncSender<Result<T>>, item: Result<T>) -> bool {
-    let failed = item.is_err();
-    tx.send(item).is_ok() && !failed
-}
-
-/// [`Pipeline::Full`]: a sampling thread and a changeset thread run ahead of
-/// the executor. S(s) starts once E(s−2) has removed its files, so at most
-/// two superbatches of files exist; C(s) runs as soon as S(s) and C(s−1)
-/// are done; the executor takes superbatches as they are ready.
-fn run_full(
-    inspector: &Inspector<'_>,
-    executor: &mut Executor<'_, '_, '_>,
-    n: usize,
-    report: &mut EpochReport,
-) -> Result<()> {
-    let (sampled_tx, sampled_rx) = mpsc::sync_channel::<Result<SampledSuperbatch>>(1);
-    let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<Prepared>>(1);
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    // C[0] of the first superbatch, which starts from an empty cache.
-    let (first_init_tx, first_init_rx) = mpsc::sync_channel::<Vec<u64>>(1);
-    // A superbatch received while the one before it runs.
-    let mut pending: Option<Result<Prepared>> = None;
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            for s in 0..n {
-                if s >= 2 && done_rx.recv().is_err() {
-                    return; // the executor stopped
-                }
-                if !hand_on(&sampled_tx, inspector.sample(s)) {
-                    return;
-                }
-            }
-        });
-        scope.spawn(move || {
-            // The prior, while S(0) samples: its count (4 bytes a node) is
-            // gone before the first init's rows fill the cache.
-            let mut prior = match inspector.compute_prior() {
-                Ok(prior) => Some(prior),
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                    return;
-                }
-            };
-            let mut carried = Vec::new();
-            for s in 0..n {
-                let Ok(sampled) = sampled_rx.recv() else {
-                    return;
-                };
-                if let (0, Ok(sampled)) = (s, &sampled) {
-                    let capacity = inspector.specs[0].capacity;
-                    let _ = first_init_tx.send(fresh_init(&sampled.trace, capacity));
-                }
-                let prepared = sampled.and_then(|sampled| {
-                    let sampled_at = sampled.sampled_at;
-                    let mut p = inspector.prepare(sampled, s, &mut carried)?;
-                    if let Some(prior) = prior.take() {
-                        Inspector::charge_prior(&mut p, prior, sampled_at);
-                    }
-                    Ok(p)
-                });
-                if !hand_on(&ready_tx, prepared) {
-                    return;
-                }
-            }
-        });
-        let result = (|| -> Result<()> {
-            // The first superbatch's init is read while its changesets are
-            // computed (none arrives when the inspector failed first).
-            if let Ok(init) = first_init_rx.recv() {
-                executor.init_ahead(&init, report)?;
-            }
-            for _ in 0..n {
-                let waited = Instant::now();
-                let mut prepared = match pending.take() {
-                    Some(received) => received,
-                    None => ready_rx
-                        .recv()
-                        .map_err(|_| Error::internal("the inspector stopped"))?,
-                }?;
-                prepared.changeset_exposed = waited.elapsed().min(prepared.changeset_time);
-                // The next superbatch, once its changesets are ready, for
-                // its init to be read ahead.
-                let mut next_init = || {
-                    if pending.is_none() {
-                        pending = Some(ready_rx.try_recv().ok()?);
-                    }
-                    match &pending {
-                        Some(Ok(next)) => Some(next.init.clone()),
-                        _ => None,
-                    }
-                };
-                executor.execute(prepared, Some(&mut next_init), report)?;
-                let _ = done_tx.send(());
-            }
-            Ok(())
-        })();
-        // Unblock the inspector threads; what they prepared is dropped
-        // with its files.
-        drop(pending.take());
-        drop(done_tx);
-        while ready_rx.recv().is_ok() {}
-        result
-    })
-}
+#[cfg(test)]
+mod tests;

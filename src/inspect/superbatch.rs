@@ -145,34 +145,48 @@ impl SuperbatchFiles {
 }
 
 /// A superbatch's files that this run wrote: both are removed when it is
-/// dropped (after an error, or by a stage that gave up), unless kept
-/// ([`keep`](Self::keep)) or removed explicitly ([`remove`](Self::remove),
-/// which reports a failure). Only for files the run created itself (the
-/// inspector refuses existing ones before writing).
+/// dropped (once executed, after an error or a panic, or by a stage that
+/// gave up), unless kept: now ([`keep`](Self::keep)), or when dropped
+/// ([`keep_on_drop`](Self::keep_on_drop), a run that keeps its runtime
+/// files). Only for files the run created itself (the inspector refuses
+/// existing ones before writing).
 #[derive(Debug)]
-pub struct OwnedFiles(Option<SuperbatchFiles>);
+pub struct OwnedFiles {
+    files: Option<SuperbatchFiles>,
+    keep: bool,
+}
 
 impl OwnedFiles {
+    fn new(files: SuperbatchFiles) -> Self {
+        OwnedFiles {
+            files: Some(files),
+            keep: false,
+        }
+    }
+
     /// The file names.
     pub fn paths(&self) -> &SuperbatchFiles {
-        self.0.as_ref().expect("present until consumed")
+        self.files.as_ref().expect("present until consumed")
     }
 
     /// Keeps the files on disk; returns their names.
     pub fn keep(mut self) -> SuperbatchFiles {
-        self.0.take().expect("present until consumed")
+        self.files.take().expect("present until consumed")
     }
 
-    /// Removes both files now.
-    pub fn remove(self) -> Result<()> {
-        self.keep().remove()
+    /// Leaves the files on disk when this is dropped.
+    pub fn keep_on_drop(&mut self) {
+        self.keep = true;
     }
 }
 
 impl Drop for OwnedFiles {
     fn drop(&mut self) {
-        if let Some(files) = self.0.take() {
-            let _ = files.remove();
+        if self.keep {
+            return;
+        }
+        if let Some(Err(e)) = self.files.take().map(|files| files.remove()) {
+            tracing::warn!("could not remove a superbatch's runtime file: {e}");
         }
     }
 }
@@ -245,7 +259,7 @@ pub fn sample_superbatch(
     // On error the writer removes the samples file it created (only it).
     let trace = sample_to_file(source, spec, &files.samples)?;
     Ok(SampledSuperbatch {
-        files: OwnedFiles(Some(files)),
+        files: OwnedFiles::new(files),
         trace,
         sample_time: started.elapsed(),
         sampled_at: Instant::now(),
