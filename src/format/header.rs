@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
-use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_2};
+use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_3};
 use crate::format::PAGE_SIZE;
 
 /// PNG-style magic: a high byte, the name, CR LF, DOS EOF, LF.
@@ -132,7 +132,7 @@ impl FileKind {
     pub fn written_version(self) -> Version {
         match self {
             FileKind::NeighborCache => V1_1,
-            FileKind::RunSamples | FileKind::RunChanges => V1_2,
+            FileKind::RunSamples | FileKind::RunChanges => V1_3,
             _ => V1_0,
         }
     }
@@ -349,7 +349,7 @@ mod tests {
         let err = FileHeader::decode(&h.encode(), Path::new("labels")).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::UnsupportedVersion { .. }), "{msg}");
-        assert!(msg.contains("2.0") && msg.contains("1.0..=1.2"), "{msg}");
+        assert!(msg.contains("2.0") && msg.contains("1.0..=1.3"), "{msg}");
     }
 
     #[test]

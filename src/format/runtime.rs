@@ -4,9 +4,16 @@
 //! A runtime file is a common-header file whose payload is a sequence of
 //! framed records. Each record carries its own checksummed header, so a
 //! reader streaming records finds a torn or damaged record and names the
-//! batch and offset, before the whole-payload CRC is ever checked.
+//! batch and offset, before the whole-payload CRC is ever checked. The
+//! payloads are bincode encodings of the structs here ([`PAYLOAD_CONFIG`]).
 
+use std::borrow::Cow;
 use std::path::Path;
+
+use bincode::config::{Configuration, Fixint, Limit, LittleEndian};
+use bincode::error::DecodeError;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
@@ -151,40 +158,127 @@ impl RecordHeader {
     }
 }
 
-/// Offset of the store id (`u32`) in a run record's payload.
-pub const RUN_STORE_OFFSET: usize = 0;
-/// Offset of the flags (`u32`; bit 0: carry-over, bit 1: reuse prior).
-pub const RUN_FLAGS_OFFSET: usize = RUN_STORE_OFFSET + 4;
-/// Offset of the run seed (`u64`).
-pub const RUN_SEED_OFFSET: usize = RUN_FLAGS_OFFSET + 4;
-/// Offset of the epoch (`u64`).
-pub const RUN_EPOCH_OFFSET: usize = RUN_SEED_OFFSET + 8;
-/// Offset of the superbatch index (`u64`).
-pub const RUN_SUPERBATCH_OFFSET: usize = RUN_EPOCH_OFFSET + 8;
-/// Offset of the superbatch's first batch (`u64`).
-pub const RUN_FIRST_BATCH_OFFSET: usize = RUN_SUPERBATCH_OFFSET + 8;
-/// Offset of the superbatch's batch count (`u64`).
-pub const RUN_BATCHES_OFFSET: usize = RUN_FIRST_BATCH_OFFSET + 8;
-/// Offset of the batch size (`u64`).
-pub const RUN_BATCH_SIZE_OFFSET: usize = RUN_BATCHES_OFFSET + 8;
-/// Offset of the feature-cache capacity in rows (`u64`).
-pub const RUN_CACHE_ROWS_OFFSET: usize = RUN_BATCH_SIZE_OFFSET + 8;
-/// Offset of k, the k-hop approximation's window (`u64`).
-pub const RUN_EVERY_OFFSET: usize = RUN_CACHE_ROWS_OFFSET + 8;
-/// Offset of the seed-order CRC (`u32`; 0 = the training split shuffled).
-pub const RUN_SEED_ORDER_OFFSET: usize = RUN_EVERY_OFFSET + 8;
-/// Offset of the fanout count F (`u32`).
-pub const RUN_FANOUT_COUNT_OFFSET: usize = RUN_SEED_ORDER_OFFSET + 4;
-/// Offset of the F fanouts (`i64` each).
-pub const RUN_FANOUTS_OFFSET: usize = RUN_FANOUT_COUNT_OFFSET + 4;
-/// Most fanouts a run record holds (the adjacency codec's hop limit).
+// ---------------------------------------------------------------------------
+// Record payloads: bincode encodings of the structs below.
+// ---------------------------------------------------------------------------
+
+/// The bincode configuration of every record payload (bincode 2.x, its
+/// serde API): little-endian, fixed-width integers (a `u64` is 8 bytes, a
+/// length is a `u64`), and a decode limit of [`MAX_RECORD_PAYLOAD`] bytes.
+///
+/// Why serde rather than bincode's own `Decode` derive: bincode's `Vec`
+/// decoder preallocates whatever count it reads, bounded only by this
+/// limit (16 GiB), while serde's preallocation is capped at 1 MiB and then
+/// follows the elements actually present, so a corrupt count costs at most
+/// what the payload holds. serde is a dependency already.
+pub type PayloadConfig =
+    Configuration<LittleEndian, Fixint, Limit<{ MAX_RECORD_PAYLOAD as usize }>>;
+
+/// The one [`PayloadConfig`] value every payload is written and read with.
+pub const PAYLOAD_CONFIG: PayloadConfig = bincode::config::standard()
+    .with_little_endian()
+    .with_fixed_int_encoding()
+    .with_limit::<{ MAX_RECORD_PAYLOAD as usize }>();
+
+/// Encodes `value` as a record payload ([`PAYLOAD_CONFIG`]), reserving
+/// `size_hint` bytes up front.
+pub fn encode_payload<T: Serialize>(value: &T, size_hint: usize) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(size_hint);
+    bincode::serde::encode_into_std_write(value, &mut out, PAYLOAD_CONFIG)
+        .map_err(|e| Error::internal(format!("encoding a runtime record payload: {e}")))?;
+    Ok(out)
+}
+
+/// Decodes a whole record payload as `T` ([`PAYLOAD_CONFIG`]). The error
+/// says what is wrong, for the caller to place (file, record, offset): the
+/// payload ends inside a field (a torn payload, or a count larger than the
+/// record), a value is invalid, or bytes follow the last field.
+///
+/// A corrupt count never allocates more than the payload holds: serde
+/// preallocates at most 1 MiB of a sequence whatever its count says, and
+/// grows it only by elements actually decoded from `p`.
+pub fn decode_payload<T: DeserializeOwned>(p: &[u8]) -> std::result::Result<T, String> {
+    let (value, used) =
+        bincode::serde::decode_from_slice::<T, _>(p, PAYLOAD_CONFIG).map_err(|e| match e {
+            DecodeError::UnexpectedEnd { additional } => format!(
+                "the {}-byte payload ends inside a field ({additional} more bytes needed: a torn payload, or a count larger than the record)",
+                p.len()
+            ),
+            DecodeError::LimitExceeded => format!(
+                "the payload exceeds the decode limit of {MAX_RECORD_PAYLOAD} bytes"
+            ),
+            DecodeError::InvalidBooleanValue(v) => {
+                format!("invalid boolean {v} (only 0 and 1 are defined)")
+            }
+            DecodeError::OutsideUsizeRange(v) => {
+                format!("count {v} is larger than this machine can address")
+            }
+            other => format!("undecodable payload ({other})"),
+        })?;
+    if used != p.len() {
+        return Err(format!(
+            "{} unexpected bytes after the last field (at payload byte {used})",
+            p.len() - used
+        ));
+    }
+    Ok(value)
+}
+
+/// `ids` payload: the sampled node ids of a batch, seeds first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdsPayload<'a> {
+    /// The ids, in gather order.
+    pub ids: Cow<'a, [u64]>,
+}
+
+/// `init` payload: the node ids the feature cache holds before the
+/// superbatch's first batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InitPayload<'a> {
+    /// The ids kept, then the ids to load.
+    pub init: Cow<'a, [u64]>,
+}
+
+/// `update` payload: the cache update applied after a batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpdatePayload<'a> {
+    /// Ids inserted into the cache.
+    pub in_ids: Cow<'a, [u64]>,
+    /// Ids evicted.
+    pub out_ids: Cow<'a, [u64]>,
+    /// Row of each inserted id in the rows gathered since the previous update.
+    pub in_positions: Cow<'a, [u64]>,
+}
+
+/// `adj` payload: the hop adjacencies of a batch, input layer first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdjPayload<'a> {
+    /// The hops (at most [`MAX_RUN_FANOUTS`]).
+    pub hops: Vec<HopPayload<'a>>,
+}
+
+/// One hop of an [`AdjPayload`], in local indices (into the batch's ids).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HopPayload<'a> {
+    /// Targets: `ids[..num_dst]`.
+    pub num_dst: u64,
+    /// Sources: `ids[..num_src]`.
+    pub num_src: u64,
+    /// Source of each edge (`< num_src`).
+    pub src: Cow<'a, [u32]>,
+    /// Target of each edge (`< num_dst`), as many as `src`.
+    pub dst: Cow<'a, [u32]>,
+}
+
+/// Most fanouts a run record holds, and most hops an `adj` record holds.
 pub const MAX_RUN_FANOUTS: usize = 64;
 
 /// What a runtime file belongs to: its store, its run (seed, epoch,
-/// seed order) and the parameters that shaped it. Stored in the `run`
-/// record every v1.2 runtime file starts with; the executor and
-/// `ginex-dump --verify` refuse a file whose stamp is not the expected one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// seed order) and the parameters that shaped it: the `run` payload
+/// (fields in declaration order), the first record of every runtime file;
+/// the executor and `ginex-dump --verify` refuse a file whose stamp is not
+/// the expected one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunStamp {
     /// CRC-32 of the store manifest's payload (`sample::neighbor_cache::store_identity`).
     pub store_id: u32,
@@ -218,83 +312,21 @@ pub struct RunStamp {
 
 impl RunStamp {
     /// The run record's payload.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut p = Vec::with_capacity(RUN_FANOUTS_OFFSET + 8 * self.fanouts.len());
-        p.extend_from_slice(&self.store_id.to_le_bytes());
-        p.extend_from_slice(
-            &(u32::from(self.carry_over) | u32::from(self.reuse_prior) << 1).to_le_bytes(),
-        );
-        for v in [
-            self.seed,
-            self.epoch,
-            self.superbatch,
-            self.first_batch,
-            self.num_batches,
-            self.batch_size,
-            self.cache_rows,
-            self.changeset_every,
-        ] {
-            p.extend_from_slice(&v.to_le_bytes());
-        }
-        p.extend_from_slice(&self.seed_order.to_le_bytes());
-        p.extend_from_slice(&(self.fanouts.len() as u32).to_le_bytes());
-        for f in &self.fanouts {
-            p.extend_from_slice(&f.to_le_bytes());
-        }
-        p
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        encode_payload(self, 96 + 8 * self.fanouts.len())
     }
 
     /// Decodes a run record's payload found at byte `base` of `path`.
     pub fn decode(p: &[u8], path: &Path, base: u64) -> Result<RunStamp> {
-        let bad = |at: usize, what: String| {
-            Error::corrupt(path, base + at as u64, format!("run record: {what}"))
-        };
-        if p.len() < RUN_FANOUTS_OFFSET {
-            return Err(bad(
-                0,
-                format!(
-                    "payload is {} bytes, shorter than the {RUN_FANOUTS_OFFSET}-byte fixed part",
-                    p.len()
-                ),
-            ));
+        let bad = |what: String| Error::corrupt(path, base, format!("run record: {what}"));
+        let stamp: RunStamp = decode_payload(p).map_err(bad)?;
+        if stamp.fanouts.len() > MAX_RUN_FANOUTS {
+            return Err(bad(format!(
+                "{} fanouts (at most {MAX_RUN_FANOUTS})",
+                stamp.fanouts.len()
+            )));
         }
-        let flags = le_u32(p, RUN_FLAGS_OFFSET);
-        if flags & !3 != 0 {
-            return Err(bad(
-                RUN_FLAGS_OFFSET,
-                format!(
-                    "unknown flags {flags:#x} (only bit 0, carry-over, and bit 1, reuse prior, are defined)"
-                ),
-            ));
-        }
-        let count = le_u32(p, RUN_FANOUT_COUNT_OFFSET) as usize;
-        if count > MAX_RUN_FANOUTS || p.len() != RUN_FANOUTS_OFFSET + 8 * count {
-            return Err(bad(
-                RUN_FANOUT_COUNT_OFFSET,
-                format!(
-                    "{count} fanouts (at most {MAX_RUN_FANOUTS}) do not fill the {}-byte payload",
-                    p.len()
-                ),
-            ));
-        }
-        let fanouts = (0..count)
-            .map(|i| le_u64(p, RUN_FANOUTS_OFFSET + 8 * i) as i64)
-            .collect();
-        Ok(RunStamp {
-            store_id: le_u32(p, RUN_STORE_OFFSET),
-            seed: le_u64(p, RUN_SEED_OFFSET),
-            epoch: le_u64(p, RUN_EPOCH_OFFSET),
-            seed_order: le_u32(p, RUN_SEED_ORDER_OFFSET),
-            superbatch: le_u64(p, RUN_SUPERBATCH_OFFSET),
-            first_batch: le_u64(p, RUN_FIRST_BATCH_OFFSET),
-            num_batches: le_u64(p, RUN_BATCHES_OFFSET),
-            batch_size: le_u64(p, RUN_BATCH_SIZE_OFFSET),
-            fanouts,
-            cache_rows: le_u64(p, RUN_CACHE_ROWS_OFFSET),
-            changeset_every: le_u64(p, RUN_EVERY_OFFSET),
-            carry_over: flags & 1 == 1,
-            reuse_prior: flags & 2 == 2,
-        })
+        Ok(stamp)
     }
 
     /// Every field as `(name, value)`, in record order, for messages and
@@ -383,53 +415,6 @@ impl RunStamp {
     }
 }
 
-/// Appends `ids` as `u64` little-endian.
-pub fn encode_u64s(ids: &[u64], out: &mut Vec<u8>) {
-    out.reserve(ids.len() * 8);
-    for id in ids {
-        out.extend_from_slice(&id.to_le_bytes());
-    }
-}
-
-/// Reads a counted `u64` array at `*at` (count `u64` then the values),
-/// advancing `*at`; `what` names the field in errors.
-pub fn decode_counted_u64s(
-    p: &[u8],
-    at: &mut usize,
-    what: &str,
-    path: &Path,
-    base: u64,
-) -> Result<Vec<u64>> {
-    let count = le_u64(p, *at);
-    let start = at.checked_add(8);
-    let end = count
-        .checked_mul(8)
-        .and_then(|b| usize::try_from(b).ok())
-        .zip(start)
-        .and_then(|(b, s)| s.checked_add(b));
-    let (Some(start), Some(end)) = (start, end.filter(|&e| e <= p.len())) else {
-        return Err(Error::corrupt(
-            path,
-            base + *at as u64,
-            format!("{what}: count {count} runs past the record"),
-        ));
-    };
-    let values = p
-        .get(start..end)
-        .unwrap_or_default()
-        .chunks_exact(8)
-        .map(|c| le_u64(c, 0))
-        .collect();
-    *at = end;
-    Ok(values)
-}
-
-/// Appends a counted `u64` array.
-pub fn encode_counted_u64s(values: &[u64], out: &mut Vec<u8>) {
-    out.extend_from_slice(&(values.len() as u64).to_le_bytes());
-    encode_u64s(values, out);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,24 +435,6 @@ mod tests {
             [0, 4, 6, 8, 16, 24, 28]
         );
         assert_eq!(RECORD_HEADER_SIZE, 32);
-        assert_eq!(
-            [
-                RUN_STORE_OFFSET,
-                RUN_FLAGS_OFFSET,
-                RUN_SEED_OFFSET,
-                RUN_EPOCH_OFFSET,
-                RUN_SUPERBATCH_OFFSET,
-                RUN_FIRST_BATCH_OFFSET,
-                RUN_BATCHES_OFFSET,
-                RUN_BATCH_SIZE_OFFSET,
-                RUN_CACHE_ROWS_OFFSET,
-                RUN_EVERY_OFFSET,
-                RUN_SEED_ORDER_OFFSET,
-                RUN_FANOUT_COUNT_OFFSET,
-                RUN_FANOUTS_OFFSET
-            ],
-            [0, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 76, 80]
-        );
     }
 
     fn stamp() -> RunStamp {
@@ -488,33 +455,100 @@ mod tests {
         }
     }
 
+    fn le(v: &[u64]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// The payloads are the bytes `format/runtime.md` spells out, field by
+    /// field (bincode 2, fixed-width little-endian integers, u64 lengths).
+    #[test]
+    fn payload_bytes_match_the_spec() {
+        let s = stamp();
+        let mut want = 0xdead_beef_u32.to_le_bytes().to_vec();
+        want.extend(le(&[7, 2]));
+        want.extend(0u32.to_le_bytes());
+        want.extend(le(&[3, 30, 10, 64, 2, 10, (-1i64) as u64, 500, 1]));
+        want.extend([1, 1]);
+        assert_eq!(s.encode().unwrap(), want);
+        assert_eq!(want.len(), 82 + 8 * 2);
+
+        let ids = IdsPayload {
+            ids: Cow::Borrowed(&[5, 6]),
+        };
+        assert_eq!(encode_payload(&ids, 0).unwrap(), le(&[2, 5, 6]));
+        let init = InitPayload {
+            init: Cow::Borrowed(&[9]),
+        };
+        assert_eq!(encode_payload(&init, 0).unwrap(), le(&[1, 9]));
+        let update = UpdatePayload {
+            in_ids: Cow::Borrowed(&[4, 5]),
+            out_ids: Cow::Borrowed(&[6]),
+            in_positions: Cow::Borrowed(&[0, 1]),
+        };
+        assert_eq!(
+            encode_payload(&update, 0).unwrap(),
+            le(&[2, 4, 5, 1, 6, 2, 0, 1])
+        );
+        let adj = AdjPayload {
+            hops: vec![HopPayload {
+                num_dst: 1,
+                num_src: 3,
+                src: Cow::Borrowed(&[1, 2]),
+                dst: Cow::Borrowed(&[0, 0]),
+            }],
+        };
+        let mut want = le(&[1, 1, 3, 2]);
+        want.extend([1u32, 2].iter().flat_map(|x| x.to_le_bytes()));
+        want.extend(le(&[2]));
+        want.extend([0u32, 0].iter().flat_map(|x| x.to_le_bytes()));
+        assert_eq!(encode_payload(&adj, 0).unwrap(), want);
+    }
+
     #[test]
     fn run_stamp_round_trips_and_names_what_differs() {
         let s = stamp();
-        let p = s.encode();
-        assert_eq!(p.len(), RUN_FANOUTS_OFFSET + 16);
+        let p = s.encode().unwrap();
         assert_eq!(RunStamp::decode(&p, Path::new("r"), 0).unwrap(), s);
-        // Flags: bit 0 carry-over, bit 1 reuse prior, each on its own.
-        assert_eq!(le_u32(&p, RUN_FLAGS_OFFSET), 3);
-        for (carry_over, reuse_prior, flags) in [(true, false, 1), (false, true, 2)] {
+        for (carry_over, reuse_prior) in [(true, false), (false, true), (false, false)] {
             let t = RunStamp {
                 carry_over,
                 reuse_prior,
                 ..s.clone()
             };
-            let q = t.encode();
-            assert_eq!(le_u32(&q, RUN_FLAGS_OFFSET), flags);
+            let q = t.encode().unwrap();
             assert_eq!(RunStamp::decode(&q, Path::new("r"), 0).unwrap(), t);
         }
+        // A flag byte other than 0 or 1 is corruption.
         let mut unknown = p.clone();
-        unknown[RUN_FLAGS_OFFSET] |= 4;
-        let err = RunStamp::decode(&unknown, Path::new("r"), 0)
+        let last = unknown.len() - 1;
+        unknown[last] = 2;
+        let err = RunStamp::decode(&unknown, Path::new("r"), 64)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("unknown flags 0x7"), "{err}");
+        assert!(
+            err.contains("run record") && err.contains("invalid boolean 2"),
+            "{err}"
+        );
         for cut in 0..p.len() {
             assert!(RunStamp::decode(&p[..cut], Path::new("r"), 0).is_err());
         }
+        let mut longer = p.clone();
+        longer.push(0);
+        let err = RunStamp::decode(&longer, Path::new("r"), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unexpected bytes after the last field"),
+            "{err}"
+        );
+        let many = RunStamp {
+            fanouts: vec![1; MAX_RUN_FANOUTS + 1],
+            ..s.clone()
+        };
+        let err = RunStamp::decode(&many.encode().unwrap(), Path::new("r"), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("65 fanouts (at most 64)"), "{err}");
         let mut other = s.clone();
         other.seed = 8;
         other.store_id = 1;
@@ -544,23 +578,61 @@ mod tests {
         }
 
         #[test]
-        fn counted_arrays_round_trip(a in proptest::collection::vec(any::<u64>(), 0..50), b in proptest::collection::vec(any::<u64>(), 0..50)) {
-            let mut p = Vec::new();
-            encode_counted_u64s(&a, &mut p);
-            encode_counted_u64s(&b, &mut p);
-            let mut at = 0;
-            prop_assert_eq!(decode_counted_u64s(&p, &mut at, "a", Path::new("r"), 0).unwrap(), a.clone());
-            prop_assert_eq!(decode_counted_u64s(&p, &mut at, "b", Path::new("r"), 0).unwrap(), b);
-            prop_assert_eq!(at, p.len());
-            let mut single = Vec::new();
-            encode_counted_u64s(&a, &mut single);
-            prop_assert!(decode_counted_u64s(&single[..single.len() - 1], &mut 0, "a", Path::new("r"), 0).is_err());
+        fn payloads_round_trip_and_truncations_are_refused(
+            a in proptest::collection::vec(any::<u64>(), 0..50),
+            b in proptest::collection::vec(any::<u64>(), 0..50),
+            c in proptest::collection::vec(any::<u64>(), 0..50),
+            e in proptest::collection::vec(any::<u32>(), 0..50),
+        ) {
+            let ids = IdsPayload { ids: Cow::Borrowed(&a) };
+            let p = encode_payload(&ids, 0).unwrap();
+            prop_assert_eq!(decode_payload::<IdsPayload>(&p).unwrap(), ids);
+            prop_assert!(decode_payload::<IdsPayload>(&p[..p.len() - 1]).is_err());
+            let init = InitPayload { init: Cow::Borrowed(&b) };
+            let p = encode_payload(&init, 0).unwrap();
+            prop_assert_eq!(decode_payload::<InitPayload>(&p).unwrap(), init);
+            let update = UpdatePayload {
+                in_ids: Cow::Borrowed(&a),
+                out_ids: Cow::Borrowed(&b),
+                in_positions: Cow::Borrowed(&c),
+            };
+            let p = encode_payload(&update, 0).unwrap();
+            prop_assert_eq!(decode_payload::<UpdatePayload>(&p).unwrap(), update);
+            for cut in [0, p.len() / 2, p.len() - 1] {
+                prop_assert!(decode_payload::<UpdatePayload>(&p[..cut]).is_err());
+            }
+            let adj = AdjPayload {
+                hops: vec![
+                    HopPayload { num_dst: 1, num_src: 2, src: Cow::Borrowed(&e), dst: Cow::Borrowed(&e) },
+                    HopPayload { num_dst: 3, num_src: 4, src: Cow::Borrowed(&[]), dst: Cow::Borrowed(&[]) },
+                ],
+            };
+            let p = encode_payload(&adj, 0).unwrap();
+            prop_assert_eq!(decode_payload::<AdjPayload>(&p).unwrap(), adj);
+            prop_assert!(decode_payload::<AdjPayload>(&p[..p.len() - 1]).is_err());
         }
     }
 
+    /// The decode limit: a count larger than the payload, up to the largest
+    /// u64, is an error naming the shortfall, never an allocation of what
+    /// the count says (a 2^40-element `Vec<u64>` would be 8 TiB).
     #[test]
     fn huge_count_is_an_error_not_an_allocation() {
-        let p = u64::MAX.to_le_bytes();
-        assert!(decode_counted_u64s(&p, &mut 0, "ids", Path::new("r"), 0).is_err());
+        for count in [3u64, 1 << 31, 1 << 40, u64::MAX / 8, u64::MAX] {
+            let mut p = count.to_le_bytes().to_vec();
+            p.extend(le(&[1, 2]));
+            let err = decode_payload::<IdsPayload>(&p).unwrap_err();
+            assert!(err.contains("ends inside a field"), "{count}: {err}");
+        }
+        let mut p = le(&[u64::MAX]);
+        p.extend([0u8; 40]);
+        assert!(decode_payload::<AdjPayload>(&p)
+            .unwrap_err()
+            .contains("ends inside a field"));
+        // The configuration the spec names.
+        use bincode::config::{Config, Endianness, IntEncoding};
+        assert_eq!(PAYLOAD_CONFIG.limit(), Some(MAX_RECORD_PAYLOAD as usize));
+        assert!(matches!(PAYLOAD_CONFIG.endianness(), Endianness::Little));
+        assert!(matches!(PAYLOAD_CONFIG.int_encoding(), IntEncoding::Fixed));
     }
 }

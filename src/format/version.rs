@@ -21,8 +21,12 @@ pub const V1_1: Version = Version { major: 1, minor: 1 };
 /// run and parameters (format/runtime.md); their readers need it, so they
 /// refuse older runtime files. Every other kind is unchanged.
 pub const V1_2: Version = Version { major: 1, minor: 2 };
+/// Version 1.3: runtime record payloads are bincode encodings of Rust
+/// structs (format/runtime.md); their readers refuse older runtime files.
+/// Every other kind is unchanged.
+pub const V1_3: Version = Version { major: 1, minor: 3 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_2;
+pub const CURRENT: Version = V1_3;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 
