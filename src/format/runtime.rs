@@ -10,10 +10,14 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use bincode::config::{Configuration, Fixint, Limit, LittleEndian};
-use bincode::error::DecodeError;
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use bincode::config::{
+    Config, Configuration, Endianness, Fixint, IntEncoding, Limit, LittleEndian,
+};
+use bincode::de::read::Reader;
+use bincode::de::Decoder;
+use bincode::enc::Encoder;
+use bincode::error::{DecodeError, EncodeError};
+use bincode::{Decode, Encode};
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
@@ -162,15 +166,9 @@ impl RecordHeader {
 // Record payloads: bincode encodings of the structs below.
 // ---------------------------------------------------------------------------
 
-/// The bincode configuration of every record payload (bincode 2.x, its
-/// serde API): little-endian, fixed-width integers (a `u64` is 8 bytes, a
-/// length is a `u64`), and a decode limit of [`MAX_RECORD_PAYLOAD`] bytes.
-///
-/// Why serde rather than bincode's own `Decode` derive: bincode's `Vec`
-/// decoder preallocates whatever count it reads, bounded only by this
-/// limit (16 GiB), while serde's preallocation is capped at 1 MiB and then
-/// follows the elements actually present, so a corrupt count costs at most
-/// what the payload holds. serde is a dependency already.
+/// The bincode configuration of every record payload (bincode 2.x):
+/// little-endian, fixed-width integers (a `u64` is 8 bytes, a length is a
+/// `u64`), and a decode limit of [`MAX_RECORD_PAYLOAD`] bytes.
 pub type PayloadConfig =
     Configuration<LittleEndian, Fixint, Limit<{ MAX_RECORD_PAYLOAD as usize }>>;
 
@@ -182,9 +180,9 @@ pub const PAYLOAD_CONFIG: PayloadConfig = bincode::config::standard()
 
 /// Encodes `value` as a record payload ([`PAYLOAD_CONFIG`]), reserving
 /// `size_hint` bytes up front.
-pub fn encode_payload<T: Serialize>(value: &T, size_hint: usize) -> Result<Vec<u8>> {
+pub fn encode_payload<T: Encode>(value: &T, size_hint: usize) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(size_hint);
-    bincode::serde::encode_into_std_write(value, &mut out, PAYLOAD_CONFIG)
+    bincode::encode_into_std_write(value, &mut out, PAYLOAD_CONFIG)
         .map_err(|e| Error::internal(format!("encoding a runtime record payload: {e}")))?;
     Ok(out)
 }
@@ -193,13 +191,9 @@ pub fn encode_payload<T: Serialize>(value: &T, size_hint: usize) -> Result<Vec<u
 /// says what is wrong, for the caller to place (file, record, offset): the
 /// payload ends inside a field (a torn payload, or a count larger than the
 /// record), a value is invalid, or bytes follow the last field.
-///
-/// A corrupt count never allocates more than the payload holds: serde
-/// preallocates at most 1 MiB of a sequence whatever its count says, and
-/// grows it only by elements actually decoded from `p`.
-pub fn decode_payload<T: DeserializeOwned>(p: &[u8]) -> std::result::Result<T, String> {
+pub fn decode_payload<T: Decode<()>>(p: &[u8]) -> std::result::Result<T, String> {
     let (value, used) =
-        bincode::serde::decode_from_slice::<T, _>(p, PAYLOAD_CONFIG).map_err(|e| match e {
+        bincode::decode_from_slice::<T, _>(p, PAYLOAD_CONFIG).map_err(|e| match e {
             DecodeError::UnexpectedEnd { additional } => format!(
                 "the {}-byte payload ends inside a field ({additional} more bytes needed: a torn payload, or a count larger than the record)",
                 p.len()
@@ -213,6 +207,7 @@ pub fn decode_payload<T: DeserializeOwned>(p: &[u8]) -> std::result::Result<T, S
             DecodeError::OutsideUsizeRange(v) => {
                 format!("count {v} is larger than this machine can address")
             }
+            DecodeError::Other(what) => what.to_string(),
             other => format!("undecodable payload ({other})"),
         })?;
     if used != p.len() {
@@ -224,50 +219,159 @@ pub fn decode_payload<T: DeserializeOwned>(p: &[u8]) -> std::result::Result<T, S
     Ok(value)
 }
 
+/// An integer a [`Seq`] holds: its fixed width and little-endian decoding.
+pub trait SeqInt: Copy + Encode + 'static {
+    /// Bytes per value under [`PAYLOAD_CONFIG`].
+    const SIZE: usize;
+    /// The value of `SIZE` little-endian bytes.
+    fn from_le(b: &[u8]) -> Self;
+}
+
+macro_rules! seq_int {
+    ($($t:ty),*) => {$(
+        impl SeqInt for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn from_le(b: &[u8]) -> Self {
+                <[u8; std::mem::size_of::<$t>()]>::try_from(b).map_or(0, <$t>::from_le_bytes)
+            }
+        }
+    )*};
+}
+seq_int!(u32, u64, i64);
+
+/// A sequence of integers in a payload, encoded exactly as bincode encodes
+/// a `Vec<T>` (a `u64` count, then the values). Borrowed when written,
+/// owned when read. Its decoder is bincode's, with two differences: it
+/// checks that the payload holds all `count` values before allocating
+/// them (bincode's `Vec` preallocates whatever count it reads, bounded
+/// only by the 16 GiB limit), and under [`PAYLOAD_CONFIG`] it converts
+/// them in one pass over the payload rather than one call per value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seq<'a, T: SeqInt>(pub Cow<'a, [T]>);
+
+impl<'a, T: SeqInt> Seq<'a, T> {
+    /// Borrows `values` for writing.
+    pub fn borrowed(values: &'a [T]) -> Self {
+        Seq(Cow::Borrowed(values))
+    }
+
+    /// The values.
+    pub fn into_vec(self) -> Vec<T> {
+        self.0.into_owned()
+    }
+}
+
+impl<T: SeqInt> std::ops::Deref for Seq<'_, T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: SeqInt> Encode for Seq<'_, T> {
+    fn encode<E: Encoder>(&self, e: &mut E) -> std::result::Result<(), EncodeError> {
+        (self.0.len() as u64).encode(e)?;
+        self.0.iter().try_for_each(|v| v.encode(e))
+    }
+}
+
+impl<T: SeqInt + Decode<C>, C> Decode<C> for Seq<'_, T> {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let count = u64::decode(d)?;
+        let len = usize::try_from(count).map_err(|_| DecodeError::OutsideUsizeRange(count))?;
+        d.claim_container_read::<T>(len)?;
+        let fixed_le = matches!(d.config().int_encoding(), IntEncoding::Fixed)
+            && matches!(d.config().endianness(), Endianness::Little);
+        let bytes = len.saturating_mul(T::SIZE);
+        let values: Vec<T> = match d.reader().peek_read(bytes) {
+            Some(b) if fixed_le => b.chunks_exact(T::SIZE).map(T::from_le).collect(),
+            _ => {
+                // Not all there (an error once the payload ends), or not a
+                // slice or not fixed-width little-endian: value by value,
+                // preallocating at most 1 MiB.
+                let mut v = Vec::with_capacity(len.min((1 << 20) / T::SIZE));
+                for _ in 0..len {
+                    // As bincode's `Vec`: the value claims its own bytes.
+                    d.unclaim_bytes_read(T::SIZE);
+                    v.push(T::decode(d)?);
+                }
+                return Ok(Seq(Cow::Owned(v)));
+            }
+        };
+        d.reader().consume(bytes);
+        Ok(Seq(Cow::Owned(values)))
+    }
+}
+impl<'de, T: SeqInt + Decode<C>, C> bincode::BorrowDecode<'de, C> for Seq<'_, T> {
+    fn borrow_decode<D: bincode::de::BorrowDecoder<'de, Context = C>>(
+        d: &mut D,
+    ) -> std::result::Result<Self, DecodeError> {
+        Decode::decode(d)
+    }
+}
+
 /// `ids` payload: the sampled node ids of a batch, seeds first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct IdsPayload<'a> {
     /// The ids, in gather order.
-    pub ids: Cow<'a, [u64]>,
+    pub ids: Seq<'a, u64>,
 }
 
 /// `init` payload: the node ids the feature cache holds before the
 /// superbatch's first batch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct InitPayload<'a> {
     /// The ids kept, then the ids to load.
-    pub init: Cow<'a, [u64]>,
+    pub init: Seq<'a, u64>,
 }
 
 /// `update` payload: the cache update applied after a batch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct UpdatePayload<'a> {
     /// Ids inserted into the cache.
-    pub in_ids: Cow<'a, [u64]>,
+    pub in_ids: Seq<'a, u64>,
     /// Ids evicted.
-    pub out_ids: Cow<'a, [u64]>,
+    pub out_ids: Seq<'a, u64>,
     /// Row of each inserted id in the rows gathered since the previous update.
-    pub in_positions: Cow<'a, [u64]>,
+    pub in_positions: Seq<'a, u64>,
 }
 
 /// `adj` payload: the hop adjacencies of a batch, input layer first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Encoded as bincode encodes the struct (the hops as a `Vec`); decoded by
+/// hand only to refuse more than [`MAX_RUN_FANOUTS`] hops before
+/// allocating them.
+#[derive(Debug, Clone, PartialEq, Eq, Encode)]
 pub struct AdjPayload<'a> {
     /// The hops (at most [`MAX_RUN_FANOUTS`]).
     pub hops: Vec<HopPayload<'a>>,
 }
 
+impl<C> Decode<C> for AdjPayload<'_> {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let count = u64::decode(d)?;
+        if count > MAX_RUN_FANOUTS as u64 {
+            return Err(DecodeError::Other("more than 64 hops"));
+        }
+        let hops = (0..count)
+            .map(|_| HopPayload::decode(d))
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(AdjPayload { hops })
+    }
+}
+bincode::impl_borrow_decode!(AdjPayload<'_>);
+
 /// One hop of an [`AdjPayload`], in local indices (into the batch's ids).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct HopPayload<'a> {
     /// Targets: `ids[..num_dst]`.
     pub num_dst: u64,
     /// Sources: `ids[..num_src]`.
     pub num_src: u64,
     /// Source of each edge (`< num_src`).
-    pub src: Cow<'a, [u32]>,
+    pub src: Seq<'a, u32>,
     /// Target of each edge (`< num_dst`), as many as `src`.
-    pub dst: Cow<'a, [u32]>,
+    pub dst: Seq<'a, u32>,
 }
 
 /// Most fanouts a run record holds, and most hops an `adj` record holds.
@@ -277,8 +381,9 @@ pub const MAX_RUN_FANOUTS: usize = 64;
 /// seed order) and the parameters that shaped it: the `run` payload
 /// (fields in declaration order), the first record of every runtime file;
 /// the executor and `ginex-dump --verify` refuse a file whose stamp is not
-/// the expected one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// the expected one. Encoded as bincode encodes the struct; decoded field
+/// by field in the same order, its fanouts as a [`Seq`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Encode)]
 pub struct RunStamp {
     /// CRC-32 of the store manifest's payload (`sample::neighbor_cache::store_identity`).
     pub store_id: u32,
@@ -309,6 +414,29 @@ pub struct RunStamp {
     /// reuse prior (out-degree) instead of dropped.
     pub reuse_prior: bool,
 }
+
+impl<C> Decode<C> for RunStamp {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        // Struct-literal fields are evaluated in the order written: the
+        // declaration order, as the derived encoder writes them.
+        Ok(RunStamp {
+            store_id: u32::decode(d)?,
+            seed: u64::decode(d)?,
+            epoch: u64::decode(d)?,
+            seed_order: u32::decode(d)?,
+            superbatch: u64::decode(d)?,
+            first_batch: u64::decode(d)?,
+            num_batches: u64::decode(d)?,
+            batch_size: u64::decode(d)?,
+            fanouts: Seq::<i64>::decode(d)?.into_vec(),
+            cache_rows: u64::decode(d)?,
+            changeset_every: u64::decode(d)?,
+            carry_over: bool::decode(d)?,
+            reuse_prior: bool::decode(d)?,
+        })
+    }
+}
+bincode::impl_borrow_decode!(RunStamp);
 
 impl RunStamp {
     /// The run record's payload.
@@ -473,17 +601,17 @@ mod tests {
         assert_eq!(want.len(), 82 + 8 * 2);
 
         let ids = IdsPayload {
-            ids: Cow::Borrowed(&[5, 6]),
+            ids: Seq::borrowed(&[5, 6]),
         };
         assert_eq!(encode_payload(&ids, 0).unwrap(), le(&[2, 5, 6]));
         let init = InitPayload {
-            init: Cow::Borrowed(&[9]),
+            init: Seq::borrowed(&[9]),
         };
         assert_eq!(encode_payload(&init, 0).unwrap(), le(&[1, 9]));
         let update = UpdatePayload {
-            in_ids: Cow::Borrowed(&[4, 5]),
-            out_ids: Cow::Borrowed(&[6]),
-            in_positions: Cow::Borrowed(&[0, 1]),
+            in_ids: Seq::borrowed(&[4, 5]),
+            out_ids: Seq::borrowed(&[6]),
+            in_positions: Seq::borrowed(&[0, 1]),
         };
         assert_eq!(
             encode_payload(&update, 0).unwrap(),
@@ -493,8 +621,8 @@ mod tests {
             hops: vec![HopPayload {
                 num_dst: 1,
                 num_src: 3,
-                src: Cow::Borrowed(&[1, 2]),
-                dst: Cow::Borrowed(&[0, 0]),
+                src: Seq::borrowed(&[1, 2]),
+                dst: Seq::borrowed(&[0, 0]),
             }],
         };
         let mut want = le(&[1, 1, 3, 2]);
@@ -584,17 +712,17 @@ mod tests {
             c in proptest::collection::vec(any::<u64>(), 0..50),
             e in proptest::collection::vec(any::<u32>(), 0..50),
         ) {
-            let ids = IdsPayload { ids: Cow::Borrowed(&a) };
+            let ids = IdsPayload { ids: Seq::borrowed(&a) };
             let p = encode_payload(&ids, 0).unwrap();
             prop_assert_eq!(decode_payload::<IdsPayload>(&p).unwrap(), ids);
             prop_assert!(decode_payload::<IdsPayload>(&p[..p.len() - 1]).is_err());
-            let init = InitPayload { init: Cow::Borrowed(&b) };
+            let init = InitPayload { init: Seq::borrowed(&b) };
             let p = encode_payload(&init, 0).unwrap();
             prop_assert_eq!(decode_payload::<InitPayload>(&p).unwrap(), init);
             let update = UpdatePayload {
-                in_ids: Cow::Borrowed(&a),
-                out_ids: Cow::Borrowed(&b),
-                in_positions: Cow::Borrowed(&c),
+                in_ids: Seq::borrowed(&a),
+                out_ids: Seq::borrowed(&b),
+                in_positions: Seq::borrowed(&c),
             };
             let p = encode_payload(&update, 0).unwrap();
             prop_assert_eq!(decode_payload::<UpdatePayload>(&p).unwrap(), update);
@@ -603,8 +731,8 @@ mod tests {
             }
             let adj = AdjPayload {
                 hops: vec![
-                    HopPayload { num_dst: 1, num_src: 2, src: Cow::Borrowed(&e), dst: Cow::Borrowed(&e) },
-                    HopPayload { num_dst: 3, num_src: 4, src: Cow::Borrowed(&[]), dst: Cow::Borrowed(&[]) },
+                    HopPayload { num_dst: 1, num_src: 2, src: Seq::borrowed(&e), dst: Seq::borrowed(&e) },
+                    HopPayload { num_dst: 3, num_src: 4, src: Seq::borrowed(&[]), dst: Seq::borrowed(&[]) },
                 ],
             };
             let p = encode_payload(&adj, 0).unwrap();
@@ -613,24 +741,36 @@ mod tests {
         }
     }
 
-    /// The decode limit: a count larger than the payload, up to the largest
-    /// u64, is an error naming the shortfall, never an allocation of what
-    /// the count says (a 2^40-element `Vec<u64>` would be 8 TiB).
+    /// The decode limit: a count larger than the payload is an error, never
+    /// an allocation of what the count says (a 2^40-element `Vec<u64>`
+    /// would be 8 TiB): past the limit (2^34 bytes, the fields before
+    /// included) at once, below it once the payload ends.
     #[test]
     fn huge_count_is_an_error_not_an_allocation() {
-        for count in [3u64, 1 << 31, 1 << 40, u64::MAX / 8, u64::MAX] {
+        for (count, want) in [
+            (3u64, "ends inside a field"),
+            ((1 << 31) - 1, "ends inside a field"),
+            // 8 bytes of count and 2^34 of values: one word past the limit.
+            (1 << 31, "exceeds the decode limit of 17179869184 bytes"),
+            (1 << 40, "exceeds the decode limit"),
+            (u64::MAX / 8, "exceeds the decode limit"),
+            (u64::MAX, "exceeds the decode limit"),
+        ] {
             let mut p = count.to_le_bytes().to_vec();
             p.extend(le(&[1, 2]));
             let err = decode_payload::<IdsPayload>(&p).unwrap_err();
-            assert!(err.contains("ends inside a field"), "{count}: {err}");
+            assert!(err.contains(want), "{count}: {err}");
         }
+        // u32 values: the limit counts 4 bytes each.
+        let mut p = le(&[1, 1, 2, (1 << 32) + 1]);
+        p.extend([0u8; 8]);
+        let err = decode_payload::<AdjPayload>(&p).unwrap_err();
+        assert!(err.contains("decode limit"), "{err}");
         let mut p = le(&[u64::MAX]);
         p.extend([0u8; 40]);
-        assert!(decode_payload::<AdjPayload>(&p)
-            .unwrap_err()
-            .contains("ends inside a field"));
+        let err = decode_payload::<AdjPayload>(&p).unwrap_err();
+        assert!(err.contains("more than 64 hops"), "{err}");
         // The configuration the spec names.
-        use bincode::config::{Config, Endianness, IntEncoding};
         assert_eq!(PAYLOAD_CONFIG.limit(), Some(MAX_RECORD_PAYLOAD as usize));
         assert!(matches!(PAYLOAD_CONFIG.endianness(), Endianness::Little));
         assert!(matches!(PAYLOAD_CONFIG.int_encoding(), IntEncoding::Fixed));

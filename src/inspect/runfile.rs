@@ -2,7 +2,6 @@
 //! file of framed, checksummed records whose payloads are bincode encodings
 //! of the payload structs of `format::runtime`.
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -11,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::runtime::{
     decode_payload, encode_payload, IdsPayload, InitPayload, RecordHeader, RecordKind, RunStamp,
-    UpdatePayload, RECORD_HEADER_SIZE,
+    Seq, UpdatePayload, RECORD_HEADER_SIZE,
 };
 use crate::format::version::{V1_2, V1_3};
 use crate::inspect::changeset::Update;
@@ -46,7 +45,7 @@ impl RunWriter {
     pub fn append_ids(&mut self, batch: u64, ids: &[u64]) -> Result<()> {
         let p = encode_payload(
             &IdsPayload {
-                ids: Cow::Borrowed(ids),
+                ids: Seq::borrowed(ids),
             },
             8 + ids.len() * 8,
         )?;
@@ -57,7 +56,7 @@ impl RunWriter {
     pub fn append_init(&mut self, first_batch: u64, init: &[u64]) -> Result<()> {
         let p = encode_payload(
             &InitPayload {
-                init: Cow::Borrowed(init),
+                init: Seq::borrowed(init),
             },
             8 + init.len() * 8,
         )?;
@@ -68,9 +67,9 @@ impl RunWriter {
     pub fn append_update(&mut self, batch: u64, u: &Update) -> Result<()> {
         let p = encode_payload(
             &UpdatePayload {
-                in_ids: Cow::Borrowed(&u.in_ids),
-                out_ids: Cow::Borrowed(&u.out_ids),
-                in_positions: Cow::Borrowed(&u.in_positions),
+                in_ids: Seq::borrowed(&u.in_ids),
+                out_ids: Seq::borrowed(&u.out_ids),
+                in_positions: Seq::borrowed(&u.in_positions),
             },
             24 + (u.in_ids.len() * 2 + u.out_ids.len()) * 8,
         )?;
@@ -327,14 +326,14 @@ fn decode_record(h: RecordHeader, p: Vec<u8>, path: &Path, base: u64) -> Result<
             ids: decode_payload::<IdsPayload>(&p)
                 .map_err(bad)?
                 .ids
-                .into_owned(),
+                .into_vec(),
         },
         RecordKind::Init => Record::Init {
             batch,
             init: decode_payload::<InitPayload>(&p)
                 .map_err(bad)?
                 .init
-                .into_owned(),
+                .into_vec(),
         },
         RecordKind::Update => {
             let u = decode_payload::<UpdatePayload>(&p).map_err(bad)?;
@@ -346,9 +345,9 @@ fn decode_record(h: RecordHeader, p: Vec<u8>, path: &Path, base: u64) -> Result<
             Record::Update {
                 batch,
                 update: Update {
-                    in_ids: u.in_ids.into_owned(),
-                    out_ids: u.out_ids.into_owned(),
-                    in_positions: u.in_positions.into_owned(),
+                    in_ids: u.in_ids.into_vec(),
+                    out_ids: u.out_ids.into_vec(),
+                    in_positions: u.in_positions.into_vec(),
                 },
             }
         }
@@ -550,7 +549,7 @@ mod tests {
                 "huge count",
                 RecordKind::Init,
                 u64::MAX.to_le_bytes().to_vec(),
-                "ends inside a field",
+                "exceeds the decode limit",
             ),
             (
                 "trailing",

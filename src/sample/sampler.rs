@@ -16,13 +16,11 @@
 //! the same whatever order a neighbor source delivers lists in (cache hits
 //! first, say) and on any thread count.
 
-use std::borrow::Cow;
-
 use crate::hash::FxMap;
 
 use crate::error::{Error, Result};
 use crate::format::runtime::{
-    decode_payload, encode_payload, AdjPayload, HopPayload, MAX_RUN_FANOUTS,
+    decode_payload, encode_payload, AdjPayload, HopPayload, Seq, MAX_RUN_FANOUTS,
 };
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::source::NeighborSource;
@@ -285,8 +283,8 @@ pub fn encode_hops(hops: &[Hop]) -> Result<Vec<u8>> {
             .map(|h| HopPayload {
                 num_dst: h.num_dst as u64,
                 num_src: h.num_src as u64,
-                src: Cow::Borrowed(&h.src),
-                dst: Cow::Borrowed(&h.dst),
+                src: Seq::borrowed(&h.src),
+                dst: Seq::borrowed(&h.dst),
             })
             .collect(),
     };
@@ -323,8 +321,8 @@ pub fn decode_hops(p: &[u8]) -> Result<Vec<Hop>> {
         hops.push(Hop {
             num_dst: num_dst as usize,
             num_src: num_src as usize,
-            src: hop.src.into_owned(),
-            dst: hop.dst.into_owned(),
+            src: hop.src.into_vec(),
+            dst: hop.dst.into_vec(),
         });
     }
     Ok(hops)
