@@ -201,7 +201,7 @@ fn hop_encoding_round_trips_and_rejects_damage() {
     let s = store(dir.path());
     let topo = InMemoryTopology::load(&s).unwrap();
     let b = sample_batch(&topo, &[1, 2, 3], &[4, 3], 5).unwrap();
-    let bytes = encode_hops(&b.hops);
+    let bytes = encode_hops(&b.hops).unwrap();
     assert_eq!(decode_hops(&bytes).unwrap(), b.hops);
     for cut in [0, 7, 8, 20, bytes.len() - 1] {
         assert!(decode_hops(&bytes[..cut]).is_err(), "truncated to {cut}");

@@ -4,9 +4,20 @@
 //! A runtime file is a common-header file whose payload is a sequence of
 //! framed records. Each record carries its own checksummed header, so a
 //! reader streaming records finds a torn or damaged record and names the
-//! batch and offset, before the whole-payload CRC is ever checked.
+//! batch and offset, before the whole-payload CRC is ever checked. The
+//! payloads are bincode encodings of the structs here ([`PAYLOAD_CONFIG`]).
 
+use std::borrow::Cow;
 use std::path::Path;
+
+use bincode::config::{
+    Config, Configuration, Endianness, Fixint, IntEncoding, Limit, LittleEndian,
+};
+use bincode::de::read::Reader;
+use bincode::de::Decoder;
+use bincode::enc::Encoder;
+use bincode::error::{DecodeError, EncodeError};
+use bincode::{Decode, Encode};
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
@@ -151,40 +162,228 @@ impl RecordHeader {
     }
 }
 
-/// Offset of the store id (`u32`) in a run record's payload.
-pub const RUN_STORE_OFFSET: usize = 0;
-/// Offset of the flags (`u32`; bit 0: carry-over, bit 1: reuse prior).
-pub const RUN_FLAGS_OFFSET: usize = RUN_STORE_OFFSET + 4;
-/// Offset of the run seed (`u64`).
-pub const RUN_SEED_OFFSET: usize = RUN_FLAGS_OFFSET + 4;
-/// Offset of the epoch (`u64`).
-pub const RUN_EPOCH_OFFSET: usize = RUN_SEED_OFFSET + 8;
-/// Offset of the superbatch index (`u64`).
-pub const RUN_SUPERBATCH_OFFSET: usize = RUN_EPOCH_OFFSET + 8;
-/// Offset of the superbatch's first batch (`u64`).
-pub const RUN_FIRST_BATCH_OFFSET: usize = RUN_SUPERBATCH_OFFSET + 8;
-/// Offset of the superbatch's batch count (`u64`).
-pub const RUN_BATCHES_OFFSET: usize = RUN_FIRST_BATCH_OFFSET + 8;
-/// Offset of the batch size (`u64`).
-pub const RUN_BATCH_SIZE_OFFSET: usize = RUN_BATCHES_OFFSET + 8;
-/// Offset of the feature-cache capacity in rows (`u64`).
-pub const RUN_CACHE_ROWS_OFFSET: usize = RUN_BATCH_SIZE_OFFSET + 8;
-/// Offset of k, the k-hop approximation's window (`u64`).
-pub const RUN_EVERY_OFFSET: usize = RUN_CACHE_ROWS_OFFSET + 8;
-/// Offset of the seed-order CRC (`u32`; 0 = the training split shuffled).
-pub const RUN_SEED_ORDER_OFFSET: usize = RUN_EVERY_OFFSET + 8;
-/// Offset of the fanout count F (`u32`).
-pub const RUN_FANOUT_COUNT_OFFSET: usize = RUN_SEED_ORDER_OFFSET + 4;
-/// Offset of the F fanouts (`i64` each).
-pub const RUN_FANOUTS_OFFSET: usize = RUN_FANOUT_COUNT_OFFSET + 4;
-/// Most fanouts a run record holds (the adjacency codec's hop limit).
+// ---------------------------------------------------------------------------
+// Record payloads: bincode encodings of the structs below.
+// ---------------------------------------------------------------------------
+
+/// The bincode configuration of every record payload (bincode 2.x):
+/// little-endian, fixed-width integers (a `u64` is 8 bytes, a length is a
+/// `u64`), and a decode limit of [`MAX_RECORD_PAYLOAD`] bytes.
+pub type PayloadConfig =
+    Configuration<LittleEndian, Fixint, Limit<{ MAX_RECORD_PAYLOAD as usize }>>;
+
+/// The one [`PayloadConfig`] value every payload is written and read with.
+pub const PAYLOAD_CONFIG: PayloadConfig = bincode::config::standard()
+    .with_little_endian()
+    .with_fixed_int_encoding()
+    .with_limit::<{ MAX_RECORD_PAYLOAD as usize }>();
+
+/// Encodes `value` as a record payload ([`PAYLOAD_CONFIG`]), reserving
+/// `size_hint` bytes up front.
+pub fn encode_payload<T: Encode>(value: &T, size_hint: usize) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(size_hint);
+    bincode::encode_into_std_write(value, &mut out, PAYLOAD_CONFIG)
+        .map_err(|e| Error::internal(format!("encoding a runtime record payload: {e}")))?;
+    Ok(out)
+}
+
+/// Decodes a whole record payload as `T` ([`PAYLOAD_CONFIG`]). The error
+/// says what is wrong, for the caller to place (file, record, offset): the
+/// payload ends inside a field (a torn payload, or a count larger than the
+/// record), a value is invalid, or bytes follow the last field.
+pub fn decode_payload<T: Decode<()>>(p: &[u8]) -> std::result::Result<T, String> {
+    let (value, used) =
+        bincode::decode_from_slice::<T, _>(p, PAYLOAD_CONFIG).map_err(|e| match e {
+            DecodeError::UnexpectedEnd { additional } => format!(
+                "the {}-byte payload ends inside a field ({additional} more bytes needed: a torn payload, or a count larger than the record)",
+                p.len()
+            ),
+            DecodeError::LimitExceeded => format!(
+                "the payload exceeds the decode limit of {MAX_RECORD_PAYLOAD} bytes"
+            ),
+            DecodeError::InvalidBooleanValue(v) => {
+                format!("invalid boolean {v} (only 0 and 1 are defined)")
+            }
+            DecodeError::OutsideUsizeRange(v) => {
+                format!("count {v} is larger than this machine can address")
+            }
+            DecodeError::Other(what) => what.to_string(),
+            other => format!("undecodable payload ({other})"),
+        })?;
+    if used != p.len() {
+        return Err(format!(
+            "{} unexpected bytes after the last field (at payload byte {used})",
+            p.len() - used
+        ));
+    }
+    Ok(value)
+}
+
+/// An integer a [`Seq`] holds: its fixed width and little-endian decoding.
+pub trait SeqInt: Copy + Encode + 'static {
+    /// Bytes per value under [`PAYLOAD_CONFIG`].
+    const SIZE: usize;
+    /// The value of `SIZE` little-endian bytes.
+    fn from_le(b: &[u8]) -> Self;
+}
+
+macro_rules! seq_int {
+    ($($t:ty),*) => {$(
+        impl SeqInt for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn from_le(b: &[u8]) -> Self {
+                <[u8; std::mem::size_of::<$t>()]>::try_from(b).map_or(0, <$t>::from_le_bytes)
+            }
+        }
+    )*};
+}
+seq_int!(u32, u64, i64);
+
+/// A sequence of integers in a payload, encoded exactly as bincode encodes
+/// a `Vec<T>` (a `u64` count, then the values). Borrowed when written,
+/// owned when read. Its decoder is bincode's, with two differences: it
+/// checks that the payload holds all `count` values before allocating
+/// them (bincode's `Vec` preallocates whatever count it reads, bounded
+/// only by the 16 GiB limit), and under [`PAYLOAD_CONFIG`] it converts
+/// them in one pass over the payload rather than one call per value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seq<'a, T: SeqInt>(pub Cow<'a, [T]>);
+
+impl<'a, T: SeqInt> Seq<'a, T> {
+    /// Borrows `values` for writing.
+    pub fn borrowed(values: &'a [T]) -> Self {
+        Seq(Cow::Borrowed(values))
+    }
+
+    /// The values.
+    pub fn into_vec(self) -> Vec<T> {
+        self.0.into_owned()
+    }
+}
+
+impl<T: SeqInt> std::ops::Deref for Seq<'_, T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: SeqInt> Encode for Seq<'_, T> {
+    fn encode<E: Encoder>(&self, e: &mut E) -> std::result::Result<(), EncodeError> {
+        (self.0.len() as u64).encode(e)?;
+        self.0.iter().try_for_each(|v| v.encode(e))
+    }
+}
+
+impl<T: SeqInt + Decode<C>, C> Decode<C> for Seq<'_, T> {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let count = u64::decode(d)?;
+        let len = usize::try_from(count).map_err(|_| DecodeError::OutsideUsizeRange(count))?;
+        d.claim_container_read::<T>(len)?;
+        let fixed_le = matches!(d.config().int_encoding(), IntEncoding::Fixed)
+            && matches!(d.config().endianness(), Endianness::Little);
+        let bytes = len.saturating_mul(T::SIZE);
+        let values: Vec<T> = match d.reader().peek_read(bytes) {
+            Some(b) if fixed_le => b.chunks_exact(T::SIZE).map(T::from_le).collect(),
+            _ => {
+                // Not all there (an error once the payload ends), or not a
+                // slice or not fixed-width little-endian: value by value,
+                // preallocating at most 1 MiB.
+                let mut v = Vec::with_capacity(len.min((1 << 20) / T::SIZE));
+                for _ in 0..len {
+                    // As bincode's `Vec`: the value claims its own bytes.
+                    d.unclaim_bytes_read(T::SIZE);
+                    v.push(T::decode(d)?);
+                }
+                return Ok(Seq(Cow::Owned(v)));
+            }
+        };
+        d.reader().consume(bytes);
+        Ok(Seq(Cow::Owned(values)))
+    }
+}
+impl<'de, T: SeqInt + Decode<C>, C> bincode::BorrowDecode<'de, C> for Seq<'_, T> {
+    fn borrow_decode<D: bincode::de::BorrowDecoder<'de, Context = C>>(
+        d: &mut D,
+    ) -> std::result::Result<Self, DecodeError> {
+        Decode::decode(d)
+    }
+}
+
+/// `ids` payload: the sampled node ids of a batch, seeds first.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct IdsPayload<'a> {
+    /// The ids, in gather order.
+    pub ids: Seq<'a, u64>,
+}
+
+/// `init` payload: the node ids the feature cache holds before the
+/// superbatch's first batch.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct InitPayload<'a> {
+    /// The ids kept, then the ids to load.
+    pub init: Seq<'a, u64>,
+}
+
+/// `update` payload: the cache update applied after a batch.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct UpdatePayload<'a> {
+    /// Ids inserted into the cache.
+    pub in_ids: Seq<'a, u64>,
+    /// Ids evicted.
+    pub out_ids: Seq<'a, u64>,
+    /// Row of each inserted id in the rows gathered since the previous update.
+    pub in_positions: Seq<'a, u64>,
+}
+
+/// `adj` payload: the hop adjacencies of a batch, input layer first.
+/// Encoded as bincode encodes the struct (the hops as a `Vec`); decoded by
+/// hand only to refuse more than [`MAX_RUN_FANOUTS`] hops before
+/// allocating them.
+#[derive(Debug, Clone, PartialEq, Eq, Encode)]
+pub struct AdjPayload<'a> {
+    /// The hops (at most [`MAX_RUN_FANOUTS`]).
+    pub hops: Vec<HopPayload<'a>>,
+}
+
+impl<C> Decode<C> for AdjPayload<'_> {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let count = u64::decode(d)?;
+        if count > MAX_RUN_FANOUTS as u64 {
+            return Err(DecodeError::Other("more than 64 hops"));
+        }
+        let hops = (0..count)
+            .map(|_| HopPayload::decode(d))
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(AdjPayload { hops })
+    }
+}
+bincode::impl_borrow_decode!(AdjPayload<'_>);
+
+/// One hop of an [`AdjPayload`], in local indices (into the batch's ids).
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct HopPayload<'a> {
+    /// Targets: `ids[..num_dst]`.
+    pub num_dst: u64,
+    /// Sources: `ids[..num_src]`.
+    pub num_src: u64,
+    /// Source of each edge (`< num_src`).
+    pub src: Seq<'a, u32>,
+    /// Target of each edge (`< num_dst`), as many as `src`.
+    pub dst: Seq<'a, u32>,
+}
+
+/// Most fanouts a run record holds, and most hops an `adj` record holds.
 pub const MAX_RUN_FANOUTS: usize = 64;
 
 /// What a runtime file belongs to: its store, its run (seed, epoch,
-/// seed order) and the parameters that shaped it. Stored in the `run`
-/// record every v1.2 runtime file starts with; the executor and
-/// `ginex-dump --verify` refuse a file whose stamp is not the expected one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// seed order) and the parameters that shaped it: the `run` payload
+/// (fields in declaration order), the first record of every runtime file;
+/// the executor and `ginex-dump --verify` refuse a file whose stamp is not
+/// the expected one. Encoded as bincode encodes the struct; decoded field
+/// by field in the same order, its fanouts as a [`Seq`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Encode)]
 pub struct RunStamp {
     /// CRC-32 of the store manifest's payload (`sample::neighbor_cache::store_identity`).
     pub store_id: u32,
@@ -216,85 +415,46 @@ pub struct RunStamp {
     pub reuse_prior: bool,
 }
 
+impl<C> Decode<C> for RunStamp {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        // Struct-literal fields are evaluated in the order written: the
+        // declaration order, as the derived encoder writes them.
+        Ok(RunStamp {
+            store_id: u32::decode(d)?,
+            seed: u64::decode(d)?,
+            epoch: u64::decode(d)?,
+            seed_order: u32::decode(d)?,
+            superbatch: u64::decode(d)?,
+            first_batch: u64::decode(d)?,
+            num_batches: u64::decode(d)?,
+            batch_size: u64::decode(d)?,
+            fanouts: Seq::<i64>::decode(d)?.into_vec(),
+            cache_rows: u64::decode(d)?,
+            changeset_every: u64::decode(d)?,
+            carry_over: bool::decode(d)?,
+            reuse_prior: bool::decode(d)?,
+        })
+    }
+}
+bincode::impl_borrow_decode!(RunStamp);
+
 impl RunStamp {
     /// The run record's payload.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut p = Vec::with_capacity(RUN_FANOUTS_OFFSET + 8 * self.fanouts.len());
-        p.extend_from_slice(&self.store_id.to_le_bytes());
-        p.extend_from_slice(
-            &(u32::from(self.carry_over) | u32::from(self.reuse_prior) << 1).to_le_bytes(),
-        );
-        for v in [
-            self.seed,
-            self.epoch,
-            self.superbatch,
-            self.first_batch,
-            self.num_batches,
-            self.batch_size,
-            self.cache_rows,
-            self.changeset_every,
-        ] {
-            p.extend_from_slice(&v.to_le_bytes());
-        }
-        p.extend_from_slice(&self.seed_order.to_le_bytes());
-        p.extend_from_slice(&(self.fanouts.len() as u32).to_le_bytes());
-        for f in &self.fanouts {
-            p.extend_from_slice(&f.to_le_bytes());
-        }
-        p
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        encode_payload(self, 96 + 8 * self.fanouts.len())
     }
 
     /// Decodes a run record's payload found at byte `base` of `path`.
     pub fn decode(p: &[u8], path: &Path, base: u64) -> Result<RunStamp> {
-        let bad = |at: usize, what: String| {
-            Error::corrupt(path, base + at as u64, format!("run record: {what}"))
-        };
-        if p.len() < RUN_FANOUTS_OFFSET {
-            return Err(bad(
-                0,
-                format!(
-                    "payload is {} bytes, shorter than the {RUN_FANOUTS_OFFSET}-byte fixed part",
-                    p.len()
-                ),
-            ));
+        let bad = |what: String| Error::corrupt(path, base, format!("run record: {what}"));
+        let stamp: RunStamp = decode_payload(p).map_err(bad)?;
+        if stamp.fanouts.len() > MAX_RUN_FANOUTS {
+            return Err(bad(format!(
+                "{} fanouts (at most {MAX_RUN_FANOUTS})",
+                stamp.fanouts.len()
+            )));
         }
-        let flags = le_u32(p, RUN_FLAGS_OFFSET);
-        if flags & !3 != 0 {
-            return Err(bad(
-                RUN_FLAGS_OFFSET,
-                format!(
-                    "unknown flags {flags:#x} (only bit 0, carry-over, and bit 1, reuse prior, are defined)"
-                ),
-            ));
-        }
-        let count = le_u32(p, RUN_FANOUT_COUNT_OFFSET) as usize;
-        if count > MAX_RUN_FANOUTS || p.len() != RUN_FANOUTS_OFFSET + 8 * count {
-            return Err(bad(
-                RUN_FANOUT_COUNT_OFFSET,
-                format!(
-                    "{count} fanouts (at most {MAX_RUN_FANOUTS}) do not fill the {}-byte payload",
-                    p.len()
-                ),
-            ));
-        }
-        let fanouts = (0..count)
-            .map(|i| le_u64(p, RUN_FANOUTS_OFFSET + 8 * i) as i64)
-            .collect();
-        Ok(RunStamp {
-            store_id: le_u32(p, RUN_STORE_OFFSET),
-            seed: le_u64(p, RUN_SEED_OFFSET),
-            epoch: le_u64(p, RUN_EPOCH_OFFSET),
-            seed_order: le_u32(p, RUN_SEED_ORDER_OFFSET),
-            superbatch: le_u64(p, RUN_SUPERBATCH_OFFSET),
-            first_batch: le_u64(p, RUN_FIRST_BATCH_OFFSET),
-            num_batches: le_u64(p, RUN_BATCHES_OFFSET),
-            batch_size: le_u64(p, RUN_BATCH_SIZE_OFFSET),
-            fanouts,
-            cache_rows: le_u64(p, RUN_CACHE_ROWS_OFFSET),
-            changeset_every: le_u64(p, RUN_EVERY_OFFSET),
-            carry_over: flags & 1 == 1,
-            reuse_prior: flags & 2 == 2,
-        })
+        Ok(stamp)
     }
 
     /// Every field as `(name, value)`, in record order, for messages and
@@ -383,53 +543,6 @@ impl RunStamp {
     }
 }
 
-/// Appends `ids` as `u64` little-endian.
-pub fn encode_u64s(ids: &[u64], out: &mut Vec<u8>) {
-    out.reserve(ids.len() * 8);
-    for id in ids {
-        out.extend_from_slice(&id.to_le_bytes());
-    }
-}
-
-/// Reads a counted `u64` array at `*at` (count `u64` then the values),
-/// advancing `*at`; `what` names the field in errors.
-pub fn decode_counted_u64s(
-    p: &[u8],
-    at: &mut usize,
-    what: &str,
-    path: &Path,
-    base: u64,
-) -> Result<Vec<u64>> {
-    let count = le_u64(p, *at);
-    let start = at.checked_add(8);
-    let end = count
-        .checked_mul(8)
-        .and_then(|b| usize::try_from(b).ok())
-        .zip(start)
-        .and_then(|(b, s)| s.checked_add(b));
-    let (Some(start), Some(end)) = (start, end.filter(|&e| e <= p.len())) else {
-        return Err(Error::corrupt(
-            path,
-            base + *at as u64,
-            format!("{what}: count {count} runs past the record"),
-        ));
-    };
-    let values = p
-        .get(start..end)
-        .unwrap_or_default()
-        .chunks_exact(8)
-        .map(|c| le_u64(c, 0))
-        .collect();
-    *at = end;
-    Ok(values)
-}
-
-/// Appends a counted `u64` array.
-pub fn encode_counted_u64s(values: &[u64], out: &mut Vec<u8>) {
-    out.extend_from_slice(&(values.len() as u64).to_le_bytes());
-    encode_u64s(values, out);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,24 +563,6 @@ mod tests {
             [0, 4, 6, 8, 16, 24, 28]
         );
         assert_eq!(RECORD_HEADER_SIZE, 32);
-        assert_eq!(
-            [
-                RUN_STORE_OFFSET,
-                RUN_FLAGS_OFFSET,
-                RUN_SEED_OFFSET,
-                RUN_EPOCH_OFFSET,
-                RUN_SUPERBATCH_OFFSET,
-                RUN_FIRST_BATCH_OFFSET,
-                RUN_BATCHES_OFFSET,
-                RUN_BATCH_SIZE_OFFSET,
-                RUN_CACHE_ROWS_OFFSET,
-                RUN_EVERY_OFFSET,
-                RUN_SEED_ORDER_OFFSET,
-                RUN_FANOUT_COUNT_OFFSET,
-                RUN_FANOUTS_OFFSET
-            ],
-            [0, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 76, 80]
-        );
     }
 
     fn stamp() -> RunStamp {
@@ -488,33 +583,100 @@ mod tests {
         }
     }
 
+    fn le(v: &[u64]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// The payloads are the bytes `format/runtime.md` spells out, field by
+    /// field (bincode 2, fixed-width little-endian integers, u64 lengths).
+    #[test]
+    fn payload_bytes_match_the_spec() {
+        let s = stamp();
+        let mut want = 0xdead_beef_u32.to_le_bytes().to_vec();
+        want.extend(le(&[7, 2]));
+        want.extend(0u32.to_le_bytes());
+        want.extend(le(&[3, 30, 10, 64, 2, 10, (-1i64) as u64, 500, 1]));
+        want.extend([1, 1]);
+        assert_eq!(s.encode().unwrap(), want);
+        assert_eq!(want.len(), 82 + 8 * 2);
+
+        let ids = IdsPayload {
+            ids: Seq::borrowed(&[5, 6]),
+        };
+        assert_eq!(encode_payload(&ids, 0).unwrap(), le(&[2, 5, 6]));
+        let init = InitPayload {
+            init: Seq::borrowed(&[9]),
+        };
+        assert_eq!(encode_payload(&init, 0).unwrap(), le(&[1, 9]));
+        let update = UpdatePayload {
+            in_ids: Seq::borrowed(&[4, 5]),
+            out_ids: Seq::borrowed(&[6]),
+            in_positions: Seq::borrowed(&[0, 1]),
+        };
+        assert_eq!(
+            encode_payload(&update, 0).unwrap(),
+            le(&[2, 4, 5, 1, 6, 2, 0, 1])
+        );
+        let adj = AdjPayload {
+            hops: vec![HopPayload {
+                num_dst: 1,
+                num_src: 3,
+                src: Seq::borrowed(&[1, 2]),
+                dst: Seq::borrowed(&[0, 0]),
+            }],
+        };
+        let mut want = le(&[1, 1, 3, 2]);
+        want.extend([1u32, 2].iter().flat_map(|x| x.to_le_bytes()));
+        want.extend(le(&[2]));
+        want.extend([0u32, 0].iter().flat_map(|x| x.to_le_bytes()));
+        assert_eq!(encode_payload(&adj, 0).unwrap(), want);
+    }
+
     #[test]
     fn run_stamp_round_trips_and_names_what_differs() {
         let s = stamp();
-        let p = s.encode();
-        assert_eq!(p.len(), RUN_FANOUTS_OFFSET + 16);
+        let p = s.encode().unwrap();
         assert_eq!(RunStamp::decode(&p, Path::new("r"), 0).unwrap(), s);
-        // Flags: bit 0 carry-over, bit 1 reuse prior, each on its own.
-        assert_eq!(le_u32(&p, RUN_FLAGS_OFFSET), 3);
-        for (carry_over, reuse_prior, flags) in [(true, false, 1), (false, true, 2)] {
+        for (carry_over, reuse_prior) in [(true, false), (false, true), (false, false)] {
             let t = RunStamp {
                 carry_over,
                 reuse_prior,
                 ..s.clone()
             };
-            let q = t.encode();
-            assert_eq!(le_u32(&q, RUN_FLAGS_OFFSET), flags);
+            let q = t.encode().unwrap();
             assert_eq!(RunStamp::decode(&q, Path::new("r"), 0).unwrap(), t);
         }
+        // A flag byte other than 0 or 1 is corruption.
         let mut unknown = p.clone();
-        unknown[RUN_FLAGS_OFFSET] |= 4;
-        let err = RunStamp::decode(&unknown, Path::new("r"), 0)
+        let last = unknown.len() - 1;
+        unknown[last] = 2;
+        let err = RunStamp::decode(&unknown, Path::new("r"), 64)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("unknown flags 0x7"), "{err}");
+        assert!(
+            err.contains("run record") && err.contains("invalid boolean 2"),
+            "{err}"
+        );
         for cut in 0..p.len() {
             assert!(RunStamp::decode(&p[..cut], Path::new("r"), 0).is_err());
         }
+        let mut longer = p.clone();
+        longer.push(0);
+        let err = RunStamp::decode(&longer, Path::new("r"), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unexpected bytes after the last field"),
+            "{err}"
+        );
+        let many = RunStamp {
+            fanouts: vec![1; MAX_RUN_FANOUTS + 1],
+            ..s.clone()
+        };
+        let err = RunStamp::decode(&many.encode().unwrap(), Path::new("r"), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("65 fanouts (at most 64)"), "{err}");
         let mut other = s.clone();
         other.seed = 8;
         other.store_id = 1;
@@ -544,23 +706,73 @@ mod tests {
         }
 
         #[test]
-        fn counted_arrays_round_trip(a in proptest::collection::vec(any::<u64>(), 0..50), b in proptest::collection::vec(any::<u64>(), 0..50)) {
-            let mut p = Vec::new();
-            encode_counted_u64s(&a, &mut p);
-            encode_counted_u64s(&b, &mut p);
-            let mut at = 0;
-            prop_assert_eq!(decode_counted_u64s(&p, &mut at, "a", Path::new("r"), 0).unwrap(), a.clone());
-            prop_assert_eq!(decode_counted_u64s(&p, &mut at, "b", Path::new("r"), 0).unwrap(), b);
-            prop_assert_eq!(at, p.len());
-            let mut single = Vec::new();
-            encode_counted_u64s(&a, &mut single);
-            prop_assert!(decode_counted_u64s(&single[..single.len() - 1], &mut 0, "a", Path::new("r"), 0).is_err());
+        fn payloads_round_trip_and_truncations_are_refused(
+            a in proptest::collection::vec(any::<u64>(), 0..50),
+            b in proptest::collection::vec(any::<u64>(), 0..50),
+            c in proptest::collection::vec(any::<u64>(), 0..50),
+            e in proptest::collection::vec(any::<u32>(), 0..50),
+        ) {
+            let ids = IdsPayload { ids: Seq::borrowed(&a) };
+            let p = encode_payload(&ids, 0).unwrap();
+            prop_assert_eq!(decode_payload::<IdsPayload>(&p).unwrap(), ids);
+            prop_assert!(decode_payload::<IdsPayload>(&p[..p.len() - 1]).is_err());
+            let init = InitPayload { init: Seq::borrowed(&b) };
+            let p = encode_payload(&init, 0).unwrap();
+            prop_assert_eq!(decode_payload::<InitPayload>(&p).unwrap(), init);
+            let update = UpdatePayload {
+                in_ids: Seq::borrowed(&a),
+                out_ids: Seq::borrowed(&b),
+                in_positions: Seq::borrowed(&c),
+            };
+            let p = encode_payload(&update, 0).unwrap();
+            prop_assert_eq!(decode_payload::<UpdatePayload>(&p).unwrap(), update);
+            for cut in [0, p.len() / 2, p.len() - 1] {
+                prop_assert!(decode_payload::<UpdatePayload>(&p[..cut]).is_err());
+            }
+            let adj = AdjPayload {
+                hops: vec![
+                    HopPayload { num_dst: 1, num_src: 2, src: Seq::borrowed(&e), dst: Seq::borrowed(&e) },
+                    HopPayload { num_dst: 3, num_src: 4, src: Seq::borrowed(&[]), dst: Seq::borrowed(&[]) },
+                ],
+            };
+            let p = encode_payload(&adj, 0).unwrap();
+            prop_assert_eq!(decode_payload::<AdjPayload>(&p).unwrap(), adj);
+            prop_assert!(decode_payload::<AdjPayload>(&p[..p.len() - 1]).is_err());
         }
     }
 
+    /// The decode limit: a count larger than the payload is an error, never
+    /// an allocation of what the count says (a 2^40-element `Vec<u64>`
+    /// would be 8 TiB): past the limit (2^34 bytes, the fields before
+    /// included) at once, below it once the payload ends.
     #[test]
     fn huge_count_is_an_error_not_an_allocation() {
-        let p = u64::MAX.to_le_bytes();
-        assert!(decode_counted_u64s(&p, &mut 0, "ids", Path::new("r"), 0).is_err());
+        for (count, want) in [
+            (3u64, "ends inside a field"),
+            ((1 << 31) - 1, "ends inside a field"),
+            // 8 bytes of count and 2^34 of values: one word past the limit.
+            (1 << 31, "exceeds the decode limit of 17179869184 bytes"),
+            (1 << 40, "exceeds the decode limit"),
+            (u64::MAX / 8, "exceeds the decode limit"),
+            (u64::MAX, "exceeds the decode limit"),
+        ] {
+            let mut p = count.to_le_bytes().to_vec();
+            p.extend(le(&[1, 2]));
+            let err = decode_payload::<IdsPayload>(&p).unwrap_err();
+            assert!(err.contains(want), "{count}: {err}");
+        }
+        // u32 values: the limit counts 4 bytes each.
+        let mut p = le(&[1, 1, 2, (1 << 32) + 1]);
+        p.extend([0u8; 8]);
+        let err = decode_payload::<AdjPayload>(&p).unwrap_err();
+        assert!(err.contains("decode limit"), "{err}");
+        let mut p = le(&[u64::MAX]);
+        p.extend([0u8; 40]);
+        let err = decode_payload::<AdjPayload>(&p).unwrap_err();
+        assert!(err.contains("more than 64 hops"), "{err}");
+        // The configuration the spec names.
+        assert_eq!(PAYLOAD_CONFIG.limit(), Some(MAX_RECORD_PAYLOAD as usize));
+        assert!(matches!(PAYLOAD_CONFIG.endianness(), Endianness::Little));
+        assert!(matches!(PAYLOAD_CONFIG.int_encoding(), IntEncoding::Fixed));
     }
 }

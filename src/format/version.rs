@@ -22,8 +22,10 @@ pub const V1_1: Version = Version { major: 1, minor: 1 };
 /// refuse older runtime files. Every other kind is unchanged.
 pub const V1_2: Version = Version { major: 1, minor: 2 };
 /// Version 1.3: typed (heterogeneous) stores, whose `schema` file (a new
-/// kind, format/schema.md) lists node types and relations. Readers before
-/// 1.3 refuse a manifest that lists it. Every other kind is unchanged.
+/// kind, format/schema.md) lists node types and relations (readers before
+/// 1.3 refuse a manifest that lists it); runtime record payloads are
+/// bincode encodings of Rust structs (format/runtime.md; their readers
+/// refuse older runtime files). Every other kind is unchanged.
 pub const V1_3: Version = Version { major: 1, minor: 3 };
 /// The newest version this build reads and writes.
 pub const CURRENT: Version = V1_3;

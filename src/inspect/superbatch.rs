@@ -536,7 +536,7 @@ impl BatchSource for crate::sample::sampler::EpochSampler<'_> {
     fn sample(&self, batch: u64) -> Result<SampledRecord> {
         let b = crate::sample::sampler::EpochSampler::sample(self, batch)?;
         Ok(SampledRecord {
-            adj: crate::sample::sampler::encode_hops(&b.hops),
+            adj: crate::sample::sampler::encode_hops(&b.hops)?,
             ids: b.ids,
         })
     }

@@ -19,7 +19,9 @@
 use crate::hash::FxMap;
 
 use crate::error::{Error, Result};
-use crate::format::bytes::{le_u32, le_u64};
+use crate::format::runtime::{
+    decode_payload, encode_payload, AdjPayload, HopPayload, Seq, MAX_RUN_FANOUTS,
+};
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::source::NeighborSource;
 
@@ -270,78 +272,58 @@ impl<'a> EpochSampler<'a> {
     }
 }
 
-/// Encodes the hops for a runtime `adj` record: u64 hop count, then per hop
-/// u64 `num_dst`, u64 `num_src`, u64 edge count E, E u32 sources, E u32
-/// targets.
-pub fn encode_hops(hops: &[Hop]) -> Vec<u8> {
+/// Encodes the hops for a runtime `adj` record: an
+/// [`AdjPayload`](crate::format::runtime::AdjPayload) in bincode
+/// (format/runtime.md).
+pub fn encode_hops(hops: &[Hop]) -> Result<Vec<u8>> {
     let edges: usize = hops.iter().map(|h| h.src.len()).sum();
-    let mut out = Vec::with_capacity(8 + hops.len() * 24 + edges * 8);
-    out.extend_from_slice(&(hops.len() as u64).to_le_bytes());
-    for h in hops {
-        for v in [h.num_dst as u64, h.num_src as u64, h.src.len() as u64] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        for &s in &h.src {
-            out.extend_from_slice(&s.to_le_bytes());
-        }
-        for &d in &h.dst {
-            out.extend_from_slice(&d.to_le_bytes());
-        }
-    }
-    out
+    let payload = AdjPayload {
+        hops: hops
+            .iter()
+            .map(|h| HopPayload {
+                num_dst: h.num_dst as u64,
+                num_src: h.num_src as u64,
+                src: Seq::borrowed(&h.src),
+                dst: Seq::borrowed(&h.dst),
+            })
+            .collect(),
+    };
+    encode_payload(&payload, 8 + hops.len() * 32 + edges * 8)
 }
 
 /// Decodes [`encode_hops`] output, checking every length and index.
 pub fn decode_hops(p: &[u8]) -> Result<Vec<Hop>> {
     let bad = |what: String| Error::invalid_argument(format!("adj record: {what}"));
-    let count = le_u64(p, 0);
-    if p.len() < 8 || count > 64 {
-        return Err(bad(format!("implausible hop count {count}")));
+    let adj: AdjPayload = decode_payload(p).map_err(bad)?;
+    if adj.hops.len() > MAX_RUN_FANOUTS {
+        return Err(bad(format!("implausible hop count {}", adj.hops.len())));
     }
-    let mut at = 8usize;
-    let mut hops = Vec::with_capacity(count as usize);
-    for h in 0..count {
-        if p.len() < at + 24 {
-            return Err(bad(format!("hop {h} header is truncated")));
-        }
-        let (num_dst, num_src, e) = (le_u64(p, at), le_u64(p, at + 8), le_u64(p, at + 16));
-        at += 24;
-        let need = e
-            .checked_mul(8)
-            .and_then(|b| usize::try_from(b).ok())
-            .filter(|&b| at + b <= p.len());
-        let Some(bytes) = need else {
-            return Err(bad(format!("hop {h}: {e} edges run past the record")));
-        };
+    let mut hops = Vec::with_capacity(adj.hops.len());
+    for (h, hop) in adj.hops.into_iter().enumerate() {
+        let (num_dst, num_src) = (hop.num_dst, hop.num_src);
         if num_dst > num_src || num_src > u64::from(u32::MAX) {
             return Err(bad(format!(
                 "hop {h}: {num_dst} targets, {num_src} sources"
             )));
         }
-        let half = bytes / 2;
-        let src: Vec<u32> = p[at..at + half]
-            .chunks_exact(4)
-            .map(|c| le_u32(c, 0))
-            .collect();
-        let dst: Vec<u32> = p[at + half..at + bytes]
-            .chunks_exact(4)
-            .map(|c| le_u32(c, 0))
-            .collect();
-        if src.iter().any(|&s| u64::from(s) >= num_src)
-            || dst.iter().any(|&d| u64::from(d) >= num_dst)
+        if hop.src.len() != hop.dst.len() {
+            return Err(bad(format!(
+                "hop {h}: {} sources but {} targets",
+                hop.src.len(),
+                hop.dst.len()
+            )));
+        }
+        if hop.src.iter().any(|&s| u64::from(s) >= num_src)
+            || hop.dst.iter().any(|&d| u64::from(d) >= num_dst)
         {
             return Err(bad(format!("hop {h}: an edge index is out of range")));
         }
-        at += bytes;
         hops.push(Hop {
             num_dst: num_dst as usize,
             num_src: num_src as usize,
-            src,
-            dst,
+            src: hop.src.into_vec(),
+            dst: hop.dst.into_vec(),
         });
-    }
-    if at != p.len() {
-        return Err(bad("bytes after the last hop".into()));
     }
     Ok(hops)
 }
