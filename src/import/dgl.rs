@@ -219,6 +219,29 @@ pub(super) fn check_rows(meta: &Meta, key: &str, arrays: &[NpyFile], n: u64) -> 
     Ok(())
 }
 
+/// Checks each edge chunk's count (`got`, in `inputs` order) against the
+/// `num_edges_per_chunk` of its edge type (`expected`: type name, count).
+pub(super) fn check_chunk_counts(
+    metadata: &Path,
+    inputs: &[EdgeInput],
+    expected: &[(String, u64)],
+    got: &[u64],
+) -> Result<()> {
+    for ((input, (et, want)), have) in inputs.iter().zip(expected).zip(got) {
+        if want != have {
+            return Err(bad(
+                input.path(),
+                None,
+                format!(
+                    "chunk holds {have} edges but num_edges_per_chunk in {} says {want} for {et:?}",
+                    metadata.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Appends to `ids` the positions (plus `base`) of the non-zero entries
 /// of the mask chunks `arrays` of `key`.
 pub(super) fn mask_ids(
@@ -385,19 +408,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
     // The edges, each chunk's count checked against the metadata.
     let topology = |b: &mut Build| -> Result<()> {
         let got = b.topology(&inputs, None, expected)?;
-        for ((input, (et, want)), have) in inputs.iter().zip(&expected_counts).zip(&got) {
-            if want != have {
-                return Err(bad(
-                    input.path(),
-                    None,
-                    format!(
-                        "chunk holds {have} edges but num_edges_per_chunk in {} says {want} for {et:?}",
-                        path.display()
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        check_chunk_counts(path, &inputs, &expected_counts, &got)
     };
     match &feats {
         Some(arrays) => {

@@ -19,13 +19,14 @@ use crate::error::Result;
 use crate::format::schema::{NodeType, Relation, Schema};
 use crate::format::tables::{Splits, MISSING_LABEL};
 use crate::import::dgl::{
-    check_rows, checked_sum, is_empty_file, mask_ids, open_arrays, original_ids, DglImport, Meta,
+    check_chunk_counts, check_rows, checked_sum, is_empty_file, mask_ids, open_arrays,
+    original_ids, DglImport, Meta,
 };
 use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
 use crate::import::pipeline::{
-    bad, feature_shape, features_from_npy, labels_from_npy, Build, EdgeEnds, EdgeInput,
-    FeatureSink, ImportReport,
+    feature_shape, features_from_npy, labels_from_npy, Build, EdgeEnds, EdgeInput, FeatureSink,
+    ImportReport,
 };
 use crate::import::reorder::Reorder;
 
@@ -213,19 +214,7 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
     });
     let topology = |b: &mut Build| -> Result<()> {
         let got = b.typed_topology(&inputs, &ends, expected)?;
-        for ((input, (et, want)), have) in inputs.iter().zip(&expected_counts).zip(&got) {
-            if want != have {
-                return Err(bad(
-                    input.path(),
-                    None,
-                    format!(
-                        "chunk holds {have} edges but num_edges_per_chunk in {} says {want} for {et:?}",
-                        path.display()
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        check_chunk_counts(path, &inputs, &expected_counts, &got)
     };
     let featured: Vec<&NpyFile> = feats.iter().flatten().flatten().collect();
     match featured.first() {
