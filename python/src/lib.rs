@@ -257,6 +257,41 @@ impl PyStore {
         Ok((!self.ids.is_identity()).then(|| ids_array(py, self.ids.sorted_originals())))
     }
 
+    /// The node types and relations of a typed store (format/schema.md),
+    /// or None: `{"node_types": [{"name", "offset", "count", "dim"}],
+    /// "relations": [{"src", "name", "dst", "num_edges", "canonical"}]}`.
+    /// Type `t` owns the node ids `offset .. offset + count` (a typed
+    /// store's ids are its global ids); `src`/`dst` index `node_types`;
+    /// `dim` 0 = no features.
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(schema) = self.store.schema() else {
+            return Ok(None);
+        };
+        let types = PyList::empty(py);
+        for t in &schema.node_types {
+            let d = PyDict::new(py);
+            d.set_item("name", &t.name)?;
+            d.set_item("offset", t.offset)?;
+            d.set_item("count", t.count)?;
+            d.set_item("dim", t.dim)?;
+            types.append(d)?;
+        }
+        let relations = PyList::empty(py);
+        for r in &schema.relations {
+            let d = PyDict::new(py);
+            d.set_item("src", r.src)?;
+            d.set_item("name", &r.name)?;
+            d.set_item("dst", r.dst)?;
+            d.set_item("num_edges", r.num_edges)?;
+            d.set_item("canonical", schema.canonical(r))?;
+            relations.append(d)?;
+        }
+        let out = PyDict::new(py);
+        out.set_item("node_types", types)?;
+        out.set_item("relations", relations)?;
+        Ok(Some(out))
+    }
+
     /// In-neighbors of `node` (int64, ascending; original ids where the
     /// store keeps them).
     fn in_neighbors<'py>(&self, py: Python<'py>, node: u64) -> PyResult<Bound<'py, PyArray1<i64>>> {

@@ -212,3 +212,21 @@ def test_a_reordered_store_speaks_original_ids(data, raw, order):
                 assert (u, v) in edges
         seeds.extend(b.ids[: b.batch_size].tolist())
     assert sorted(seeds) == sorted(raw.train.tolist())
+
+
+def test_typed_store_schema(store_path, tmp_path):
+    assert ginex.Store(store_path).schema() is None
+    from conftest import run_cli
+    path = tmp_path / "typed"
+    run_cli("ginex", "gen", "--hetero", "--nodes", "2000", "--dim", "4", "--quiet", "--out", path)
+    s = ginex.Store(path)
+    schema = s.schema()
+    types = [(t["name"], t["offset"], t["count"], t["dim"]) for t in schema["node_types"]]
+    assert types == [("paper", 0, 800, 4), ("author", 800, 1000, 0), ("field", 1800, 200, 0)]
+    rels = [r["canonical"] for r in schema["relations"]]
+    assert rels == ["paper:cites:paper", "author:writes:paper", "field:topic_of:paper",
+                    "paper:written_by:author", "paper:has_topic:field"]
+    assert sum(r["num_edges"] for r in schema["relations"]) == s.num_edges
+    assert s.features([0, 799]).shape == (2, 4)
+    with pytest.raises(ValueError, match="author, which has no features"):
+        s.features([800])

@@ -26,9 +26,14 @@ pub struct NodeIds {
 impl NodeIds {
     /// The ids of `store`. A store whose original ids repeat (possible for
     /// ids given with `--orig-ids`) cannot map them back: its ids are its
-    /// store ids, with a warning.
+    /// store ids, with a warning. So are a typed store's, whose original
+    /// ids are per node type (format/schema.md): users address its nodes
+    /// by global id, and the schema maps those to types.
     pub fn of(store: &Store) -> Result<Self> {
         let n = store.num_nodes();
+        if store.schema().is_some() {
+            return Ok(Self::identity(n));
+        }
         let Some(orig) = store.original_ids()? else {
             return Ok(Self::identity(n));
         };

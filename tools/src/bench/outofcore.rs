@@ -254,6 +254,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
         )));
     }
     let store = Store::open(&args.store)?;
+    store.require_rows_are_ids("bench outofcore")?;
     let feature_bytes = store.num_nodes() * store.layout().row_bytes() as u64;
     drop(store);
     let (mut points, mut results) = (Vec::new(), Vec::new());
@@ -347,6 +348,7 @@ fn bench_cap(
         )));
     }
     let store = Store::open(&args.store)?;
+    store.require_rows_are_ids("bench outofcore")?;
     let exe = std::env::current_exe().map_err(|e| Error::io("locate", "current executable", e))?;
     let sub = if args.train { "train" } else { "epoch" };
     if args.train && !help_has_subcommand(&help_text(&exe, &["--help"])?, "train") {
