@@ -396,7 +396,9 @@ impl<'s> LoaderBuilder<'s> {
                     neighbor_cache_bytes: self.neighbor_cache_bytes,
                     superbatch: self.superbatch,
                 };
-                Some(plan_epoch_with(store, &mut config, m, explicit, &extra)?)
+                let plan = plan_epoch_with(store, &config, m, explicit, &extra)?;
+                plan.apply(&mut config);
+                Some(plan)
             }
             None => None,
         };

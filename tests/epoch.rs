@@ -312,18 +312,12 @@ fn the_planner_splits_the_caches_by_predicted_reads() {
     });
     let mut cfg = common::epoch_config(Policy::Degree, &dir.path().join("runs"));
     cfg.batch_size = 500;
-    let roomy = plan_epoch(
-        &store,
-        &mut cfg.clone(),
-        1 << 30,
-        ExplicitSizes::default(),
-        0,
-    )
-    .unwrap();
+    let roomy = plan_epoch(&store, &cfg, 1 << 30, ExplicitSizes::default(), 0).unwrap();
     let base = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve;
     for caches in [1u64 << 20, 3 << 20] {
         let mut c = cfg.clone();
-        let p = plan_epoch(&store, &mut c, base + caches, ExplicitSizes::default(), 0).unwrap();
+        let p = plan_epoch(&store, &c, base + caches, ExplicitSizes::default(), 0).unwrap();
+        p.apply(&mut c);
         assert!(p.total() <= base + caches, "{}", p.describe());
         let split = p.split.clone().expect("the split is measured");
         assert_eq!(split.priced.len(), NEIGHBOR_SHARES.len());
@@ -356,11 +350,10 @@ fn the_planner_splits_the_caches_by_predicted_reads() {
         );
     }
     // An explicit neighbor-cache size is kept, and nothing is priced.
-    let mut c = cfg.clone();
     let explicit = ExplicitSizes {
         neighbor_cache_bytes: Some(1 << 16),
         ..ExplicitSizes::default()
     };
-    let p = plan_epoch(&store, &mut c, base + (1 << 20), explicit, 0).unwrap();
+    let p = plan_epoch(&store, &cfg, base + (1 << 20), explicit, 0).unwrap();
     assert_eq!((p.neighbor_cache_bytes, p.split), (1 << 16, None));
 }

@@ -464,12 +464,13 @@ pub struct ExplicitSizes {
 pub const PROBE_BATCHES: u64 = 2;
 
 /// Plans `config` under `memory` bytes: measures the working set on the
-/// epoch's first batches (read from the store, no cache), then sets the
-/// cache sizes and the superbatch size that `explicit` leaves open.
+/// epoch's first batches (read from the store, no cache) and returns the
+/// plan, whose cache sizes and superbatch size fill what `explicit` leaves
+/// open; [`MemoryPlan::apply`] puts them in a configuration.
 /// `extra_bytes` is what the caller needs beside the data path.
 pub fn plan_epoch(
     store: &Store,
-    config: &mut crate::exec::epoch::EpochConfig,
+    config: &crate::exec::epoch::EpochConfig,
     memory: u64,
     explicit: ExplicitSizes,
     extra_bytes: u64,
@@ -482,7 +483,7 @@ pub fn plan_epoch(
 /// flight): `extra_bytes(&working_set)`.
 pub fn plan_epoch_with(
     store: &Store,
-    config: &mut crate::exec::epoch::EpochConfig,
+    config: &crate::exec::epoch::EpochConfig,
     memory: u64,
     explicit: ExplicitSizes,
     extra_bytes: &dyn Fn(&WorkingSet) -> u64,
@@ -515,11 +516,17 @@ pub fn plan_epoch_with(
         extra_bytes: extra_bytes(&ws),
         probe: Some(probe),
     };
-    let p = plan(store, &req, ws)?;
-    config.feature_cache_rows = p.feature_cache_rows as usize;
-    config.neighbor_cache_bytes = p.neighbor_cache_bytes;
-    config.superbatch = p.superbatch;
-    Ok(p)
+    plan(store, &req, ws)
+}
+
+impl MemoryPlan {
+    /// `config` with this plan's feature-cache rows, neighbor-cache bytes
+    /// and superbatch size.
+    pub fn apply(&self, config: &mut crate::exec::epoch::EpochConfig) {
+        config.feature_cache_rows = self.feature_cache_rows as usize;
+        config.neighbor_cache_bytes = self.neighbor_cache_bytes;
+        config.superbatch = self.superbatch;
+    }
 }
 
 #[cfg(test)]

@@ -205,7 +205,11 @@ impl DataArgs {
             ..EpochConfig::default()
         };
         let plan = match self.memory {
-            Some(m) => Some(plan_epoch(store, &mut config, m, explicit, extra_bytes)?),
+            Some(m) => {
+                let plan = plan_epoch(store, &config, m, explicit, extra_bytes)?;
+                plan.apply(&mut config);
+                Some(plan)
+            }
             None => None,
         };
         Ok((config, plan))
