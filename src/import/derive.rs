@@ -180,6 +180,13 @@ impl Accumulator<'_> {
     }
 }
 
+/// The ids of the sorted `list` in `a..b`.
+fn id_window(list: &[u64], a: u64, b: u64) -> &[u64] {
+    let i = list.partition_point(|&u| u < a);
+    let j = list.partition_point(|&u| u < b);
+    list.get(i..j).unwrap_or_default()
+}
+
 /// Derives the rows of the plan's target type into `scratch` (f32, in node
 /// order); returns (isolated rows, passes).
 fn derive_rows(store: &Store, plan: &Plan, memory: u64, scratch: &Path) -> Result<(u64, u64)> {
@@ -208,19 +215,14 @@ fn derive_rows(store: &Store, plan: &Plan, memory: u64, scratch: &Path) -> Resul
             rows: Vec::new(),
         };
         store.for_each_list(32 << 20, &mut |v, list| {
-            let window = |list: &[u64], a: u64, b: u64| {
-                let i = list.partition_point(|&u| u < a);
-                let j = list.partition_point(|&u| u < b);
-                list.get(i..j).unwrap_or_default().to_vec()
-            };
             match plan.direction {
                 Direction::In if (lo..hi).contains(&v) => {
-                    for u in window(list, f_off, f_off + f_count) {
+                    for &u in id_window(list, f_off, f_off + f_count) {
                         acc.add(v, u)?;
                     }
                 }
                 Direction::Out if (f_off..f_off + f_count).contains(&v) => {
-                    for t in window(list, lo, hi) {
+                    for &t in id_window(list, lo, hi) {
                         acc.add(t, v)?;
                     }
                 }

@@ -242,6 +242,24 @@ pub(super) fn check_chunk_counts(
     Ok(())
 }
 
+/// Writes the train / valid / test lists read from the masks `keys`,
+/// refusing a node set in more than one.
+pub(super) fn write_mask_splits(
+    meta: &Meta,
+    keys: &[String; 3],
+    lists: [Vec<u64>; 3],
+    build: &mut Build,
+) -> Result<()> {
+    let s = Splits::from_lists(lists);
+    if let Some(id) = s.first_overlap() {
+        return Err(meta.err(
+            "node_data",
+            format!("node {id} is set in more than one of the masks {keys:?}"),
+        ));
+    }
+    build.splits(&s)
+}
+
 /// Appends to `ids` the positions (plus `base`) of the non-zero entries
 /// of the mask chunks `arrays` of `key`.
 pub(super) fn mask_ids(
@@ -446,17 +464,7 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
         }
     }
     if any {
-        let s = Splits::from_lists(lists);
-        if let Some(id) = s.first_overlap() {
-            return Err(meta.err(
-                "node_data",
-                format!(
-                    "node {id} is set in more than one of the masks {:?}",
-                    opts.mask_keys
-                ),
-            ));
-        }
-        build.splits(&s)?;
+        write_mask_splits(&meta, &opts.mask_keys, lists, &mut build)?;
     }
     if let Some(arrays) = opts
         .orig_id_key

@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::format::schema::{NodeType, Relation, Schema};
-use crate::format::tables::{Splits, MISSING_LABEL};
+use crate::format::tables::MISSING_LABEL;
 use crate::import::dgl::{
     check_chunk_counts, check_rows, checked_sum, is_empty_file, mask_ids, open_arrays,
-    original_ids, DglImport, Meta,
+    original_ids, write_mask_splits, DglImport, Meta,
 };
 use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
@@ -282,17 +282,7 @@ fn tables(
         build.labels(&labels, opts.num_classes, &label_source)?;
     }
     if any_mask {
-        let s = Splits::from_lists(lists);
-        if let Some(id) = s.first_overlap() {
-            return Err(meta.err(
-                "node_data",
-                format!(
-                    "node {id} is set in more than one of the masks {:?}",
-                    opts.mask_keys
-                ),
-            ));
-        }
-        build.splits(&s)?;
+        write_mask_splits(meta, &opts.mask_keys, lists, build)?;
     }
     // Original ids are per type; a type without them keeps its own ids.
     if orig_ids.iter().any(Option::is_some) {

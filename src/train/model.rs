@@ -110,10 +110,13 @@ pub struct HopTensors {
     /// Edges plus one self-loop per target (GAT).
     loop_src: Tensor,
     loop_dst: Tensor,
-    /// Each relation's edges (R-GCN, R-SAGE); relation `r` at index `r`.
+    /// Each relation's edges (R-GCN, R-SAGE) of a typed hop; relation `r`
+    /// at index `r`. Empty for an untyped hop, whose edges are all
+    /// relation 0 (the hop's own edges and `inv_deg`).
     relations: Vec<RelationEdges>,
-    /// Each target's node type, as `f32` on the device (R-SAGE).
-    target_types: Tensor,
+    /// Each target's node type, as `f32` on the device (R-SAGE); None for
+    /// an untyped hop (every target type 0).
+    target_types: Option<Tensor>,
 }
 
 impl HopTensors {
@@ -172,12 +175,10 @@ impl HopTensors {
         let loop_src = Tensor::cat(&[&src, &loops], 0);
         let loop_dst = Tensor::cat(&[&dst, &loops], 0);
         let relations = relation_edges(hop, device)?;
-        let target_types: Vec<f32> = if hop.target_types.is_empty() {
-            vec![0.0; hop.num_dst]
-        } else {
-            hop.target_types.iter().map(|&t| t as f32).collect()
-        };
-        let target_types = Tensor::from_slice(&target_types).to_device(device);
+        let target_types = (!hop.target_types.is_empty()).then(|| {
+            let types: Vec<f32> = hop.target_types.iter().map(|&t| t as f32).collect();
+            Tensor::from_slice(&types).to_device(device)
+        });
         Ok(HopTensors {
             relations,
             target_types,
@@ -195,6 +196,9 @@ impl HopTensors {
     /// Mean over the in-edges of relation `r` of `x[src]` per target (zero
     /// for a target without such edges).
     fn aggregate_relation(&self, x: &Tensor, r: usize) -> Tensor {
+        if self.relations.is_empty() && r == 0 {
+            return self.aggregate(x, None) * self.inv_deg.unsqueeze(1);
+        }
         let zeros = Tensor::zeros([self.num_dst, x.size()[1]], (x.kind(), x.device()));
         match self.relations.get(r) {
             None => zeros,
@@ -216,10 +220,14 @@ impl HopTensors {
     }
 }
 
-/// Splits a hop's edges by relation (every edge relation 0 when the hop
-/// carries none), with each relation's per-target mean normalisation.
+/// Splits a typed hop's edges by relation, with each relation's
+/// per-target mean normalisation (nothing for an untyped hop, whose edges
+/// are all relation 0).
 fn relation_edges(hop: &Hop, device: Device) -> Result<Vec<RelationEdges>> {
-    if !hop.rel.is_empty() && hop.rel.len() != hop.src.len() {
+    if hop.rel.is_empty() {
+        return Ok(Vec::new());
+    }
+    if hop.rel.len() != hop.src.len() {
         return Err(Error::invalid_argument(
             "hop: one relation per edge expected",
         ));
@@ -229,9 +237,8 @@ fn relation_edges(hop: &Hop, device: Device) -> Result<Vec<RelationEdges>> {
     }
     let count = hop.rel.iter().max().map_or(1, |&m| m as usize + 1);
     let mut parts = vec![(Vec::new(), Vec::new()); count];
-    for (e, (&s, &d)) in hop.src.iter().zip(&hop.dst).enumerate() {
-        let r = hop.rel.get(e).copied().unwrap_or(0) as usize;
-        if let Some((src, dst)) = parts.get_mut(r) {
+    for ((&s, &d), &r) in hop.src.iter().zip(&hop.dst).zip(&hop.rel) {
+        if let Some((src, dst)) = parts.get_mut(r as usize) {
             src.push(s);
             dst.push(d);
         }
@@ -502,7 +509,16 @@ impl Gnn {
                         rel_root: Vec::new(),
                     }
                 } else {
-                    let root = linear(&p / "root", input, output, true, spec.init);
+                    // R-SAGE has a root weight per relation instead: an
+                    // unregistered placeholder keeps the struct simple.
+                    let root = if spec.kind == ModelKind::Rsage {
+                        nn::Linear {
+                            ws: Tensor::zeros([0], (Kind::Float, p.device())),
+                            bs: None,
+                        }
+                    } else {
+                        linear(&p / "root", input, output, true, spec.init)
+                    };
                     let neigh = (spec.kind == ModelKind::Sage)
                         .then(|| linear(&p / "neigh", input, output, false, spec.init));
                     let relations = spec.relation_dst.len().max(1);
@@ -548,7 +564,11 @@ impl Gnn {
         Some(match &layer.gat {
             Some(g) if i + 1 == self.layers.len() => g.out,
             Some(g) => g.heads * g.out,
-            None => layer.root.ws.size()[0],
+            // R-SAGE's root is a placeholder; its relation weights say.
+            None => layer
+                .rel_neigh
+                .first()
+                .map_or(layer.root.ws.size()[0], |w| w.ws.size()[0]),
         })
     }
 
@@ -580,19 +600,18 @@ impl Gnn {
                 let mut out: Option<Tensor> = None;
                 for (r, (w, root)) in layer.rel_neigh.iter().zip(&layer.rel_root).enumerate() {
                     let dst_type = self.relation_dst.get(r).copied().unwrap_or(0) as f64;
-                    let mask = hop
-                        .target_types
-                        .eq(dst_type)
-                        .to_kind(Kind::Float)
-                        .unsqueeze(1);
-                    let part =
-                        (w.forward(&hop.aggregate_relation(h, r)) + root.forward(&targets)) * mask;
+                    let mut part =
+                        w.forward(&hop.aggregate_relation(h, r)) + root.forward(&targets);
+                    // An untyped hop's targets are all type 0, every relation's.
+                    if let Some(types) = &hop.target_types {
+                        part *= types.eq(dst_type).to_kind(Kind::Float).unsqueeze(1);
+                    }
                     out = Some(match out {
                         Some(o) => o + part,
                         None => part,
                     });
                 }
-                out.unwrap_or_else(|| layer.root.forward(&targets))
+                out.ok_or_else(|| Error::internal("an R-SAGE layer without relations"))?
             }
             ModelKind::Sage => {
                 let mean = hop.aggregate(h, None) * hop.inv_deg.unsqueeze(1);
