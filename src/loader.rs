@@ -26,7 +26,8 @@ use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::exec::config::{
-    default_workers, feature_cache_rows_for, EpochConfig, DEFAULT_SUPERBATCH,
+    default_workers, feature_cache_rows_for, CacheConfig, EpochConfig, GinexOptions,
+    DEFAULT_PRESC_ROUNDS, DEFAULT_SUPERBATCH,
 };
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochReport};
 use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
@@ -356,8 +357,14 @@ impl<'s> LoaderBuilder<'s> {
             .unwrap_or(matches!(self.seeds, Seeds::Split(Split::Train)));
         let seed_nodes = self.seed_order(shuffle)?;
         let row_bytes = store.layout().row_bytes() as u64;
+        let ginex = GinexOptions {
+            superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
+            changeset_every: self.changeset_every,
+            ..GinexOptions::default()
+        };
+        let cache = CacheConfig::new(self.policy, ginex, self.presc_rounds);
         let mut config = EpochConfig {
-            policy: self.policy,
+            cache,
             feature_cache_rows: feature_cache_rows_for(
                 self.feature_cache_bytes,
                 row_bytes,
@@ -366,11 +373,8 @@ impl<'s> LoaderBuilder<'s> {
             neighbor_cache_bytes: self.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.batch_size,
             fanouts: self.fanouts.clone(),
-            superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
-            changeset_every: self.changeset_every,
             seed: self.seed,
             epoch: self.epoch,
-            presc_rounds: self.presc_rounds,
             workers: self.workers.unwrap_or_else(default_workers),
             run_dir: self
                 .run_dir
@@ -529,7 +533,7 @@ impl std::fmt::Debug for Loader {
         f.debug_struct("Loader")
             .field("len", &self.len)
             .field("yielded", &self.yielded)
-            .field("policy", &self.config.policy)
+            .field("policy", &self.config.cache.policy())
             .field("finished", &self.report.is_some())
             .finish()
     }
@@ -539,18 +543,19 @@ impl Loader {
     /// A builder for a loader over `store`.
     pub fn builder(store: &Store) -> LoaderBuilder<'_> {
         let defaults = EpochConfig::default();
+        let ginex = GinexOptions::default();
         LoaderBuilder {
             store,
             fanouts: defaults.fanouts,
             batch_size: defaults.batch_size,
-            policy: defaults.policy,
+            policy: defaults.cache.policy(),
             memory: None,
             feature_cache_bytes: None,
             neighbor_cache_bytes: None,
             neighbor_cache: None,
             superbatch: None,
-            changeset_every: defaults.changeset_every,
-            presc_rounds: defaults.presc_rounds,
+            changeset_every: ginex.changeset_every,
+            presc_rounds: DEFAULT_PRESC_ROUNDS,
             seed: defaults.seed,
             epoch: defaults.epoch,
             seeds: Seeds::Split(Split::Train),
@@ -593,14 +598,15 @@ impl Loader {
         self.config.neighbor_cache_bytes
     }
 
-    /// Batches per superbatch (given or planned).
+    /// Batches per superbatch (given or planned) of the `ginex` policy; 1
+    /// for the others (each batch on its own).
     pub fn superbatch(&self) -> u64 {
-        self.config.superbatch
+        self.config.cache.ginex().map_or(1, |g| g.superbatch)
     }
 
     /// The policy.
     pub fn policy(&self) -> Policy {
-        self.config.policy
+        self.config.cache.policy()
     }
 
     fn start(p: Pending) -> Result<State> {

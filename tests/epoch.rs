@@ -103,8 +103,8 @@ fn k_hop_and_keep_runs() {
     let runs = dir.path().join("runs");
     let exact = run(&store, &common::epoch_config(Policy::Ginex, &runs)).0;
     let mut cfg = common::epoch_config(Policy::Ginex, &runs);
-    cfg.changeset_every = 3;
-    cfg.keep_runs = true;
+    common::ginex_options(&mut cfg).changeset_every = 3;
+    common::ginex_options(&mut cfg).keep_runs = true;
     let (khop, _) = run(&store, &cfg);
     assert_eq!(
         khop.batches.iter().map(|b| b.checksum).collect::<Vec<_>>(),
@@ -158,12 +158,12 @@ fn pipelined_and_serial_runs_are_byte_identical() {
         let mut results = Vec::new();
         for pipeline in Pipeline::ALL {
             let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join(pipeline.name()));
-            cfg.pipeline = pipeline;
-            cfg.changeset_every = every;
-            cfg.keep_runs = true;
+            common::ginex_options(&mut cfg).pipeline = pipeline;
+            common::ginex_options(&mut cfg).changeset_every = every;
+            common::ginex_options(&mut cfg).keep_runs = true;
             let (r, seen) = run(&store, &cfg);
             assert!(
-                r.batches.len() > 2 * cfg.superbatch as usize,
+                r.batches.len() > 2 * cfg.cache.ginex().unwrap().superbatch as usize,
                 "several superbatches"
             );
             assert_eq!(
@@ -206,7 +206,7 @@ fn the_reuse_prior_is_timed_and_its_failure_leaves_no_runtime_file() {
     let (dir, store) = common::small_epoch_store();
     for pipeline in Pipeline::ALL {
         let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
-        cfg.pipeline = pipeline;
+        common::ginex_options(&mut cfg).pipeline = pipeline;
         let (r, _) = run(&store, &cfg);
         assert!(r.reuse_prior > std::time::Duration::ZERO, "{pipeline:?}");
         assert!(r.reuse_prior_exposed <= r.reuse_prior, "{pipeline:?}");
@@ -223,7 +223,7 @@ fn the_reuse_prior_is_timed_and_its_failure_leaves_no_runtime_file() {
     for pipeline in Pipeline::ALL {
         let runs = dir.path().join(format!("damaged-{}", pipeline.name()));
         let mut cfg = common::epoch_config(Policy::Ginex, &runs);
-        cfg.pipeline = pipeline;
+        common::ginex_options(&mut cfg).pipeline = pipeline;
         cfg.neighbor_cache_bytes = 0;
         let err = run_epoch(&damaged, &cfg, &mut |_| Ok(()))
             .unwrap_err()
@@ -246,9 +246,9 @@ fn carry_over_gives_identical_batches_and_never_more_reads() {
     let (dir, store) = common::small_epoch_store();
     for every in [1, 2] {
         let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
-        cfg.changeset_every = every;
+        common::ginex_options(&mut cfg).changeset_every = every;
         let (carried, seen_carried) = run(&store, &cfg);
-        cfg.carry_over = false;
+        common::ginex_options(&mut cfg).carry_over = false;
         let (reset, seen_reset) = run(&store, &cfg);
         assert_eq!(seen_carried, seen_reset, "k = {every}");
         assert!(

@@ -48,7 +48,7 @@ fn read_errors_name_node_and_page_and_deliver_no_partial_batch() {
     let (mut failed, mut late) = (0, 0);
     for pipeline in [Pipeline::Serial, Pipeline::Overlap, Pipeline::Full] {
         let mut cfg = common::epoch_config(Policy::Ginex, &runs);
-        cfg.pipeline = pipeline;
+        common::ginex_options(&mut cfg).pipeline = pipeline;
         // A fault-free run, counting its reads.
         let probe = Arc::new(FaultPlan::default());
         inject_process_faults(Some(probe.clone()));
@@ -184,7 +184,7 @@ fn a_store_on_a_read_only_mount_needs_no_writes() {
     let runs = dir.path().join("runs");
     for pipeline in [Pipeline::Serial, Pipeline::Full] {
         let mut cfg = common::epoch_config(Policy::Ginex, &runs);
-        cfg.pipeline = pipeline;
+        common::ginex_options(&mut cfg).pipeline = pipeline;
         cfg.neighbor_cache_bytes = 0;
         let (got, r) = delivered(&store, &cfg);
         r.unwrap();

@@ -9,6 +9,7 @@ use ginex::cache::dynamic::DynamicKind;
 use ginex::exec::curves::{
     offsets_path, replay, sample_trace, CurvePolicy, ReplayConfig, StaticRanks, Trace, TraceSpec,
 };
+use ginex::exec::config::{CacheConfig, GinexOptions};
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::import::synth::SynthParams;
@@ -34,13 +35,16 @@ const SEED: u64 = 7;
 const EPOCH: u64 = 2;
 
 fn epoch_config(policy: Policy, rows: usize, run_dir: &std::path::Path) -> EpochConfig {
+    let ginex = GinexOptions {
+        superbatch: 4,
+        ..GinexOptions::default()
+    };
     EpochConfig {
-        policy,
+        cache: CacheConfig::new(policy, ginex, 1),
         feature_cache_rows: rows,
         neighbor_cache_bytes: 30_000,
         batch_size: 50,
         fanouts: vec![5, 3],
-        superbatch: 4,
         seed: SEED,
         epoch: EPOCH,
         workers: 2,
@@ -89,7 +93,9 @@ fn simulator_equals_the_executor_for_every_policy_at_two_sizes() {
         let mut distinct = std::collections::BTreeSet::new();
         for &(policy, curve, every) in &all {
             let mut cfg = epoch_config(policy, rows, &dir.path().join("runs"));
-            cfg.changeset_every = every;
+            if let Some(ginex) = cfg.cache.ginex_mut() {
+                ginex.changeset_every = every;
+            }
             let mut gathered = Vec::new();
             let report = run_epoch(&store, &cfg, &mut |b| {
                 gathered.push(b.ids.to_vec());

@@ -5,6 +5,7 @@
 
 mod common;
 
+use ginex::exec::config::{CacheConfig, GinexOptions};
 use ginex::exec::epoch::EpochConfig;
 use ginex::exec::policy::Policy;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
@@ -53,11 +54,17 @@ fn options(
             ..TrainConfig::default()
         },
         data: EpochConfig {
-            policy,
+            cache: CacheConfig::new(
+                policy,
+                GinexOptions {
+                    superbatch: 6,
+                    ..GinexOptions::default()
+                },
+                1,
+            ),
             feature_cache_rows: 500,
             batch_size: 200,
             fanouts: vec![8, 4],
-            superbatch: 6,
             seed: 1,
             workers: 2,
             run_dir: dir.join("runs"),
@@ -72,6 +79,7 @@ fn options(
         eval_fanouts: None,
         early_stop: None,
         device: tch::Device::Cpu,
+        target_type: None,
     }
 }
 

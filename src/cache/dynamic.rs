@@ -108,11 +108,17 @@ impl DynamicKind {
 
     /// Name on the command line.
     pub fn name(self) -> &'static str {
+        self.policy().name()
+    }
+
+    /// The epoch policy that runs this cache.
+    pub fn policy(self) -> crate::exec::policy::Policy {
+        use crate::exec::policy::Policy;
         match self {
-            DynamicKind::Lru => "lru",
-            DynamicKind::Sieve => "sieve",
-            DynamicKind::S3fifo => "s3fifo",
-            DynamicKind::Clock => "clock",
+            DynamicKind::Lru => Policy::Lru,
+            DynamicKind::Sieve => Policy::Sieve,
+            DynamicKind::S3fifo => Policy::S3fifo,
+            DynamicKind::Clock => Policy::Clock,
         }
     }
 }

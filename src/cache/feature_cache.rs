@@ -84,6 +84,16 @@ pub struct FeatureCache {
 const FREE: u64 = u64::MAX;
 
 impl FeatureCache {
+    /// Bytes per node of the address table, whatever the capacity.
+    pub const ADDRESS_BYTES_PER_NODE: u64 = 4;
+
+    /// Bytes a cache of `rows` rows of `row_bytes` takes besides its
+    /// address table: each slot's row, its node id (8) and its free-list
+    /// entry (4).
+    pub fn slot_bytes(rows: u64, row_bytes: u64) -> u64 {
+        rows * (row_bytes + 12)
+    }
+
     /// An empty cache of `capacity` rows of `row_bytes` for `num_nodes` nodes.
     pub fn new(num_nodes: u64, capacity: usize, row_bytes: usize) -> Result<Self> {
         if capacity as u64 >= u64::from(EMPTY) {

@@ -4,13 +4,15 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+use crate::cache::dynamic::DynamicKind;
 use crate::exec::policy::Policy;
 
-/// What an epoch runs.
+/// What an epoch runs: the cache policy with its own options, then the
+/// sampling, the caches' sizes, the I/O options and the run files.
 #[derive(Debug, Clone)]
 pub struct EpochConfig {
-    /// Feature-cache policy.
-    pub policy: Policy,
+    /// Feature-cache policy, with the options only it has.
+    pub cache: CacheConfig,
     /// Feature-cache capacity in rows.
     pub feature_cache_rows: usize,
     /// Neighbor-cache budget in bytes (0 = none; unused by `mmap`).
@@ -19,16 +21,10 @@ pub struct EpochConfig {
     pub batch_size: usize,
     /// Fanouts.
     pub fanouts: Vec<i64>,
-    /// Batches per superbatch (`ginex`).
-    pub superbatch: u64,
-    /// k of the k-hop approximation (`ginex`).
-    pub changeset_every: usize,
     /// Run seed.
     pub seed: u64,
     /// Epoch number.
     pub epoch: u64,
-    /// Pre-sampling epochs (`presc`).
-    pub presc_rounds: u64,
     /// Sampling workers (`ginex`'s superbatch sampling).
     pub workers: usize,
     /// Directory for runtime files.
@@ -36,27 +32,6 @@ pub struct EpochConfig {
     /// The neighbor cache file (None: the default location beside the
     /// store, see [`crate::sample::neighbor_cache_reuse`]); built there when missing.
     pub neighbor_cache: Option<PathBuf>,
-    /// Keep runtime files after each superbatch (in this run's own
-    /// directory under `run_dir`, named in the report).
-    pub keep_runs: bool,
-    /// How the `ginex` inspector overlaps the executor.
-    pub pipeline: Pipeline,
-    /// `ginex`: each superbatch starts with the cache the previous one ended
-    /// with (false: every superbatch's cache is rebuilt from nothing, as
-    /// Ginex does; kept for comparison).
-    pub carry_over: bool,
-    /// `ginex`: rank the nodes a superbatch does not use again by
-    /// out-degree, so the cache carries the likeliest reused rows into the
-    /// next superbatch and never leaves slots empty (false: drop them, as
-    /// superbatch-local Belady does; see
-    /// [`ReusePrior`](crate::inspect::changeset::ReusePrior)).
-    pub reuse_prior: bool,
-    /// `ginex`: a batch that misses a row reads its whole page; let the
-    /// changesets also admit the page's other rows the superbatch uses
-    /// later (page companions), per superbatch when that reads fewer pages
-    /// (see [`plan_superbatch`](crate::inspect::superbatch::plan_superbatch);
-    /// false: rows only, for comparison).
-    pub page_companions: bool,
     /// Feature pages at most this far apart are read as one, the pages
     /// between them dropped (None: one read per page; see
     /// [`GatherOptions::merge_gap_pages`](crate::store::gather::GatherOptions::merge_gap_pages)).
@@ -72,6 +47,138 @@ pub struct EpochConfig {
     /// Seed nodes: the training split shuffled per epoch (None), or these
     /// nodes in this order (evaluation, prediction).
     pub seed_nodes: Option<Vec<u64>>,
+}
+
+/// A feature-cache policy with the options that only it has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheConfig {
+    /// Belady changesets from the inspector's runtime files.
+    Ginex(GinexOptions),
+    /// Static cache of the highest out-degree nodes (PaGraph).
+    Degree,
+    /// Static cache of the nodes most often sampled in pre-sampling epochs
+    /// (FGNN's PreSC).
+    Presc {
+        /// Pre-sampling epochs.
+        rounds: u64,
+    },
+    /// A dynamic row cache (LRU, SIEVE, S3-FIFO, CLOCK).
+    Dynamic(DynamicKind),
+    /// No application cache: memory-mapped files through the page cache.
+    Mmap,
+    /// No cache: every row read through the gather engine.
+    None,
+}
+
+/// Pre-sampling epochs of `presc` unless told otherwise.
+pub const DEFAULT_PRESC_ROUNDS: u64 = 1;
+
+impl CacheConfig {
+    /// `policy` with its default options.
+    pub fn of(policy: Policy) -> CacheConfig {
+        match policy {
+            Policy::Ginex => CacheConfig::Ginex(GinexOptions::default()),
+            Policy::Degree => CacheConfig::Degree,
+            Policy::Presc => CacheConfig::Presc {
+                rounds: DEFAULT_PRESC_ROUNDS,
+            },
+            Policy::Lru => CacheConfig::Dynamic(DynamicKind::Lru),
+            Policy::Sieve => CacheConfig::Dynamic(DynamicKind::Sieve),
+            Policy::S3fifo => CacheConfig::Dynamic(DynamicKind::S3fifo),
+            Policy::Clock => CacheConfig::Dynamic(DynamicKind::Clock),
+            Policy::Mmap => CacheConfig::Mmap,
+            Policy::None => CacheConfig::None,
+        }
+    }
+
+    /// `policy` with `ginex`'s options if it is `ginex` and `presc_rounds`
+    /// if it is `presc` (the other policies have no options): how the
+    /// command line and the loaders, which take every option whatever
+    /// the policy, reduce to one configuration.
+    pub fn new(policy: Policy, ginex: GinexOptions, presc_rounds: u64) -> CacheConfig {
+        match policy {
+            Policy::Ginex => CacheConfig::Ginex(ginex),
+            Policy::Presc => CacheConfig::Presc {
+                rounds: presc_rounds,
+            },
+            other => CacheConfig::of(other),
+        }
+    }
+
+    /// The policy this configures.
+    pub fn policy(&self) -> Policy {
+        match self {
+            CacheConfig::Ginex(_) => Policy::Ginex,
+            CacheConfig::Degree => Policy::Degree,
+            CacheConfig::Presc { .. } => Policy::Presc,
+            CacheConfig::Dynamic(kind) => kind.policy(),
+            CacheConfig::Mmap => Policy::Mmap,
+            CacheConfig::None => Policy::None,
+        }
+    }
+
+    /// The `ginex` policy's options, if this is it.
+    pub fn ginex(&self) -> Option<&GinexOptions> {
+        match self {
+            CacheConfig::Ginex(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// The `ginex` policy's options to change, if this is it.
+    pub fn ginex_mut(&mut self) -> Option<&mut GinexOptions> {
+        match self {
+            CacheConfig::Ginex(g) => Some(g),
+            _ => None,
+        }
+    }
+}
+
+/// The options of the `ginex` policy (the inspector–executor).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GinexOptions {
+    /// Batches per superbatch.
+    pub superbatch: u64,
+    /// k of the k-hop approximation (1: exact changesets).
+    pub changeset_every: usize,
+    /// How the inspector overlaps the executor.
+    pub pipeline: Pipeline,
+    /// Each superbatch starts with the cache the previous one ended with
+    /// (false: every superbatch's cache is rebuilt from nothing, as Ginex
+    /// does; kept for comparison).
+    pub carry_over: bool,
+    /// Rank the nodes a superbatch does not use again by out-degree, so the
+    /// cache carries the likeliest reused rows into the next superbatch and
+    /// never leaves slots empty (false: drop them, as superbatch-local
+    /// Belady does; see
+    /// [`ReusePrior`](crate::inspect::changeset::ReusePrior)).
+    pub reuse_prior: bool,
+    /// A batch that misses a row reads its whole page; let the changesets
+    /// also admit the page's other rows the superbatch uses later (page
+    /// companions), per superbatch when that reads fewer pages (see
+    /// [`plan_superbatch`](crate::inspect::superbatch::plan_superbatch);
+    /// false: rows only, for comparison).
+    pub page_companions: bool,
+    /// Keep runtime files after each superbatch (in this run's own
+    /// directory under `run_dir`, named in the report).
+    pub keep_runs: bool,
+}
+
+/// Exact changesets over superbatches of [`DEFAULT_SUPERBATCH`] batches
+/// under the `full` pipeline, with carry-over, the reuse prior and page
+/// companions; runtime files removed.
+impl Default for GinexOptions {
+    fn default() -> Self {
+        GinexOptions {
+            superbatch: DEFAULT_SUPERBATCH,
+            changeset_every: 1,
+            pipeline: Pipeline::default(),
+            carry_over: true,
+            reuse_prior: true,
+            page_companions: true,
+            keep_runs: false,
+        }
+    }
 }
 
 /// Feature-cache bytes of a run that neither gives them nor plans a
@@ -94,24 +201,16 @@ pub const DEFAULT_SUPERBATCH: u64 = 100;
 impl Default for EpochConfig {
     fn default() -> Self {
         EpochConfig {
-            policy: Policy::Ginex,
+            cache: CacheConfig::Ginex(GinexOptions::default()),
             feature_cache_rows: 0,
             neighbor_cache_bytes: 0,
             batch_size: 1000,
             fanouts: vec![10, 10, 10],
-            superbatch: DEFAULT_SUPERBATCH,
-            changeset_every: 1,
             seed: 0,
             epoch: 0,
-            presc_rounds: 1,
             workers: default_workers(),
             run_dir: std::env::temp_dir().join("ginex-runs"),
             neighbor_cache: None,
-            keep_runs: false,
-            pipeline: Pipeline::default(),
-            carry_over: true,
-            reuse_prior: true,
-            page_companions: true,
             merge_gap_pages: Some(crate::store::gather::DEFAULT_MERGE_GAP_PAGES),
             sequential_reads: Default::default(),
             read_cost: Default::default(),

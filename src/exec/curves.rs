@@ -37,6 +37,8 @@ use crate::cache::lru::Lru;
 use crate::cache::s3fifo::S3Fifo;
 use crate::cache::sieve::Sieve;
 use crate::cache::static_policy::{top_k, top_presampled};
+use crate::exec::config::CacheConfig;
+use crate::exec::policy::Policy;
 use crate::error::{Error, Result};
 use crate::import::npy::{NpyFile, NpyType};
 use crate::import::npy_write::NpyWriter;
@@ -339,27 +341,42 @@ impl CurvePolicy {
         }
     }
 
-    /// Parses a name (see [`CurvePolicy::name`]).
+    /// The lab's form of an epoch policy; None for `mmap` and `none`,
+    /// which keep no feature cache to simulate.
+    pub fn of(policy: Policy) -> Option<CurvePolicy> {
+        match CacheConfig::of(policy) {
+            CacheConfig::Ginex(g) => Some(CurvePolicy::Ginex {
+                every: g.changeset_every,
+            }),
+            CacheConfig::Degree => Some(CurvePolicy::Degree),
+            CacheConfig::Presc { .. } => Some(CurvePolicy::Presc),
+            CacheConfig::Dynamic(kind) => Some(CurvePolicy::Dynamic(kind)),
+            CacheConfig::Mmap | CacheConfig::None => None,
+        }
+    }
+
+    /// Parses a name (see [`CurvePolicy::name`]): an epoch policy's name
+    /// ([`Policy::parse`]) or `ginex-kK`.
     pub fn parse(s: &str) -> Result<Self> {
         if let Some(k) = s.strip_prefix("ginex-k") {
             if let Ok(every @ 1..) = k.parse::<usize>() {
                 return Ok(CurvePolicy::Ginex { every });
             }
         }
-        match s {
-            "ginex" => Ok(CurvePolicy::Ginex { every: 1 }),
-            "degree" => Ok(CurvePolicy::Degree),
-            "presc" => Ok(CurvePolicy::Presc),
-            _ => DynamicKind::ALL
-                .into_iter()
-                .find(|k| k.name() == s)
-                .map(CurvePolicy::Dynamic)
-                .ok_or_else(|| {
-                    Error::invalid_argument(format!(
-                        "unknown policy {s:?}; use ginex, ginex-kK (k-hop, e.g. ginex-k4), degree, presc, lru, sieve, s3fifo or clock"
-                    ))
-                }),
-        }
+        Policy::parse(s)
+            .ok()
+            .and_then(CurvePolicy::of)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Policy::ALL
+                    .into_iter()
+                    .filter(|&p| CurvePolicy::of(p).is_some())
+                    .map(Policy::name)
+                    .collect();
+                Error::invalid_argument(format!(
+                    "unknown policy {s:?} for the policy lab; use ginex-kK (k-hop, e.g. ginex-k4) or one of {}",
+                    names.join(", ")
+                ))
+            })
     }
 }
 
@@ -634,4 +651,29 @@ pub fn distinct_ids(trace: &Trace, num_nodes: u64) -> u64 {
         }
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lab's line-up is the epoch policies' registry: every policy
+    /// with a feature cache is in it, under the name the epoch uses.
+    #[test]
+    fn the_default_line_up_covers_every_cache_policy() {
+        for policy in Policy::ALL {
+            match CurvePolicy::of(policy) {
+                Some(curve) => {
+                    assert!(CurvePolicy::DEFAULT.contains(&curve), "{policy:?}");
+                    assert_eq!(curve.name(), policy.name());
+                    assert_eq!(CurvePolicy::parse(policy.name()).unwrap(), curve);
+                }
+                None => assert!(CurvePolicy::parse(policy.name()).is_err(), "{policy:?}"),
+            }
+        }
+        for curve in CurvePolicy::DEFAULT {
+            assert_eq!(CurvePolicy::parse(&curve.name()).unwrap(), curve);
+        }
+        assert!(CurvePolicy::parse("ginex-k0").is_err());
+    }
 }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 pub use crate::exec::config::EpochConfig;
 use crate::exec::mmap::MmapStore;
 use crate::exec::pipeline::{run_ginex, GinexRun};
-use crate::exec::policy::Policy;
+use crate::exec::config::CacheConfig;
 pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
@@ -64,7 +64,7 @@ pub fn run_epoch(
     crate::io::heap::map_large_allocations();
     let started = Instant::now();
     let mut report = EpochReport::default();
-    if config.policy == Policy::Mmap {
+    if config.cache == CacheConfig::Mmap {
         let mapped = MmapStore::open(store)?;
         let sampler = make_sampler(&mapped, config, &train)?;
         run_per_batch(
@@ -109,11 +109,12 @@ pub fn run_epoch(
     let sampler = make_sampler(&source, config, &train)?;
     let rows = GatherRows::new(store, &options)?;
     let capacity = config.feature_cache_rows;
-    let result = match config.policy {
-        Policy::Ginex => (|| {
+    let result = match &config.cache {
+        CacheConfig::Ginex(ginex) => (|| {
             let run_dir = RunDir::create(&config.run_dir)?;
             let run = GinexRun {
                 config,
+                ginex,
                 store,
                 options: &options,
                 sampler: &sampler,
@@ -121,18 +122,14 @@ pub fn run_epoch(
                 dir: run_dir.path(),
             };
             run_ginex(&run, &mut report, consume)?;
-            if config.keep_runs {
+            if ginex.keep_runs {
                 report.kept_runs = Some(run_dir.keep());
             }
             Ok(())
         })(),
-        Policy::Lru | Policy::Sieve | Policy::S3fifo | Policy::Clock => {
-            let kind = config
-                .policy
-                .dynamic()
-                .ok_or_else(|| Error::internal("not a dynamic policy"))?;
+        CacheConfig::Dynamic(kind) => {
             let mut cache = new_row_cache(
-                kind,
+                *kind,
                 store.num_nodes(),
                 capacity,
                 store.layout().row_bytes(),
@@ -146,30 +143,26 @@ pub fn run_epoch(
                 consume,
             )
         }
-        Policy::Degree | Policy::Presc | Policy::None => {
+        CacheConfig::Degree | CacheConfig::Presc { .. } | CacheConfig::None => {
             let started = Instant::now();
-            let selected = match config.policy {
-                Policy::Degree => top_out_degree(store, capacity)?,
-                Policy::Presc => top_presampled(
-                    &source,
-                    &train,
-                    config.batch_size,
-                    &config.fanouts,
-                    config.seed,
-                    config.presc_rounds,
+            let (selected, capacity) = match config.cache {
+                CacheConfig::Degree => (top_out_degree(store, capacity)?, capacity),
+                CacheConfig::Presc { rounds } => (
+                    top_presampled(
+                        &source,
+                        &train,
+                        config.batch_size,
+                        &config.fanouts,
+                        config.seed,
+                        rounds,
+                        capacity,
+                    )?,
                     capacity,
-                )?,
-                _ => Vec::new(),
+                ),
+                _ => (Vec::new(), 0),
             };
-            let mut cache = FeatureCache::new(
-                store.num_nodes(),
-                if config.policy == Policy::None {
-                    0
-                } else {
-                    capacity
-                },
-                store.layout().row_bytes(),
-            )?;
+            let mut cache =
+                FeatureCache::new(store.num_nodes(), capacity, store.layout().row_bytes())?;
             report.init_reads = cache.init(&selected, &rows)?;
             report.cache_init = started.elapsed();
             run_per_batch(
@@ -181,7 +174,7 @@ pub fn run_epoch(
                 consume,
             )
         }
-        Policy::Mmap => Err(Error::internal(
+        CacheConfig::Mmap => Err(Error::internal(
             "the mmap policy runs before the cache policies",
         )),
     };

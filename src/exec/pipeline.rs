@@ -56,7 +56,7 @@ use std::time::{Duration, Instant};
 use crate::cache::feature_cache::{init_chunk_rows, FeatureCache, RowSource};
 use crate::error::{Error, Result};
 use crate::exec::access_summary::AccessSummary;
-use crate::exec::config::EpochConfig;
+use crate::exec::config::{EpochConfig, GinexOptions};
 pub use crate::exec::config::Pipeline;
 use crate::exec::read_ahead::{plan_read_ahead, ReadAhead};
 use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
@@ -78,6 +78,8 @@ use crate::store::Store;
 /// [`run_epoch`](crate::exec::epoch::run_epoch).
 pub(crate) struct GinexRun<'a> {
     pub config: &'a EpochConfig,
+    /// The `ginex` options of `config`.
+    pub ginex: &'a GinexOptions,
     /// The store: its layout, its identity (stamped into the runtime
     /// files), its topology (the reuse prior), its feature file (the
     /// staged init's own reader opens it with `options`).
@@ -193,8 +195,8 @@ impl PriorTime {
 
 /// The superbatches of an epoch of `total` batches of `run`.
 fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
-    let config = run.config;
-    let per_sb = config.superbatch.max(1);
+    let (config, ginex) = (run.config, run.ginex);
+    let per_sb = ginex.superbatch.max(1);
     let rows_per_page = run.store.layout().rows_per_page() as u64;
     let params = RunParams {
         store_id: crate::sample::neighbor_cache::store_identity(run.store),
@@ -203,8 +205,8 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
         seed_order: RunParams::seed_order_of(config.seed_nodes.as_deref()),
         batch_size: config.batch_size as u64,
         fanouts: config.fanouts.clone(),
-        carry_over: config.carry_over,
-        reuse_prior: config.reuse_prior,
+        carry_over: ginex.carry_over,
+        reuse_prior: ginex.reuse_prior,
     };
     (0..total.div_ceil(per_sb))
         .map(|sb| {
@@ -215,8 +217,8 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
                 num_batches: per_sb.min(total - first),
                 workers: config.workers.max(1),
                 capacity: config.feature_cache_rows,
-                every: config.changeset_every.max(1),
-                page_companions: PageGroups::of(rows_per_page).filter(|_| config.page_companions),
+                every: ginex.changeset_every.max(1),
+                page_companions: PageGroups::of(rows_per_page).filter(|_| ginex.page_companions),
                 run: params.clone(),
             }
         })
@@ -864,9 +866,9 @@ type OpenRows<'a> = &'a (dyn Fn() -> Result<GatherRows<'a>> + Sync);
 
 /// Runs the `ginex` policy over the batches of `run`, writing its runtime
 /// files (stamped with the store's identity, the run and its parameters)
-/// in `run.dir`, under the schedule `run.config.pipeline`; the changesets
+/// in `run.dir`, under the schedule `run.ginex.pipeline`; the changesets
 /// rank nodes beyond each superbatch by the store's out-degrees when
-/// `run.config.reuse_prior` (by nothing otherwise).
+/// `run.ginex.reuse_prior` (by nothing otherwise).
 pub(crate) fn run_ginex(
     run: &GinexRun<'_>,
     report: &mut EpochReport,
@@ -881,14 +883,15 @@ pub(crate) fn run_ginex(
     if n == 0 {
         return Ok(());
     }
-    let schedule = Schedule::of(config.pipeline);
+    let ginex = run.ginex;
+    let schedule = Schedule::of(ginex.pipeline);
     let inspector = Inspector {
         sampler,
         dir: run.dir,
         specs,
-        carry_over: config.carry_over,
-        keep_runs: config.keep_runs,
-        prior_of: config.reuse_prior.then_some(store),
+        carry_over: ginex.carry_over,
+        keep_runs: ginex.keep_runs,
+        prior_of: ginex.reuse_prior.then_some(store),
         prior: OnceLock::new(),
     };
     let open_rows = || GatherRows::for_staged_init(store, run.options);

@@ -43,8 +43,9 @@ use crate::error::{Error, Result};
 use crate::exec::cache_split::{
     choose_split, neighbor_budget, CacheSplit, ProbeAccesses, DEFAULT_NEIGHBOR_SHARE,
 };
+use crate::cache::feature_cache::FeatureCache;
+use crate::exec::config::CacheConfig;
 use crate::exec::pipeline::Pipeline;
-use crate::exec::policy::Policy;
 use crate::sample::sampler::EpochSampler;
 use crate::store::Store;
 
@@ -190,14 +191,8 @@ impl WorkingSet {
 pub struct PlanRequest {
     /// The whole budget in bytes.
     pub memory: u64,
-    /// The policy that will run.
-    pub policy: Policy,
-    /// The `ginex` schedule.
-    pub pipeline: Pipeline,
-    /// k of the k-hop approximation.
-    pub changeset_every: usize,
-    /// `ginex` ranks nodes beyond a superbatch by a reuse prior.
-    pub reuse_prior: bool,
+    /// The policy that will run, with its options.
+    pub cache: CacheConfig,
     /// Sampling workers.
     pub workers: usize,
     /// Batches in the epoch.
@@ -295,16 +290,21 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let n = store.num_nodes();
     let rb = store.layout().row_bytes() as u64;
     let pages = store.page_crcs().len() as u64;
-    let uses_cache = !matches!(req.policy, Policy::Mmap | Policy::None);
-    let uses_ncache = req.policy != Policy::Mmap;
+    let ginex = req.cache.ginex();
+    let uses_cache = !matches!(req.cache, CacheConfig::Mmap | CacheConfig::None);
+    let uses_ncache = req.cache != CacheConfig::Mmap;
     let fixed = BASE_PROCESS_BYTES
         + LIBTORCH_RESIDENT_BYTES
         + 8 * (n + 1)
         + 4 * pages
         + 40 * store.segments().len() as u64
         + 16 * req.seeds
-        + if uses_cache { 4 * n } else { 0 }
-        + if req.policy == Policy::Ginex && req.reuse_prior {
+        + if uses_cache {
+            FeatureCache::ADDRESS_BYTES_PER_NODE * n
+        } else {
+            0
+        }
+        + if ginex.is_some_and(|g| g.reuse_prior) {
             n
         } else {
             0
@@ -312,12 +312,11 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         + req.extra_bytes;
     // The gathered rows, the miss buffer, and a window or the consumer's
     // copy; the ids and positions beside them.
-    let window = if req.policy == Policy::Ginex && req.changeset_every > 1 {
-        req.changeset_every as u64
-    } else {
-        1
+    let window = match ginex {
+        Some(g) if g.changeset_every > 1 => g.changeset_every as u64,
+        _ => 1,
     };
-    let init_buffers = if req.policy == Policy::Ginex && req.pipeline == Pipeline::Full {
+    let init_buffers = if ginex.is_some_and(|g| g.pipeline == Pipeline::Full) {
         staged_init_bytes(n, rb)
     } else {
         crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
@@ -331,7 +330,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     // one executed (which streams its records from its runtime files).
     // Sampled records go to the runtime file as they come; the inspector
     // keeps only their ids.
-    let per_batch = if req.policy == Policy::Ginex {
+    let per_batch = if ginex.is_some() {
         (ws.mean_ids * CHANGESET_BYTES_PER_ACCESS as f64) as u64
     } else {
         0
@@ -363,9 +362,9 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         )));
     }
     let left = req.memory - before_superbatch;
-    let superbatch = match (req.policy, req.superbatch) {
-        (Policy::Ginex, Some(s)) => s.max(1),
-        (Policy::Ginex, None) => evened_superbatch(
+    let superbatch = match (ginex, req.superbatch) {
+        (Some(_), Some(s)) => s.max(1),
+        (Some(_), None) => evened_superbatch(
             req.batches,
             (left / 4 / per_batch.max(1)).clamp(1, MAX_AUTO_SUPERBATCH),
         ),
@@ -374,28 +373,8 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let superbatch_bytes = per_batch * superbatch;
     let caches = left.saturating_sub(superbatch_bytes);
     let topology_bytes = store.num_edges() * store.index_width().bytes() as u64 + 8 * n;
-    // A slot of the Belady or a static cache: its row, its id (8) and a
-    // free-list entry (4), and for `ginex` what its superbatches in flight
-    // keep per row; a dynamic cache: its row, its id and the policy's
-    // state (S3-FIFO's ghost queue also takes 4 bytes per node).
-    let slot_bytes = rb
-        + 12
-        + if req.policy == Policy::Ginex {
-            SUPERBATCH_BYTES_PER_CACHE_ROW
-        } else {
-            0
-        };
-    let cache_bytes = |rows: u64| match req.policy.dynamic() {
-        Some(kind) => kind.cache_bytes(rows, n, rb),
-        None => rows * slot_bytes,
-    };
-    let rows_within = |budget: u64| {
-        match req.policy.dynamic() {
-            Some(kind) => kind.rows_within(budget, n, rb),
-            None => budget / slot_bytes,
-        }
-        .min(n)
-    };
+    let cache_bytes = |rows: u64| feature_cache_bytes(&req.cache, rows, n, rb);
+    let rows_within = |budget: u64| feature_cache_rows_within(&req.cache, budget, n, rb);
     let (neighbor_cache_bytes, split) = match (req.neighbor_cache_bytes, &req.probe) {
         (Some(b), _) => (b, None),
         (None, _) if !uses_ncache => (0, None),
@@ -503,10 +482,7 @@ pub fn plan_epoch_with(
     crate::io::heap::release_free_memory();
     let req = PlanRequest {
         memory,
-        policy: config.policy,
-        pipeline: config.pipeline,
-        changeset_every: config.changeset_every,
-        reuse_prior: config.reuse_prior,
+        cache: config.cache.clone(),
         workers: config.workers,
         batches,
         seeds,
@@ -519,13 +495,48 @@ pub fn plan_epoch_with(
     plan(store, &req, ws)
 }
 
+/// Bytes a feature cache of `rows` rows of `row_bytes` over `num_nodes`
+/// nodes takes under `cache`, besides its address table, as each cache
+/// reports it: a Belady or static cache's slots
+/// ([`FeatureCache::slot_bytes`]), plus for `ginex` what its superbatches
+/// in flight keep per row ([`SUPERBATCH_BYTES_PER_CACHE_ROW`]); a dynamic
+/// cache's rows and policy state ([`DynamicKind::cache_bytes`]).
+///
+/// [`DynamicKind::cache_bytes`]: crate::cache::dynamic::DynamicKind::cache_bytes
+pub fn feature_cache_bytes(cache: &CacheConfig, rows: u64, num_nodes: u64, row_bytes: u64) -> u64 {
+    match cache {
+        CacheConfig::Dynamic(kind) => kind.cache_bytes(rows, num_nodes, row_bytes),
+        CacheConfig::Ginex(_) => {
+            FeatureCache::slot_bytes(rows, row_bytes) + rows * SUPERBATCH_BYTES_PER_CACHE_ROW
+        }
+        _ => FeatureCache::slot_bytes(rows, row_bytes),
+    }
+}
+
+/// The most feature-cache rows (at most `num_nodes`) whose
+/// [`feature_cache_bytes`] fit `budget`.
+pub fn feature_cache_rows_within(
+    cache: &CacheConfig,
+    budget: u64,
+    num_nodes: u64,
+    row_bytes: u64,
+) -> u64 {
+    match cache {
+        CacheConfig::Dynamic(kind) => kind.rows_within(budget, num_nodes, row_bytes),
+        _ => budget / feature_cache_bytes(cache, 1, num_nodes, row_bytes).max(1),
+    }
+    .min(num_nodes)
+}
+
 impl MemoryPlan {
     /// `config` with this plan's feature-cache rows, neighbor-cache bytes
     /// and superbatch size.
     pub fn apply(&self, config: &mut crate::exec::epoch::EpochConfig) {
         config.feature_cache_rows = self.feature_cache_rows as usize;
         config.neighbor_cache_bytes = self.neighbor_cache_bytes;
-        config.superbatch = self.superbatch;
+        if let Some(ginex) = config.cache.ginex_mut() {
+            ginex.superbatch = self.superbatch;
+        }
     }
 }
 

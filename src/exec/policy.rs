@@ -3,6 +3,7 @@
 
 use crate::cache::dynamic::DynamicKind;
 use crate::error::{Error, Result};
+use crate::exec::config::CacheConfig;
 
 /// Which feature-cache policy an epoch runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,11 +66,8 @@ impl Policy {
     /// The dynamic row-cache policy this is, if it is one.
     #[doc(hidden)]
     pub fn dynamic(self) -> Option<DynamicKind> {
-        match self {
-            Policy::Lru => Some(DynamicKind::Lru),
-            Policy::Sieve => Some(DynamicKind::Sieve),
-            Policy::S3fifo => Some(DynamicKind::S3fifo),
-            Policy::Clock => Some(DynamicKind::Clock),
+        match CacheConfig::of(self) {
+            CacheConfig::Dynamic(kind) => Some(kind),
             _ => None,
         }
     }

@@ -2,7 +2,7 @@
 //! sampled hops (`model`), one optimisation step and evaluation (`trainer`),
 //! what a run is asked to do (`options`), the passes of the executor's
 //! batches into the model (`pass`), the epoch loop (`run`), its
-//! checkpoints (`checkpoint`), evaluation and prediction (`eval`), and
+//! checkpoints (`checkpoint`), the target type of a typed store (`target`), evaluation and prediction (`eval`), and
 //! exact layer-wise inference over the whole graph (`layerwise`). It
 //! reads the store only through the executor.
 
@@ -13,6 +13,7 @@ pub mod model;
 pub mod options;
 pub(crate) mod pass;
 pub mod run;
+pub mod target;
 pub mod trainer;
 
 /// The tch crate this layer is built on (devices, tensors), for callers.

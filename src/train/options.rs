@@ -95,6 +95,9 @@ pub struct TrainOptions {
     pub early_stop: Option<u64>,
     /// Compute device.
     pub device: Device,
+    /// The node type to classify on a typed store (None: the only
+    /// labelled type; see [`crate::train::target`]).
+    pub target_type: Option<String>,
 }
 
 impl TrainOptions {
@@ -112,6 +115,7 @@ impl TrainOptions {
             eval_fanouts: None,
             early_stop: None,
             device: Device::Cpu,
+            target_type: None,
         }
     }
 }

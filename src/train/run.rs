@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::train::target::Target;
 use crate::checkpoint_meta::Progress;
 use crate::error::{Error, Result};
 use crate::exec::epoch::EpochReport;
@@ -175,7 +176,10 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             store.dir().display()
         ))
     })?;
-    let splits = store.splits()?.unwrap_or_default();
+    let target = Target::choose(store, &labels, opts.target_type.as_deref())?;
+    let all_splits = store.splits()?.unwrap_or_default();
+    let narrowed = target.narrows(&all_splits);
+    let splits = target.splits(all_splits);
     let in_dim = i64::from(store.feature_dim());
     let classes = i64::from(store.num_classes());
     if opts.model.layers != opts.data.fanouts.len() {
@@ -257,7 +261,11 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         trainer.set_lr(lr);
         let mut data = opts.data.clone();
         data.epoch = epoch;
-        data.seed_nodes = None;
+        // The store's training split, shuffled per epoch by the sampler;
+        // its target type's part, shuffled the same way, on a typed store
+        // with several labelled types.
+        data.seed_nodes =
+            narrowed.then(|| crate::sample::sampler::epoch_order(&splits.train, data.seed, epoch));
         let mut total = StepStats::default();
         let mut batch_losses = Vec::new();
         let mut seeds = 0u64;

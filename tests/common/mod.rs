@@ -106,13 +106,17 @@ pub fn typed_store(dir: &Path, nodes: u64) -> Store {
 /// --seed 3 --epoch 1 --workers 2 --run-dir RUNS` runs on
 /// [`small_epoch_store`] (tools/src/epoch.rs).
 pub fn epoch_config(policy: ginex::Policy, run_dir: &Path) -> ginex::exec::epoch::EpochConfig {
+    use ginex::exec::config::{CacheConfig, GinexOptions};
+    let ginex = GinexOptions {
+        superbatch: 5,
+        ..GinexOptions::default()
+    };
     ginex::exec::epoch::EpochConfig {
-        policy,
+        cache: CacheConfig::new(policy, ginex, 1),
         feature_cache_rows: 300,
         neighbor_cache_bytes: 40_000,
         batch_size: 40,
         fanouts: vec![6, 4],
-        superbatch: 5,
         seed: 3,
         epoch: 1,
         workers: 2,
@@ -144,4 +148,11 @@ impl ginex::progress::PhaseProgress for RecordedPhase {
         self.0.lock().unwrap()[self.1].3 = message.to_string();
     }
     fn finish(&self) {}
+}
+
+/// The `ginex` options of `cfg` (an [`epoch_config`] of `Policy::Ginex`).
+pub fn ginex_options(
+    cfg: &mut ginex::exec::epoch::EpochConfig,
+) -> &mut ginex::exec::config::GinexOptions {
+    cfg.cache.ginex_mut().expect("a ginex configuration")
 }

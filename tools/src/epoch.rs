@@ -9,7 +9,10 @@ use serde::Serialize;
 use crate::args::{Fanouts, MergeGap};
 use crate::machine::{machine_description, peak_rss_bytes};
 use ginex::error::{Error, Result};
-use ginex::exec::config::{default_workers, feature_cache_rows_for, DEFAULT_SUPERBATCH};
+use ginex::exec::config::{
+    default_workers, feature_cache_rows_for, CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS,
+    DEFAULT_SUPERBATCH,
+};
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
@@ -173,8 +176,17 @@ impl DataArgs {
             neighbor_cache_bytes: self.neighbor_cache_bytes,
             superbatch: self.superbatch,
         };
+        let ginex = GinexOptions {
+            superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
+            changeset_every: self.changeset_every,
+            pipeline: self.pipeline,
+            carry_over: !self.no_carry_over,
+            reuse_prior: !self.no_reuse_prior,
+            page_companions: !self.no_page_companions,
+            keep_runs: self.keep_runs,
+        };
         let mut config = EpochConfig {
-            policy: self.policy,
+            cache: CacheConfig::new(self.policy, ginex, self.presc_rounds),
             feature_cache_rows: feature_cache_rows_for(
                 explicit.feature_cache_bytes,
                 row_bytes,
@@ -183,24 +195,16 @@ impl DataArgs {
             neighbor_cache_bytes: explicit.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.sampling.batch_size,
             fanouts: self.sampling.fanouts.clone(),
-            superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
-            changeset_every: self.changeset_every,
             seed: self.sampling.seed,
-            presc_rounds: self.presc_rounds,
             workers: self.workers.unwrap_or_else(default_workers),
             run_dir: self
                 .run_dir
                 .clone()
                 .unwrap_or_else(|| self.sampling.store.with_extension("runs")),
             neighbor_cache: self.neighbor_cache.clone(),
-            keep_runs: self.keep_runs,
-            pipeline: self.pipeline,
-            carry_over: !self.no_carry_over,
             merge_gap_pages: self.read_merge_gap.pages(),
             sequential_reads: self.sequential_reads,
             read_cost: self.read_cost,
-            reuse_prior: !self.no_reuse_prior,
-            page_companions: !self.no_page_companions,
             max_batches: self.max_batches,
             ..EpochConfig::default()
         };
@@ -299,29 +303,35 @@ pub struct ReportStore<'a> {
 impl<'a> EpochReportDoc<'a> {
     /// The document of `r`, run on `store` with `config`.
     pub fn new(store: &'a Store, config: &'a EpochConfig, r: &'a EpochReport) -> Self {
+        // The report keeps one shape for every policy: the options a
+        // policy does not have read as their defaults.
+        let ginex = config.cache.ginex().cloned().unwrap_or_default();
         EpochReportDoc {
             report: ReportJson::new(r),
-            policy: config.policy.name(),
+            policy: config.cache.policy().name(),
             parameters: ReportParameters {
                 feature_cache_rows: config.feature_cache_rows,
                 neighbor_cache_bytes: config.neighbor_cache_bytes,
                 batch_size: config.batch_size,
                 fanouts: &config.fanouts,
-                superbatch: config.superbatch,
-                changeset_every: config.changeset_every,
+                superbatch: ginex.superbatch,
+                changeset_every: ginex.changeset_every,
                 seed: config.seed,
                 epoch: config.epoch,
-                pipeline: config.pipeline.name(),
-                carry_over: config.carry_over,
-                reuse_prior: config.reuse_prior,
-                page_companions: config.page_companions,
+                pipeline: ginex.pipeline.name(),
+                carry_over: ginex.carry_over,
+                reuse_prior: ginex.reuse_prior,
+                page_companions: ginex.page_companions,
                 read_merge_gap: config.merge_gap_pages,
                 sequential_reads: config.sequential_reads.name(),
                 read_cost: config.read_cost.to_arg(),
-                presc_rounds: config.presc_rounds,
+                presc_rounds: match config.cache {
+                    CacheConfig::Presc { rounds } => rounds,
+                    _ => DEFAULT_PRESC_ROUNDS,
+                },
                 workers: config.workers,
             },
-            crc_checked: config.policy != Policy::Mmap,
+            crc_checked: config.cache != CacheConfig::Mmap,
             store: ReportStore {
                 path: store.dir(),
                 nodes: store.num_nodes(),
@@ -374,7 +384,7 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
     }
     print_report(&store, &config, &r);
     let summary = EpochSummary {
-        policy: config.policy.name(),
+        policy: config.cache.policy().name(),
         batches: r.batches.len(),
         hits: r.hits(),
         misses: r.misses(),
@@ -421,10 +431,12 @@ impl EpochProgress {
     pub fn new(store: &Store, config: &EpochConfig) -> Result<EpochProgress> {
         let train = store.splits()?.map_or(0, |s| s.train.len());
         let total = config.num_batches(train);
-        let size = config.superbatch.max(1);
         Ok(EpochProgress {
             bar: ginex::progress::Bar::new(total, "epoch", false),
-            superbatch: (config.policy == Policy::Ginex).then(|| (size, total.div_ceil(size))),
+            superbatch: config.cache.ginex().map(|g| {
+                let size = g.superbatch.max(1);
+                (size, total.div_ceil(size))
+            }),
             started: std::time::Instant::now(),
             seeds: 0,
         })
@@ -456,31 +468,31 @@ impl Drop for EpochProgress {
 /// The human table on stderr.
 fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     let s = |d: std::time::Duration| d.as_secs_f64();
-    let cache = match config.policy {
-        Policy::Mmap => "no feature cache: the OS page cache".to_string(),
-        Policy::None => "no feature cache".to_string(),
+    let cache = match config.cache {
+        CacheConfig::Mmap => "no feature cache: the OS page cache".to_string(),
+        CacheConfig::None => "no feature cache".to_string(),
         _ => format!("{} feature-cache rows", config.feature_cache_rows),
     };
     eprintln!(
         "epoch {} of {} with policy {} ({cache})",
         config.epoch,
         store.dir().display(),
-        config.policy.name(),
+        config.cache.policy().name(),
     );
-    if config.policy == Policy::Ginex {
+    if let Some(g) = config.cache.ginex() {
         eprintln!(
             "  superbatch {} batches, pipeline {}, carry-over {}, reuse prior {}",
-            config.superbatch,
-            config.pipeline.name(),
-            if config.carry_over { "on" } else { "off" },
-            if config.reuse_prior {
+            g.superbatch,
+            g.pipeline.name(),
+            if g.carry_over { "on" } else { "off" },
+            if g.reuse_prior {
                 "out-degree"
             } else {
                 "none"
             }
         );
     }
-    if config.policy == Policy::Mmap {
+    if config.cache == CacheConfig::Mmap {
         eprintln!("  checksums: NOT checked (mmap reads pages without their CRCs)");
     }
     eprintln!("  {:<18} {:>9}", "stage", "seconds");
@@ -499,7 +511,7 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     ] {
         eprintln!("  {name:<18} {:>9.3}", s(d));
     }
-    if config.neighbor_cache_bytes > 0 && config.policy != Policy::Mmap {
+    if config.neighbor_cache_bytes > 0 && config.cache != CacheConfig::Mmap {
         eprintln!(
             "  neighbor cache: {} ({:.1} s to build), hit ratio {}",
             if r.neighbor_cache_reused {
@@ -512,7 +524,7 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
                 .map_or("-".into(), |h| format!("{h:.3}"))
         );
     }
-    let pages = if config.policy == Policy::Mmap {
+    let pages = if config.cache == CacheConfig::Mmap {
         "pages read not measured (page cache)".to_string()
     } else {
         format!(
@@ -534,14 +546,14 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
         r.init_reads,
         r.miss_ratio(),
     );
-    if config.policy == Policy::Ginex {
+    if let Some(g) = config.cache.ginex() {
         eprintln!(
             "  optimum of this schedule: {} reads ({} at init); init rows read during the superbatch before: {}",
             r.optimal_total(),
             r.optimal_init_reads,
             r.read_ahead
         );
-        if config.page_companions {
+        if g.page_companions {
             eprintln!(
                 "  page companions: {} of {} superbatches admit them, {} rows read with their pages; planned pages {}",
                 r.paged_superbatches, r.superbatches, r.page_companions, r.planned_page_reads
@@ -620,18 +632,19 @@ mod tests {
             ..EpochReportDoc::new(&store, &config, &r)
         };
         let mut want = r.to_json();
-        want["policy"] = json!(config.policy.name());
+        let g = config.cache.ginex().unwrap();
+        want["policy"] = json!(config.cache.policy().name());
         want["parameters"] = json!({
             "feature_cache_rows": config.feature_cache_rows, "neighbor_cache_bytes": config.neighbor_cache_bytes,
-            "batch_size": config.batch_size, "fanouts": config.fanouts, "superbatch": config.superbatch,
-            "changeset_every": config.changeset_every, "seed": config.seed, "epoch": config.epoch,
-            "pipeline": config.pipeline.name(), "carry_over": config.carry_over, "reuse_prior": config.reuse_prior,
-            "page_companions": config.page_companions,
+            "batch_size": config.batch_size, "fanouts": config.fanouts, "superbatch": g.superbatch,
+            "changeset_every": g.changeset_every, "seed": config.seed, "epoch": config.epoch,
+            "pipeline": g.pipeline.name(), "carry_over": g.carry_over, "reuse_prior": g.reuse_prior,
+            "page_companions": g.page_companions,
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
-            "presc_rounds": config.presc_rounds, "workers": config.workers,
+            "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers,
         });
-        want["crc_checked"] = json!(config.policy != Policy::Mmap);
+        want["crc_checked"] = json!(true);
         want["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});
         want["machine"] = json!(doc.machine);
         want["peak_rss_bytes"] = json!(doc.peak_rss_bytes);
@@ -650,13 +663,14 @@ mod tests {
     fn the_flags_defaults_are_the_configuration_defaults() {
         let args = Cli::parse_from(["ginex", "store"]).data;
         let d = EpochConfig::default();
-        assert_eq!(args.policy, d.policy);
+        let g = GinexOptions::default();
+        assert_eq!(CacheConfig::of(args.policy), d.cache);
         assert_eq!(args.sampling.batch_size, d.batch_size);
         assert_eq!(args.sampling.fanouts, d.fanouts);
         assert_eq!(args.sampling.seed, d.seed);
-        assert_eq!(args.changeset_every, d.changeset_every);
-        assert_eq!(args.presc_rounds, d.presc_rounds);
-        assert_eq!(args.pipeline, d.pipeline);
+        assert_eq!(args.changeset_every, g.changeset_every);
+        assert_eq!(args.presc_rounds, DEFAULT_PRESC_ROUNDS);
+        assert_eq!(args.pipeline, g.pipeline);
         assert_eq!(args.read_merge_gap.pages(), d.merge_gap_pages);
         assert_eq!(
             (args.sequential_reads, args.read_cost),
@@ -668,8 +682,8 @@ mod tests {
                 !args.no_reuse_prior,
                 !args.no_page_companions
             ),
-            (d.carry_over, d.reuse_prior, d.page_companions)
+            (g.carry_over, g.reuse_prior, g.page_companions)
         );
-        assert_eq!((args.keep_runs, args.max_batches), (d.keep_runs, None));
+        assert_eq!((args.keep_runs, args.max_batches), (g.keep_runs, None));
     }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::args::MergeGap;
 use crate::epoch::{DataArgs, SamplingArgs};
@@ -96,6 +96,10 @@ pub struct KnobArgs {
     /// best epoch's checkpoint is kept and used by predict either way).
     #[arg(long)]
     pub early_stop: Option<u64>,
+    /// The node type to classify on a typed store (default: the only
+    /// labelled type; needed when several types have labels).
+    #[arg(long, value_name = "TYPE")]
+    pub target_type: Option<String>,
     /// Replace another run's checkpoints in --checkpoint (without it such a
     /// directory is refused unless --resume).
     #[arg(long)]
@@ -253,6 +257,7 @@ fn options(
             .transpose()?,
         early_stop: knobs.early_stop,
         device: model.device,
+        target_type: knobs.target_type.clone(),
     })
 }
 
@@ -276,7 +281,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
         store.num_nodes(),
         store.feature_dim(),
         store.num_classes(),
-        opts.data.policy.name(),
+        opts.data.cache.policy().name(),
         opts.device,
         machine_description()
     )
@@ -287,7 +292,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
             "{} on {} ({} policy)",
             opts.model.model.name(),
             store.dir().display(),
-            opts.data.policy.name()
+            opts.data.cache.policy().name()
         );
         crate::write_report(path, training_curve(&title, &results))?;
         writeln!(out, "training curve: {}", path.display())
@@ -302,18 +307,35 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
                 _ => Some(r),
             },
         );
-        let v = json!({
-            "model": m.model.name(), "hidden": m.hidden, "dropout": m.dropout, "lr": m.lr,
-            "weight_decay": m.weight_decay, "optimizer": m.optimizer.name(), "input_dropout": m.input_dropout,
-            "init": m.init_kind().name(), "heads": m.heads, "out_heads": m.out_heads, "attn_dropout": m.attn_dropout,
-            "lr_schedule": opts.lr_schedule.name(), "eval_every": opts.eval_every,
-            "eval_fanouts": opts.eval_fanouts.as_ref().unwrap_or(&opts.data.fanouts), "early_stop": opts.early_stop,
-            "policy": opts.data.policy.name(), "batch_size": opts.data.batch_size, "fanouts": opts.data.fanouts, "seed": opts.data.seed,
-            "device": format!("{:?}", opts.device), "machine": machine_description(),
-            "best_epoch": best.map(|r| r.epoch), "best_valid_acc": best.and_then(|r| r.valid_acc),
-            "test_acc_at_best_valid": best.and_then(|r| r.test_acc),
-            "epochs": results.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
-        });
+        let v = TrainReport {
+            model: m.model.name(),
+            hidden: m.hidden,
+            dropout: m.dropout,
+            lr: m.lr,
+            weight_decay: m.weight_decay,
+            optimizer: m.optimizer.name(),
+            input_dropout: m.input_dropout,
+            init: m.init_kind().name(),
+            heads: m.heads,
+            out_heads: m.out_heads,
+            attn_dropout: m.attn_dropout,
+            lr_schedule: opts.lr_schedule.name(),
+            eval_every: opts.eval_every,
+            eval_fanouts: opts.eval_fanouts.as_ref().unwrap_or(&opts.data.fanouts),
+            early_stop: opts.early_stop,
+            policy: opts.data.cache.policy().name(),
+            batch_size: opts.data.batch_size,
+            fanouts: &opts.data.fanouts,
+            seed: opts.data.seed,
+            device: format!("{:?}", opts.device),
+            machine: machine_description(),
+            best_epoch: best.map(|r| r.epoch),
+            best_valid_acc: best.and_then(|r| r.valid_acc),
+            test_acc_at_best_valid: best.and_then(|r| r.test_acc),
+            epochs: results.iter().map(|r| r.to_json()).collect(),
+        };
+        // Through a `Value`: its keys print sorted, as they always have.
+        let v = serde_json::to_value(v).unwrap_or_default();
         crate::write_report(path, serde_json::to_vec_pretty(&v).unwrap_or_default())?;
     }
     Ok(())
@@ -536,4 +558,35 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         ),
     };
     writeln!(out, "{line}").map_err(|e| Error::io("write", "<stdout>", e))
+}
+
+/// The `--report` document of `ginex train`: the model, the data path's
+/// settings, the best epoch and every epoch's result.
+#[derive(Debug, Serialize)]
+struct TrainReport<'a> {
+    model: &'static str,
+    hidden: i64,
+    dropout: f64,
+    lr: f64,
+    weight_decay: f64,
+    optimizer: &'static str,
+    input_dropout: f64,
+    init: &'static str,
+    heads: i64,
+    out_heads: i64,
+    attn_dropout: f64,
+    lr_schedule: &'static str,
+    eval_every: u64,
+    eval_fanouts: &'a [i64],
+    early_stop: Option<u64>,
+    policy: &'static str,
+    batch_size: usize,
+    fanouts: &'a [i64],
+    seed: u64,
+    device: String,
+    machine: String,
+    best_epoch: Option<u64>,
+    best_valid_acc: Option<f64>,
+    test_acc_at_best_valid: Option<f64>,
+    epochs: Vec<serde_json::Value>,
 }

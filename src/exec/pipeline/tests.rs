@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::exec::config::CacheConfig;
 use crate::exec::epoch::make_sampler;
 use crate::import::synth::{generate_store, NoProgress, SynthParams};
 use crate::sample::source::StoreSource;
@@ -25,17 +26,22 @@ fn small_store(dir: &Path) -> Store {
     Store::open(dir.join("s")).unwrap()
 }
 
+const SUPERBATCH: u64 = 5;
+
 fn config(pipeline: Pipeline, keep_runs: bool) -> EpochConfig {
     EpochConfig {
         feature_cache_rows: 300,
         batch_size: 40,
         fanouts: vec![6, 4],
-        superbatch: 5,
+        cache: CacheConfig::Ginex(GinexOptions {
+            superbatch: SUPERBATCH,
+            pipeline,
+            keep_runs,
+            ..GinexOptions::default()
+        }),
         seed: 3,
         epoch: 1,
         workers: 2,
-        pipeline,
-        keep_runs,
         ..EpochConfig::default()
     }
 }
@@ -54,6 +60,7 @@ fn run_in(
     let rows = GatherRows::new(store, &options)?;
     let run = GinexRun {
         config,
+        ginex: config.cache.ginex().unwrap(),
         store,
         options: &options,
         sampler: &sampler,
@@ -93,7 +100,7 @@ fn runtime_files_go_after_each_superbatch_unless_kept() {
         // exist: the ones before it are gone.
         let mut seen = 0;
         let report = run_in(&store, &cfg, &dir, &mut |b| {
-            let s = b.batch / cfg.superbatch;
+            let s = b.batch / SUPERBATCH;
             for f in files_in(&dir) {
                 let of = superbatch_of(&f);
                 assert!(

@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::machine::machine_description;
 use crate::svg::{line_chart, Series};
 use ginex::error::{Error, Result};
+use ginex::exec::config::{CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS};
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::format::header::FileKind;
@@ -94,12 +95,15 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
         let rows = (store.num_nodes() as f64 * size) as usize;
         let mut ginex_secs = None;
         for &policy in &policies {
+            let ginex = GinexOptions {
+                superbatch: args.superbatch,
+                ..GinexOptions::default()
+            };
             let config = EpochConfig {
-                policy,
+                cache: CacheConfig::new(policy, ginex, DEFAULT_PRESC_ROUNDS),
                 feature_cache_rows: rows,
                 batch_size: args.batch_size,
                 fanouts: fanouts.clone(),
-                superbatch: args.superbatch,
                 run_dir: run_dir.clone(),
                 max_batches: Some(args.batches),
                 ..EpochConfig::default()
