@@ -289,15 +289,12 @@ impl MemoryPlan {
 pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPlan> {
     let n = store.num_nodes();
     let rb = store.layout().row_bytes() as u64;
-    let pages = store.page_crcs().len() as u64;
     let ginex = req.cache.ginex();
     let uses_cache = !matches!(req.cache, CacheConfig::Mmap | CacheConfig::None);
     let uses_ncache = req.cache != CacheConfig::Mmap;
     let fixed = BASE_PROCESS_BYTES
         + LIBTORCH_RESIDENT_BYTES
-        + 8 * (n + 1)
-        + 4 * pages
-        + 40 * store.segments().len() as u64
+        + store.resident_bytes()
         + 16 * req.seeds
         + if uses_cache {
             FeatureCache::ADDRESS_BYTES_PER_NODE * n

@@ -334,6 +334,16 @@ impl Store {
         self.manifest.num_classes
     }
 
+    /// Bytes the open store keeps in memory whatever a run does: `indptr`
+    /// (8 per node and one), the page CRCs (4 per feature page) and the
+    /// segment table (a `Segment`, 40 bytes, each); the memory planner's
+    /// share for it.
+    pub fn resident_bytes(&self) -> u64 {
+        8 * self.indptr.len() as u64
+            + 4 * self.page_crcs.len() as u64
+            + std::mem::size_of::<Segment>() as u64 * self.segments.len() as u64
+    }
+
     /// The CSC offsets (`num_nodes + 1` entries), resident in memory.
     pub fn indptr(&self) -> &[u64] {
         &self.indptr
