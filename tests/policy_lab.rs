@@ -6,10 +6,10 @@
 mod common;
 
 use ginex::cache::dynamic::DynamicKind;
+use ginex::exec::config::{CacheConfig, GinexOptions};
 use ginex::exec::curves::{
     offsets_path, replay, sample_trace, CurvePolicy, ReplayConfig, StaticRanks, Trace, TraceSpec,
 };
-use ginex::exec::config::{CacheConfig, GinexOptions};
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::import::synth::SynthParams;

@@ -8,14 +8,16 @@ mod common;
 use ginex::exec::config::{CacheConfig, GinexOptions};
 use ginex::exec::epoch::EpochConfig;
 use ginex::exec::policy::Policy;
+use ginex::import::derive::Reduce;
 use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::train::checkpoint::{config_from_meta, predict_checkpoint};
 use ginex::train::eval::{logits, predict};
 use ginex::train::layerwise::{layerwise_logits, LayerwiseOptions};
 use ginex::train::model::ModelKind;
 use ginex::train::options::{LrSchedule, TrainOptions};
 use ginex::train::run::train;
 use ginex::train::tch::{self, Device, Kind, Tensor};
-use ginex::train::trainer::{OptimizerKind, TrainConfig, Trainer};
+use ginex::train::trainer::{EmbedTable, OptimizerKind, TrainConfig, Trainer};
 use ginex::Store;
 
 /// libtorch's random generator is process-global: tests that train run one
@@ -977,4 +979,104 @@ fn relational_layerwise_inference_equals_per_node_inference() {
         assert_eq!(got.len(), want.len());
         assert!(diff < 1e-4, "{model:?}: layer-wise differs by {diff}");
     }
+}
+
+/// A small featureless type embedded by the model (`--embed field` over the
+/// zero rows of `derive-features --reduce zero`): inference reads the
+/// embedding (per node and layer-wise alike), training updates it, and
+/// predict rebuilds it from the checkpoint's metadata alone.
+#[test]
+fn an_embedded_featureless_type_is_used_learned_and_restored() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::typed_store_with(dir.path(), 240, Reduce::Zero);
+    let schema = store.schema().unwrap().clone();
+    let field = schema.node_types[schema.type_index("field").unwrap()].clone();
+    let ids: Vec<u64> = field.ids().collect();
+    let mut rows = vec![1f32; ids.len() * 6];
+    store.read_feature_rows_f32(&ids, &mut rows).unwrap();
+    assert!(rows.iter().all(|&x| x == 0.0), "zero rows for field");
+
+    let plain = TrainConfig {
+        model: ModelKind::Rgcn,
+        hidden: 5,
+        layers: 2,
+        seed: 4,
+        ..TrainConfig::default()
+    };
+    let embedded = TrainConfig {
+        embed: vec![EmbedTable::named("field")],
+        ..plain.clone()
+    };
+    let nodes: Vec<u64> = (0..store.num_nodes()).collect();
+    let logits_of = |config: &TrainConfig| {
+        let trainer = Trainer::new(config.for_store(&store).unwrap(), 6, 3, Device::Cpu);
+        let per_node = logits(&store, &trainer, &full_data(dir.path()), &nodes).unwrap();
+        let opts = LayerwiseOptions {
+            memory: 4096,
+            spill_dir: dir.path().join("spill"),
+            quiet: true,
+        };
+        let (layerwise, _) = layerwise_logits(&store, &trainer, &nodes, &opts).unwrap();
+        let diff = per_node
+            .iter()
+            .zip(&layerwise)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(diff < 1e-4, "layer-wise differs by {diff}");
+        (trainer, per_node)
+    };
+    let (_, without) = logits_of(&plain);
+    let (fresh, with) = logits_of(&embedded);
+    // Same weights (the tables are made after the model): the field
+    // nodes' own outputs differ only through their embedding.
+    let differs = |v: u64| {
+        (0..3).any(|c| (without[v as usize * 3 + c] - with[v as usize * 3 + c]).abs() > 1e-6)
+    };
+    assert!(
+        ids.iter().all(|&v| differs(v)),
+        "every field node reads its embedding"
+    );
+
+    // Trained: the checkpoint holds the table, moved from its initial
+    // values; predict restores it without being told (--embed is in the
+    // checkpoint's metadata).
+    let mut opts = options(dir.path(), ModelKind::Rgcn, Policy::Ginex, 2, "emb");
+    opts.model.embed = vec![EmbedTable::named("field")];
+    train(&store, &opts, &mut std::io::sink()).unwrap();
+    let mut saved: Vec<_> = std::fs::read_dir(dir.path().join("emb"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ot"))
+        .collect();
+    saved.sort();
+    let state = Tensor::load_multi(saved.last().unwrap()).unwrap();
+    let table = &state
+        .iter()
+        .find(|(n, _)| n == "model.embed.field")
+        .unwrap()
+        .1;
+    assert_eq!(table.size(), [field.count as i64, 6]);
+    let init = &params(&fresh)["embed.field"];
+    assert!(
+        (table - init).abs().max().double_value(&[]) > 1e-4,
+        "the table learned"
+    );
+    let predicted = predict(&store, &opts, &ids).unwrap();
+    // `ginex predict` takes the model's shape from the checkpoint alone.
+    let (_, meta) = predict_checkpoint(&dir.path().join("emb")).unwrap();
+    let mut from_meta = opts.clone();
+    from_meta.model = config_from_meta(&meta).unwrap();
+    assert_eq!(from_meta.model.embed, vec![EmbedTable::named("field")]);
+    assert_eq!(predict(&store, &from_meta, &ids).unwrap(), predicted);
+
+    let mut wrong = opts.clone();
+    wrong.model.embed = vec![EmbedTable::named("venue")];
+    let e = train(&store, &wrong, &mut std::io::sink())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--embed venue") && e.contains("no such node type"),
+        "{e}"
+    );
 }

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
 use crate::cache::dynamic::DynamicKind;
+use crate::error::{Error, Result};
 use crate::exec::policy::Policy;
 
 /// What an epoch runs: the cache policy with its own options, then the

@@ -39,11 +39,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cache::feature_cache::FeatureCache;
 use crate::error::{Error, Result};
 use crate::exec::cache_split::{
     choose_split, neighbor_budget, CacheSplit, ProbeAccesses, DEFAULT_NEIGHBOR_SHARE,
 };
-use crate::cache::feature_cache::FeatureCache;
 use crate::exec::config::CacheConfig;
 use crate::exec::pipeline::Pipeline;
 use crate::sample::sampler::EpochSampler;

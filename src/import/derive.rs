@@ -8,6 +8,10 @@
 //! with the derived type's rows inserted in type order. A node without a
 //! neighbour over the relation gets a zero row.
 //!
+//! `Reduce::Zero` gives the type zero rows instead, with no neighbour read:
+//! the input of a learnable embedding for a small featureless type
+//! (`ginex train --embed TYPE` adds the embedding to these rows).
+//!
 //! Out of core: the derived rows are accumulated in `f32` for a range of
 //! the type's nodes at a time, sized to fit `memory`, each range in one
 //! streaming pass over the topology (segment runs, CRC-checked); the
@@ -33,12 +37,42 @@ pub struct DeriveOptions {
     pub out: PathBuf,
     /// The featureless node type to give features.
     pub target: String,
-    /// The featured node type to average.
+    /// The featured node type to average (`Reduce::Mean` only).
     pub from: String,
-    /// The relation joining them (either direction).
+    /// The relation joining them, either direction (`Reduce::Mean` only).
     pub via: String,
+    /// How the rows are made.
+    pub reduce: Reduce,
     /// Memory budget in bytes.
     pub memory: u64,
+}
+
+/// How derived rows are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reduce {
+    /// The mean of the neighbours' rows.
+    #[default]
+    Mean,
+    /// Zero rows (for a learnable embedding added by the model).
+    Zero,
+}
+
+impl Reduce {
+    /// Every reduction.
+    pub const ALL: [Reduce; 2] = [Reduce::Mean, Reduce::Zero];
+
+    /// Name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduce::Mean => "mean",
+            Reduce::Zero => "zero",
+        }
+    }
+
+    /// Parses a name.
+    pub fn parse(s: &str) -> Result<Reduce> {
+        Error::parse_name(s, "reduction", &Reduce::ALL, Reduce::name)
+    }
 }
 
 /// What a derivation did.
@@ -83,14 +117,24 @@ fn plan(store: &Store, schema: &Schema, o: &DeriveOptions) -> Result<Plan> {
             ))
         })
     };
-    let (t, f) = (find(&o.target, "--type")?, find(&o.from, "--from")?);
-    let (tt, ft) = (&schema.node_types[t], &schema.node_types[f]);
+    let t = find(&o.target, "--type")?;
+    let tt = &schema.node_types[t];
     if tt.has_features() {
         return Err(Error::invalid_argument(format!(
             "--type {}: the type already has features",
             tt.name
         )));
     }
+    if o.reduce == Reduce::Zero {
+        return Ok(Plan {
+            target: (t, tt.offset, tt.count),
+            from: (0, 0),
+            direction: Direction::In,
+            dim: store.feature_dim() as usize,
+        });
+    }
+    let f = find(&o.from, "--from")?;
+    let ft = &schema.node_types[f];
     if !ft.has_features() {
         return Err(Error::invalid_argument(format!(
             "--from {}: the type has no features to average (derive them first)",
@@ -187,6 +231,15 @@ fn id_window(list: &[u64], a: u64, b: u64) -> &[u64] {
     list.get(i..j).unwrap_or_default()
 }
 
+/// Zero rows of the plan's target type in `scratch` (a sparse file: no
+/// bytes written); returns (isolated rows = all, passes = 0).
+fn zero_rows(plan: &Plan, scratch: &Path) -> Result<(u64, u64)> {
+    let file = std::fs::File::create(scratch).map_err(|e| Error::io("create", scratch, e))?;
+    file.set_len(plan.target.2 * plan.dim as u64 * 4)
+        .map_err(|e| Error::io("extend", scratch, e))?;
+    Ok((plan.target.2, 0))
+}
+
 /// Derives the rows of the plan's target type into `scratch` (f32, in node
 /// order); returns (isolated rows, passes).
 fn derive_rows(store: &Store, plan: &Plan, memory: u64, scratch: &Path) -> Result<(u64, u64)> {
@@ -270,7 +323,10 @@ pub fn derive_features(o: &DeriveOptions) -> Result<DeriveReport> {
 
     let started = Instant::now();
     let scratch = builder.staging_path().join("derive-rows.f32");
-    let (isolated, passes) = derive_rows(&store, &plan, o.memory, &scratch)?;
+    let (isolated, passes) = match o.reduce {
+        Reduce::Mean => derive_rows(&store, &plan, o.memory, &scratch)?,
+        Reduce::Zero => zero_rows(&plan, &scratch)?,
+    };
     report.phases.push(("derive rows", started.elapsed()));
     report.rows = plan.target.2;
     report.isolated = isolated;

@@ -19,7 +19,7 @@ use crate::sample::neighbor_cache::store_identity;
 use crate::store::Store;
 use crate::train::model::{InitKind, ModelKind};
 use crate::train::options::{LrSchedule, TrainOptions};
-use crate::train::trainer::{TrainConfig, Trainer};
+use crate::train::trainer::{EmbedTable, TrainConfig, Trainer};
 
 /// Version of the metadata document ([`CheckpointDoc::format`]).
 const META_FORMAT: u32 = 2;
@@ -40,6 +40,10 @@ pub(crate) struct CheckpointDoc<'a> {
     pub model: &'static str,
     /// Hidden width.
     pub hidden: i64,
+    /// Node types with a learnable embedding (absent when none, as
+    /// before embeddings existed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub embed: Vec<&'a str>,
     /// Layers (hops).
     pub layers: usize,
     /// Dropout between layers.
@@ -103,6 +107,7 @@ impl<'a> CheckpointDoc<'a> {
             epochs: opts.epochs,
             model: m.model.name(),
             hidden: m.hidden,
+            embed: m.embed.iter().map(|e| e.name.as_str()).collect(),
             layers: m.layers,
             dropout: m.dropout,
             input_dropout: m.input_dropout,
@@ -149,9 +154,10 @@ pub(crate) fn checkpoint_meta(
 }
 
 /// Keys that shape the model: `predict` takes them from the checkpoint.
-pub(crate) const MODEL_KEYS: [&str; 7] = [
+pub(crate) const MODEL_KEYS: [&str; 8] = [
     "model",
     "hidden",
+    "embed",
     "layers",
     "heads",
     "out_heads",
@@ -400,6 +406,9 @@ struct ModelMeta {
     /// [`InitKind::name`] (the model's default when absent or unknown).
     #[serde(default, deserialize_with = "lenient")]
     init: Option<String>,
+    /// Embedded node types (none when absent).
+    #[serde(default, deserialize_with = "lenient")]
+    embed: Option<Vec<String>>,
 }
 
 /// A value of type `T`, or `None` when the document holds another type
@@ -436,6 +445,12 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
         out_heads: m.out_heads.unwrap_or(1),
         seed: m.seed.unwrap_or(0),
         init: m.init.and_then(|s| InitKind::parse(&s).ok()),
+        embed: m
+            .embed
+            .unwrap_or_default()
+            .into_iter()
+            .map(EmbedTable::named)
+            .collect(),
         ..TrainConfig::default()
     })
 }

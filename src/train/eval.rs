@@ -100,10 +100,7 @@ fn predict_trainer(store: &Store, opts: &TrainOptions) -> Result<Trainer> {
         .checkpoint
         .as_ref()
         .ok_or_else(|| Error::invalid_argument("predict needs --checkpoint DIR"))?;
-    let model = crate::train::trainer::TrainConfig {
-        relation_dst: crate::train::trainer::relation_dst(store),
-        ..opts.model.clone()
-    };
+    let model = opts.model.for_store(store)?;
     let mut trainer = Trainer::new(model, in_dim, classes, opts.device);
     let (stem, _) = predict_checkpoint(dir)?;
     let keys = [&MODEL_KEYS[..], &STORE_KEYS].concat();

@@ -236,7 +236,8 @@ pub fn layerwise_logits(
                     .iter()
                     .map(|&v| (indptr[v as usize + 1] - indptr[v as usize]) as f32 + 1.0),
             );
-            let out = trainer.layer_outputs(layer, &rows, in_width, &hop, Some(&degrees))?;
+            let out =
+                trainer.layer_outputs(layer, (&sources, &rows), in_width, &hop, Some(&degrees))?;
             match &mut sink {
                 Sink::Memory(values) => values.extend_from_slice(&out),
                 Sink::File(w, path) => {

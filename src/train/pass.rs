@@ -42,6 +42,7 @@ fn to_train_batch(b: &EpochBatch<'_>, store: &Store, labels: &[i32]) -> Result<T
         .map(|&v| (indptr[v as usize + 1] - indptr[v as usize]) as f32 + 1.0)
         .collect();
     Ok(TrainBatch {
+        ids: b.ids.to_vec(),
         features,
         dim,
         hops,

@@ -10,7 +10,6 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::train::target::Target;
 use crate::checkpoint_meta::Progress;
 use crate::error::{Error, Result};
 use crate::exec::epoch::EpochReport;
@@ -23,6 +22,7 @@ use crate::train::checkpoint::{
 use crate::train::eval::evaluate;
 use crate::train::options::TrainOptions;
 use crate::train::pass::pass;
+use crate::train::target::Target;
 use crate::train::trainer::{StepStats, Trainer};
 
 /// Time per stage of one epoch.
@@ -201,10 +201,7 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
     if opts.resume && opts.checkpoint.is_none() {
         return Err(Error::invalid_argument("--resume needs --checkpoint DIR"));
     }
-    let model = crate::train::trainer::TrainConfig {
-        relation_dst: crate::train::trainer::relation_dst(store),
-        ..opts.model.clone()
-    };
+    let model = opts.model.for_store(store)?;
     let mut trainer = Trainer::new(model, in_dim, classes, opts.device);
     let mut start = 0;
     let mut progress = Progress::default();

@@ -47,13 +47,17 @@ impl Target {
         let labelled: Vec<&str> = schema
             .node_types
             .iter()
-            .filter(|t| t.ids().any(|v| labels.get(v as usize).is_some_and(|&l| l >= 0)))
+            .filter(|t| {
+                t.ids()
+                    .any(|v| labels.get(v as usize).is_some_and(|&l| l >= 0))
+            })
             .map(|t| t.name.as_str())
             .collect();
         let name = match requested {
             Some(name) => {
                 if schema.type_index(name).is_none() {
-                    let all: Vec<&str> = schema.node_types.iter().map(|t| t.name.as_str()).collect();
+                    let all: Vec<&str> =
+                        schema.node_types.iter().map(|t| t.name.as_str()).collect();
                     return Err(Error::invalid_argument(format!(
                         "--target-type {name}: {} has no such node type (its types: {})",
                         dir.display(),
@@ -65,7 +69,11 @@ impl Target {
                         "--target-type {name}: no node of type {name} in {} has a label \
                          (labelled types: {})",
                         dir.display(),
-                        if labelled.is_empty() { "none".to_string() } else { labelled.join(", ") }
+                        if labelled.is_empty() {
+                            "none".to_string()
+                        } else {
+                            labelled.join(", ")
+                        }
                     )));
                 }
                 name
@@ -98,7 +106,8 @@ impl Target {
         let Some((_, range)) = &self.typed else {
             return splits;
         };
-        let keep = |ids: Vec<u64>| -> Vec<u64> { ids.into_iter().filter(|v| range.contains(v)).collect() };
+        let keep =
+            |ids: Vec<u64>| -> Vec<u64> { ids.into_iter().filter(|v| range.contains(v)).collect() };
         Splits {
             train: keep(splits.train),
             valid: keep(splits.valid),
@@ -163,11 +172,17 @@ mod tests {
         let dir = Path::new("s");
         let (schema, labels) = typed(true);
         let e = Target::choose_in(Some(&schema), &labels, None, dir).unwrap_err();
-        assert!(e.to_string().contains("several node types (author, paper)"), "{e}");
+        assert!(
+            e.to_string().contains("several node types (author, paper)"),
+            "{e}"
+        );
         let t = Target::choose_in(Some(&schema), &labels, Some("author"), dir).unwrap();
         assert_eq!(t.splits(splits()).train, vec![0]);
         for (name, says) in [
-            ("venue", "no such node type (its types: author, paper, field)"),
+            (
+                "venue",
+                "no such node type (its types: author, paper, field)",
+            ),
             ("field", "no node of type field"),
         ] {
             let e = Target::choose_in(Some(&schema), &labels, Some(name), dir).unwrap_err();

@@ -43,6 +43,91 @@ pub struct TrainConfig {
     /// store (set from its schema by training and prediction, see
     /// [`relation_dst`]); empty: one relation.
     pub relation_dst: Vec<i64>,
+    /// Node types whose input rows get a learnable embedding added (by
+    /// name; [`TrainConfig::for_store`] finds their id ranges).
+    pub embed: Vec<EmbedTable>,
+}
+
+/// A learnable embedding of one node type: a row per node of the type,
+/// added to the type's input features (zero rows for a featureless type
+/// given `ginex derive-features --reduce zero`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbedTable {
+    /// The node type's name.
+    pub name: String,
+    /// Its first global id.
+    pub offset: u64,
+    /// Its node count: the table's rows.
+    pub count: u64,
+}
+
+/// Most rows of one embedding table: the table, its gradient and Adam's
+/// two moments live in memory (16 bytes per value).
+pub const MAX_EMBED_ROWS: u64 = 1 << 20;
+
+impl EmbedTable {
+    /// The table of the type `name`, its ids not yet looked up
+    /// ([`TrainConfig::for_store`] does).
+    pub fn named(name: impl Into<String>) -> EmbedTable {
+        EmbedTable {
+            name: name.into(),
+            offset: 0,
+            count: 0,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// This configuration for `store`: the destination type of each of its
+    /// relations ([`relation_dst`]) and the id range of each embedded type.
+    /// Refuses embedding on an untyped store, an unknown type, and a type
+    /// of more than [`MAX_EMBED_ROWS`] nodes.
+    pub fn for_store(&self, store: &crate::store::Store) -> Result<TrainConfig> {
+        let embed = self
+            .embed
+            .iter()
+            .map(|e| {
+                let schema = store.schema().ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "--embed {}: {} is untyped (it has no node types)",
+                        e.name,
+                        store.dir().display()
+                    ))
+                })?;
+                let t = schema
+                    .type_index(&e.name)
+                    .map(|i| &schema.node_types[i])
+                    .ok_or_else(|| {
+                        let all: Vec<&str> =
+                            schema.node_types.iter().map(|t| t.name.as_str()).collect();
+                        Error::invalid_argument(format!(
+                            "--embed {}: {} has no such node type (its types: {})",
+                            e.name,
+                            store.dir().display(),
+                            all.join(", ")
+                        ))
+                    })?;
+                if t.count > MAX_EMBED_ROWS {
+                    return Err(Error::invalid_argument(format!(
+                        "--embed {}: {} nodes, more than the {MAX_EMBED_ROWS} an in-memory \
+                         embedding takes; derive its features instead \
+                         (ginex derive-features --reduce mean)",
+                        e.name, t.count
+                    )));
+                }
+                Ok(EmbedTable {
+                    name: t.name.clone(),
+                    offset: t.offset,
+                    count: t.count,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(TrainConfig {
+            relation_dst: relation_dst(store),
+            embed,
+            ..self.clone()
+        })
+    }
 }
 
 /// The destination node type of each relation of `store` (empty for an
@@ -125,6 +210,7 @@ impl Default for TrainConfig {
             out_heads: 1,
             attn_dropout: 0.0,
             relation_dst: Vec::new(),
+            embed: Vec::new(),
         }
     }
 }
@@ -132,6 +218,9 @@ impl Default for TrainConfig {
 /// A gathered batch ready for the model.
 #[derive(Debug, Clone)]
 pub struct TrainBatch {
+    /// The store id of each row (the embedded types' rows get their
+    /// embedding).
+    pub ids: Vec<u64>,
     /// Row-major features of every sampled node (`rows × dim`).
     pub features: Vec<f32>,
     /// Feature dimension.
@@ -189,6 +278,8 @@ const EPS: f64 = 1e-8;
 pub struct Trainer {
     vs: nn::VarStore,
     model: Gnn,
+    /// One learnable table per embedded type (rows × input width).
+    embeddings: Vec<(EmbedTable, Tensor)>,
     config: TrainConfig,
     device: Device,
     adam_m: Vec<Tensor>,
@@ -203,6 +294,18 @@ impl Trainer {
         tch::manual_seed(config.seed as i64);
         let vs = nn::VarStore::new(device);
         let model = Gnn::from_spec(&vs.root(), &config.spec(in_dim, classes));
+        let embeddings = config
+            .embed
+            .iter()
+            .map(|e| {
+                let init = nn::Init::Randn {
+                    mean: 0.0,
+                    stdev: 0.1,
+                };
+                let table = (vs.root() / "embed").var(&e.name, &[e.count as i64, in_dim], init);
+                (e.clone(), table)
+            })
+            .collect();
         let vars = Self::ordered_vars(&vs);
         let adam_m = vars.iter().map(Tensor::zeros_like).collect();
         let adam_v = vars.iter().map(Tensor::zeros_like).collect();
@@ -210,6 +313,7 @@ impl Trainer {
         Trainer {
             vs,
             model,
+            embeddings,
             config,
             device,
             adam_m,
@@ -252,6 +356,7 @@ impl Trainer {
         let x = Tensor::from_slice(&batch.features)
             .view([rows as i64, batch.dim as i64])
             .to_device(self.device);
+        let x = self.embedded(x, &batch.ids)?;
         let degrees = (!batch.degrees.is_empty()).then_some(batch.degrees.as_slice());
         let hops = batch
             .hops
@@ -259,6 +364,37 @@ impl Trainer {
             .map(|h| HopTensors::with_degrees(h, degrees, self.device))
             .collect::<Result<Vec<_>>>()?;
         Ok((x, hops))
+    }
+
+    /// `x` (one row per id of `ids`) with each embedded type's rows plus
+    /// their embedding, in the autograd graph (the tables learn).
+    fn embedded(&self, x: Tensor, ids: &[u64]) -> Result<Tensor> {
+        if self.embeddings.is_empty() {
+            return Ok(x);
+        }
+        if ids.len() as i64 != x.size()[0] {
+            return Err(Error::internal(format!(
+                "{} ids for {} input rows",
+                ids.len(),
+                x.size()[0]
+            )));
+        }
+        let mut x = x;
+        for (e, table) in &self.embeddings {
+            let (at, rows): (Vec<i64>, Vec<i64>) = ids
+                .iter()
+                .enumerate()
+                .filter(|&(_, &v)| (e.offset..e.offset + e.count).contains(&v))
+                .map(|(i, &v)| (i as i64, (v - e.offset) as i64))
+                .unzip();
+            if at.is_empty() {
+                continue;
+            }
+            let at = Tensor::from_slice(&at).to_device(self.device);
+            let rows = table.index_select(0, &Tensor::from_slice(&rows).to_device(self.device));
+            x = x.index_add(0, &at, &rows);
+        }
+        Ok(x)
     }
 
     fn labelled(&self, batch: &TrainBatch) -> (Tensor, Tensor) {
@@ -402,7 +538,7 @@ impl Trainer {
     pub fn layer_outputs(
         &self,
         i: usize,
-        rows: &[f32],
+        (ids, rows): (&[u64], &[f32]),
         dim: usize,
         hop: &Hop,
         degrees: Option<&[f32]>,
@@ -418,6 +554,7 @@ impl Trainer {
             let x = Tensor::from_slice(rows)
                 .view([hop.num_src as i64, dim as i64])
                 .to_device(self.device);
+            let x = if i == 0 { self.embedded(x, ids)? } else { x };
             let hop = HopTensors::with_degrees(hop, degrees, self.device)?;
             let out = self
                 .model
@@ -554,6 +691,7 @@ mod tests {
             }
         }
         TrainBatch {
+            ids: (0..3 * seeds as u64).collect(),
             features,
             dim: 1,
             hops: vec![Hop::new(seeds, 3 * seeds, src, dst)],

@@ -72,7 +72,13 @@ pub fn small_epoch_store() -> (tempfile::TempDir, Store) {
 /// fields' from their papers (`ginex derive-features`). Built in `dir`.
 #[allow(dead_code)]
 pub fn typed_store(dir: &Path, nodes: u64) -> Store {
-    use ginex::import::derive::{derive_features, DeriveOptions};
+    typed_store_with(dir, nodes, ginex::import::derive::Reduce::Mean)
+}
+
+/// [`typed_store`] whose `field` rows are made by `field` (`Reduce::Zero`:
+/// zero rows, for a learnable embedding).
+pub fn typed_store_with(dir: &Path, nodes: u64, field: ginex::import::derive::Reduce) -> Store {
+    use ginex::import::derive::{derive_features, DeriveOptions, Reduce};
     let p = SynthParams {
         nodes,
         avg_degree: 4.0,
@@ -84,9 +90,9 @@ pub fn typed_store(dir: &Path, nodes: u64) -> Store {
         ..SynthParams::default()
     };
     ginex::generate_store(&p, &dir.join("typed"), &ginex::NoProgress).unwrap();
-    for (from, target, via, out) in [
-        ("typed", "author", "writes", "typed-a"),
-        ("typed-a", "field", "has_topic", "typed-af"),
+    for (from, target, via, out, reduce) in [
+        ("typed", "author", "writes", "typed-a", Reduce::Mean),
+        ("typed-a", "field", "has_topic", "typed-af", field),
     ] {
         derive_features(&DeriveOptions {
             store: dir.join(from),
@@ -94,6 +100,7 @@ pub fn typed_store(dir: &Path, nodes: u64) -> Store {
             target: target.into(),
             from: "paper".into(),
             via: via.into(),
+            reduce,
             memory: 1 << 20,
         })
         .unwrap();

@@ -485,11 +485,7 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
             g.superbatch,
             g.pipeline.name(),
             if g.carry_over { "on" } else { "off" },
-            if g.reuse_prior {
-                "out-degree"
-            } else {
-                "none"
-            }
+            if g.reuse_prior { "out-degree" } else { "none" }
         );
     }
     if config.cache == CacheConfig::Mmap {

@@ -22,7 +22,7 @@ use ginex::train::layerwise::LayerwiseOptions;
 use ginex::train::model::{InitKind, ModelKind};
 use ginex::train::options::{LrSchedule, TrainOptions};
 use ginex::train::run::train;
-use ginex::train::trainer::{OptimizerKind, TrainConfig};
+use ginex::train::trainer::{EmbedTable, OptimizerKind, TrainConfig};
 
 /// Model flags shared by `train` and `predict`.
 #[derive(Debug, Args)]
@@ -36,6 +36,12 @@ pub struct ModelArgs {
     /// Hidden width.
     #[arg(long, default_value_t = 256)]
     pub hidden: i64,
+    /// Typed stores: node types whose input rows get a learnable embedding
+    /// (a row per node, added to the type's features; for a small
+    /// featureless type, give it zero rows first with `ginex
+    /// derive-features --type T --reduce zero`), e.g. --embed field.
+    #[arg(long, value_delimiter = ',', value_name = "TYPE,...")]
+    pub embed: Vec<String>,
     /// Dropout between layers.
     #[arg(long, default_value_t = 0.5)]
     pub dropout: f64,
@@ -242,6 +248,7 @@ fn options(
             out_heads: knobs.out_heads,
             attn_dropout: knobs.attn_dropout.unwrap_or(model.dropout),
             relation_dst: Vec::new(),
+            embed: model.embed.iter().map(EmbedTable::named).collect(),
         },
         data: data_cfg,
         epochs,
