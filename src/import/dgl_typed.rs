@@ -19,8 +19,8 @@ use crate::error::Result;
 use crate::format::schema::{NodeType, Relation, Schema};
 use crate::format::tables::MISSING_LABEL;
 use crate::import::dgl::{
-    check_chunk_counts, check_rows, checked_sum, is_empty_file, mask_ids, open_arrays,
-    original_ids, write_mask_splits, DglImport, Meta,
+    check_chunk_counts, checked_sum, is_empty_file, mask_ids, numpy_chunks, original_ids,
+    write_mask_splits, DglImport, Meta,
 };
 use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
@@ -104,13 +104,7 @@ fn node_arrays(
         return Ok(None);
     };
     let field = format!("node_data.{ty}.{key}");
-    let (format, _, files) = meta.chunks(spec, &field)?;
-    if format != "numpy" {
-        return Err(meta.err(&field, "node data must be numpy chunks"));
-    }
-    let arrays = open_arrays(&files)?;
-    check_rows(meta, &field, &arrays, count)?;
-    Ok(Some(arrays))
+    numpy_chunks(meta, spec, &field, count).map(Some)
 }
 
 /// Imports a chunked graph with several node types; see the module docs.
