@@ -360,22 +360,8 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
         let got = b.topology(&inputs, None, expected)?;
         check_chunk_counts(path, &inputs, &expected_counts, &got)
     };
-    match &feats {
-        Some(arrays) => {
-            let source = arrays.first().map(|f| f.path.clone()).unwrap_or_default();
-            let feed = |sink: &mut FeatureSink| {
-                for f in arrays {
-                    features_from_npy(f, None, sink)?;
-                }
-                Ok(())
-            };
-            build.overlapped(&source, feed, topology)?;
-        }
-        None => {
-            topology(&mut build)?;
-            build.zero_features()?;
-        }
-    }
+    let chunks: Option<Vec<&NpyFile>> = feats.as_ref().map(|a| a.iter().collect());
+    topology_and_features(&mut build, chunks.as_deref(), topology)?;
     node_tables(opts, path, n, &arrays_of, &meta, &mut build)?;
     if root
         .get("edge_data")
@@ -388,6 +374,32 @@ pub fn import_dgl(opts: &DglImport) -> Result<ImportReport> {
         );
     }
     build.finish()
+}
+
+/// Builds the topology with `topology` while the features stream in from
+/// the numpy chunks `feats` (in order); without chunks, the topology and
+/// then all-zero features.
+pub(super) fn topology_and_features(
+    build: &mut Build,
+    feats: Option<&[&NpyFile]>,
+    topology: impl FnOnce(&mut Build) -> Result<()>,
+) -> Result<()> {
+    match feats {
+        Some(arrays) => {
+            let source = arrays.first().map(|f| f.path.clone()).unwrap_or_default();
+            let feed = |sink: &mut FeatureSink| {
+                for f in arrays {
+                    features_from_npy(f, None, sink)?;
+                }
+                Ok(())
+            };
+            build.overlapped(&source, feed, topology)
+        }
+        None => {
+            topology(build)?;
+            build.zero_features()
+        }
+    }
 }
 
 /// The edge chunks of an untyped graph's edge types (each

@@ -20,13 +20,12 @@ use crate::format::schema::{NodeType, Relation, Schema};
 use crate::format::tables::MISSING_LABEL;
 use crate::import::dgl::{
     check_chunk_counts, checked_sum, is_empty_file, mask_ids, numpy_chunks, original_ids,
-    write_mask_splits, DglImport, Meta,
+    topology_and_features, write_mask_splits, DglImport, Meta,
 };
 use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
 use crate::import::pipeline::{
-    feature_shape, features_from_npy, labels_from_npy, Build, EdgeEnds, EdgeInput, FeatureSink,
-    ImportReport,
+    feature_shape, labels_from_npy, Build, EdgeEnds, EdgeInput, ImportReport,
 };
 use crate::import::reorder::Reorder;
 
@@ -211,22 +210,8 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
         check_chunk_counts(path, &inputs, &expected_counts, &got)
     };
     let featured: Vec<&NpyFile> = feats.iter().flatten().flatten().collect();
-    match featured.first() {
-        Some(first) => {
-            let source = first.path.clone();
-            let feed = |sink: &mut FeatureSink| {
-                for f in &featured {
-                    features_from_npy(f, None, sink)?;
-                }
-                Ok(())
-            };
-            build.overlapped(&source, feed, topology)?;
-        }
-        None => {
-            topology(&mut build)?;
-            build.zero_features()?;
-        }
-    }
+    let chunks = (!featured.is_empty()).then_some(featured.as_slice());
+    topology_and_features(&mut build, chunks, topology)?;
     tables(opts, root, meta, &ts, &mut build)?;
     build.finish()
 }
