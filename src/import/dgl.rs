@@ -402,13 +402,12 @@ pub(super) fn topology_and_features(
     }
 }
 
+/// Each edge chunk's edge type and edge count, as the metadata gives them.
+type ChunkCounts = Vec<(String, u64)>;
+
 /// The edge chunks of an untyped graph's edge types (each
 /// `<ntype>:<relation>:<ntype>`), with each chunk's edge type and count.
-fn edge_chunks(
-    meta: &Meta,
-    root: &Value,
-    ntype: &str,
-) -> Result<(Vec<EdgeInput>, Vec<(String, u64)>)> {
+fn edge_chunks(meta: &Meta, root: &Value, ntype: &str) -> Result<(Vec<EdgeInput>, ChunkCounts)> {
     let get = |k: &str| root.get(k).ok_or_else(|| meta.err(k, "missing key"));
     let edge_types = meta.str_list(get("edge_type")?, "edge_type")?;
     let edge_counts = get("num_edges_per_chunk")?
