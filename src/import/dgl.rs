@@ -451,19 +451,25 @@ fn edge_chunks(meta: &Meta, root: &Value, ntype: &str) -> Result<(Vec<EdgeInput>
             ));
         }
         for (f, c) in files.into_iter().zip(counts) {
-            let input = if format == "numpy" && !is_empty_file(&f) {
-                EdgeInput::Array(NpyFile::open(&f)?)
-            } else {
-                EdgeInput::Text {
-                    path: f,
-                    delimiter: delimiter.or(Some(b' ')),
-                }
-            };
-            inputs.push(input);
+            inputs.push(edge_input(&format, delimiter, f)?);
             expected_counts.push((et.to_string(), c));
         }
     }
     Ok((inputs, expected_counts))
+}
+
+/// The input of edge chunk `f` of a chunk list of `format` (`numpy`, or
+/// text with `delimiter`, a space by default): an empty numpy file is read
+/// as empty text.
+pub(super) fn edge_input(format: &str, delimiter: Option<u8>, f: PathBuf) -> Result<EdgeInput> {
+    Ok(if format == "numpy" && !is_empty_file(&f) {
+        EdgeInput::Array(NpyFile::open(&f)?)
+    } else {
+        EdgeInput::Text {
+            path: f,
+            delimiter: delimiter.or(Some(b' ')),
+        }
+    })
 }
 
 /// The numpy chunks of `node_data[ntype][key]`, opened and checked to

@@ -19,14 +19,12 @@ use crate::error::Result;
 use crate::format::schema::{NodeType, Relation, Schema};
 use crate::format::tables::MISSING_LABEL;
 use crate::import::dgl::{
-    check_chunk_counts, checked_sum, is_empty_file, mask_ids, numpy_chunks, original_ids,
+    check_chunk_counts, checked_sum, edge_input, mask_ids, numpy_chunks, original_ids,
     topology_and_features, write_mask_splits, DglImport, Meta,
 };
 use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
-use crate::import::pipeline::{
-    feature_shape, labels_from_npy, Build, EdgeEnds, EdgeInput, ImportReport,
-};
+use crate::import::pipeline::{feature_shape, labels_from_npy, Build, EdgeEnds, ImportReport};
 use crate::import::reorder::Reorder;
 
 /// The relations of the store: the declared edge types, and with
@@ -178,15 +176,7 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
             .ok_or_else(|| meta.err("edges", format!("no entry for edge type {canonical:?}")))?;
         let (format, delimiter, files) = meta.chunks(spec, &key)?;
         for (f, c) in files.into_iter().zip(&e.chunk_sizes) {
-            let input = if format == "numpy" && !is_empty_file(&f) {
-                EdgeInput::Array(NpyFile::open(&f)?)
-            } else {
-                EdgeInput::Text {
-                    path: f,
-                    delimiter: delimiter.or(Some(b' ')),
-                }
-            };
-            inputs.push(input);
+            inputs.push(edge_input(&format, delimiter, f)?);
             ends.push(EdgeEnds {
                 src: type_of(e.src),
                 dst: type_of(e.dst),
