@@ -5,7 +5,8 @@
 //! self-loops, and empty chunks; the metadata of a small export equals a
 //! hand-written one field by field; bad inputs leave nothing behind.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
@@ -23,6 +24,8 @@ use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::export::{run as export_run, ExportCli};
 use ginex_cli::import::{run as import_run, ImportCli};
 
+use common::{assert_same_files, files_of};
+
 fn fixture(name: &str) -> PathBuf {
     // Run as a test of the CLI crate (tools/): the fixtures are one level up.
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -30,37 +33,6 @@ fn fixture(name: &str) -> PathBuf {
         .join("tests")
         .join("fixtures")
         .join(name)
-}
-
-/// Every file of a directory, by name.
-fn files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn assert_identical(original: &Path, rebuilt: &Path, what: &str) {
-    let (a, b) = (files_of(original), files_of(rebuilt));
-    assert_eq!(
-        a.keys().collect::<Vec<_>>(),
-        b.keys().collect::<Vec<_>>(),
-        "{what}: different files"
-    );
-    for (name, bytes) in &a {
-        assert!(
-            bytes == &b[name],
-            "{what}: {name} differs ({} vs {} bytes)",
-            bytes.len(),
-            b[name].len()
-        );
-    }
 }
 
 /// The CSC segment size a store was built with: the golden fixtures use
@@ -114,7 +86,7 @@ fn dgl_round_trip(
         common: common(&store, rebuilt.clone()),
     })
     .unwrap_or_else(|e| panic!("{tag}: re-import failed: {e}"));
-    assert_identical(store_dir, &rebuilt, &tag);
+    assert_same_files(store_dir, &rebuilt, &tag);
     report
 }
 
@@ -152,7 +124,7 @@ fn graphbolt_round_trip(store_dir: &Path, work: &Path, format: EdgeFormat) -> Ex
     }
     imp.common = common(&store, rebuilt.clone());
     import_files(&imp).unwrap_or_else(|e| panic!("{tag}: re-import failed: {e}"));
-    assert_identical(store_dir, &rebuilt, &tag);
+    assert_same_files(store_dir, &rebuilt, &tag);
     report
 }
 

@@ -11,31 +11,13 @@ use clap::Parser;
 use ginex::format::schema::{NodeType, Relation, Schema};
 use ginex_cli::import::{run as import_run, ImportCli};
 
-use common::p;
+use common::{assert_same_files, f32_bytes, i64_bytes, npy_bytes, p};
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {
     let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();
     let mut out = Vec::new();
     import_run(&cli, &mut out)?;
     Ok(String::from_utf8(out).unwrap())
-}
-
-fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    let mut h = format!("{dict:<117}\n").into_bytes();
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend((h.len() as u16).to_le_bytes());
-    b.append(&mut h);
-    b.extend_from_slice(data);
-    b
-}
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn i64_bytes(v: &[i64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// The reference document's MAG240M layout at small scale: 4 authors, 5
@@ -293,32 +275,6 @@ fn bad_typed_inputs_are_refused_naming_the_file_and_field() {
 
 // ---- ginex-export of typed stores (issue #31, step 6) ----
 
-/// Every file of a store directory, by name.
-fn store_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn assert_same_store(original: &Path, rebuilt: &Path, what: &str) {
-    let (a, b) = (store_files(original), store_files(rebuilt));
-    assert_eq!(
-        a.keys().collect::<Vec<_>>(),
-        b.keys().collect::<Vec<_>>(),
-        "{what}: different files"
-    );
-    for (name, bytes) in &a {
-        assert!(bytes == &b[name], "{what}: {name} differs");
-    }
-}
-
 fn run_export(args: &[&str]) -> String {
     use ginex_cli::export::{run, ExportCli};
     let cli = ExportCli::try_parse_from(std::iter::once(&"ginex-export").chain(args)).unwrap();
@@ -444,7 +400,7 @@ fn typed_store_exports_to_the_chunked_format_and_reimports_byte_identical() {
     // The printed command rebuilds the same store.
     let rebuilt = dir.path().join("rebuilt");
     run_printed_reimport(&report, &rebuilt);
-    assert_same_store(&store, &rebuilt, "typed dgl round trip");
+    assert_same_files(&store, &rebuilt, "typed dgl round trip");
 }
 
 #[test]
@@ -526,7 +482,7 @@ fn undirected_and_f16_typed_stores_with_original_ids_round_trip() {
         assert!(got["node_data"]["author"].get("feat").is_none(), "{name}");
         let rebuilt = dir.path().join(format!("{name}-rebuilt"));
         run_printed_reimport(&report, &rebuilt);
-        assert_same_store(&store, &rebuilt, name);
+        assert_same_files(&store, &rebuilt, name);
     }
 }
 
@@ -690,7 +646,7 @@ fn typed_export_reads_lists_across_many_small_segments() {
         export_dgl(&opts).unwrap();
         let rebuilt = dir.path().join(format!("rebuilt-{undirected}"));
         import(out.join("metadata.json"), &rebuilt, false);
-        assert_same_store(&store, &rebuilt, &format!("undirected {undirected}"));
+        assert_same_files(&store, &rebuilt, &format!("undirected {undirected}"));
         // GraphBolt's two passes over each type's lists agree with the csv.
         let gb = dir.path().join(format!("gb-{undirected}"));
         export_graphbolt(&GraphBoltExport::new(&store, &gb)).unwrap();

@@ -10,7 +10,7 @@ use clap::Parser;
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::import::{run as import_run, ImportCli};
 
-use common::{gz, p};
+use common::{f32_bytes, gz, i64_bytes, npy_bytes, p};
 
 fn gen(args: &[&str]) {
     let cli = GinexCli::try_parse_from(["ginex", "gen", "--quiet"].iter().chain(args)).unwrap();
@@ -242,24 +242,6 @@ fn undirected_dedup_and_random_split() {
 use ginex::import::npy_write::NpyWriter;
 use ginex::import::npz::{Method, NpzWriter};
 use std::io::Write as _;
-
-fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    let mut h = format!("{dict:<117}\n").into_bytes();
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend((h.len() as u16).to_le_bytes());
-    b.append(&mut h);
-    b.extend_from_slice(data);
-    b
-}
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn i64_bytes(v: &[i64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {
     let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();

@@ -17,7 +17,7 @@ use ginex::import::pipeline::{edges_from, EdgeInput};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::import::{run as import_run, ImportCli};
 
-use common::{gz, p};
+use common::{gz, npy_bytes as npy, p};
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {
     let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();
@@ -31,16 +31,6 @@ fn run_ginex(args: &[&str]) -> ginex::Result<String> {
     let mut out = Vec::new();
     ginex_run(cli, &mut out)?;
     Ok(String::from_utf8(out).unwrap())
-}
-
-fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    let mut h = format!("{dict:<117}\n").into_bytes();
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend((h.len() as u16).to_le_bytes());
-    b.append(&mut h);
-    b.extend_from_slice(data);
-    b
 }
 
 /// `import` fails with every string of `want` in its message and leaves

@@ -232,9 +232,7 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
         b.finish_and_clear();
         chunks.finish(&mut dir)?
     };
-    report.duplicate_edges = check.duplicates;
-    report.self_loops = check.self_loops;
-    report.phases.push(("edges", started.elapsed()));
+    check.report_into(&mut report, started);
 
     // Node data, chunk by chunk.
     let started = Instant::now();
@@ -311,14 +309,8 @@ fn finish_export(
 ) -> Result<ExportReport> {
     let text = serde_json::to_string_pretty(meta)
         .map_err(|e| Error::invalid_argument(format!("metadata.json: {e}")))?;
-    let mut f = dir.file("metadata.json")?;
-    f.write(text.as_bytes())?;
-    f.write(b"\n")?;
-    let bytes = f.finish()?;
-    dir.add(bytes);
-    report.files = dir.files();
-    report.bytes_written = dir.bytes();
-    let path = dir.commit()?;
+    dir.write_file("metadata.json", &[text.as_bytes(), b"\n"])?;
+    let path = dir.commit_into(&mut report)?;
     report.reimport = reimport_command(store, &path, report.feature_descr);
     report.path = path;
     Ok(report)
@@ -358,28 +350,24 @@ impl NodeTables<'_> {
                     k if MASK_KEYS.contains(&k) => ("|b1", vec![count]),
                     _ => ("<i8", vec![count]),
                 };
-                let mut npy = dir.npy(&rel, dtype, &shape)?;
-                match *key {
-                    "feat" => write_features(src, &mut npy, first, count, descr, b)?,
-                    "label" => {
-                        if let Some(t) = &self.labels {
-                            write_labels(t, &mut npy, first, count)?;
-                        }
-                    }
-                    ORIG_ID_KEY => {
-                        if let Some(t) = &self.orig {
-                            write_orig_ids(t, &mut npy, first, count)?;
-                        }
-                    }
+                dir.write_npy(&rel, dtype, &shape, |npy| match *key {
+                    "feat" => write_features(src, npy, first, count, descr, b),
+                    "label" => match &self.labels {
+                        Some(t) => write_labels(t, npy, first, count),
+                        None => Ok(()),
+                    },
+                    ORIG_ID_KEY => match &self.orig {
+                        Some(t) => write_orig_ids(t, npy, first, count),
+                        None => Ok(()),
+                    },
                     k => {
                         let which = MASK_KEYS.iter().position(|m| *m == k).unwrap_or(0);
-                        if let Some(c) = self.splits.as_mut().and_then(|s| s.get_mut(which)) {
-                            write_mask(c, &mut npy, first, count, src.block_bytes())?;
+                        match self.splits.as_mut().and_then(|s| s.get_mut(which)) {
+                            Some(c) => write_mask(c, npy, first, count, src.block_bytes()),
+                            None => Ok(()),
                         }
                     }
-                }
-                let bytes = npy.finish()?;
-                dir.add(bytes);
+                })?;
                 paths.push(rel);
             }
             first += count;

@@ -247,9 +247,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
         }
     };
     b.finish_and_clear();
-    report.duplicate_edges = check.duplicates;
-    report.self_loops = check.self_loops;
-    report.phases.push(("edges", started.elapsed()));
+    check.report_into(&mut report, started);
 
     // Node data.
     let started = Instant::now();
@@ -257,25 +255,22 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
     let dim = u64::from(store.feature_dim());
     let mut features = String::from("feature_data:\n");
     let b = bar(n, "features", quiet);
-    let mut npy = dir.npy("data/feat.npy", descr, &[n, dim])?;
-    write_features(&src, &mut npy, 0, n, descr, &b)?;
-    let bytes = npy.finish()?;
-    dir.add(bytes);
+    dir.write_npy("data/feat.npy", descr, &[n, dim], |npy| {
+        write_features(&src, npy, 0, n, descr, &b)
+    })?;
     b.finish_and_clear();
     features.push_str(&feature_yaml("feat", "data/feat.npy"));
     let labels = src.table(FileKind::Labels)?;
     if let Some(t) = &labels {
-        let mut npy = dir.npy("data/label.npy", "<i8", &[n])?;
-        write_labels(t, &mut npy, 0, n)?;
-        let bytes = npy.finish()?;
-        dir.add(bytes);
+        dir.write_npy("data/label.npy", "<i8", &[n], |npy| {
+            write_labels(t, npy, 0, n)
+        })?;
         features.push_str(&feature_yaml("label", "data/label.npy"));
     }
     if let Some(t) = src.table(FileKind::OriginalIds)? {
-        let mut npy = dir.npy("data/orig_id.npy", "<i8", &[n])?;
-        write_orig_ids(&t, &mut npy, 0, n)?;
-        let bytes = npy.finish()?;
-        dir.add(bytes);
+        dir.write_npy("data/orig_id.npy", "<i8", &[n], |npy| {
+            write_orig_ids(&t, npy, 0, n)
+        })?;
         features.push_str(&feature_yaml("orig_id", "data/orig_id.npy"));
     }
 
@@ -305,13 +300,8 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
         yaml_string(&export_name(&store, opts.dataset_name.as_deref())),
         opts.edge_format.name()
     );
-    let mut f = dir.file("metadata.yaml")?;
-    f.write(yaml.as_bytes())?;
-    let bytes = f.finish()?;
-    dir.add(bytes);
-    report.files = dir.files();
-    report.bytes_written = dir.bytes();
-    let path = dir.commit()?;
+    dir.write_file("metadata.yaml", &[yaml.as_bytes()])?;
+    let path = dir.commit_into(&mut report)?;
     report.reimport = reimport_command(&store, &path, opts.edge_format, labels.is_some());
     report.path = path;
     Ok(report)

@@ -6,9 +6,11 @@
 
 use crate::error::{Error, Result};
 use crate::export::source::Source;
+use crate::export::EdgeCheck;
 use crate::format::header::FileKind;
 use crate::format::manifest::store_file_name;
 use crate::format::schema::Schema;
+use crate::progress::Bar;
 
 /// Per node type: whether it gets a label array, whether it gets masks /
 /// item sets, and how many of its nodes each split holds.
@@ -132,6 +134,56 @@ pub fn relation_paths(schema: &Schema) -> Vec<String> {
         .map(|r| format!("{}-{}-{}", name(r.src), r.name, name(r.dst)))
         .collect();
     path_names(&names)
+}
+
+/// The path components of a typed store's node types and relations
+/// ([`type_paths`], [`relation_paths`]) and its [`TypeTables`].
+pub struct TypedNames {
+    types: Vec<String>,
+    relations: Vec<String>,
+    /// The store's [`TypeTables`].
+    pub tables: TypeTables,
+}
+
+impl TypedNames {
+    /// The names of `schema`, and its tables read from `src`.
+    pub fn read(src: &Source, schema: &Schema) -> Result<Self> {
+        Ok(TypedNames {
+            types: type_paths(schema),
+            relations: relation_paths(schema),
+            tables: TypeTables::read(src, schema)?,
+        })
+    }
+
+    /// The path component of node type `t`.
+    pub fn node_type(&self, t: usize) -> &str {
+        self.types.get(t).map_or("?", String::as_str)
+    }
+
+    /// The path component of relation `r`.
+    pub fn relation(&self, r: usize) -> &str {
+        self.relations.get(r).map_or("?", String::as_str)
+    }
+}
+
+/// Streams the in-neighbor lists of the nodes `ids` (one destination
+/// type's) through `splitter` into `f`, counting them into `check` and
+/// moving `bar`.
+pub fn split_in_lists(
+    src: &Source,
+    ids: std::ops::Range<u64>,
+    splitter: &mut RelationSplitter,
+    check: &mut EdgeCheck,
+    bar: &Bar,
+    f: &mut RelationFn<'_>,
+) -> Result<()> {
+    src.in_lists_range(ids, &mut |dst, srcs| {
+        check.add(dst, srcs);
+        if dst % 4096 == 0 {
+            bar.set_position(dst);
+        }
+        splitter.split(dst, srcs, f)
+    })
 }
 
 /// What [`RelationSplitter::split`] calls: `(slot, local dst, local sources)`.

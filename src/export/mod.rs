@@ -197,6 +197,14 @@ impl EdgeCheck {
             }
         }
     }
+
+    /// Puts the counts in `report`, with the edges phase's time since
+    /// `started`.
+    pub fn report_into(self, report: &mut ExportReport, started: std::time::Instant) {
+        report.duplicate_edges = self.duplicates;
+        report.self_loops = self.self_loops;
+        report.phases.push(("edges", started.elapsed()));
+    }
 }
 
 /// Streams the feature rows `first..first + count` into `npy` as `descr`.

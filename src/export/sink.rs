@@ -71,6 +71,42 @@ impl ExportDir {
         self.files += 1;
     }
 
+    /// Writes the `.npy` file `rel` (`descr`, `shape`) with `fill`, then
+    /// finishes and records it.
+    pub fn write_npy(
+        &mut self,
+        rel: &str,
+        descr: &'static str,
+        shape: &[u64],
+        fill: impl FnOnce(&mut NpyOut) -> Result<()>,
+    ) -> Result<()> {
+        let mut npy = self.npy(rel, descr, shape)?;
+        fill(&mut npy)?;
+        let bytes = npy.finish()?;
+        self.add(bytes);
+        Ok(())
+    }
+
+    /// Writes the file `rel` holding `parts` one after another, then
+    /// finishes and records it.
+    pub fn write_file(&mut self, rel: &str, parts: &[&[u8]]) -> Result<()> {
+        let mut f = self.file(rel)?;
+        for part in parts {
+            f.write(part)?;
+        }
+        let bytes = f.finish()?;
+        self.add(bytes);
+        Ok(())
+    }
+
+    /// Records the files and bytes written in `report`, then commits
+    /// ([`ExportDir::commit`]).
+    pub fn commit_into(self, report: &mut crate::export::ExportReport) -> Result<PathBuf> {
+        report.files = self.files();
+        report.bytes_written = self.bytes();
+        self.commit()
+    }
+
     /// Bytes written so far.
     pub fn bytes(&self) -> u64 {
         self.bytes

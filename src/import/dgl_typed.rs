@@ -19,15 +19,12 @@ use crate::error::Result;
 use crate::format::schema::{NodeType, Relation, Schema};
 use crate::format::tables::MISSING_LABEL;
 use crate::import::dgl::{
-    check_chunk_counts, check_rows, checked_sum, is_empty_file, mask_ids, open_arrays,
-    original_ids, write_mask_splits, DglImport, Meta,
+    check_chunk_counts, checked_sum, edge_input, mask_ids, numpy_chunks, original_ids,
+    topology_and_features, write_mask_splits, DglImport, Meta,
 };
 use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
-use crate::import::pipeline::{
-    feature_shape, features_from_npy, labels_from_npy, Build, EdgeEnds, EdgeInput, FeatureSink,
-    ImportReport,
-};
+use crate::import::pipeline::{feature_shape, labels_from_npy, Build, EdgeEnds, ImportReport};
 use crate::import::reorder::Reorder;
 
 /// The relations of the store: the declared edge types, and with
@@ -104,13 +101,7 @@ fn node_arrays(
         return Ok(None);
     };
     let field = format!("node_data.{ty}.{key}");
-    let (format, _, files) = meta.chunks(spec, &field)?;
-    if format != "numpy" {
-        return Err(meta.err(&field, "node data must be numpy chunks"));
-    }
-    let arrays = open_arrays(&files)?;
-    check_rows(meta, &field, &arrays, count)?;
-    Ok(Some(arrays))
+    numpy_chunks(meta, spec, &field, count).map(Some)
 }
 
 /// Imports a chunked graph with several node types; see the module docs.
@@ -185,15 +176,7 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
             .ok_or_else(|| meta.err("edges", format!("no entry for edge type {canonical:?}")))?;
         let (format, delimiter, files) = meta.chunks(spec, &key)?;
         for (f, c) in files.into_iter().zip(&e.chunk_sizes) {
-            let input = if format == "numpy" && !is_empty_file(&f) {
-                EdgeInput::Array(NpyFile::open(&f)?)
-            } else {
-                EdgeInput::Text {
-                    path: f,
-                    delimiter: delimiter.or(Some(b' ')),
-                }
-            };
-            inputs.push(input);
+            inputs.push(edge_input(&format, delimiter, f)?);
             ends.push(EdgeEnds {
                 src: type_of(e.src),
                 dst: type_of(e.dst),
@@ -217,22 +200,8 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
         check_chunk_counts(path, &inputs, &expected_counts, &got)
     };
     let featured: Vec<&NpyFile> = feats.iter().flatten().flatten().collect();
-    match featured.first() {
-        Some(first) => {
-            let source = first.path.clone();
-            let feed = |sink: &mut FeatureSink| {
-                for f in &featured {
-                    features_from_npy(f, None, sink)?;
-                }
-                Ok(())
-            };
-            build.overlapped(&source, feed, topology)?;
-        }
-        None => {
-            topology(&mut build)?;
-            build.zero_features()?;
-        }
-    }
+    let chunks = (!featured.is_empty()).then_some(featured.as_slice());
+    topology_and_features(&mut build, chunks, topology)?;
     tables(opts, root, meta, &ts, &mut build)?;
     build.finish()
 }

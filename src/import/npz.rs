@@ -121,6 +121,31 @@ impl NpzArchive {
     }
 
     fn read_directory(&self) -> Result<Vec<Member>> {
+        let dir = self.end_record()?;
+        if dir.size > MAX_CENTRAL_DIR {
+            return Err(bad(
+                &self.path,
+                dir.eocd_at,
+                format!(
+                    "central directory of {} bytes exceeds the {MAX_CENTRAL_DIR}-byte limit",
+                    dir.size
+                ),
+            ));
+        }
+        let cd = self.read_at(dir.offset, dir.size as usize)?;
+        let mut members = Vec::new();
+        let mut i = 0usize;
+        for k in 0..dir.entries {
+            let (member, len) = central_entry(&self.path, &cd, i, dir.offset, (k, dir.entries))?;
+            members.push(member);
+            i += len;
+        }
+        Ok(members)
+    }
+
+    /// Where the central directory is, from the end-of-central-directory
+    /// record (and the ZIP64 one, where there is one).
+    fn end_record(&self) -> Result<CentralDir> {
         let p = &self.path;
         let tail_len = (self.len as usize).min(EOCD_LEN + MAX_COMMENT);
         let tail_start = self.len - tail_len as u64;
@@ -144,9 +169,12 @@ impl NpzArchive {
         let e = tail.get(eocd_rel..).unwrap_or_default();
         let field = |i| u16_at(e, i).unwrap_or(0);
         let (disk, cd_disk) = (field(4), field(6));
-        let mut entries = u64::from(field(10));
-        let mut cd_size = u64::from(u32_at(e, 12).unwrap_or(0));
-        let mut cd_offset = u64::from(u32_at(e, 16).unwrap_or(0));
+        let mut dir = CentralDir {
+            entries: u64::from(field(10)),
+            size: u64::from(u32_at(e, 12).unwrap_or(0)),
+            offset: u64::from(u32_at(e, 16).unwrap_or(0)),
+            eocd_at,
+        };
         if ![0, 0xffff].contains(&disk) || ![0, 0xffff].contains(&cd_disk) {
             return Err(bad(
                 p,
@@ -154,150 +182,62 @@ impl NpzArchive {
                 "multi-disk (split) zip archives are not supported",
             ));
         }
-        let needs64 = entries == 0xffff || cd_size == 0xffff_ffff || cd_offset == 0xffff_ffff;
+        let needs64 = dir.entries == 0xffff || dir.size == 0xffff_ffff || dir.offset == 0xffff_ffff;
         if needs64 || eocd_at >= 20 {
-            let loc_at = eocd_at.checked_sub(20);
-            let locator = match loc_at {
-                Some(at) => Some((at, self.read_at(at, 20)?)),
-                None => None,
-            };
-            match locator {
-                Some((at, loc)) if u32_at(&loc, 0) == Some(ZIP64_LOCATOR_SIG) => {
-                    let rec_at = u64_at(&loc, 8).unwrap_or(u64::MAX);
-                    let rec = self.read_at(rec_at, 56).map_err(|_| {
-                        bad(
-                            p,
-                            at,
-                            format!("ZIP64 locator points at byte {rec_at}, outside the file"),
-                        )
-                    })?;
-                    if u32_at(&rec, 0) != Some(ZIP64_EOCD_SIG) {
-                        return Err(bad(
-                            p,
-                            rec_at,
-                            "ZIP64 end-of-central-directory record has a bad signature",
-                        ));
-                    }
-                    if u32_at(&rec, 16) != Some(0) || u32_at(&rec, 20) != Some(0) {
-                        return Err(bad(
-                            p,
-                            rec_at,
-                            "multi-disk (split) zip archives are not supported",
-                        ));
-                    }
-                    entries = u64_at(&rec, 32).unwrap_or(0);
-                    cd_size = u64_at(&rec, 40).unwrap_or(0);
-                    cd_offset = u64_at(&rec, 48).unwrap_or(0);
-                }
-                _ if needs64 => {
-                    return Err(bad(
-                        p,
-                        eocd_at,
-                        "the end record says ZIP64 but there is no ZIP64 locator before it",
-                    ));
-                }
-                _ => {}
+            if let Some((entries, size, offset)) = self.zip64_end_record(eocd_at, needs64)? {
+                (dir.entries, dir.size, dir.offset) = (entries, size, offset);
             }
         }
-        if cd_size > MAX_CENTRAL_DIR {
-            return Err(bad(
-                p,
-                eocd_at,
-                format!(
-                    "central directory of {cd_size} bytes exceeds the {MAX_CENTRAL_DIR}-byte limit"
-                ),
-            ));
-        }
-        let cd = self.read_at(cd_offset, cd_size as usize)?;
-        let mut members = Vec::new();
-        let mut i = 0usize;
-        for k in 0..entries {
-            let at = cd_offset + i as u64;
-            let h = cd.get(i..i + 46).ok_or_else(|| {
-                bad(
-                    p,
-                    at,
-                    format!("central directory ends before entry {k} of {entries}"),
-                )
-            })?;
-            if u32_at(h, 0) != Some(CENTRAL_SIG) {
-                return Err(bad(
-                    p,
-                    at,
-                    format!("central directory entry {k} has a bad signature"),
-                ));
-            }
-            let g16 = |o| usize::from(u16_at(h, o).unwrap_or(0));
-            let g32 = |o| u32_at(h, o).unwrap_or(0);
-            let flags = g16(8);
-            let method = match g16(10) {
-                0 => Method::Stored,
-                8 => Method::Deflate,
-                m => return Err(bad(p, at, format!("entry {k} uses compression method {m}; only stored (0) and deflate (8) are supported"))),
-            };
-            if flags & 1 != 0 {
-                return Err(bad(p, at, format!("entry {k} is encrypted")));
-            }
-            let crc = g32(16);
-            let mut compressed = u64::from(g32(20));
-            let mut size = u64::from(g32(24));
-            let (name_len, extra_len, comment_len) = (g16(28), g16(30), g16(32));
-            let mut local_offset = u64::from(g32(42));
-            let name_bytes = cd
-                .get(i + 46..i + 46 + name_len)
-                .ok_or_else(|| bad(p, at, "entry name runs past the central directory"))?;
-            let name = String::from_utf8_lossy(name_bytes).into_owned();
-            let extra = cd
-                .get(i + 46 + name_len..i + 46 + name_len + extra_len)
-                .ok_or_else(|| bad(p, at, "entry extra field runs past the central directory"))?;
-            // ZIP64 extended information: the 8-byte values present are
-            // exactly those whose 4-byte field is 0xffffffff, in this order.
-            let mut j = 0usize;
-            while let (Some(id), Some(len)) = (u16_at(extra, j), u16_at(extra, j + 2)) {
-                let body = extra.get(j + 4..j + 4 + usize::from(len)).ok_or_else(|| {
+        Ok(dir)
+    }
+
+    /// The entries, size and offset of the central directory from the
+    /// ZIP64 end record, when a ZIP64 locator stands before the end record
+    /// at `eocd_at`; without one, an error when the end record `needs64`.
+    fn zip64_end_record(&self, eocd_at: u64, needs64: bool) -> Result<Option<(u64, u64, u64)>> {
+        let p = &self.path;
+        let loc_at = eocd_at.checked_sub(20);
+        let locator = match loc_at {
+            Some(at) => Some((at, self.read_at(at, 20)?)),
+            None => None,
+        };
+        match locator {
+            Some((at, loc)) if u32_at(&loc, 0) == Some(ZIP64_LOCATOR_SIG) => {
+                let rec_at = u64_at(&loc, 8).unwrap_or(u64::MAX);
+                let rec = self.read_at(rec_at, 56).map_err(|_| {
                     bad(
                         p,
                         at,
-                        format!("entry {name:?}: extra field runs past its end"),
+                        format!("ZIP64 locator points at byte {rec_at}, outside the file"),
                     )
                 })?;
-                if id == 1 {
-                    let mut o = 0usize;
-                    for v in [&mut size, &mut compressed, &mut local_offset] {
-                        if *v == 0xffff_ffff {
-                            *v = u64_at(body, o).ok_or_else(|| {
-                                bad(
-                                    p,
-                                    at,
-                                    format!("entry {name:?}: ZIP64 extra field too short"),
-                                )
-                            })?;
-                            o += 8;
-                        }
-                    }
+                if u32_at(&rec, 0) != Some(ZIP64_EOCD_SIG) {
+                    return Err(bad(
+                        p,
+                        rec_at,
+                        "ZIP64 end-of-central-directory record has a bad signature",
+                    ));
                 }
-                j += 4 + usize::from(len);
+                if u32_at(&rec, 16) != Some(0) || u32_at(&rec, 20) != Some(0) {
+                    return Err(bad(
+                        p,
+                        rec_at,
+                        "multi-disk (split) zip archives are not supported",
+                    ));
+                }
+                Ok(Some((
+                    u64_at(&rec, 32).unwrap_or(0),
+                    u64_at(&rec, 40).unwrap_or(0),
+                    u64_at(&rec, 48).unwrap_or(0),
+                )))
             }
-            if method == Method::Stored && compressed != size {
-                return Err(bad(
-                    p,
-                    at,
-                    format!(
-                        "stored entry {name:?} has compressed size {compressed} but size {size}"
-                    ),
-                ));
-            }
-            members.push(Member {
-                name,
-                method,
-                crc,
-                compressed,
-                size,
-                local_offset,
-            });
-            i += 46 + name_len + extra_len + comment_len;
+            _ if needs64 => Err(bad(
+                p,
+                eocd_at,
+                "the end record says ZIP64 but there is no ZIP64 locator before it",
+            )),
+            _ => Ok(None),
         }
-        Ok(members)
     }
 
     /// The member named `name` or `name.npy`.
@@ -632,6 +572,111 @@ impl NpzWriter {
             .map_err(|e| Error::io("write", &self.path, e.into_error()))?;
         f.sync_all().map_err(|e| Error::io("fsync", &self.path, e))
     }
+}
+
+/// Where the central directory is.
+struct CentralDir {
+    entries: u64,
+    size: u64,
+    offset: u64,
+    /// Where the end-of-central-directory record is (for errors).
+    eocd_at: u64,
+}
+
+/// Entry `k` of `entries` of the central directory `cd` (read from byte
+/// `cd_offset` of `p`), at `i` in it; with the entry's length in `cd`.
+fn central_entry(
+    p: &Path,
+    cd: &[u8],
+    i: usize,
+    cd_offset: u64,
+    (k, entries): (u64, u64),
+) -> Result<(Member, usize)> {
+    let at = cd_offset + i as u64;
+    let h = cd.get(i..i + 46).ok_or_else(|| {
+        bad(
+            p,
+            at,
+            format!("central directory ends before entry {k} of {entries}"),
+        )
+    })?;
+    if u32_at(h, 0) != Some(CENTRAL_SIG) {
+        return Err(bad(
+            p,
+            at,
+            format!("central directory entry {k} has a bad signature"),
+        ));
+    }
+    let g16 = |o| usize::from(u16_at(h, o).unwrap_or(0));
+    let g32 = |o| u32_at(h, o).unwrap_or(0);
+    let flags = g16(8);
+    let method = match g16(10) {
+        0 => Method::Stored,
+        8 => Method::Deflate,
+        m => return Err(bad(p, at, format!("entry {k} uses compression method {m}; only stored (0) and deflate (8) are supported"))),
+    };
+    if flags & 1 != 0 {
+        return Err(bad(p, at, format!("entry {k} is encrypted")));
+    }
+    let crc = g32(16);
+    let mut compressed = u64::from(g32(20));
+    let mut size = u64::from(g32(24));
+    let (name_len, extra_len, comment_len) = (g16(28), g16(30), g16(32));
+    let mut local_offset = u64::from(g32(42));
+    let name_bytes = cd
+        .get(i + 46..i + 46 + name_len)
+        .ok_or_else(|| bad(p, at, "entry name runs past the central directory"))?;
+    let name = String::from_utf8_lossy(name_bytes).into_owned();
+    let extra = cd
+        .get(i + 46 + name_len..i + 46 + name_len + extra_len)
+        .ok_or_else(|| bad(p, at, "entry extra field runs past the central directory"))?;
+    let err = |what: &str| bad(p, at, format!("entry {name:?}: {what}"));
+    read_zip64_extra(extra, [&mut size, &mut compressed, &mut local_offset], err)?;
+    if method == Method::Stored && compressed != size {
+        return Err(bad(
+            p,
+            at,
+            format!("stored entry {name:?} has compressed size {compressed} but size {size}"),
+        ));
+    }
+    let member = Member {
+        name,
+        method,
+        crc,
+        compressed,
+        size,
+        local_offset,
+    };
+    Ok((member, 46 + name_len + extra_len + comment_len))
+}
+
+/// Reads the ZIP64 extended information of an entry's `extra` field into
+/// `values` (size, compressed size, local header offset): the 8-byte
+/// values present are exactly those whose 4-byte field is 0xffffffff, in
+/// this order. `err` makes the error of a malformed field.
+fn read_zip64_extra(
+    extra: &[u8],
+    values: [&mut u64; 3],
+    err: impl Fn(&str) -> Error,
+) -> Result<()> {
+    let mut values = values;
+    let mut j = 0usize;
+    while let (Some(id), Some(len)) = (u16_at(extra, j), u16_at(extra, j + 2)) {
+        let body = extra
+            .get(j + 4..j + 4 + usize::from(len))
+            .ok_or_else(|| err("extra field runs past its end"))?;
+        if id == 1 {
+            let mut o = 0usize;
+            for v in values.iter_mut() {
+                if **v == 0xffff_ffff {
+                    **v = u64_at(body, o).ok_or_else(|| err("ZIP64 extra field too short"))?;
+                    o += 8;
+                }
+            }
+        }
+        j += 4 + usize::from(len);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -200,154 +200,200 @@ impl PageReader for UringReader {
         slots.iter_mut().for_each(|s| *s = None);
         free.clear();
         free.extend((0..*depth).rev());
-        let mut retry: Vec<InFlight> = Vec::new();
-        let mut next = 0usize;
-        let mut first_error: Option<Error> = None;
+        let mut batch = Batch {
+            ops,
+            files,
+            faults,
+            check,
+            base,
+            slots,
+            free,
+            retry: Vec::new(),
+            next: 0,
+            first_error: None,
+        };
         let mut drain = Drain { ring, count: 0 };
         loop {
-            // Submit while there is work, a free slot, and no error yet.
-            while first_error.is_none() && (!retry.is_empty() || next < ops.len()) {
-                let Some(slot) = free.pop() else { break };
-                let p = match retry.pop() {
-                    Some(p) => p,
-                    None => {
-                        let op = &ops[next];
-                        next += 1;
-                        InFlight {
-                            op: next - 1,
-                            offset: op.offset,
-                            dst: op.dst,
-                            len: op.len,
-                        }
-                    }
-                };
-                let f = &files[ops[p.op].file];
-                // SAFETY: validate_ops checked op.dst + op.len <= out.len(),
-                // and p (an op or the unread tail of one) lies inside that
-                // range, so the pointer stays inside `out`'s allocation.
-                let dst = unsafe { base.add(p.dst) };
-                let entry = opcode::Read::new(types::Fd(f.file.as_raw_fd()), dst, p.len as u32)
-                    .offset(p.offset)
-                    .build()
-                    .user_data(slot as u64);
-                loop {
-                    // The entry writes p.len bytes at dst, a range of `out`
-                    // that no other in-flight read targets (validate_ops:
-                    // destinations are disjoint; a resubmission replaces its
-                    // completed read). `out` stays mutably borrowed until
-                    // this function returns, and it does not return (nor
-                    // unwind past `drain`) before this read's completion is
-                    // reaped. The fd stays open: `files` outlives the call.
-                    // SAFETY: by the above, buffer and fd outlive the read.
-                    let pushed = unsafe { drain.ring.submission().push(&entry) };
-                    if pushed.is_ok() {
-                        break;
-                    }
-                    // Submission queue full: hand it to the kernel, retry.
-                    match drain.ring.submit() {
-                        Ok(_) => {}
-                        Err(e) if transient(&e) => {}
-                        Err(e) => {
-                            first_error = Some(Error::io("io_uring_enter", &f.path, e));
-                            break;
-                        }
-                    }
-                }
-                if first_error.is_some() {
-                    free.push(slot);
-                    break;
-                }
-                slots[slot] = Some(p);
-                drain.count += 1;
-            }
+            batch.submit(&mut drain);
             if drain.count == 0 {
                 break;
             }
             if let Err(e) = drain.wait() {
-                first_error.get_or_insert(Error::io("io_uring_enter", "<kernel>", e));
+                batch
+                    .first_error
+                    .get_or_insert(Error::io("io_uring_enter", "<kernel>", e));
                 // Dropping `drain` waits for the rest (or aborts).
                 break;
             }
             completions.clear();
             completions.extend(drain.ring.completion().map(|c| (c.user_data(), c.result())));
             for &(key, res) in completions.iter() {
-                let slot = key as usize;
-                let Some(p) = slots.get_mut(slot).and_then(Option::take) else {
-                    continue;
-                };
-                free.push(slot);
-                drain.count -= 1;
-                let op = &ops[p.op];
-                let f = &files[op.file];
-                let res = if res >= 0 && faults.fails(p.offset, p.len as u64) {
-                    -libc::EIO
-                } else {
-                    res
-                };
-                if res < 0 {
-                    first_error.get_or_insert(Error::ReadFailed {
-                        path: f.path.clone(),
-                        offset: p.offset,
-                        len: p.len as u64,
-                        source: std::io::Error::from_raw_os_error(-res),
-                    });
-                    continue;
-                }
-                let real = (res as usize).min(p.len);
-                // The read of [dst, dst + len) has completed (its completion
-                // is being handled) and no other read targets that range.
-                // SAFETY: so nothing else accesses these bytes while this slice lives.
-                let returned = unsafe { std::slice::from_raw_parts_mut(base.add(p.dst), real) };
-                let got = faults.shorten_returned(returned, f.align);
-                // The whole op is complete once its last piece is: pieces of
-                // one op are read one after another, never two at a time.
-                // SAFETY: that range lies inside `out` (validate_ops), every
-                // read into it has completed, and no other read targets it.
-                let op_bytes =
-                    || unsafe { std::slice::from_raw_parts(base.add(op.dst), op.len) as &[u8] };
-                if got >= p.len {
-                    if first_error.is_none() {
-                        if let Err(e) = check(p.op, op_bytes()) {
-                            first_error = Some(e);
-                        }
-                    }
-                    continue;
-                }
-                // Zero bytes, or a direct read ending off-alignment, is the
-                // end of the file (an injected short read is always aligned).
-                let at_eof = got == real && (real == 0 || (f.direct && real as u64 % f.align != 0));
-                if at_eof {
-                    if op.allow_eof {
-                        // SAFETY: [dst + got, dst + len) lies inside this
-                        // op's range of `out`, whose read has completed and
-                        // which no other read targets.
-                        unsafe { std::ptr::write_bytes(base.add(p.dst + got), 0, p.len - got) };
-                        if first_error.is_none() {
-                            if let Err(e) = check(p.op, op_bytes()) {
-                                first_error = Some(e);
-                            }
-                        }
-                    } else {
-                        first_error.get_or_insert(crate::io::read::ends_early(
-                            &f.path,
-                            p.offset + got as u64,
-                            (p.len - got) as u64,
-                        ));
-                    }
-                    continue;
-                }
-                retry.push(InFlight {
-                    op: p.op,
-                    offset: p.offset + got as u64,
-                    dst: p.dst + got,
-                    len: p.len - got,
-                });
+                batch.complete(key, res, &mut drain);
             }
         }
         drop(drain);
-        match first_error {
+        match batch.first_error {
             Some(e) => Err(e),
             None => Ok(()),
+        }
+    }
+}
+
+/// One `read_batch_checked` call under way: its ops, the slots of the
+/// reads in flight, what is left to submit, and the first error.
+struct Batch<'a, 'c> {
+    ops: &'a [ReadOp],
+    files: &'a [OpenFile],
+    faults: &'a FaultPlan,
+    check: &'a Check<'c>,
+    /// The start of the output buffer, which `validate_ops` checked every
+    /// op's destination against.
+    base: *mut u8,
+    slots: &'a mut [Option<InFlight>],
+    free: &'a mut Vec<usize>,
+    /// Unread tails of short reads, to resubmit.
+    retry: Vec<InFlight>,
+    /// The first op not submitted yet.
+    next: usize,
+    first_error: Option<Error>,
+}
+
+impl Batch<'_, '_> {
+    /// Submits while there is work, a free slot, and no error yet.
+    fn submit(&mut self, drain: &mut Drain<'_>) {
+        while self.first_error.is_none() && (!self.retry.is_empty() || self.next < self.ops.len()) {
+            let Some(slot) = self.free.pop() else { break };
+            let p = match self.retry.pop() {
+                Some(p) => p,
+                None => {
+                    let op = &self.ops[self.next];
+                    self.next += 1;
+                    InFlight {
+                        op: self.next - 1,
+                        offset: op.offset,
+                        dst: op.dst,
+                        len: op.len,
+                    }
+                }
+            };
+            let f = &self.files[self.ops[p.op].file];
+            // SAFETY: validate_ops checked op.dst + op.len <= out.len(),
+            // and p (an op or the unread tail of one) lies inside that
+            // range, so the pointer stays inside `out`'s allocation.
+            let dst = unsafe { self.base.add(p.dst) };
+            let entry = opcode::Read::new(types::Fd(f.file.as_raw_fd()), dst, p.len as u32)
+                .offset(p.offset)
+                .build()
+                .user_data(slot as u64);
+            loop {
+                // The entry writes p.len bytes at dst, a range of `out`
+                // that no other in-flight read targets (validate_ops:
+                // destinations are disjoint; a resubmission replaces its
+                // completed read). `out` stays mutably borrowed until
+                // `read_batch_checked` returns, and it does not return (nor
+                // unwind past `drain`) before this read's completion is
+                // reaped. The fd stays open: `files` outlives the call.
+                // SAFETY: by the above, buffer and fd outlive the read.
+                let pushed = unsafe { drain.ring.submission().push(&entry) };
+                if pushed.is_ok() {
+                    break;
+                }
+                // Submission queue full: hand it to the kernel, retry.
+                match drain.ring.submit() {
+                    Ok(_) => {}
+                    Err(e) if transient(&e) => {}
+                    Err(e) => {
+                        self.first_error = Some(Error::io("io_uring_enter", &f.path, e));
+                        break;
+                    }
+                }
+            }
+            if self.first_error.is_some() {
+                self.free.push(slot);
+                break;
+            }
+            self.slots[slot] = Some(p);
+            drain.count += 1;
+        }
+    }
+
+    /// Handles the completion `res` of the read in slot `key`: checks a
+    /// complete op, zero-fills an allowed end of file, queues the unread
+    /// tail of a short read, or keeps the first error.
+    fn complete(&mut self, key: u64, res: i32, drain: &mut Drain<'_>) {
+        let slot = key as usize;
+        let Some(p) = self.slots.get_mut(slot).and_then(Option::take) else {
+            return;
+        };
+        self.free.push(slot);
+        drain.count -= 1;
+        let (base, files) = (self.base, self.files);
+        let op = &self.ops[p.op];
+        let f = &files[op.file];
+        let res = if res >= 0 && self.faults.fails(p.offset, p.len as u64) {
+            -libc::EIO
+        } else {
+            res
+        };
+        if res < 0 {
+            self.first_error.get_or_insert(Error::ReadFailed {
+                path: f.path.clone(),
+                offset: p.offset,
+                len: p.len as u64,
+                source: std::io::Error::from_raw_os_error(-res),
+            });
+            return;
+        }
+        let real = (res as usize).min(p.len);
+        // The read of [dst, dst + len) has completed (its completion
+        // is being handled) and no other read targets that range.
+        // SAFETY: so nothing else accesses these bytes while this slice lives.
+        let returned = unsafe { std::slice::from_raw_parts_mut(base.add(p.dst), real) };
+        let got = self.faults.shorten_returned(returned, f.align);
+        if got >= p.len {
+            self.check_op(p.op);
+            return;
+        }
+        // Zero bytes, or a direct read ending off-alignment, is the
+        // end of the file (an injected short read is always aligned).
+        let at_eof = got == real && (real == 0 || (f.direct && real as u64 % f.align != 0));
+        if at_eof {
+            if op.allow_eof {
+                // SAFETY: [dst + got, dst + len) lies inside this
+                // op's range of `out`, whose read has completed and
+                // which no other read targets.
+                unsafe { std::ptr::write_bytes(base.add(p.dst + got), 0, p.len - got) };
+                self.check_op(p.op);
+            } else {
+                self.first_error.get_or_insert(crate::io::read::ends_early(
+                    &f.path,
+                    p.offset + got as u64,
+                    (p.len - got) as u64,
+                ));
+            }
+            return;
+        }
+        self.retry.push(InFlight {
+            op: p.op,
+            offset: p.offset + got as u64,
+            dst: p.dst + got,
+            len: p.len - got,
+        });
+    }
+
+    /// Checks op `index`, whose bytes are all read, unless an error came
+    /// first. The whole op is complete once its last piece is: pieces of
+    /// one op are read one after another, never two at a time.
+    fn check_op(&mut self, index: usize) {
+        if self.first_error.is_some() {
+            return;
+        }
+        let op = &self.ops[index];
+        // SAFETY: that range lies inside `out` (validate_ops), every
+        // read into it has completed, and no other read targets it.
+        let bytes = unsafe { std::slice::from_raw_parts(self.base.add(op.dst), op.len) as &[u8] };
+        if let Err(e) = (self.check)(index, bytes) {
+            self.first_error = Some(e);
         }
     }
 }

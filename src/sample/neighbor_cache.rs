@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
 use crate::format::csc::IndexWidth;
-use crate::format::header::FileKind;
+use crate::format::header::{FileHeader, FileKind};
 use crate::format::neighbor_cache::{Codec, NcacheHeader, BLOCK_LISTS, BLOCK_WIDE_BIT, RANK_BLOCK};
 use crate::io::durable::{
     fsync_dir, rename_no_replace, report_stale_staging, unique_staging_name, CreatedFile,
@@ -86,12 +86,11 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         });
     }
     let n = store.num_nodes();
-    let width = store.index_width();
     let mut header = NcacheHeader {
         num_nodes: n,
         store_crc: store_identity(store),
         codec,
-        width,
+        width: store.index_width(),
         count: 0,
         blob_len: 0,
         budget: Some(budget),
@@ -102,7 +101,35 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
             "--budget {budget} bytes is below the {fixed} bytes an empty cache of {n} nodes takes"
         )));
     }
-    // Pass 1: out-degrees and every list's encoded size.
+    let picked = pick_lists(store, codec, budget, fixed)?;
+    let chosen = encode_lists(store, codec, picked)?;
+    let (chosen, table, blob) = fit_layout(chosen, &header, budget);
+    header.count = chosen.len() as u64;
+    header.blob_len = blob.len() as u64;
+    let payload = assemble_payload(&header, &chosen, &table, blob);
+    let h = write_new_file(out, &payload)?;
+    Ok(BuildReport {
+        path: out.to_path_buf(),
+        lists: header.count,
+        ids: chosen
+            .iter()
+            .map(|v| store.indptr()[*v as usize + 1] - store.indptr()[*v as usize])
+            .sum(),
+        bytes: h.file_len(),
+        blob_bytes: header.blob_len,
+        codec,
+    })
+}
+
+/// Pass 1 over the topology: out-degrees and every list's encoded size;
+/// then the lists taken greedily in rank order while they fit `budget`
+/// (`fixed` of it taken by the empty cache), with each list's table cost;
+/// `block-bitpack`'s exact size depends on how lists fall into blocks, so
+/// [`fit_layout`] computes it after the fact. The picked nodes, in rank
+/// order.
+fn pick_lists(store: &Store, codec: Codec, budget: u64, fixed: u64) -> Result<Vec<u64>> {
+    let n = store.num_nodes();
+    let width = store.index_width();
     let mut out_deg = vec![0u32; n as usize];
     let mut enc_len = vec![0u32; n as usize];
     let mut scratch = Vec::new();
@@ -117,9 +144,6 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
     })?;
     let ranked = rank_nodes(store, &out_deg);
     drop(out_deg);
-    // Greedy in rank order with each list's table cost; `block-bitpack`'s
-    // exact size depends on how lists fall into blocks, so it is computed
-    // after the fact and the lowest-ranked lists are dropped until it fits.
     let blocked = codec == Codec::BlockBitpack;
     let table_cost = |count: usize| -> u64 {
         if blocked {
@@ -142,11 +166,17 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         used += cost;
         picked.push(v);
     }
-    drop(enc_len);
-    // Pass 2: encode the picked lists, then put them back in rank order.
-    let mut rank_of: crate::hash::FxMap<u64, usize> =
+    Ok(picked)
+}
+
+/// Pass 2 over the topology: the encodings of the `picked` lists, in
+/// their (rank) order.
+fn encode_lists(store: &Store, codec: Codec, picked: Vec<u64>) -> Result<Vec<(u64, Vec<u8>)>> {
+    let width = store.index_width();
+    let rank_of: crate::hash::FxMap<u64, usize> =
         picked.iter().enumerate().map(|(r, &v)| (v, r)).collect();
-    let mut chosen: Vec<(u64, Vec<u8>)> = vec![(0, Vec::new()); picked.len()];
+    drop(picked);
+    let mut chosen: Vec<(u64, Vec<u8>)> = vec![(0, Vec::new()); rank_of.len()];
     store.for_each_list(STREAM_CHUNK_BYTES, &mut |v, list| {
         if let Some(&r) = rank_of.get(&v) {
             let mut enc = Vec::new();
@@ -155,12 +185,21 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         }
         Ok(())
     })?;
-    rank_of.clear();
-    drop(picked);
-    let (table, blob) = loop {
+    Ok(chosen)
+}
+
+/// Lays the `chosen` lists (rank order) out by node id, dropping the
+/// lowest-ranked ones until the file fits `budget`: the cached nodes in
+/// id order, the location table and the blob.
+fn fit_layout(
+    mut chosen: Vec<(u64, Vec<u8>)>,
+    header: &NcacheHeader,
+    budget: u64,
+) -> (Vec<u64>, Vec<u64>, Vec<u8>) {
+    loop {
         let mut order: Vec<usize> = (0..chosen.len()).collect();
         order.sort_unstable_by_key(|&i| chosen[i].0);
-        let (table, blob) = if blocked {
+        let (table, blob) = if header.codec == Codec::BlockBitpack {
             block_layout(order.iter().map(|&i| chosen[i].1.as_slice()))
         } else {
             offset_layout(order.iter().map(|&i| chosen[i].1.as_slice()))
@@ -172,11 +211,11 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
             + 8 * table.len() as u64
             + blob.len() as u64;
         if size <= budget {
-            chosen = order
-                .into_iter()
-                .map(|i| std::mem::take(&mut chosen[i]))
-                .collect();
-            break (table, blob);
+            // The encodings are in the blob now: keep the ids only (a
+            // budget's worth of small allocations freed before the
+            // payload is assembled).
+            let ids = order.into_iter().map(|i| chosen[i].0).collect();
+            return (ids, table, blob);
         }
         let mut excess = size - budget;
         while let Some((_, e)) = chosen.pop() {
@@ -186,20 +225,22 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
             }
             excess -= freed;
         }
-    };
-    header.count = chosen.len() as u64;
-    header.blob_len = blob.len() as u64;
-    // The encodings are in the blob now: keep the ids only (a budget's
-    // worth of small allocations freed before the payload is assembled).
-    let chosen: Vec<u64> = chosen.into_iter().map(|(v, _)| v).collect();
+    }
+}
 
-    // Everything before the blob; the blob's own allocation then becomes
-    // the payload (grown in place, not copied beside itself), so the
-    // payload costs the budget once, not twice.
+/// The file's payload: everything before the blob, then the blob, whose
+/// own allocation becomes the payload (grown in place, not copied beside
+/// itself), so the payload costs the budget once, not twice.
+fn assemble_payload(
+    header: &NcacheHeader,
+    chosen: &[u64],
+    table: &[u64],
+    blob: Vec<u8>,
+) -> Vec<u8> {
     let mut payload = Vec::with_capacity((header.payload_len() - header.blob_len) as usize);
     header.encode(&mut payload);
-    let mut bitmap = vec![0u64; n.div_ceil(64) as usize];
-    for v in &chosen {
+    let mut bitmap = vec![0u64; header.num_nodes.div_ceil(64) as usize];
+    for v in chosen {
         bitmap[(*v / 64) as usize] |= 1 << (v % 64);
     }
     for w in &bitmap {
@@ -212,14 +253,18 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         }
         rank += w.count_ones();
     }
-    for t in &table {
+    for t in table {
         payload.extend_from_slice(&t.to_le_bytes());
     }
     let mut blob = blob;
     blob.splice(0..0, payload);
-    let payload = blob;
-    debug_assert_eq!(payload.len() as u64, header.payload_len());
+    debug_assert_eq!(blob.len() as u64, header.payload_len());
+    blob
+}
 
+/// Writes the neighbor-cache file `out` (which must not exist) holding
+/// `payload`, atomically: through a temporary name, renamed into place.
+fn write_new_file(out: &Path, payload: &[u8]) -> Result<FileHeader> {
     let name = out
         .file_name()
         .ok_or_else(|| Error::invalid_argument(format!("{} has no file name", out.display())))?;
@@ -238,23 +283,13 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
     // to make room, and on failure `write_file` removes only what it
     // created.
     let tmp = out.with_file_name(unique_staging_name(&name.to_string_lossy()));
-    let h = write_file(&tmp, FileKind::NeighborCache, &payload)?;
+    let h = write_file(&tmp, FileKind::NeighborCache, payload)?;
     // Written by this call: removed unless renamed onto `out`.
     let created = CreatedFile::created(&tmp);
     rename_no_replace(&tmp, out)?;
     created.keep();
     fsync_dir(parent)?;
-    Ok(BuildReport {
-        path: out.to_path_buf(),
-        lists: header.count,
-        ids: chosen
-            .iter()
-            .map(|v| store.indptr()[*v as usize + 1] - store.indptr()[*v as usize])
-            .sum(),
-        bytes: h.file_len(),
-        blob_bytes: header.blob_len,
-        codec,
-    })
+    Ok(h)
 }
 
 /// Bytes a neighbor cache of `store` takes with no list in it: the file

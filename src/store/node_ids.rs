@@ -37,12 +37,7 @@ impl NodeIds {
         let Some(orig) = store.original_ids()? else {
             return Ok(Self::identity(n));
         };
-        let mut by_orig: Vec<(u64, u64)> = orig
-            .iter()
-            .enumerate()
-            .map(|(v, &o)| (o, v as u64))
-            .collect();
-        by_orig.sort_unstable();
+        let by_orig = by_original_id(&orig);
         if by_orig
             .windows(2)
             .any(|w| matches!(w, [a, b] if a.0 == b.0))
@@ -144,18 +139,24 @@ impl NodeIds {
     }
 }
 
+/// `(original id, store id)` of every node, sorted.
+fn by_original_id(orig: &[u64]) -> Vec<(u64, u64)> {
+    let mut by_orig: Vec<(u64, u64)> = orig
+        .iter()
+        .enumerate()
+        .map(|(v, &o)| (o, v as u64))
+        .collect();
+    by_orig.sort_unstable();
+    by_orig
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
     fn with(orig: Vec<u64>) -> NodeIds {
-        let mut by_orig: Vec<(u64, u64)> = orig
-            .iter()
-            .enumerate()
-            .map(|(v, &o)| (o, v as u64))
-            .collect();
-        by_orig.sort_unstable();
+        let by_orig = by_original_id(&orig);
         NodeIds {
             n: orig.len() as u64,
             orig: Some(orig),

@@ -182,130 +182,23 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
     let splits = target.splits(all_splits);
     let in_dim = i64::from(store.feature_dim());
     let classes = i64::from(store.num_classes());
-    if opts.model.layers != opts.data.fanouts.len() {
-        return Err(Error::invalid_argument(format!(
-            "the model has {} layers but --fanouts gives {} hops",
-            opts.model.layers,
-            opts.data.fanouts.len()
-        )));
-    }
-    if let Some(f) = &opts.eval_fanouts {
-        if f.len() != opts.model.layers {
-            return Err(Error::invalid_argument(format!(
-                "the model has {} layers but --eval-fanouts gives {} hops",
-                opts.model.layers,
-                f.len()
-            )));
-        }
-    }
-    if opts.resume && opts.checkpoint.is_none() {
-        return Err(Error::invalid_argument("--resume needs --checkpoint DIR"));
-    }
+    check_options(opts)?;
     let model = opts.model.for_store(store)?;
     let mut trainer = Trainer::new(model, in_dim, classes, opts.device);
-    let mut start = 0;
-    let mut progress = Progress::default();
-    if let Some(dir) = &opts.checkpoint {
-        remove_stale_temporaries(dir);
-        if !opts.resume {
-            prepare_fresh_dir(dir, opts.overwrite)?;
-        } else if let Some(stem) = latest_stem(dir)? {
-            let expected = checkpoint_meta(store, opts, in_dim, classes, 0, &progress);
-            let must_match = [&MODEL_KEYS[..], &STORE_KEYS, &REPLAY_KEYS].concat();
-            // Validated by `load_stem`: an epoch number and typed progress.
-            let meta = load_stem(dir, &stem, &mut trainer, &expected, &must_match)?;
-            let done = meta.epoch;
-            progress = meta.progress;
-            let best = progress.best_epoch.map_or(String::new(), |b| {
-                format!(
-                    "; best validation accuracy {:.4} at epoch {b} (test {:.4})",
-                    progress.best_valid.unwrap_or(0.0),
-                    progress.best_test.unwrap_or(f64::NAN)
-                )
-            });
-            if progress.stopped_early || done + 1 >= opts.epochs {
-                log_line(
-                    log,
-                    &format!(
-                        "the run in {} is complete: {} after epoch {done}{best}; nothing to do (use --epochs to train longer, or --overwrite without --resume to start again)",
-                        dir.display(),
-                        if progress.stopped_early { "stopped early" } else { "trained" },
-                    ),
-                )?;
-                return Ok(Vec::new());
-            }
-            progress.complete = false;
-            start = done + 1;
-            log_line(
-                log,
-                &format!("resumed from {} after epoch {done}{best}", dir.display()),
-            )?;
-        } else {
-            log_line(
-                log,
-                &format!(
-                    "no checkpoint in {} yet: starting at epoch 0",
-                    dir.display()
-                ),
-            )?;
-        }
-    }
+    let Some((start, mut progress)) = resume(store, opts, (in_dim, classes), &mut trainer, log)?
+    else {
+        return Ok(Vec::new());
+    };
     let mut results = Vec::new();
     for epoch in start..opts.epochs {
-        // Dropout draws depend only on (seed, epoch): resumed runs match.
-        tch::manual_seed(crate::rng::stream_seed(opts.model.seed, 21, epoch) as i64 & i64::MAX);
-        let lr = opts.lr_schedule.lr(opts.model.lr, epoch, opts.epochs);
-        trainer.set_lr(lr);
-        let mut data = opts.data.clone();
-        data.epoch = epoch;
-        // The store's training split, shuffled per epoch by the sampler;
-        // its target type's part, shuffled the same way, on a typed store
-        // with several labelled types.
-        data.seed_nodes =
-            narrowed.then(|| crate::sample::sampler::epoch_order(&splits.train, data.seed, epoch));
-        let mut total = StepStats::default();
-        let mut batch_losses = Vec::new();
-        let mut seeds = 0u64;
-        let started = std::time::Instant::now();
-        // Batches, running loss, seeds/s and the time left, on a terminal.
-        let bar = Bar::new(
-            data.num_batches(splits.train.len()),
-            &format!("epoch {epoch}"),
-            false,
-        );
-        let report = pass(store, &data, &labels, &mut |b| {
-            seeds += b.labels.len() as u64;
-            let s = trainer.train_step(&b)?;
-            batch_losses.push(s.mean_loss());
-            total.add(&s);
-            bar.inc_with_message(|| {
-                format!(
-                    "loss {:.4}, {}",
-                    total.mean_loss(),
-                    human_rate(
-                        seeds as f64 / started.elapsed().as_secs_f64().max(1e-9),
-                        "seeds"
-                    )
-                )
-            });
-            Ok(())
-        })?;
-        bar.finish_and_clear();
-        let mut r = EpochResult {
+        let mut r = train_epoch(
+            store,
+            opts,
+            &mut trainer,
+            &labels,
+            (&splits.train, narrowed),
             epoch,
-            loss: total.mean_loss(),
-            train_acc: total.accuracy(),
-            times: StageTimes {
-                data: report,
-                transfer: total.transfer,
-                compute: total.compute,
-            },
-            batch_losses,
-            wall: started.elapsed(),
-            seeds,
-            lr,
-            ..EpochResult::default()
-        };
+        )?;
         if opts.eval_every > 0 && ((epoch + 1) % opts.eval_every == 0 || epoch + 1 == opts.epochs) {
             let mut eval = opts.data.clone();
             eval.epoch = epoch;
@@ -314,16 +207,7 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             }
             r.valid_acc = evaluate(store, &trainer, &eval, &labels, ("valid", &splits.valid))?;
             r.test_acc = evaluate(store, &trainer, &eval, &labels, ("test", &splits.test))?;
-            if let Some(v) = r.valid_acc {
-                if progress.best_valid.is_none_or(|b| v > b) {
-                    progress.best_valid = Some(v);
-                    progress.best_test = r.test_acc;
-                    progress.best_epoch = Some(epoch);
-                    progress.evals_since_best = 0;
-                } else {
-                    progress.evals_since_best += 1;
-                }
-            }
+            record_evaluation(&mut progress, &r);
         }
         if opts
             .early_stop
@@ -332,28 +216,7 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             progress.stopped_early = true;
         }
         progress.complete = progress.stopped_early || epoch + 1 == opts.epochs;
-        let t = &r.times;
-        let fmt = |a: Option<f64>| a.map_or("-".to_string(), |x| format!("{:.4}", x));
-        writeln!(
-            log,
-            "epoch {epoch}: loss {:.4}, train acc {:.4}, valid acc {}, test acc {} | {:.1}s, {}, feature-cache miss ratio {:.3}{} | sample {:.2}s changeset {:.2}s cache init {:.2}s gather {:.2}s update {:.2}s transfer {:.2}s compute {:.2}s",
-            r.loss,
-            r.train_acc,
-            fmt(r.valid_acc),
-            fmt(r.test_acc),
-            r.wall.as_secs_f64(),
-            human_rate(r.seeds as f64 / r.wall.as_secs_f64().max(1e-9), "seeds"),
-            t.data.miss_ratio(),
-            t.data.neighbor_hit_ratio.map_or(String::new(), |h| format!(", neighbor-cache hit ratio {h:.3}")),
-            t.data.sample.as_secs_f64(),
-            t.data.changeset.as_secs_f64(),
-            t.data.cache_init.as_secs_f64(),
-            t.data.gather.as_secs_f64(),
-            t.data.cache_update.as_secs_f64(),
-            t.transfer.as_secs_f64(),
-            t.compute.as_secs_f64()
-        )
-        .map_err(|e| Error::io("write", "<log>", e))?;
+        log_epoch(log, &r)?;
         if let Some(dir) = &opts.checkpoint {
             save_checkpoint(
                 dir,
@@ -390,6 +253,199 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         )?;
     }
     Ok(results)
+}
+
+/// Refuses options that disagree with each other.
+fn check_options(opts: &TrainOptions) -> Result<()> {
+    if opts.model.layers != opts.data.fanouts.len() {
+        return Err(Error::invalid_argument(format!(
+            "the model has {} layers but --fanouts gives {} hops",
+            opts.model.layers,
+            opts.data.fanouts.len()
+        )));
+    }
+    if let Some(f) = &opts.eval_fanouts {
+        if f.len() != opts.model.layers {
+            return Err(Error::invalid_argument(format!(
+                "the model has {} layers but --eval-fanouts gives {} hops",
+                opts.model.layers,
+                f.len()
+            )));
+        }
+    }
+    if opts.resume && opts.checkpoint.is_none() {
+        return Err(Error::invalid_argument("--resume needs --checkpoint DIR"));
+    }
+    Ok(())
+}
+
+/// Prepares the checkpoint directory and, with `--resume`, loads its
+/// latest checkpoint into `trainer`: the first epoch to train and the
+/// progress so far, or None when the run there is already complete.
+fn resume(
+    store: &Store,
+    opts: &TrainOptions,
+    (in_dim, classes): (i64, i64),
+    trainer: &mut Trainer,
+    log: &mut dyn Write,
+) -> Result<Option<(u64, Progress)>> {
+    let progress = Progress::default();
+    let Some(dir) = &opts.checkpoint else {
+        return Ok(Some((0, progress)));
+    };
+    remove_stale_temporaries(dir);
+    if !opts.resume {
+        prepare_fresh_dir(dir, opts.overwrite)?;
+        return Ok(Some((0, progress)));
+    }
+    let Some(stem) = latest_stem(dir)? else {
+        log_line(
+            log,
+            &format!(
+                "no checkpoint in {} yet: starting at epoch 0",
+                dir.display()
+            ),
+        )?;
+        return Ok(Some((0, progress)));
+    };
+    let expected = checkpoint_meta(store, opts, in_dim, classes, 0, &progress);
+    let must_match = [&MODEL_KEYS[..], &STORE_KEYS, &REPLAY_KEYS].concat();
+    // Validated by `load_stem`: an epoch number and typed progress.
+    let meta = load_stem(dir, &stem, trainer, &expected, &must_match)?;
+    let done = meta.epoch;
+    let mut progress = meta.progress;
+    let best = progress.best_epoch.map_or(String::new(), |b| {
+        format!(
+            "; best validation accuracy {:.4} at epoch {b} (test {:.4})",
+            progress.best_valid.unwrap_or(0.0),
+            progress.best_test.unwrap_or(f64::NAN)
+        )
+    });
+    if progress.stopped_early || done + 1 >= opts.epochs {
+        log_line(
+            log,
+            &format!(
+                "the run in {} is complete: {} after epoch {done}{best}; nothing to do (use --epochs to train longer, or --overwrite without --resume to start again)",
+                dir.display(),
+                if progress.stopped_early { "stopped early" } else { "trained" },
+            ),
+        )?;
+        return Ok(None);
+    }
+    progress.complete = false;
+    log_line(
+        log,
+        &format!("resumed from {} after epoch {done}{best}", dir.display()),
+    )?;
+    Ok(Some((done + 1, progress)))
+}
+
+/// One training pass over the training seeds `train` (the store's split, or
+/// its target type's part when `narrowed`).
+fn train_epoch(
+    store: &Store,
+    opts: &TrainOptions,
+    trainer: &mut Trainer,
+    labels: &[i32],
+    (train, narrowed): (&[u64], bool),
+    epoch: u64,
+) -> Result<EpochResult> {
+    // Dropout draws depend only on (seed, epoch): resumed runs match.
+    tch::manual_seed(crate::rng::stream_seed(opts.model.seed, 21, epoch) as i64 & i64::MAX);
+    let lr = opts.lr_schedule.lr(opts.model.lr, epoch, opts.epochs);
+    trainer.set_lr(lr);
+    let mut data = opts.data.clone();
+    data.epoch = epoch;
+    // The store's training split, shuffled per epoch by the sampler; on a
+    // typed store with several labelled types, its target type's part,
+    // shuffled the same way.
+    data.seed_nodes =
+        narrowed.then(|| crate::sample::sampler::epoch_order(train, data.seed, epoch));
+    let mut total = StepStats::default();
+    let mut batch_losses = Vec::new();
+    let mut seeds = 0u64;
+    let started = std::time::Instant::now();
+    // Batches, running loss, seeds/s and the time left, on a terminal.
+    let bar = Bar::new(
+        data.num_batches(train.len()),
+        &format!("epoch {epoch}"),
+        false,
+    );
+    let report = pass(store, &data, labels, &mut |b| {
+        seeds += b.labels.len() as u64;
+        let s = trainer.train_step(&b)?;
+        batch_losses.push(s.mean_loss());
+        total.add(&s);
+        bar.inc_with_message(|| {
+            format!(
+                "loss {:.4}, {}",
+                total.mean_loss(),
+                human_rate(
+                    seeds as f64 / started.elapsed().as_secs_f64().max(1e-9),
+                    "seeds"
+                )
+            )
+        });
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    Ok(EpochResult {
+        epoch,
+        loss: total.mean_loss(),
+        train_acc: total.accuracy(),
+        times: StageTimes {
+            data: report,
+            transfer: total.transfer,
+            compute: total.compute,
+        },
+        batch_losses,
+        wall: started.elapsed(),
+        seeds,
+        lr,
+        ..EpochResult::default()
+    })
+}
+
+/// Keeps the best validation accuracy (and the test accuracy with it) in
+/// `progress`, counting the evaluations since.
+fn record_evaluation(progress: &mut Progress, r: &EpochResult) {
+    if let Some(v) = r.valid_acc {
+        if progress.best_valid.is_none_or(|b| v > b) {
+            progress.best_valid = Some(v);
+            progress.best_test = r.test_acc;
+            progress.best_epoch = Some(r.epoch);
+            progress.evals_since_best = 0;
+        } else {
+            progress.evals_since_best += 1;
+        }
+    }
+}
+
+/// The epoch's log line.
+fn log_epoch(log: &mut dyn Write, r: &EpochResult) -> Result<()> {
+    let t = &r.times;
+    let fmt = |a: Option<f64>| a.map_or("-".to_string(), |x| format!("{:.4}", x));
+    writeln!(
+        log,
+        "epoch {}: loss {:.4}, train acc {:.4}, valid acc {}, test acc {} | {:.1}s, {}, feature-cache miss ratio {:.3}{} | sample {:.2}s changeset {:.2}s cache init {:.2}s gather {:.2}s update {:.2}s transfer {:.2}s compute {:.2}s",
+        r.epoch,
+        r.loss,
+        r.train_acc,
+        fmt(r.valid_acc),
+        fmt(r.test_acc),
+        r.wall.as_secs_f64(),
+        human_rate(r.seeds as f64 / r.wall.as_secs_f64().max(1e-9), "seeds"),
+        t.data.miss_ratio(),
+        t.data.neighbor_hit_ratio.map_or(String::new(), |h| format!(", neighbor-cache hit ratio {h:.3}")),
+        t.data.sample.as_secs_f64(),
+        t.data.changeset.as_secs_f64(),
+        t.data.cache_init.as_secs_f64(),
+        t.data.gather.as_secs_f64(),
+        t.data.cache_update.as_secs_f64(),
+        t.transfer.as_secs_f64(),
+        t.compute.as_secs_f64()
+    )
+    .map_err(|e| Error::io("write", "<log>", e))
 }
 
 #[cfg(test)]

@@ -51,6 +51,61 @@ pub fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// A `.npy` file (format 1.0, header padded to 128 bytes) of `descr` and
+/// `shape` (Python tuple syntax) holding `data`.
+pub fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    let mut h = format!("{dict:<117}\n").into_bytes();
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend((h.len() as u16).to_le_bytes());
+    b.append(&mut h);
+    b.extend_from_slice(data);
+    b
+}
+
+/// `v` as little-endian bytes.
+pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// `v` as little-endian bytes.
+pub fn i64_bytes(v: &[i64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Every file of a directory (not its subdirectories), by name.
+pub fn files_of(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts that the directories `original` and `rebuilt` hold the same
+/// files with the same bytes (`what` names the comparison).
+pub fn assert_same_files(original: &Path, rebuilt: &Path, what: &str) {
+    let (a, b) = (files_of(original), files_of(rebuilt));
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "{what}: different files"
+    );
+    for (name, bytes) in &a {
+        assert!(
+            bytes == &b[name],
+            "{what}: {name} differs ({} vs {} bytes)",
+            bytes.len(),
+            b[name].len()
+        );
+    }
+}
+
 /// What a recording progress sink saw: per phase its name, total, last
 /// The 3000-node store of the epoch and loader tests (dim 24, 4 classes,
 /// splits 0.2 / 0.1 / 0.1).

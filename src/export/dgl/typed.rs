@@ -29,7 +29,7 @@ use super::{
     MASK_KEYS, ORIG_ID_KEY,
 };
 use crate::error::Result;
-use crate::export::hetero::{relation_paths, type_paths, RelationSplitter, TypeTables};
+use crate::export::hetero::{split_in_lists, RelationSplitter, TypedNames};
 use crate::export::sink::ExportDir;
 use crate::export::source::Source;
 use crate::export::{bar, export_name, split_even, EdgeCheck, ExportReport};
@@ -48,9 +48,8 @@ pub(super) fn export(
 ) -> Result<ExportReport> {
     let quiet = opts.options.quiet;
     let n = store.num_nodes();
-    let type_dirs = type_paths(schema);
-    let rel_files = relation_paths(schema);
-    let tables = TypeTables::read(src, schema)?;
+    let names = TypedNames::read(src, schema)?;
+    let tables = &names.tables;
 
     // Edges, one destination type at a time.
     let started = Instant::now();
@@ -63,29 +62,23 @@ pub(super) fn export(
         let mut chunks: Vec<(usize, EdgeChunks)> = splitter
             .relations()
             .map(|r| {
-                let prefix = format!(
-                    "edge_index/{}",
-                    rel_files.get(r).map_or("?", String::as_str)
-                );
+                let prefix = format!("edge_index/{}", names.relation(r));
                 let edges = schema.relations.get(r).map_or(0, |r| r.num_edges);
                 let counts = split_even(edges, opts.chunks);
                 (r, EdgeChunks::new(prefix, opts.edge_format, counts))
             })
             .collect();
-        src.in_lists_range(ty.ids(), &mut |dst, srcs| {
-            check.add(dst, srcs);
-            if dst % 4096 == 0 {
-                b.set_position(dst);
-            }
-            splitter.split(
-                dst,
-                srcs,
-                &mut |slot, local_dst, local_srcs| match chunks.get_mut(slot) {
-                    Some((_, c)) => c.push(&mut dir, local_dst, local_srcs),
-                    None => Ok(()),
-                },
-            )
-        })?;
+        split_in_lists(
+            src,
+            ty.ids(),
+            &mut splitter,
+            &mut check,
+            &b,
+            &mut |slot, local_dst, local_srcs| match chunks.get_mut(slot) {
+                Some((_, c)) => c.push(&mut dir, local_dst, local_srcs),
+                None => Ok(()),
+            },
+        )?;
         for (r, c) in chunks {
             let paths = c.finish(&mut dir)?;
             if let Some(slot) = edge_paths.get_mut(r) {
@@ -94,9 +87,7 @@ pub(super) fn export(
         }
     }
     b.finish_and_clear();
-    report.duplicate_edges = check.duplicates;
-    report.self_loops = check.self_loops;
-    report.phases.push(("edges", started.elapsed()));
+    check.report_into(&mut report, started);
 
     // Node data, type by type (in id order: the split cursors move forward).
     let started = Instant::now();
@@ -128,7 +119,7 @@ pub(super) fn export(
         if keys.is_empty() {
             continue;
         }
-        let node_dir = format!("node_data/{}", type_dirs.get(t).map_or("?", String::as_str));
+        let node_dir = format!("node_data/{}", names.node_type(t));
         dir.mkdir(&node_dir)?;
         let counts = split_even(ty.count, opts.chunks);
         node_tables.write_chunks(&mut dir, &node_dir, &mut keys, ty.offset, &counts, &b)?;

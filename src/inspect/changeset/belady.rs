@@ -173,227 +173,440 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
     let pages = pages.filter(|p| every == 1 && p.rows_per_page > 1);
     let every = every.max(1);
     let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
-
-    // Dense ids in order of first appearance (a direct table when ids are
-    // small relative to the trace, else a hash map); each window as a flat
-    // list of its distinct dense ids. With windows of several batches
-    // (k-hop) also the position of each one's first occurrence in the
-    // window and the dense id of every access, for the per-batch miss
-    // counts; an exact window is one batch of distinct ids, so both are
-    // its list itself (4 bytes an access in all, with `iters`).
-    let total: usize = batches.iter().map(|b| b.as_ref().len()).sum();
-    let max_id = batches
-        .iter()
-        .flat_map(|b| b.as_ref().iter().copied())
-        .chain(carried.iter().copied())
-        .max()
-        .unwrap_or(0);
-    // The table takes 4 bytes a node, a hash map ~16 a distinct id: the
-    // table only while it is at most 8 bytes an access.
-    let mut mapper = if max_id < (total as u64).saturating_mul(2).max(1 << 16) {
-        DenseMap::Direct(vec![NIL; max_id as usize + 1])
-    } else {
-        DenseMap::Hashed(FxMap::default())
-    };
-    let mut global: Vec<u64> = Vec::new();
-    let mut last_window: Vec<u32> = Vec::new(); // window index + 1 where last seen
-    let mut win_ids: Vec<u32> = Vec::new();
-    let mut win_pos: Vec<u32> = Vec::new();
-    let mut win_start: Vec<usize> = vec![0];
-    let windowed = every > 1;
-    let mut trace: Vec<u32> = Vec::with_capacity(if windowed { total } else { 0 });
-    for (w, group) in batches.chunks(every).enumerate() {
-        let mut offset = 0u64;
-        for batch in group {
-            for (pos, &id) in batch.as_ref().iter().enumerate() {
-                let d = mapper.get_or_insert(id, || {
-                    global.push(id);
-                    last_window.push(0);
-                    (global.len() - 1) as u32
-                });
-                if windowed {
-                    trace.push(d);
-                }
-                if last_window[d as usize] != w as u32 + 1 {
-                    last_window[d as usize] = w as u32 + 1;
-                    win_ids.push(d);
-                    if windowed {
-                        win_pos.push((offset + pos as u64) as u32);
-                    }
-                }
-            }
-            offset += batch.as_ref().len() as u64;
-        }
-        win_start.push(win_ids.len());
-    }
-    // Carried ids the superbatch never touches get dense ids after every
-    // traced one: they have no use, so they are the first evicted.
-    let traced = global.len();
-    let carried_dense: Vec<u32> = carried
-        .iter()
-        .map(|&id| {
-            mapper.get_or_insert(id, || {
-                global.push(id);
-                (global.len() - 1) as u32
-            })
-        })
-        .collect();
-    drop(last_window);
-    drop(mapper);
-    // Page companions look rows up by global id: the dense ids sorted by
-    // it (4 bytes a node; a page's rows are a run of it).
-    let by_global: Vec<u32> = match pages {
-        Some(_) => {
-            let mut v: Vec<u32> = (0..global.len() as u32).collect();
-            v.sort_unstable_by_key(|&d| global[d as usize]);
-            v
-        }
+    let trace = DenseTrace::build(batches, every, carried);
+    let by_global = match pages {
+        Some(_) => trace.sorted_by_global(),
         None => Vec::new(),
     };
-    let nodes = global.len();
-    let num_windows = win_start.len() - 1;
-    let window = |w: usize| win_start[w]..win_start[w + 1];
-
-    // Two counting passes: iters in CSR form.
-    let mut start = vec![0u32; nodes + 1];
-    for &d in &win_ids {
-        start[d as usize + 1] += 1;
-    }
-    for i in 0..nodes {
-        start[i + 1] += start[i];
-    }
-    let mut cursor: Vec<u32> = start[..nodes].to_vec();
-    let mut iters = vec![0u32; start[nodes] as usize];
-    for w in 0..num_windows {
-        for &d in &win_ids[window(w)] {
-            iters[cursor[d as usize] as usize] = w as u32;
-            cursor[d as usize] += 1;
-        }
-    }
-    cursor.copy_from_slice(&start[..nodes]);
-    // Nodes with no use left in the superbatch go to the "never again"
-    // buckets `never..never + RANKS`, by their prior rank: the lower the
-    // rank (the likelier a reuse after the superbatch), the nearer the
-    // bucket, so the last evicted. Without a prior they share the last.
-    let never = num_windows;
-    let next_use = |cursor: &[u32], d: u32| -> usize {
-        let c = cursor[d as usize];
-        if c < start[d as usize + 1] {
-            iters[c as usize] as usize
-        } else {
-            never + prior.rank(global[d as usize])
-        }
+    let uses = NextUses::count(&trace, prior);
+    let mut cache = Cache {
+        queue: BucketQueue::new(trace.num_windows() + RANKS, trace.global.len()),
+        cached: vec![false; trace.global.len()],
     };
+    let (init, kept) = initial_cache(&trace, &uses, &mut cache, capacity, every);
+    let mut replay = Replay {
+        trace: &trace,
+        uses,
+        cache,
+        capacity,
+        every,
+        accesses: &accesses,
+        pages,
+        by_global,
+        size: init.len(),
+        updates: vec![Update::default(); batches.len()],
+        misses: vec![0u64; batches.len()],
+        inserted: FxMap::default(),
+        miss_list: Vec::new(),
+        miss_pages: Vec::new(),
+        trace_at: 0,
+    };
+    for w in 0..trace.num_windows() {
+        replay.window(w);
+    }
+    let Replay {
+        cache,
+        updates,
+        misses,
+        ..
+    } = replay;
+    let mut final_cache: Vec<u64> = (0..trace.global.len())
+        .filter(|&d| cache.cached[d])
+        .map(|d| trace.global[d])
+        .collect();
+    final_cache.sort_unstable();
+    Changesets {
+        init_reads: (init.len() - kept) as u64,
+        init,
+        updates,
+        misses,
+        accesses,
+        final_cache,
+        paged: pages.is_some(),
+        page_reads: None,
+    }
+}
 
-    // C[0]: the carried ids this superbatch uses, then the free slots
-    // filled with the earliest first uses (= the first dense ids) not
-    // already cached; a carried id it never uses only holds a slot, so it
-    // goes — unless, with a prior, a slot is still free (below).
-    let mut queue = BucketQueue::new(num_windows + RANKS, nodes);
-    let mut cached = vec![false; nodes];
-    let mut init: Vec<u64> = Vec::new();
-    let mut kept = 0usize;
+/// A superbatch's accesses in dense ids (step 1 of the module docs).
+struct DenseTrace {
+    /// The global id of every dense id: the traced ones in order of first
+    /// use, then the carried ones the superbatch never touches.
+    global: Vec<u64>,
+    /// How many dense ids the superbatch traces (the first ones).
+    traced: usize,
+    /// The dense id of every carried id, in the caller's order.
+    carried: Vec<u32>,
+    /// Each window's distinct dense ids, one flat list.
+    win_ids: Vec<u32>,
+    /// Where each window starts in `win_ids` (one more entry than windows).
+    win_start: Vec<usize>,
+    /// Windows of several batches (k-hop): `win_pos` and `trace` are kept.
+    windowed: bool,
+    /// k-hop: the position of each of `win_ids` first occurrence in its
+    /// window.
+    win_pos: Vec<u32>,
+    /// k-hop: the dense id of every access, for the per-batch miss counts.
+    trace: Vec<u32>,
+}
+
+impl DenseTrace {
+    /// Dense ids in order of first appearance (a direct table when ids are
+    /// small relative to the trace, else a hash map); each window as a flat
+    /// list of its distinct dense ids. With windows of several batches
+    /// (k-hop) also the position of each one's first occurrence in the
+    /// window and the dense id of every access, for the per-batch miss
+    /// counts; an exact window is one batch of distinct ids, so both are
+    /// its list itself (4 bytes an access in all, with `iters`).
+    fn build<B: AsRef<[u64]>>(batches: &[B], every: usize, carried: &[u64]) -> DenseTrace {
+        let total: usize = batches.iter().map(|b| b.as_ref().len()).sum();
+        let max_id = batches
+            .iter()
+            .flat_map(|b| b.as_ref().iter().copied())
+            .chain(carried.iter().copied())
+            .max()
+            .unwrap_or(0);
+        // The table takes 4 bytes a node, a hash map ~16 a distinct id: the
+        // table only while it is at most 8 bytes an access.
+        let mut mapper = if max_id < (total as u64).saturating_mul(2).max(1 << 16) {
+            DenseMap::Direct(vec![NIL; max_id as usize + 1])
+        } else {
+            DenseMap::Hashed(FxMap::default())
+        };
+        let mut global: Vec<u64> = Vec::new();
+        let mut last_window: Vec<u32> = Vec::new(); // window index + 1 where last seen
+        let mut win_ids: Vec<u32> = Vec::new();
+        let mut win_pos: Vec<u32> = Vec::new();
+        let mut win_start: Vec<usize> = vec![0];
+        let windowed = every > 1;
+        let mut trace: Vec<u32> = Vec::with_capacity(if windowed { total } else { 0 });
+        for (w, group) in batches.chunks(every).enumerate() {
+            let mut offset = 0u64;
+            for batch in group {
+                for (pos, &id) in batch.as_ref().iter().enumerate() {
+                    let d = mapper.get_or_insert(id, || {
+                        global.push(id);
+                        last_window.push(0);
+                        (global.len() - 1) as u32
+                    });
+                    if windowed {
+                        trace.push(d);
+                    }
+                    if last_window[d as usize] != w as u32 + 1 {
+                        last_window[d as usize] = w as u32 + 1;
+                        win_ids.push(d);
+                        if windowed {
+                            win_pos.push((offset + pos as u64) as u32);
+                        }
+                    }
+                }
+                offset += batch.as_ref().len() as u64;
+            }
+            win_start.push(win_ids.len());
+        }
+        // Carried ids the superbatch never touches get dense ids after every
+        // traced one: they have no use, so they are the first evicted.
+        let traced = global.len();
+        let carried: Vec<u32> = carried
+            .iter()
+            .map(|&id| {
+                mapper.get_or_insert(id, || {
+                    global.push(id);
+                    (global.len() - 1) as u32
+                })
+            })
+            .collect();
+        DenseTrace {
+            global,
+            traced,
+            carried,
+            win_ids,
+            win_start,
+            windowed,
+            win_pos,
+            trace,
+        }
+    }
+
+    fn num_windows(&self) -> usize {
+        self.win_start.len() - 1
+    }
+
+    /// Window `w`'s range of `win_ids`.
+    fn window(&self, w: usize) -> std::ops::Range<usize> {
+        self.win_start[w]..self.win_start[w + 1]
+    }
+
+    /// The dense ids sorted by global id, for page companions to look rows
+    /// up by global id (4 bytes a node; a page's rows are a run of it).
+    fn sorted_by_global(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..self.global.len() as u32).collect();
+        v.sort_unstable_by_key(|&d| self.global[d as usize]);
+        v
+    }
+}
+
+/// Every node's uses (step 2 of the module docs): `iters` in CSR form and
+/// a cursor per node at its next use.
+struct NextUses<'a> {
+    start: Vec<u32>,
+    iters: Vec<u32>,
+    cursor: Vec<u32>,
+    /// The first "never again" bucket: nodes with no use left in the
+    /// superbatch go to the buckets `never..never + RANKS`, by their prior
+    /// rank: the lower the rank (the likelier a reuse after the
+    /// superbatch), the nearer the bucket, so the last evicted. Without a
+    /// prior they share the last.
+    never: usize,
+    prior: &'a ReusePrior,
+    global: &'a [u64],
+}
+
+impl<'a> NextUses<'a> {
+    /// Two counting passes over the windows of `trace`.
+    fn count(trace: &'a DenseTrace, prior: &'a ReusePrior) -> NextUses<'a> {
+        let nodes = trace.global.len();
+        let mut start = vec![0u32; nodes + 1];
+        for &d in &trace.win_ids {
+            start[d as usize + 1] += 1;
+        }
+        for i in 0..nodes {
+            start[i + 1] += start[i];
+        }
+        let mut cursor: Vec<u32> = start[..nodes].to_vec();
+        let mut iters = vec![0u32; start[nodes] as usize];
+        for w in 0..trace.num_windows() {
+            for &d in &trace.win_ids[trace.window(w)] {
+                iters[cursor[d as usize] as usize] = w as u32;
+                cursor[d as usize] += 1;
+            }
+        }
+        cursor.copy_from_slice(&start[..nodes]);
+        NextUses {
+            start,
+            iters,
+            cursor,
+            never: trace.num_windows(),
+            prior,
+            global: &trace.global,
+        }
+    }
+
+    /// The bucket of `d`: its next use, or its "never again" bucket.
+    fn next(&self, d: u32) -> usize {
+        let c = self.cursor[d as usize];
+        if c < self.start[d as usize + 1] {
+            self.iters[c as usize] as usize
+        } else {
+            self.never + self.prior.rank(self.global[d as usize])
+        }
+    }
+
+    /// Moves the cursors of `ids` past their use in the current window.
+    fn advance(&mut self, ids: &[u32]) {
+        for &d in ids {
+            self.cursor[d as usize] += 1;
+        }
+    }
+
+    /// Whether the last use `d`'s cursor has passed is in window `w`.
+    fn used_in(&self, d: u32, w: usize) -> bool {
+        let c = self.cursor[d as usize];
+        c > self.start[d as usize] && self.iters[c as usize - 1] as usize == w
+    }
+}
+
+/// The cache during the replay: which dense ids it holds, by next use.
+struct Cache {
+    queue: BucketQueue,
+    cached: Vec<bool>,
+}
+
+impl Cache {
+    fn insert(&mut self, d: u32, key: usize) {
+        self.cached[d as usize] = true;
+        self.queue.push(key, d);
+    }
+}
+
+/// Chooses C[0] into `cache`: the carried ids this superbatch uses, then
+/// the free slots filled with the earliest first uses (= the first dense
+/// ids) not already cached; a carried id it never uses only holds a slot,
+/// so it goes — unless, with a prior, a slot is still free. Returns C[0]'s
+/// global ids and how many of them were carried.
+fn initial_cache(
+    trace: &DenseTrace,
+    uses: &NextUses,
+    cache: &mut Cache,
+    capacity: usize,
+    every: usize,
+) -> (Vec<u64>, usize) {
     let mut carried_used: Vec<u32> = Vec::new();
-    for &d in &carried_dense {
-        if !cached[d as usize] && next_use(&cursor, d) < never {
-            cached[d as usize] = true; // marks "seen" until C[0] is chosen
+    for &d in &trace.carried {
+        if !cache.cached[d as usize] && uses.next(d) < uses.never {
+            cache.cached[d as usize] = true; // marks "seen" until C[0] is chosen
             carried_used.push(d);
         }
     }
     for &d in &carried_used {
-        cached[d as usize] = false;
+        cache.cached[d as usize] = false;
     }
-    let mut take = |d: u32, carried: bool, cached: &mut Vec<bool>, init: &mut Vec<u64>| {
-        cached[d as usize] = true;
-        queue.push(next_use(&cursor, d), d);
-        init.push(global[d as usize]);
-        kept += usize::from(carried);
+    let mut fill = Fill {
+        uses,
+        cache,
+        init: Vec::new(),
+        kept: 0,
     };
     if every == 1 {
-        // Exact: keep every carried id that is used (the updates evict by
-        // next use later, bypassing rows not worth a slot), fill the rest.
+        fill.exact(&carried_used, trace.traced, capacity);
+    } else {
+        fill.nearest(carried_used, trace.traced, capacity);
+    }
+    // Slots the superbatch leaves free keep the carried ids it does not
+    // use, nearest beyond-horizon key first: they cost no read.
+    if uses.prior.is_some() && fill.init.len() < capacity {
+        let mut unused: Vec<u32> = trace
+            .carried
+            .iter()
+            .copied()
+            .filter(|&d| !fill.cache.cached[d as usize])
+            .collect();
+        unused.sort_by_key(|&d| uses.next(d));
+        for d in unused.into_iter().take(capacity - fill.init.len()) {
+            fill.take(d, true);
+        }
+    }
+    (fill.init, fill.kept)
+}
+
+/// C[0] as it is filled.
+struct Fill<'a, 'u> {
+    uses: &'a NextUses<'u>,
+    cache: &'a mut Cache,
+    init: Vec<u64>,
+    /// How many of `init` were carried.
+    kept: usize,
+}
+
+impl Fill<'_, '_> {
+    fn take(&mut self, d: u32, carried: bool) {
+        self.cache.insert(d, self.uses.next(d));
+        self.init.push(self.uses.global[d as usize]);
+        self.kept += usize::from(carried);
+    }
+
+    /// Exact: keep every carried id that is used (the updates evict by next
+    /// use later, bypassing rows not worth a slot), fill the rest.
+    fn exact(&mut self, carried_used: &[u32], traced: usize, capacity: usize) {
         for &d in carried_used.iter().take(capacity) {
-            take(d, true, &mut cached, &mut init);
+            self.take(d, true);
         }
         for d in 0..traced as u32 {
-            if init.len() >= capacity {
+            if self.init.len() >= capacity {
                 break;
             }
-            if !cached[d as usize] {
-                take(d, false, &mut cached, &mut init);
+            if !self.cache.cached[d as usize] {
+                self.take(d, false);
             }
         }
-    } else {
-        // k-hop: the cache cannot change inside a window, so C[0] is the
-        // `capacity` nearest next uses of carried ∪ traced (carried first on
-        // ties: they cost no read). Traced dense ids are already in order
-        // of first use; merge the carried ones in.
-        carried_used.sort_by_key(|&d| next_use(&cursor, d));
+    }
+
+    /// k-hop: the cache cannot change inside a window, so C[0] is the
+    /// `capacity` nearest next uses of carried ∪ traced (carried first on
+    /// ties: they cost no read). Traced dense ids are already in order of
+    /// first use; merge the carried ones in.
+    fn nearest(&mut self, mut carried_used: Vec<u32>, traced: usize, capacity: usize) {
+        carried_used.sort_by_key(|&d| self.uses.next(d));
         let is_carried: FxMap<u32, ()> = carried_used.iter().map(|&d| (d, ())).collect();
         let (mut c, mut t) = (0usize, 0u32);
-        while init.len() < capacity {
+        while self.init.len() < capacity {
             while (t as usize) < traced && is_carried.contains_key(&t) {
                 t += 1;
             }
-            let ck = carried_used.get(c).map(|&d| next_use(&cursor, d));
-            let tk = ((t as usize) < traced).then(|| next_use(&cursor, t));
+            let ck = carried_used.get(c).map(|&d| self.uses.next(d));
+            let tk = ((t as usize) < traced).then(|| self.uses.next(t));
             match (ck, tk) {
                 (Some(a), Some(b)) if a <= b => {
-                    take(carried_used[c], true, &mut cached, &mut init);
+                    self.take(carried_used[c], true);
                     c += 1;
                 }
                 (_, Some(_)) => {
-                    take(t, false, &mut cached, &mut init);
+                    self.take(t, false);
                     t += 1;
                 }
                 (Some(_), None) => {
-                    take(carried_used[c], true, &mut cached, &mut init);
+                    self.take(carried_used[c], true);
                     c += 1;
                 }
                 (None, None) => break,
             }
         }
     }
-    // Slots the superbatch leaves free keep the carried ids it does not
-    // use, nearest beyond-horizon key first: they cost no read.
-    if prior.is_some() && init.len() < capacity {
-        let mut unused: Vec<u32> = carried_dense
-            .iter()
-            .copied()
-            .filter(|&d| !cached[d as usize])
-            .collect();
-        unused.sort_by_key(|&d| next_use(&cursor, d));
-        for d in unused.into_iter().take(capacity - init.len()) {
-            take(d, true, &mut cached, &mut init);
+}
+
+/// The replay of the windows over the cache (steps 3 and 4 of the module
+/// docs), building the updates and the per-batch miss counts.
+struct Replay<'a> {
+    trace: &'a DenseTrace,
+    uses: NextUses<'a>,
+    cache: Cache,
+    capacity: usize,
+    every: usize,
+    accesses: &'a [u64],
+    pages: Option<PageGroups>,
+    by_global: Vec<u32>,
+    /// Slots in use.
+    size: usize,
+    updates: Vec<Update>,
+    misses: Vec<u64>,
+    /// Nodes inserted by this window's update: index into its in_ids.
+    inserted: FxMap<u32, u32>,
+    /// This window's candidates: dense id and position.
+    miss_list: Vec<(u32, u64)>,
+    miss_pages: Vec<u64>,
+    /// k-hop: where the next batch starts in `trace.trace`.
+    trace_at: usize,
+}
+
+impl Replay<'_> {
+    fn window(&mut self, w: usize) {
+        let first = w * self.every;
+        let last = (first + self.every).min(self.misses.len());
+        self.count_misses(w, first..last);
+        self.collect_misses(w);
+        self.uses.advance(&self.trace.win_ids[self.trace.window(w)]);
+        if let Some(groups) = self.pages {
+            self.add_companions(w, groups);
+        }
+        self.rekey_hits(w);
+        self.admit_misses(last - 1);
+        if self.pages.is_some() {
+            number_companions(&mut self.updates[last - 1], self.accesses[w]);
         }
     }
-    let init_reads = (init.len() - kept) as u64;
-    let mut size = init.len();
-    let mut updates = vec![Update::default(); batches.len()];
-    let mut misses = vec![0u64; batches.len()];
-    // Nodes inserted by this window's update: index into its in_ids.
-    let mut inserted: FxMap<u32, u32> = FxMap::default();
-    let mut miss_list: Vec<(u32, u64)> = Vec::new();
-    let mut miss_pages: Vec<u64> = Vec::new();
-    let mut trace_at = 0usize;
-    for w in 0..num_windows {
-        // Per-batch misses against the cache of this window.
-        let first = w * every;
-        let last = (first + every).min(batches.len());
-        let range = window(w);
+
+    /// Per-batch misses against the cache of window `w`.
+    fn count_misses(&mut self, w: usize, batches: std::ops::Range<usize>) {
+        let cached = &self.cache.cached;
         let missed = |ids: &[u32]| ids.iter().filter(|&&d| !cached[d as usize]).count() as u64;
-        if windowed {
-            for b in first..last {
-                let len = accesses[b] as usize;
-                misses[b] = missed(&trace[trace_at..trace_at + len]);
-                trace_at += len;
+        if self.trace.windowed {
+            for b in batches {
+                let len = self.accesses[b] as usize;
+                self.misses[b] = missed(&self.trace.trace[self.trace_at..self.trace_at + len]);
+                self.trace_at += len;
             }
         } else {
-            misses[w] = missed(&win_ids[range.clone()]);
+            self.misses[w] = missed(&self.trace.win_ids[self.trace.window(w)]);
         }
-        miss_list.clear();
-        miss_list.extend(
-            win_ids[range.clone()]
+    }
+
+    /// Window `w`'s ids that are not cached, with their positions.
+    fn collect_misses(&mut self, w: usize) {
+        let range = self.trace.window(w);
+        let (cached, win_pos) = (&self.cache.cached, &self.trace.win_pos);
+        let windowed = self.trace.windowed;
+        self.miss_list.clear();
+        self.miss_list.extend(
+            self.trace.win_ids[range.clone()]
                 .iter()
                 .enumerate()
                 .map(|(k, &d)| match windowed {
@@ -402,107 +615,99 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
                 })
                 .filter(|&(d, _)| !cached[d as usize]),
         );
-        inserted.clear();
-        for &d in &win_ids[range] {
-            cursor[d as usize] += 1;
-        }
-        // Page companions (exact windows: window w is batch w): rows on
-        // the pages this batch's misses read that the batch does not
-        // gather, are not cached and are used later in the superbatch.
-        // They arrive with those pages, so they compete for slots like
-        // misses, at positions past the batch's rows.
-        let batch_len = accesses[w];
-        if let Some(groups) = pages {
-            miss_pages.clear();
-            miss_pages.extend(
-                miss_list
-                    .iter()
-                    .map(|&(d, _)| global[d as usize] / groups.rows_per_page),
-            );
-            miss_pages.sort_unstable();
-            miss_pages.dedup();
-            let mut companions = 0u64;
-            'pages: for &page in &miss_pages {
-                let first = page * groups.rows_per_page;
-                let from = by_global.partition_point(|&d| global[d as usize] < first);
-                let on_page = by_global[from..]
-                    .iter()
-                    .take_while(|&&d| global[d as usize] < first + groups.rows_per_page);
-                for &d in on_page {
-                    let c = cursor[d as usize];
-                    let in_batch = c > start[d as usize] && iters[c as usize - 1] as usize == w;
-                    if cached[d as usize] || in_batch || next_use(&cursor, d) >= never {
-                        continue;
-                    }
-                    // The executor reads companions into its miss buffer,
-                    // which holds a batch's rows: at most the rows the
-                    // batch does not miss.
-                    if companions + misses[w] >= batch_len {
-                        break 'pages;
-                    }
-                    miss_list.push((d, batch_len + companions));
-                    companions += 1;
+    }
+
+    /// Page companions (exact windows: window w is batch w): rows on the
+    /// pages this batch's misses read that the batch does not gather, are
+    /// not cached and are used later in the superbatch. They arrive with
+    /// those pages, so they compete for slots like misses, at positions
+    /// past the batch's rows.
+    fn add_companions(&mut self, w: usize, groups: PageGroups) {
+        let batch_len = self.accesses[w];
+        let global = &self.trace.global;
+        self.miss_pages.clear();
+        self.miss_pages.extend(
+            self.miss_list
+                .iter()
+                .map(|&(d, _)| global[d as usize] / groups.rows_per_page),
+        );
+        self.miss_pages.sort_unstable();
+        self.miss_pages.dedup();
+        let mut companions = 0u64;
+        'pages: for &page in &self.miss_pages {
+            let first = page * groups.rows_per_page;
+            let from = self
+                .by_global
+                .partition_point(|&d| global[d as usize] < first);
+            let on_page = self.by_global[from..]
+                .iter()
+                .take_while(|&&d| global[d as usize] < first + groups.rows_per_page);
+            for &d in on_page {
+                if self.cache.cached[d as usize]
+                    || self.uses.used_in(d, w)
+                    || self.uses.next(d) >= self.uses.never
+                {
+                    continue;
                 }
+                // The executor reads companions into its miss buffer,
+                // which holds a batch's rows: at most the rows the
+                // batch does not miss.
+                if companions + self.misses[w] >= batch_len {
+                    break 'pages;
+                }
+                self.miss_list.push((d, batch_len + companions));
+                companions += 1;
             }
         }
-        // Hits: exactly the nodes in bucket w. Re-key them.
-        let mut h = queue.take(w);
+    }
+
+    /// Hits: exactly the nodes in bucket `w`. Re-keys them.
+    fn rekey_hits(&mut self, w: usize) {
+        let mut h = self.cache.queue.take(w);
         while h != NIL {
-            let nxt = queue.next[h as usize];
-            queue.push(next_use(&cursor, h), h);
+            let nxt = self.cache.queue.next[h as usize];
+            self.cache.queue.push(self.uses.next(h), h);
             h = nxt;
         }
-        let update = &mut updates[last - 1];
-        for &(d, pos) in &miss_list {
-            let key = next_use(&cursor, d);
-            if capacity == 0 || (key >= never && !prior.is_some()) {
+    }
+
+    /// Admits the window's candidates into the cache, recording the
+    /// insertions and evictions in update `at`.
+    fn admit_misses(&mut self, at: usize) {
+        self.inserted.clear();
+        let update = &mut self.updates[at];
+        let global = &self.trace.global;
+        let never = self.uses.never;
+        for &(d, pos) in &self.miss_list {
+            let key = self.uses.next(d);
+            if self.capacity == 0 || (key >= never && !self.uses.prior.is_some()) {
                 continue; // no use left and no prior: not worth a slot
             }
-            if size < capacity {
-                size += 1;
+            if self.size < self.capacity {
+                self.size += 1;
             } else {
-                let far = queue.occupancy.max().unwrap_or(never);
+                let far = self.cache.queue.occupancy.max().unwrap_or(never);
                 if far <= key {
                     continue; // the cached node with the farthest use is at least as near
                 }
-                let e = queue.pop(far);
-                cached[e as usize] = false;
-                if let Some(j) = inserted.remove(&e) {
+                let e = self.cache.queue.pop(far);
+                self.cache.cached[e as usize] = false;
+                if let Some(j) = self.inserted.remove(&e) {
                     // Inserted earlier in this window: give its slot to d.
                     let j = j as usize;
                     update.in_ids[j] = global[d as usize];
                     update.in_positions[j] = pos;
-                    inserted.insert(d, j as u32);
-                    cached[d as usize] = true;
-                    queue.push(key, d);
+                    self.inserted.insert(d, j as u32);
+                    self.cache.insert(d, key);
                     continue;
                 }
                 update.out_ids.push(global[e as usize]);
             }
-            inserted.insert(d, update.in_ids.len() as u32);
+            self.inserted.insert(d, update.in_ids.len() as u32);
             update.in_ids.push(global[d as usize]);
             update.in_positions.push(pos);
-            cached[d as usize] = true;
-            queue.push(key, d);
+            self.cache.insert(d, key);
         }
-        if pages.is_some() {
-            number_companions(update, batch_len);
-        }
-    }
-    let mut final_cache: Vec<u64> = (0..nodes)
-        .filter(|&d| cached[d])
-        .map(|d| global[d])
-        .collect();
-    final_cache.sort_unstable();
-    Changesets {
-        init,
-        init_reads,
-        updates,
-        misses,
-        accesses,
-        final_cache,
-        paged: pages.is_some(),
-        page_reads: None,
     }
 }
 
