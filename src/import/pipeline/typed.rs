@@ -122,12 +122,11 @@ pub fn node_types(
         }
     }
     let dim = dim.map(|(d, _)| d);
-    let dim32 = match dim.map(u32::try_from) {
-        Some(Ok(d)) => d,
-        Some(Err(_)) => {
+    let dim32 = match dim {
+        Some(d) => u32::try_from(d).map_err(|_| {
             let i = types.iter().position(|t| t.dim.is_some()).unwrap_or(0);
-            return Err(err(i, format!("feature dimension {dim:?} is too large")));
-        }
+            err(i, format!("feature dimension {d} is too large"))
+        })?,
         None => 0,
     };
     let mut out = Vec::with_capacity(types.len());
