@@ -891,6 +891,12 @@ fn ogb_mag_imports_to_the_hand_built_typed_store() {
         s.original_ids().unwrap().unwrap(),
         vec![0, 1, 2, 3, 0, 1, 2, 0, 1, 0, 1, 2, 3, 4]
     );
+    // The store goes out to DGL's chunked format and back unchanged.
+    let chunked = dir.path().join("chunked");
+    let report = run_export(&["dgl", p(&out), "--out", p(&chunked), "--quiet"]);
+    let rebuilt = dir.path().join("rebuilt");
+    run_printed_reimport(&report, &rebuilt);
+    assert_same_store(&out, &rebuilt, "ogbn-mag -> dgl -> store");
 }
 
 #[test]
