@@ -16,73 +16,22 @@
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::format::schema::{NodeType, Relation, Schema};
+use crate::format::schema::Schema;
 use crate::format::tables::MISSING_LABEL;
 use crate::import::dgl::{
     check_chunk_counts, checked_sum, edge_input, mask_ids, numpy_chunks, original_ids,
-    topology_and_features, write_mask_splits, DglImport, Meta,
+    write_mask_splits, DglImport, Meta,
 };
 use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
-use crate::import::pipeline::{feature_shape, labels_from_npy, Build, EdgeEnds, ImportReport};
+use crate::import::pipeline::typed::{
+    build_typed, edge_ends, node_types, relations, Declared, TypeDecl, TypedEdges, TypedFeatures,
+    REORDER_REFUSED,
+};
+use crate::import::pipeline::{
+    feature_shape, features_from_npy, labels_from_npy, Build, FeatureSink, ImportReport,
+};
 use crate::import::reorder::Reorder;
-
-/// The relations of the store: the declared edge types, and with
-/// `undirected` the reverse of each that joins two different types. A
-/// second relation for an ordered type pair is refused.
-fn relations(meta: &Meta, ts: &TypedSchema, undirected: bool) -> Result<Vec<Relation>> {
-    let mut out: Vec<Relation> = Vec::new();
-    let mut push = |r: Relation, field: String, what: &str| -> Result<()> {
-        if let Some(other) = out.iter().find(|o| o.src == r.src && o.dst == r.dst) {
-            let name = |t: u32| {
-                ts.node_types
-                    .get(t as usize)
-                    .map_or("?", |t| t.name.as_str())
-            };
-            return Err(meta.err(
-                &field,
-                format!(
-                    "{what} {}:{}:{} joins {} to {} like the relation {:?} does; a ginex store holds one relation per ordered pair of node types (format/schema.md): merge them, or give one its own node type",
-                    name(r.src),
-                    r.name,
-                    name(r.dst),
-                    name(r.src),
-                    name(r.dst),
-                    other.name
-                ),
-            ));
-        }
-        out.push(r);
-        Ok(())
-    };
-    for (i, e) in ts.edge_types.iter().enumerate() {
-        let r = Relation {
-            src: e.src as u32,
-            name: e.rel.clone(),
-            dst: e.dst as u32,
-            num_edges: 0,
-        };
-        push(r, format!("edge_type[{i}]"), "edge type")?;
-    }
-    if undirected {
-        for (i, e) in ts.edge_types.iter().enumerate() {
-            if e.src != e.dst {
-                let r = Relation {
-                    src: e.dst as u32,
-                    name: format!("rev_{}", e.rel),
-                    dst: e.src as u32,
-                    num_edges: 0,
-                };
-                push(
-                    r,
-                    format!("edge_type[{i}]"),
-                    "--undirected adds the reverse relation",
-                )?;
-            }
-        }
-    }
-    Ok(out)
-}
 
 /// The numpy chunks of `node_data.<type>.<key>`, checked to hold one row
 /// per node of the type; None when the type has no such key.
@@ -108,52 +57,47 @@ fn node_arrays(
 pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Result<ImportReport> {
     let path = meta.path;
     if opts.common.reorder != Reorder::None {
-        return Err(meta.err(
-            "node_type",
-            "--reorder renumbers nodes across the whole graph, which would break the node types' id ranges; import typed graphs without it",
-        ));
+        return Err(meta.err("node_type", REORDER_REFUSED));
     }
     let ts = parse_schema(path, root)?;
-    let relations = relations(meta, &ts, opts.common.undirected)?;
+    let names: Vec<String> = ts.node_types.iter().map(|t| t.name.clone()).collect();
+    let declared: Vec<Declared> = ts
+        .edge_types
+        .iter()
+        .map(|e| Declared {
+            src: e.src,
+            rel: e.rel.clone(),
+            dst: e.dst,
+        })
+        .collect();
+    let relations = relations(&names, &declared, opts.common.undirected, &|i, reason| {
+        meta.err(&format!("edge_type[{i}]"), reason)
+    })?;
 
     // Features: any types, one dimension.
     let mut feats: Vec<Option<Vec<NpyFile>>> = Vec::new();
-    let mut dim: Option<(u64, String)> = None;
+    let mut decls = Vec::new();
     for t in &ts.node_types {
         let arrays = node_arrays(meta, root, &t.name, t.count, &opts.feat_key)?;
-        if let Some(first) = arrays.as_ref().and_then(|a| a.first()) {
-            let d = feature_shape(first)?.1;
-            let field = format!("node_data.{}.{}", t.name, opts.feat_key);
-            match &dim {
-                Some((have, other)) if *have != d => {
-                    return Err(meta.err(
-                        &field,
-                        format!(
-                            "features of dimension {d}, but {other} has dimension {have}; a typed store holds one feature dimension (project them to one)"
-                        ),
-                    ))
-                }
-                Some(_) => {}
-                None => dim = Some((d, field)),
-            }
-        }
+        let dim = match arrays.as_ref().and_then(|a| a.first()) {
+            Some(first) => Some(feature_shape(first)?.1),
+            None => None,
+        };
+        decls.push(TypeDecl {
+            name: t.name.clone(),
+            count: t.count,
+            dim,
+        });
         feats.push(arrays);
     }
-    let node_types: Vec<NodeType> = ts
-        .node_types
-        .iter()
-        .zip(&feats)
-        .map(|(t, f)| NodeType {
-            name: t.name.clone(),
-            offset: t.offset,
-            count: t.count,
-            dim: match (f, &dim) {
-                (Some(_), Some((d, _))) => *d as u32,
-                _ => 0,
-            },
-        })
-        .collect();
-    let n = ts.num_nodes();
+    let (node_types, _) = node_types(&decls, &|i, reason| {
+        let name = names.get(i).map_or("?", String::as_str);
+        meta.err(&format!("node_data.{name}.{}", opts.feat_key), reason)
+    })?;
+    let schema = Schema {
+        node_types,
+        relations,
+    };
 
     // Edge inputs, each with the types it joins.
     let edges = root
@@ -162,12 +106,6 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
     let mut inputs = Vec::new();
     let mut ends = Vec::new();
     let mut expected_counts = Vec::new();
-    let type_of = |i: usize| {
-        let t = ts.node_types.get(i);
-        t.map_or((String::new(), 0, 0), |t| {
-            (t.name.clone(), t.offset, t.count)
-        })
-    };
     for e in &ts.edge_types {
         let canonical = ts.canonical(e);
         let key = format!("edges.{canonical}");
@@ -177,10 +115,7 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
         let (format, delimiter, files) = meta.chunks(spec, &key)?;
         for (f, c) in files.into_iter().zip(&e.chunk_sizes) {
             inputs.push(edge_input(&format, delimiter, f)?);
-            ends.push(EdgeEnds {
-                src: type_of(e.src),
-                dst: type_of(e.dst),
-            });
+            ends.push(edge_ends(&schema, e.src, e.dst));
             expected_counts.push((canonical.clone(), *c));
         }
     }
@@ -189,19 +124,24 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
         "num_edges_per_chunk",
         expected_counts.iter().map(|(_, c)| *c),
     )?;
-    let dim_value = dim.as_ref().map_or(1, |(d, _)| *d);
-    let mut build = Build::create(&opts.common, n, dim_value, path, expected, None)?;
-    build.set_schema(Schema {
-        node_types,
-        relations,
-    });
-    let topology = |b: &mut Build| -> Result<()> {
-        let got = b.typed_topology(&inputs, &ends, expected)?;
-        check_chunk_counts(path, &inputs, &expected_counts, &got)
-    };
     let featured: Vec<&NpyFile> = feats.iter().flatten().flatten().collect();
-    let chunks = (!featured.is_empty()).then_some(featured.as_slice());
-    topology_and_features(&mut build, chunks, topology)?;
+    let features = featured.first().map(|first| TypedFeatures {
+        source: first.path.clone(),
+        feed: Box::new(|sink: &mut FeatureSink| {
+            for f in &featured {
+                features_from_npy(f, None, sink)?;
+            }
+            Ok(())
+        }),
+    });
+    let check = |got: &[u64]| check_chunk_counts(path, &inputs, &expected_counts, got);
+    let edges = TypedEdges {
+        inputs: &inputs,
+        ends: &ends,
+        expected,
+        check: &check,
+    };
+    let mut build = build_typed(&opts.common, schema, path, edges, features)?;
     tables(opts, root, meta, &ts, &mut build)?;
     build.finish()
 }

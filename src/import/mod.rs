@@ -11,6 +11,7 @@ pub mod npy;
 pub mod npy_write;
 pub mod npz;
 pub mod ogb;
+mod ogb_hetero;
 pub mod pipeline;
 pub mod remap;
 pub mod reorder;

@@ -12,8 +12,10 @@
 //! plus `split/<name>/{train,valid,test}.csv.gz` (one node id per line).
 //! OGB stores the edges of some undirected graphs once (its `master.csv`
 //! `add_inverse_edge`): ogbn-products and ogbn-proteins get reverse edges
-//! unless told otherwise. Heterogeneous (ogbn-mag) and multi-label
-//! (ogbn-proteins labels) datasets are refused with a message.
+//! unless told otherwise. A heterogeneous dataset (ogbn-mag:
+//! `raw/num-node-dict.csv.gz`, `raw/relations/`) becomes a typed store
+//! (`ogb_hetero.rs`). Multi-label datasets (ogbn-proteins labels) are
+//! refused with a message.
 
 use std::path::{Path, PathBuf};
 
@@ -21,9 +23,10 @@ use crate::error::{Error, Result};
 use crate::format::tables::Splits;
 use crate::import::npy::{decode_ints, parse_header};
 use crate::import::npz::NpzArchive;
+use crate::import::ogb_hetero::{import_hetero, is_hetero};
 use crate::import::pipeline::{
     bad, features_from_npy, label_value, labels_from_npy, read_ids, Build, CommonOptions,
-    EdgeInput, ImportReport,
+    EdgeInput, FeatureSink, ImportReport,
 };
 use crate::import::text::{FloatRows, IdLines};
 
@@ -43,7 +46,7 @@ pub struct OgbImport {
 /// Datasets whose edges OGB stores once and mirrors on load.
 const INVERSE_EDGE_DATASETS: [&str; 2] = ["products", "proteins"];
 
-fn missing(path: &Path, what: &str) -> Error {
+pub(super) fn missing(path: &Path, what: &str) -> Error {
     bad(
         path,
         None,
@@ -57,7 +60,7 @@ fn csv_node_count(path: &Path) -> Result<u64> {
 }
 
 /// The one count (`what`: node or edge) in `raw/num-*-list.csv.gz`.
-fn csv_count(path: &Path, what: &str) -> Result<u64> {
+pub(super) fn csv_count(path: &Path, what: &str) -> Result<u64> {
     let mut lines = IdLines::open(path)?;
     let n = lines
         .next_id()?
@@ -79,7 +82,7 @@ fn csv_count(path: &Path, what: &str) -> Result<u64> {
 }
 
 /// Picks `split/<name>`.
-fn split_dir(dir: &Path, name: Option<&str>) -> Result<Option<PathBuf>> {
+pub(super) fn split_dir(dir: &Path, name: Option<&str>) -> Result<Option<PathBuf>> {
     let root = dir.join("split");
     if let Some(n) = name {
         let p = root.join(n);
@@ -117,7 +120,8 @@ fn split_dir(dir: &Path, name: Option<&str>) -> Result<Option<PathBuf>> {
     }
 }
 
-fn split_file(dir: &Path, name: &str) -> Option<PathBuf> {
+/// `DIR/NAME.csv.gz`, `.csv` or `.npy`, whichever exists.
+pub(super) fn split_file(dir: &Path, name: &str) -> Option<PathBuf> {
     ["csv.gz", "csv", "npy"]
         .iter()
         .map(|e| dir.join(format!("{name}.{e}")))
@@ -130,9 +134,6 @@ pub fn import_ogb(opts: &OgbImport) -> Result<ImportReport> {
     if !raw.is_dir() {
         return Err(missing(&raw, "the raw/ directory"));
     }
-    if raw.join("relations").is_dir() || raw.join("num-node-dict.csv.gz").is_file() {
-        return Err(bad(&raw, None, "heterogeneous OGB datasets (ogbn-mag style raw/relations/) are not supported; ginex stores homogeneous graphs"));
-    }
     let name = opts
         .dir
         .file_name()
@@ -142,6 +143,9 @@ pub fn import_ogb(opts: &OgbImport) -> Result<ImportReport> {
     common.undirected |= opts
         .add_inverse_edges
         .unwrap_or_else(|| INVERSE_EDGE_DATASETS.iter().any(|d| name.contains(d)));
+    if is_hetero(&raw) {
+        return import_hetero(opts, &common);
+    }
     let npz_path = raw.join("data.npz");
     let mut build = if npz_path.is_file() {
         binary_layout(&raw, &npz_path, &common)?
@@ -191,20 +195,14 @@ fn csv_layout(raw: &Path, common: &CommonOptions) -> Result<Build> {
     }
     let n = csv_node_count(&count_file)?;
     let feat_path = raw.join("node-feat.csv.gz");
-    let mut first = Vec::new();
-    let mut feats = if feat_path.is_file() {
-        let mut rows = FloatRows::open(&feat_path)?;
-        if !rows.next_row(&mut first)? && n > 0 {
-            return Err(bad(&feat_path, None, "empty; expected one row per node"));
+    let dim = if feat_path.is_file() {
+        match csv_feature_width(&feat_path)? {
+            Some(width) => Some(width),
+            None if n > 0 => return Err(bad(&feat_path, None, "empty; expected one row per node")),
+            None => Some(1),
         }
-        Some(rows)
     } else {
         None
-    };
-    let dim = if feats.is_some() {
-        first.len().max(1) as u64
-    } else {
-        1
     };
     // `num-edge-list.csv.gz` (when present): the edge count the edge file
     // must hold.
@@ -214,70 +212,119 @@ fn csv_layout(raw: &Path, common: &CommonOptions) -> Result<Build> {
     } else {
         None
     };
-    let mut build = Build::create(common, n, dim, &feat_path, want_edges.unwrap_or(0), None)?;
+    let mut build = Build::create(
+        common,
+        n,
+        dim.unwrap_or(1),
+        &feat_path,
+        want_edges.unwrap_or(0),
+        None,
+    )?;
     let input = EdgeInput::Text {
         path: edges.clone(),
         delimiter: Some(b','),
     };
     let got = build.topology(std::slice::from_ref(&input), None, want_edges.unwrap_or(0))?;
     if let (Some(want), Some(&got)) = (want_edges, got.first()) {
-        if want != got {
-            return Err(bad(
-                &edges,
-                None,
-                format!(
-                    "{got} edges, but {} says {want}: the dataset is incomplete or its files do not belong together",
-                    edge_count_file.display()
-                ),
-            ));
-        }
+        check_edge_count(&edges, &edge_count_file, want, got)?;
     }
-    match feats.as_mut() {
-        Some(rows) => build.features(&feat_path, |sink| {
-            let mut buf: Vec<f64> = first.clone();
-            let mut row = Vec::new();
-            let mut start = 0u64;
-            let block = (1usize << 20) / dim as usize + 1;
-            let mut in_block = 1usize;
-            loop {
-                row.clear();
-                let more = rows.next_row(&mut row)?;
-                if more {
-                    buf.extend_from_slice(&row);
-                    in_block += 1;
-                }
-                if (!more || in_block == block) && !buf.is_empty() {
-                    sink.push_f64(&buf, &feat_path, start)?;
-                    start += in_block as u64;
-                    buf.clear();
-                    in_block = 0;
-                }
-                if !more {
-                    return Ok(());
-                }
-            }
-        })?,
-        None => build.zero_features()?,
+    if dim.is_some() {
+        build.features(&feat_path, |sink| {
+            feed_csv_features(&feat_path, sink, n, &format!("{n} nodes")).map(|_| ())
+        })?;
+    } else {
+        build.zero_features()?;
     }
     let label_path = raw.join("node-label.csv.gz");
     if label_path.is_file() {
-        let mut rows = FloatRows::open(&label_path)?;
-        let mut labels = Vec::with_capacity(n as usize);
-        let mut row = Vec::new();
-        loop {
-            row.clear();
-            if !rows.next_row(&mut row)? {
-                break;
-            }
-            let [x] = row.as_slice() else {
-                return Err(bad(&label_path, Some(rows.line()), format!("{} labels in a row; multi-label datasets are not supported (one class id per node)", row.len())));
-            };
-            let int = (x.fract() == 0.0 && x.is_finite()).then_some(*x as i128);
-            labels.push(label_value(*x, int, &label_path, rows.line())?);
-        }
+        let labels = read_csv_labels(&label_path)?;
         build.labels(&labels, None, &label_path)?;
     }
     Ok(build)
+}
+
+/// Refuses an edge file that holds `got` edges where its count file
+/// (`num-edge-list.csv.gz`) says `want`.
+pub(super) fn check_edge_count(edges: &Path, count_file: &Path, want: u64, got: u64) -> Result<()> {
+    if want == got {
+        return Ok(());
+    }
+    Err(bad(
+        edges,
+        None,
+        format!(
+            "{got} edges, but {} says {want}: the dataset is incomplete or its files do not belong together",
+            count_file.display()
+        ),
+    ))
+}
+
+/// The number of values in the first row of an OGB `node-feat.csv.gz`
+/// (the feature dimension); `None` when the file has no rows.
+pub(super) fn csv_feature_width(path: &Path) -> Result<Option<u64>> {
+    let mut first = Vec::new();
+    let has_row = FloatRows::open(path)?.next_row(&mut first)?;
+    Ok(has_row.then(|| first.len().max(1) as u64))
+}
+
+/// Streams the rows of an OGB `node-feat.csv.gz` (of the sink's width)
+/// into `sink` in blocks of about a million values; returns how many rows
+/// it held. A row past the first `max_rows` is refused at its line,
+/// `whose` naming the nodes they belong to ("6 nodes").
+pub(super) fn feed_csv_features(
+    path: &Path,
+    sink: &mut FeatureSink,
+    max_rows: u64,
+    whose: &str,
+) -> Result<u64> {
+    let dim = sink.dim().max(1);
+    let block = ((1u64 << 20) / dim).max(1);
+    let mut rows = FloatRows::open(path)?;
+    let mut buf: Vec<f64> = Vec::new();
+    let (mut start, mut in_block, mut total) = (0u64, 0u64, 0u64);
+    loop {
+        let more = rows.next_row(&mut buf)?;
+        if more {
+            total += 1;
+            in_block += 1;
+            if total > max_rows {
+                return Err(bad(
+                    path,
+                    Some(rows.line()),
+                    format!("more feature rows than the {whose}"),
+                ));
+            }
+        }
+        if (!more || in_block == block) && in_block > 0 {
+            sink.push_f64(&buf, path, start)?;
+            start += in_block;
+            buf.clear();
+            in_block = 0;
+        }
+        if !more {
+            return Ok(total);
+        }
+    }
+}
+
+/// The labels of an OGB `node-label.csv.gz`: one class id per line (empty
+/// or `nan` = missing). A row of several labels (a multi-label dataset
+/// such as ogbn-proteins) is refused.
+pub(super) fn read_csv_labels(path: &Path) -> Result<Vec<i32>> {
+    let mut rows = FloatRows::open(path)?;
+    let mut labels = Vec::new();
+    let mut row = Vec::new();
+    loop {
+        row.clear();
+        if !rows.next_row(&mut row)? {
+            return Ok(labels);
+        }
+        let [x] = row.as_slice() else {
+            return Err(bad(path, Some(rows.line()), format!("{} labels in a row; multi-label datasets are not supported (one class id per node)", row.len())));
+        };
+        let int = (x.fract() == 0.0 && x.is_finite()).then_some(*x as i128);
+        labels.push(label_value(*x, int, path, rows.line())?);
+    }
 }
 
 /// The integer array `member` of the archive (a per-graph count list such

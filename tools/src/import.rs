@@ -36,7 +36,9 @@ pub enum ImportCommand {
     Files(FilesArgs),
     /// An OGB node-property dataset directory as downloaded: raw/*.csv.gz
     /// (arxiv/products style) or raw/data.npz + raw/node-label.npz
-    /// (papers100M style), with split/<name>/{train,valid,test}.csv.gz.
+    /// (papers100M style), with split/<name>/{train,valid,test}.csv.gz;
+    /// or a heterogeneous one (ogbn-mag: raw/num-node-dict.csv.gz,
+    /// raw/relations/), which becomes a typed store.
     ///
     /// Example: ginex-import ogb dataset/ogbn_arxiv --out STORE
     Ogb(OgbArgs),
@@ -169,7 +171,9 @@ pub struct OgbArgs {
     #[arg(long)]
     pub split_name: Option<String>,
     /// Add reverse edges: auto (ogbn-products and ogbn-proteins store each
-    /// undirected edge once), yes or no.
+    /// undirected edge once), yes or no. In a heterogeneous dataset, yes
+    /// (like --undirected) symmetrises relations within one type and adds
+    /// dst:rev_<rel>:src for the others.
     #[arg(long, default_value = "auto")]
     pub add_inverse_edges: String,
     /// Options of every format.

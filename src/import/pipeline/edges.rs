@@ -210,7 +210,13 @@ pub struct EdgeEnds {
 
 /// A type-local id `raw` of type `(name, offset, count)`, checked and made
 /// global.
-fn typed_id(raw: i128, ty: &(String, u64, u64), path: &Path, at: u64, what: &str) -> Result<u64> {
+pub(crate) fn typed_id(
+    raw: i128,
+    ty: &(String, u64, u64),
+    path: &Path,
+    at: u64,
+    what: &str,
+) -> Result<u64> {
     let (name, offset, count) = ty;
     if raw < 0 || raw >= i128::from(*count) {
         return Err(bad(

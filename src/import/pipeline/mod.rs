@@ -5,7 +5,8 @@
 //! commits and verifies. The format readers ([`edges_from`],
 //! [`features_from_npy`], [`labels_from_npy`], [`read_ids`]) stream their
 //! inputs in blocks, so resident memory stays near one block plus the
-//! bucketer's sort buffer.
+//! bucketer's sort buffer. Typed stores share one build as well
+//! (`typed.rs`: relations, node type ranges, topology and features).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -24,6 +25,7 @@ use crate::store::{Store, StoreBuilder, StoreSpec};
 mod edges;
 mod features;
 mod tables;
+pub(crate) mod typed;
 
 pub use edges::{check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink};
 pub use features::{feature_shape, features_from_npy, FeatureSink};

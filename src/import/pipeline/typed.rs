@@ -1,0 +1,248 @@
+//! The build of a typed (heterogeneous) store, shared by the importers
+//! that make one (`dgl_typed.rs`, `ogb_hetero.rs`): the relations a
+//! store holds ([`relations`]: declared ones, and with `--undirected` the
+//! reverse of each that joins two types), the node types' id ranges and
+//! their one feature dimension ([`node_types`]), and the build itself
+//! ([`build_typed`]: topology from type-local edge inputs, feature rows of
+//! the featured types alongside it). Each importer reads its own layout
+//! and adds its own tables (labels, splits, original ids) to the returned
+//! [`Build`]. Errors go through the caller's `err`, which names the
+//! caller's file and position.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::schema::{NodeType, Relation, Schema};
+
+use super::edges::typed_id;
+use super::{bad, for_each_id, Build, CommonOptions, EdgeEnds, EdgeInput, FeatureSink};
+
+/// Why a typed import refuses `--reorder`.
+pub const REORDER_REFUSED: &str = "--reorder renumbers nodes across the whole graph, which would break the node types' id ranges; import typed graphs without it";
+
+/// A declared relation `src:rel:dst` (indices into the node types).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    /// Source node type.
+    pub src: usize,
+    /// Relation name.
+    pub rel: String,
+    /// Destination node type.
+    pub dst: usize,
+}
+
+/// The relations of the store: the `declared` ones in order, then with
+/// `undirected` the reverse `dst:rev_<rel>:src` of each that joins two
+/// different types (a relation within one type is symmetrised in place).
+/// A second relation for an ordered type pair is refused through
+/// `err(index of the declared relation, reason)`.
+pub fn relations(
+    type_names: &[String],
+    declared: &[Declared],
+    undirected: bool,
+    err: &dyn Fn(usize, String) -> Error,
+) -> Result<Vec<Relation>> {
+    let name = |t: u32| type_names.get(t as usize).map_or("?", String::as_str);
+    let mut out: Vec<Relation> = Vec::new();
+    let mut push = |r: Relation, i: usize, what: &str| -> Result<()> {
+        if let Some(other) = out.iter().find(|o| o.src == r.src && o.dst == r.dst) {
+            return Err(err(
+                i,
+                format!(
+                    "{what} {}:{}:{} joins {} to {} like the relation {:?} does; a ginex store holds one relation per ordered pair of node types (format/schema.md): merge them, or give one its own node type",
+                    name(r.src),
+                    r.name,
+                    name(r.dst),
+                    name(r.src),
+                    name(r.dst),
+                    other.name
+                ),
+            ));
+        }
+        out.push(r);
+        Ok(())
+    };
+    for (i, d) in declared.iter().enumerate() {
+        let r = Relation {
+            src: d.src as u32,
+            name: d.rel.clone(),
+            dst: d.dst as u32,
+            num_edges: 0,
+        };
+        push(r, i, "edge type")?;
+    }
+    if undirected {
+        for (i, d) in declared.iter().enumerate() {
+            if d.src != d.dst {
+                let r = Relation {
+                    src: d.dst as u32,
+                    name: format!("rev_{}", d.rel),
+                    dst: d.src as u32,
+                    num_edges: 0,
+                };
+                push(r, i, "the reverse edges (--undirected) add the relation")?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A node type as an importer found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeDecl {
+    /// The type's name.
+    pub name: String,
+    /// Its node count.
+    pub count: u64,
+    /// Its feature dimension, `None` when it has no features.
+    pub dim: Option<u64>,
+}
+
+/// The schema's node types: contiguous id ranges in the order given, the
+/// featured ones with the one dimension they must share (returned; `None`
+/// when no type has features). A second dimension or an id range past
+/// 2^64 is refused through `err(type index, reason)`.
+pub fn node_types(
+    types: &[TypeDecl],
+    err: &dyn Fn(usize, String) -> Error,
+) -> Result<(Vec<NodeType>, Option<u64>)> {
+    let mut dim: Option<(u64, &str)> = None;
+    for (i, t) in types.iter().enumerate() {
+        match (t.dim, dim) {
+            (Some(d), Some((have, other))) if d != have => {
+                return Err(err(
+                    i,
+                    format!(
+                        "features of dimension {d}, but node type {other}'s have dimension {have}; a typed store holds one feature dimension (project them to one)"
+                    ),
+                ))
+            }
+            (Some(d), None) => dim = Some((d, &t.name)),
+            _ => {}
+        }
+    }
+    let dim = dim.map(|(d, _)| d);
+    let dim32 = match dim {
+        Some(d) => u32::try_from(d).map_err(|_| {
+            let i = types.iter().position(|t| t.dim.is_some()).unwrap_or(0);
+            err(i, format!("feature dimension {d} is too large"))
+        })?,
+        None => 0,
+    };
+    let mut out = Vec::with_capacity(types.len());
+    let mut offset = 0u64;
+    for (i, t) in types.iter().enumerate() {
+        out.push(NodeType {
+            name: t.name.clone(),
+            offset,
+            count: t.count,
+            dim: if t.dim.is_some() { dim32 } else { 0 },
+        });
+        offset = offset
+            .checked_add(t.count)
+            .ok_or_else(|| err(i, "node counts overflow 64 bits".into()))?;
+    }
+    Ok((out, dim))
+}
+
+/// The endpoints of edges of `src` to `dst` (type indices of `schema`), for
+/// [`Build::typed_topology`].
+pub fn edge_ends(schema: &Schema, src: usize, dst: usize) -> EdgeEnds {
+    let ty = |i: usize| {
+        schema.node_types.get(i).map_or((String::new(), 0, 0), |t| {
+            (t.name.clone(), t.offset, t.count)
+        })
+    };
+    EdgeEnds {
+        src: ty(src),
+        dst: ty(dst),
+    }
+}
+
+/// The edges of a typed build: input `i` joins the types `ends[i]` with
+/// type-local ids; `expected` (the edges declared, 0 when unknown) sizes
+/// the buckets; `check` gets the edges read per input.
+pub struct TypedEdges<'a> {
+    /// The edge files.
+    pub inputs: &'a [EdgeInput],
+    /// The types each input joins.
+    pub ends: &'a [EdgeEnds],
+    /// The edges declared in all.
+    pub expected: u64,
+    /// Checks the edges read per input against what the layout declares.
+    pub check: &'a dyn Fn(&[u64]) -> Result<()>,
+}
+
+/// Pushes feature rows into the sink (on the feature thread).
+pub type FeatureFeed<'a> = Box<dyn FnOnce(&mut FeatureSink) -> Result<()> + Send + 'a>;
+
+/// The feature rows of the featured types: `feed` pushes them back to back
+/// in type order; `source` names them in errors.
+pub struct TypedFeatures<'a> {
+    /// The first feature file (names the features in errors).
+    pub source: PathBuf,
+    /// Pushes every featured type's rows, in type order.
+    pub feed: FeatureFeed<'a>,
+}
+
+/// Starts the typed store `schema` at `common.out` and writes its topology
+/// and features (alongside each other; when no type has features the
+/// store has dimension 1 and no feature rows). `dim_source` names the
+/// schema's source in errors. The caller adds labels, splits and original ids, then
+/// calls [`Build::finish`].
+pub fn build_typed(
+    common: &CommonOptions,
+    schema: Schema,
+    dim_source: &Path,
+    edges: TypedEdges<'_>,
+    features: Option<TypedFeatures<'_>>,
+) -> Result<Build> {
+    let n = schema.node_types.last().map_or(0, |t| t.offset + t.count);
+    let dim = schema
+        .node_types
+        .iter()
+        .find(|t| t.has_features())
+        .map_or(1, |t| u64::from(t.dim));
+    let mut build = Build::create(common, n, dim, dim_source, edges.expected, None)?;
+    build.set_schema(schema);
+    let topology = |b: &mut Build| -> Result<()> {
+        let got = b.typed_topology(edges.inputs, edges.ends, edges.expected)?;
+        (edges.check)(&got)
+    };
+    match features {
+        Some(f) => build.overlapped(&f.source, f.feed, topology)?,
+        None => {
+            topology(&mut build)?;
+            build.zero_features()?;
+        }
+    }
+    Ok(build)
+}
+
+/// The ids of an id file (one per line, or `.npy`) that are type-local
+/// ids of type `ty` (name, first global id, count), checked against the
+/// type's range and made global; sorted, repeats refused.
+pub fn read_type_ids(path: &Path, ty: &(String, u64, u64)) -> Result<Vec<u64>> {
+    let mut ids = Vec::new();
+    for_each_id(path, ("id array has", "K", "ids"), &mut |v, at| {
+        ids.push(typed_id(v, ty, path, at, "id")?);
+        Ok(())
+    })?;
+    let before = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() != before {
+        return Err(bad(
+            path,
+            None,
+            format!("{} ids appear more than once", before - ids.len()),
+        ));
+    }
+    Ok(ids)
+}
+
+/// Each node's id within its type (`0..count` per type, in type order):
+/// the original ids of a typed store whose input numbers each type apart.
+pub fn type_local_ids(schema: &Schema) -> Vec<u64> {
+    schema.node_types.iter().flat_map(|t| 0..t.count).collect()
+}
