@@ -58,9 +58,11 @@
 //!   [`progress`] sink.
 //! * **Batches**: [`Loader`] (built by a [`LoaderBuilder`]) yields
 //!   [`Batch`]es whose [`Hop`]s are the sampled bipartite layers; seeds come
-//!   from a [`Split`] or a list; the cache [`Policy`]; after the epoch an
-//!   [`EpochReport`] ([`BatchStat`] per batch); the [`MemoryPlan`] of a
-//!   budget (measured on a [`WorkingSet`]).
+//!   from a [`Split`] or a list; on a typed store [`Batch::typed`] gives a
+//!   [`TypedBatch`] ([`TypedNodes`] per node type, [`TypedEdges`] per
+//!   relation, PyG's heterogeneous layout); the cache [`Policy`]; after
+//!   the epoch an [`EpochReport`] ([`BatchStat`] per batch); the
+//!   [`MemoryPlan`] of a budget (measured on a [`WorkingSet`]).
 //! * **Errors**: one [`Error`] type (every variant names the file, the
 //!   position and the reason) and [`Result`].
 //!
@@ -179,6 +181,7 @@ pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};
 pub use progress::{NoProgress, Progress};
 pub use sample::sampler::Hop;
+pub use sample::typed::{TypedBatch, TypedEdges, TypedNodes};
 pub use store::edges::{CscOptions, CscStats};
 pub use store::{
     FeatureWriter, ListSink, NodeIds, Store, StoreBuilder, StoreSpec, TopologyWriter, VerifyReport,

@@ -34,6 +34,7 @@ use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use crate::exec::policy::Policy;
 use crate::format::pages::Dtype;
 use crate::sample::sampler::{epoch_order, Hop};
+use crate::sample::typed::{TypedBatch, TypedNodes};
 use crate::store::Store;
 
 /// Which nodes an epoch's batches are seeded from.
@@ -122,6 +123,47 @@ impl Batch {
         let mut out = vec![0f32; self.ids.len() * self.dim];
         self.dtype.decode_to_f32(&self.rows, &mut out);
         out
+    }
+
+    /// The typed (heterogeneous) view of the batch on a typed `store` (the
+    /// store it came from): per node type its nodes (global and type-local
+    /// ids, positions in `ids` and so in the rows, the seeds' labels), per
+    /// relation its edges over all hops in type-local indices, PyG's
+    /// heterogeneous `NeighborLoader` layout (see [`TypedBatch`]). An
+    /// untyped store (no schema) is refused: its batch has one node type
+    /// and no relations to split by, and its hops are already that view.
+    pub fn typed(&self, store: &Store) -> Result<TypedBatch> {
+        let schema = store.schema().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{} is not a typed store (it has no schema): its batches have one node type; use the batch's hops as they are",
+                store.dir().display()
+            ))
+        })?;
+        TypedBatch::new(
+            schema,
+            &self.ids,
+            self.num_seeds,
+            &self.hops,
+            self.labels.as_deref(),
+        )
+    }
+
+    /// The rows of one node type of [`typed`](Self::typed) as `f32`,
+    /// `nodes.len() * dim` values in the type's node order; None for a
+    /// featureless type.
+    pub fn type_rows_f32(&self, nodes: &TypedNodes) -> Option<Vec<f32>> {
+        if !nodes.has_features {
+            return None;
+        }
+        let row_bytes = self.dim * self.dtype.size();
+        let mut raw = Vec::with_capacity(nodes.len() * row_bytes);
+        for &p in &nodes.positions {
+            let at = p as usize * row_bytes;
+            raw.extend_from_slice(self.rows.get(at..at + row_bytes)?);
+        }
+        let mut out = vec![0f32; nodes.len() * self.dim];
+        self.dtype.decode_to_f32(&raw, &mut out);
+        Some(out)
     }
 
     fn from_epoch(b: &EpochBatch<'_>, dtype: Dtype, dim: usize, labels: Option<&[i32]>) -> Batch {

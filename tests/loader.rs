@@ -221,3 +221,136 @@ fn errors_of_the_executor_come_out_of_the_iterator() {
     assert!(l.next().is_none());
     assert!(l.report().is_none());
 }
+
+/// The typed view of a typed store's batches: every edge maps back to an
+/// edge of the untyped batch, with the relation its endpoints' types
+/// name; the counts add up; each type's seeds come first; rows and labels
+/// are the store's. Seeds of two types exercise the per-type seed counts.
+#[test]
+fn typed_batches_map_back_to_the_untyped_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::typed_store(dir.path(), 600);
+    let schema = store.schema().unwrap().clone();
+    let labels = store.labels().unwrap().unwrap();
+    let (author, paper) = (
+        schema.type_index("author").unwrap(),
+        schema.type_index("paper").unwrap(),
+    );
+    let mut seeds: Vec<u64> = schema.node_types[paper].ids().step_by(7).collect();
+    seeds.extend(schema.node_types[author].ids().step_by(11));
+    let mut typed_seeds = [0usize; 3];
+    let mut batches = 0;
+    for (split_seeds, fanouts) in [(None, vec![4, 3]), (Some(seeds), vec![3, 2, 2])] {
+        let mut b = Loader::builder(&store)
+            .fanouts(fanouts.clone())
+            .batch_size(50)
+            .policy(Policy::Lru)
+            .run_dir(dir.path().join("runs"))
+            .seed(5);
+        if let Some(s) = split_seeds {
+            b = b.seed_nodes(s);
+        }
+        for batch in b.build().unwrap() {
+            let batch = batch.unwrap();
+            let t = batch.typed(&store).unwrap();
+            batches += 1;
+            assert_eq!(t.num_hops(), fanouts.len());
+            assert_eq!(t.nodes.len(), schema.node_types.len());
+            assert_eq!(t.edges.len(), schema.relations.len());
+            assert_eq!(
+                t.nodes.iter().map(|n| n.len()).sum::<usize>(),
+                batch.ids.len()
+            );
+            for (ti, n) in t.nodes.iter().enumerate() {
+                assert_eq!(n.num_sampled.iter().sum::<usize>(), n.len());
+                let seeds = n.num_seeds();
+                typed_seeds[ti] += seeds;
+                for (i, (&p, &v)) in n.positions.iter().zip(&n.ids).enumerate() {
+                    assert_eq!(batch.ids[p as usize], v);
+                    assert_eq!(schema.type_of(v), ti);
+                    // The type's seeds first, then the rest in batch order.
+                    assert_eq!((p as usize) < batch.num_seeds, i < seeds, "{}", n.name);
+                }
+                assert!(n.positions.windows(2).all(|w| w[0] < w[1]));
+                assert_eq!(
+                    n.local_ids(),
+                    n.ids
+                        .iter()
+                        .map(|&v| v - schema.node_types[ti].offset)
+                        .collect::<Vec<_>>()
+                );
+                let want: Vec<i32> = n.ids[..seeds].iter().map(|&v| labels[v as usize]).collect();
+                assert_eq!(n.seed_labels.as_deref(), Some(&want[..]));
+                let mut rows = vec![0f32; n.len() * batch.dim];
+                store.read_feature_rows_f32(&n.ids, &mut rows).unwrap();
+                assert_eq!(batch.type_rows_f32(n), Some(rows));
+            }
+            assert_eq!(
+                t.nodes.iter().map(|n| n.num_seeds()).sum::<usize>(),
+                batch.num_seeds
+            );
+            // Hop k from the seeds is batch.hops[L - 1 - k].
+            for (k, hop) in batch.hops.iter().rev().enumerate() {
+                let mut untyped: Vec<(u64, u64)> = hop
+                    .src
+                    .iter()
+                    .zip(&hop.dst)
+                    .map(|(&s, &d)| (batch.ids[s as usize], batch.ids[d as usize]))
+                    .collect();
+                let mut typed = Vec::new();
+                for (r, e) in t.edges.iter().enumerate() {
+                    assert_eq!(e.num_sampled.len(), fanouts.len());
+                    let (src, dst) = e.hop(k);
+                    let (src_nodes, dst_nodes) = (&t.nodes[e.src_type], &t.nodes[e.dst_type]);
+                    let (num_src, _) = t.hop_size(e.src_type, k);
+                    let (_, num_dst) = t.hop_size(e.dst_type, k);
+                    for (&s, &d) in src.iter().zip(dst) {
+                        assert!((s as usize) < num_src && (d as usize) < num_dst);
+                        let (u, v) = (src_nodes.ids[s as usize], dst_nodes.ids[d as usize]);
+                        let rel = schema.relation_between(schema.type_of(u), schema.type_of(v));
+                        assert_eq!(rel, Some(r), "{u} -> {v}");
+                        typed.push((u, v));
+                    }
+                }
+                untyped.sort_unstable();
+                typed.sort_unstable();
+                assert_eq!(typed, untyped, "batch {} hop {k}", batch.index);
+                // A type's targets are a prefix of its nodes.
+                for (ti, n) in t.nodes.iter().enumerate() {
+                    let of_type = |upto: usize| {
+                        batch.ids[..upto]
+                            .iter()
+                            .filter(|&&v| schema.type_of(v) == ti)
+                            .count()
+                    };
+                    assert_eq!(
+                        t.hop_size(ti, k),
+                        (of_type(hop.num_src), of_type(hop.num_dst)),
+                        "{}",
+                        n.name
+                    );
+                }
+            }
+            let total: usize = t.edges.iter().map(|e| e.len()).sum();
+            assert_eq!(total, batch.hops.iter().map(|h| h.src.len()).sum::<usize>());
+        }
+    }
+    assert_eq!(
+        batches, 4,
+        "96 training papers and 63 chosen seeds, 50 a batch"
+    );
+    assert!(
+        typed_seeds[paper] > 0 && typed_seeds[author] > 0,
+        "{typed_seeds:?}"
+    );
+    let (_dir, untyped) = common::small_epoch_store();
+    let batch = Loader::builder(&untyped)
+        .max_batches(1)
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let err = batch.typed(&untyped).unwrap_err().to_string();
+    assert!(err.contains("is not a typed store"), "{err}");
+}

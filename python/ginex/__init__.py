@@ -8,7 +8,10 @@ Belady-cached neighbor-sampling loader of ``ginex epoch``.
   ``ginex-import files`` does from files.
 * :class:`Loader` iterates batches (``ids``, ``x``, ``y``, per-layer
   ``edge_index`` and ``size``) prepared by the native executor under a cache
-  policy; see its docstring for the layer order.
+  policy; see its docstring for the layer order. On a typed store,
+  ``batch.hetero()`` gives a :class:`HeteroBatch`: per-type ``x_dict`` and
+  ``n_id_dict``, per-relation ``edge_index_dict`` (PyG's heterogeneous
+  ``NeighborLoader`` layout) and ``to_hetero_data()`` for PyG.
 
 numpy in and out; torch users call ``torch.from_numpy`` (zero-copy).
 Errors are Python exceptions carrying the CLI's message: ``ValueError``
@@ -33,12 +36,14 @@ from ._ginex import (
     Store,
 )
 from ._ginex import import_files as _import_files
+from .hetero import HeteroBatch
 
 __all__ = [
     "Batch",
     "CorruptStoreError",
     "Epoch",
     "GinexError",
+    "HeteroBatch",
     "Loader",
     "POLICIES",
     "Store",

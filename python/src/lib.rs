@@ -11,6 +11,10 @@
 //!   Python only wraps finished buffers (no copy). Dropping the iterator (a
 //!   `break`, an exception, garbage collection) or `close()` stops and joins
 //!   the thread; the epoch's runtime files go with it.
+//! * `Batch.hetero()` on a typed store's batch builds the typed view
+//!   ([`ginex::TypedBatch`]) from the batch's own arrays and hands it to
+//!   `ginex.hetero.HeteroBatch` (Python), which lays it out as PyG's
+//!   heterogeneous `NeighborLoader` does.
 //!
 //! Library errors become Python exceptions with the CLI's message (see
 //! [`to_py`]).
@@ -18,9 +22,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use ginex::{Dtype, Error, FilesImport, NodeIds, Policy, Split, Store};
+use ginex::format::schema::Schema;
+use ginex::{Dtype, Error, FilesImport, NodeIds, Policy, Split, Store, TypedBatch};
 use numpy::ndarray::{Array1, Array2};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyFileExistsError, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -423,6 +428,8 @@ struct Epoch {
     loader: Mutex<Option<ginex::Loader>>,
     /// Batch ids go out as original ids.
     ids: Arc<NodeIds>,
+    /// A typed store's schema, for `Batch.hetero()`.
+    schema: Option<Arc<Schema>>,
     input_layer_first: bool,
     /// The report once the epoch finished, as JSON.
     report: Mutex<Option<String>>,
@@ -445,16 +452,29 @@ impl Drop for Epoch {
 /// indexing `ids`), `size` (per layer, `(num_src, num_dst)`), `batch_size`
 /// (the number of seeds), `checksum` (CRC-32 of the rows as stored, the
 /// `checksum` of `ginex epoch --report`), `index` (batch number).
-#[pyclass(module = "ginex", frozen, get_all)]
+/// `hetero()`: the typed view of a typed store's batch.
+#[pyclass(module = "ginex", frozen)]
 struct Batch {
+    #[pyo3(get)]
     index: u64,
+    #[pyo3(get)]
     ids: Py<PyArray1<i64>>,
+    #[pyo3(get)]
     x: Py<PyArray2<f32>>,
+    #[pyo3(get)]
     y: Option<Py<PyArray1<i64>>>,
+    #[pyo3(get)]
     edge_index: Py<PyList>,
+    #[pyo3(get)]
     size: Py<PyList>,
+    #[pyo3(get)]
     batch_size: usize,
+    #[pyo3(get)]
     checksum: u32,
+    /// The store's schema when it is typed.
+    schema: Option<Arc<Schema>>,
+    /// The order of `edge_index` / `size`.
+    input_layer_first: bool,
 }
 
 #[pymethods]
@@ -471,6 +491,108 @@ impl Batch {
         Ok(out)
     }
 
+    /// The typed (heterogeneous) view of a typed store's batch, in PyG's
+    /// heterogeneous `NeighborLoader` layout: a `ginex.HeteroBatch` with
+    /// `x_dict`, `n_id_dict`, `edge_index_dict`, `num_sampled_nodes_dict`,
+    /// `num_sampled_edges_dict`, `y_dict`, the per-layer split and
+    /// `to_hetero_data()` (see its docstring). Built from this batch's
+    /// arrays on each call. A batch of an untyped store raises
+    /// `ValueError`.
+    fn hetero<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        let Some(schema) = this.schema.clone() else {
+            return Err(PyValueError::new_err(
+                "hetero(): the batch's store is not a typed store (it has no schema), so its batches have one node type; use edge_index / adjs as they are",
+            ));
+        };
+        let ids: Vec<u64> = this
+            .ids
+            .bind(py)
+            .readonly()
+            .as_array()
+            .iter()
+            .map(|&v| {
+                u64::try_from(v).map_err(|_| arg_err("ids", format!("node id {v} is negative")))
+            })
+            .collect::<PyResult<_>>()?;
+        let layers = this.edge_index.bind(py);
+        let sizes = this.size.bind(py);
+        if layers.len() != sizes.len() {
+            return Err(arg_err(
+                "edge_index",
+                format!("{} layers but size has {}", layers.len(), sizes.len()),
+            ));
+        }
+        let mut hops = Vec::with_capacity(layers.len());
+        for (e, size) in layers.iter().zip(sizes.iter()) {
+            let a: PyReadonlyArray2<'_, i64> = e
+                .extract()
+                .map_err(|_| arg_err("edge_index", "expected int64 arrays of shape (2, E)"))?;
+            let a = a.as_array();
+            if a.nrows() != 2 {
+                return Err(arg_err(
+                    "edge_index",
+                    format!("expected shape (2, E), got {:?}", a.shape()),
+                ));
+            }
+            let (num_src, num_dst): (usize, usize) = size.extract()?;
+            let local = |row: usize| -> PyResult<Vec<u32>> {
+                a.row(row)
+                    .iter()
+                    .map(|&x| {
+                        u32::try_from(x).map_err(|_| {
+                            arg_err("edge_index", format!("local id {x} is out of range"))
+                        })
+                    })
+                    .collect()
+            };
+            hops.push(ginex::Hop {
+                num_dst,
+                num_src,
+                src: local(0)?,
+                dst: local(1)?,
+            });
+        }
+        if !this.input_layer_first {
+            hops.reverse();
+        }
+        let num_seeds = this.batch_size;
+        let typed = py
+            .detach(|| TypedBatch::new(&schema, &ids, num_seeds, &hops, None))
+            .map_err(to_py)?;
+        let node_types = PyList::empty(py);
+        for n in &typed.nodes {
+            let d = PyDict::new(py);
+            d.set_item("name", &n.name)?;
+            d.set_item("offset", n.offset)?;
+            d.set_item("has_features", n.has_features)?;
+            let pos: Vec<i64> = n.positions.iter().map(|&p| i64::from(p)).collect();
+            d.set_item("positions", pos.into_pyarray(py))?;
+            d.set_item("num_sampled_nodes", n.num_sampled.clone())?;
+            node_types.append(d)?;
+        }
+        let relations = PyList::empty(py);
+        for (r, e) in typed.edges.iter().enumerate() {
+            let d = PyDict::new(py);
+            d.set_item("key", typed.edge_type(r))?;
+            let mut ei = Vec::with_capacity(2 * e.len());
+            ei.extend(e.src.iter().map(|&v| i64::from(v)));
+            ei.extend(e.dst.iter().map(|&v| i64::from(v)));
+            let ei = Array2::from_shape_vec((2, e.len()), ei)
+                .map_err(|e| GinexError::new_err(e.to_string()))?;
+            d.set_item("edge_index", ei.into_pyarray(py))?;
+            d.set_item("num_sampled_edges", e.num_sampled.clone())?;
+            relations.append(d)?;
+        }
+        py.import("ginex.hetero")?.getattr("HeteroBatch")?.call1((
+            slf,
+            node_types,
+            relations,
+            this.input_layer_first,
+        ))
+    }
+
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
             "ginex.Batch(index={}, nodes={}, batch_size={}, layers={})",
@@ -482,7 +604,12 @@ impl Batch {
     }
 }
 
-fn make_batch(py: Python<'_>, b: BatchOut) -> PyResult<Batch> {
+fn make_batch(
+    py: Python<'_>,
+    b: BatchOut,
+    schema: Option<Arc<Schema>>,
+    input_layer_first: bool,
+) -> PyResult<Batch> {
     let n = b.ids.len();
     let x =
         Array2::from_shape_vec((n, b.dim), b.x).map_err(|e| GinexError::new_err(e.to_string()))?;
@@ -503,6 +630,8 @@ fn make_batch(py: Python<'_>, b: BatchOut) -> PyResult<Batch> {
         size: size.unbind(),
         batch_size: b.num_seeds,
         checksum: b.checksum,
+        schema,
+        input_layer_first,
     })
 }
 
@@ -543,7 +672,7 @@ impl Epoch {
             }
         });
         match next {
-            Some(Ok(b)) => make_batch(py, b).map(Some),
+            Some(Ok(b)) => make_batch(py, b, self.schema.clone(), first).map(Some),
             Some(Err(e)) => Err(to_py(e)),
             None => Ok(None),
         }
@@ -639,6 +768,7 @@ impl LoaderArgs {
 struct Loader {
     store: Store,
     ids: Arc<NodeIds>,
+    schema: Option<Arc<Schema>>,
     args: LoaderArgs,
     input_layer_first: bool,
     /// The first epoch, built (and planned) by the constructor.
@@ -734,6 +864,7 @@ impl Loader {
             plan: first.memory_plan().map(|p| p.to_json().to_string()),
             len: first.len(),
             first: Mutex::new(Some(first)),
+            schema: store.schema().cloned().map(Arc::new),
             store,
             ids,
             args,
@@ -764,6 +895,7 @@ impl Loader {
         Ok(Epoch {
             loader: Mutex::new(Some(loader)),
             ids: self.ids.clone(),
+            schema: self.schema.clone(),
             input_layer_first: self.input_layer_first,
             report: Mutex::new(None),
             shared_report: self.report.clone(),

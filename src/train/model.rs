@@ -15,6 +15,7 @@ use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
 use crate::error::{Error, Result};
+use crate::sample::typed::TypeIndex;
 
 /// One sampled hop as the model consumes it: a bipartite graph from
 /// `num_src` source rows to `num_dst` target rows; targets are the first
@@ -51,7 +52,8 @@ impl Hop {
 
     /// Sets each edge's relation and each target's type from the global
     /// ids of the hop's local rows (`ids[i]` for local index `i`) when the
-    /// store is typed.
+    /// store is typed (through [`TypeIndex`], as the loaders' typed
+    /// batches).
     pub fn annotate(
         &mut self,
         ids: &[u64],
@@ -60,29 +62,27 @@ impl Hop {
         let Some(schema) = schema else {
             return Ok(());
         };
-        let type_of = |i: i64| -> Result<usize> {
-            ids.get(i as usize)
-                .map(|&v| schema.type_of(v))
-                .ok_or_else(|| Error::internal("hop: a local index has no global id"))
-        };
+        let index = TypeIndex::new(schema);
+        let rows = self.num_src.max(self.num_dst).min(ids.len());
+        let types = index.node_types(&ids[..rows])?;
         self.rel = self
             .src
             .iter()
             .zip(&self.dst)
             .map(|(&s, &d)| {
-                let (ts, td) = (type_of(s)?, type_of(d)?);
-                schema
-                    .relation_between(ts, td)
+                let local = |i: i64| usize::try_from(i).unwrap_or(usize::MAX);
+                index
+                    .edge_relation(&types, local(s), local(d))
                     .map(|r| r as i64)
-                    .ok_or_else(|| {
-                        Error::internal(format!(
-                            "an edge joins node types {ts} and {td}, which no relation joins"
-                        ))
-                    })
             })
             .collect::<Result<_>>()?;
-        self.target_types = (0..self.num_dst as i64)
-            .map(|i| type_of(i).map(|t| t as i64))
+        self.target_types = (0..self.num_dst)
+            .map(|i| {
+                types
+                    .get(i)
+                    .map(|&t| i64::from(t))
+                    .ok_or_else(|| Error::internal("hop: a local index has no global id"))
+            })
             .collect::<Result<_>>()?;
         Ok(())
     }
