@@ -5,6 +5,7 @@
 
 mod common;
 
+use ginex::cache::belady::{PageGroups, ReusePrior};
 use ginex::cache::dynamic::DynamicKind;
 use ginex::exec::config::{CacheConfig, GinexOptions};
 use ginex::exec::curves::{
@@ -13,7 +14,6 @@ use ginex::exec::curves::{
 use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::import::synth::SynthParams;
-use ginex::inspect::changeset::{PageGroups, ReusePrior};
 use ginex::sample::source::InMemoryTopology;
 use ginex::Store;
 use ginex_cli::bench::curves::{run_curves_bench_to, CurvesBenchArgs};

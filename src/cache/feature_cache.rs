@@ -10,8 +10,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::cache::belady::Update;
 use crate::error::{Error, Result};
-use crate::inspect::changeset::Update;
 use crate::io::aligned::AlignedBuf;
 
 /// Bytes of rows `init` reads at a time.
@@ -305,7 +305,7 @@ impl FeatureCache {
     /// [`gather`](Self::gather), also reading the rows of `companions` —
     /// rows on the pages the batch's misses read, which the next update
     /// inserts from positions `ids.len()…` (see
-    /// [`compute_changesets_paged`](crate::inspect::changeset::compute_changesets_paged)).
+    /// [`compute_changesets_paged`](crate::cache::belady::compute_changesets_paged)).
     /// They are read in the same call as the misses, so they share their
     /// pages, and stay in the miss buffer until the update.
     pub fn gather_with(
@@ -467,7 +467,7 @@ impl FeatureCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::changeset::{
+    use crate::cache::belady::{
         compute_changesets, compute_changesets_from, compute_changesets_paged, test_prior,
         Changesets, PageGroups,
     };

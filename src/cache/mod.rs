@@ -1,8 +1,10 @@
-//! The buffer manager: the feature cache driven by changesets (also the
+//! The buffer manager: Belady's changesets (`belady`: exact and k-hop,
+//! from the inspector's traces), the feature cache they drive (also the
 //! static baselines' cache), and the dynamic row caches — LRU, SIEVE,
 //! S3-FIFO, CLOCK — over one shared slot array and miss path; the static
 //! baselines' selections (degree, PreSC).
 
+pub mod belady;
 pub mod clock;
 pub mod dynamic;
 pub mod feature_cache;

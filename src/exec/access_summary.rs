@@ -11,8 +11,8 @@
 //! answers them in a few bytes per cache row and a bit per node, instead of
 //! eight bytes per access.
 
+use crate::cache::belady::Update;
 use crate::id_set::IdSet;
-use crate::inspect::changeset::Update;
 
 /// A superbatch's accesses, as far as the executor's look-ahead needs them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

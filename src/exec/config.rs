@@ -151,7 +151,7 @@ pub struct GinexOptions {
     /// cache carries the likeliest reused rows into the next superbatch and
     /// never leaves slots empty (false: drop them, as superbatch-local
     /// Belady does; see
-    /// [`ReusePrior`](crate::inspect::changeset::ReusePrior)).
+    /// [`ReusePrior`](crate::cache::belady::ReusePrior)).
     pub reuse_prior: bool,
     /// A batch that misses a row reads its whole page; let the changesets
     /// also admit the page's other rows the superbatch uses later (page

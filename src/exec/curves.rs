@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::cache::belady::{cheapest_plan, PageGroups, ReusePrior};
 use crate::cache::clock::Clock;
 use crate::cache::dynamic::{DynamicKind, Replacement, Residency};
 use crate::cache::lru::Lru;
@@ -42,7 +43,6 @@ use crate::exec::config::CacheConfig;
 use crate::exec::policy::Policy;
 use crate::import::npy::{NpyFile, NpyType};
 use crate::import::npy_write::NpyWriter;
-use crate::inspect::changeset::{cheapest_plan, PageGroups, ReusePrior};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::InMemoryTopology;
 use crate::store::Store;

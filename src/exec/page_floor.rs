@@ -18,11 +18,11 @@
 //! traces. It is the reference the out-of-core benchmark reports every
 //! policy's pages against ("pages / floor").
 
+use crate::cache::belady::compute_changesets;
 use crate::exec::curves::Trace;
 use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::hash::FxMap;
-use crate::inspect::changeset::compute_changesets;
 
 /// The page floor of a trace at one cache size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

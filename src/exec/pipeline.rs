@@ -21,7 +21,7 @@
 //!   for the chunks it needs ([`crate::exec::staged_init`]). C(0) has no
 //!   main loop to hide behind, but superbatch 0 starts from an empty cache,
 //!   so its init is known once it is sampled
-//!   ([`fresh_init`](crate::inspect::changeset::fresh_init)): the executor
+//!   ([`fresh_init`](crate::cache::belady::fresh_init)): the executor
 //!   reads it while C(0) runs. Its `cache_init` time is the time the
 //!   executor waited for init rows.
 //!
@@ -53,6 +53,7 @@ use std::path::Path;
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::cache::belady::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
 use crate::cache::feature_cache::{init_chunk_rows, FeatureCache, RowSource};
 use crate::error::{Error, Result};
 use crate::exec::access_summary::AccessSummary;
@@ -65,7 +66,6 @@ use crate::exec::staged_init::{
     chunks_in_page_order, join_reader, spawn_reader, with_staged_init, Arrivals, InitChunk,
 };
 use crate::format::pages::FeatureLayout;
-use crate::inspect::changeset::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
 use crate::inspect::superbatch::{
     precompute_changesets, sample_superbatch, OwnedFiles, RunParams, SampledRecord,
     SampledSuperbatch, SuperbatchReader, SuperbatchSpec,

@@ -64,7 +64,7 @@ pub const PAGE_CACHE_RESERVE: u64 = 32 << 20;
 /// Memory per access of the superbatch the inspector prepares while the
 /// executor runs the one before it: its access trace (8 bytes), the
 /// changeset working memory (4 bytes each for the window lists and `iters`,
-/// ~25 per distinct id; see `inspect::changeset`) and the updates until
+/// ~25 per distinct id; see `cache::belady`) and the updates until
 /// they are written (24 bytes per inserted row). The executed superbatch
 /// holds no per-access state: its records and updates are streamed from
 /// its runtime files. Measured as the slope of peak RSS against superbatch

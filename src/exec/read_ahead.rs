@@ -140,10 +140,10 @@ impl ReadAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::belady::Update;
+    use crate::cache::belady::{compute_changesets_from, test_prior};
     use crate::cache::feature_cache::RowSource;
     use crate::exec::staged_init::{chunks_in_page_order, join_reader, spawn_reader};
-    use crate::inspect::changeset::Update;
-    use crate::inspect::changeset::{compute_changesets_from, test_prior};
     use proptest::prelude::*;
 
     /// Row of node v: 4 bytes of v.

@@ -1,6 +1,6 @@
-//! The inspector: superbatch sampling to runtime files and Belady changeset
-//! precomputation (Ginex §3.1, §3.4; Ginex++ §4.2).
+//! The inspector: superbatch sampling to runtime files and the Belady
+//! changesets' precomputation per superbatch (Ginex §3.1, §3.4; Ginex++
+//! §4.2; the changesets themselves are a cache policy: `cache::belady`).
 
-pub mod changeset;
 pub mod runfile;
 pub mod superbatch;

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use crate::cache::belady::Update;
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::runtime::{
@@ -13,7 +14,6 @@ use crate::format::runtime::{
     Seq, UpdatePayload, RECORD_HEADER_SIZE,
 };
 use crate::format::version::{V1_2, V1_3};
-use crate::inspect::changeset::Update;
 use crate::io::writer::ChecksummedWriter;
 
 /// Appends records to a new runtime file; [`finish`](Self::finish) writes

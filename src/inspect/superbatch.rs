@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::cache::belady::{cheapest_plan, Changesets, PageGroups, ReusePrior, Update};
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
 use crate::format::runtime::{RecordKind, RunStamp};
-use crate::inspect::changeset::{cheapest_plan, Changesets, PageGroups, ReusePrior, Update};
 use crate::inspect::runfile::{Record, RunReader, RunWriter};
 use crate::io::durable::refuse_existing;
 
@@ -545,7 +545,7 @@ impl BatchSource for crate::sample::sampler::EpochSampler<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::changeset::{compute_changesets_from, plan_page_reads};
+    use crate::cache::belady::{compute_changesets_from, plan_page_reads};
 
     /// A deterministic toy source: batch b's ids are a hash-derived set.
     struct Toy;

@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use crate::machine::machine_description;
+use ginex::cache::belady::compute_changesets;
 use ginex::error::{Error, Result};
-use ginex::inspect::changeset::compute_changesets;
 use ginex::sample::sampler::{parse_fanouts, EpochSampler};
 use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;

@@ -12,13 +12,13 @@ use serde_json::json;
 
 use crate::machine::machine_description;
 use crate::svg::{line_chart, Series};
+use ginex::cache::belady::{PageGroups, ReusePrior};
 use ginex::error::{Error, Result};
 use ginex::exec::curves::{
     curves, distinct_ids, offsets_path, sample_trace, CurvePoint, CurvePolicy, ReplayConfig,
     StaticRanks, Trace, TraceSpec,
 };
 use ginex::exec::page_floor::{page_floor, PageFloor};
-use ginex::inspect::changeset::{PageGroups, ReusePrior};
 use ginex::sample::sampler::parse_fanouts;
 use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;

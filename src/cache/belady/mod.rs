@@ -8,7 +8,7 @@
 //! policy can achieve.
 //!
 //! The computation, in O(total accesses · log₆₄ S) time with a bucket
-//! queue keyed by next use, is in `changeset/belady.rs`.
+//! queue keyed by next use, is in `belady/plan.rs`.
 //!
 //! Carry-over between superbatches: the cache a superbatch ends with is the
 //! cache the next one starts with. [`compute_changesets_from`] takes those
@@ -33,13 +33,13 @@
 //! only after the last batch of each window, and `in_positions` index the
 //! concatenation of the window's batches (see `format/runtime.md`).
 
-use belady::plan_from;
+use plan::plan_from;
 #[cfg(test)]
 pub(crate) use prior::test_prior;
 pub use prior::ReusePrior;
 
-mod belady;
 mod pages;
+mod plan;
 mod prior;
 
 pub use pages::{cheapest_plan, plan_page_reads};

@@ -131,9 +131,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::inspect::changeset::{
-        compute_changesets_from, compute_changesets_paged, test_prior,
-    };
+    use crate::cache::belady::{compute_changesets_from, compute_changesets_paged, test_prior};
 
     const FOUR: PageGroups = PageGroups { rows_per_page: 4 };
 
