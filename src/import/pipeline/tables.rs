@@ -124,9 +124,15 @@ pub fn for_each_id(
 /// id per line, `.gz` allowed), checks them against `n` (or maps them),
 /// sorts them and refuses repeats.
 pub fn read_ids(path: &Path, n: u64, map: Option<&IdMap>) -> Result<Vec<u64>> {
+    read_ids_by(path, &|v, at| node_id(v, n, map, path, at, "id"))
+}
+
+/// The ids of an id file (one per line, or `.npy`), each the store id
+/// `id_of` gives the value read at its position; sorted, repeats refused.
+pub fn read_ids_by(path: &Path, id_of: &dyn Fn(i128, u64) -> Result<u64>) -> Result<Vec<u64>> {
     let mut ids = Vec::new();
     for_each_id(path, ("id array has", "K", "ids"), &mut |v, at| {
-        ids.push(node_id(v, n, map, path, at, "id")?);
+        ids.push(id_of(v, at)?);
         Ok(())
     })?;
     let before = ids.len();

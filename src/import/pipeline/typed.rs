@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::format::schema::{NodeType, Relation, Schema};
 
 use super::edges::typed_id;
-use super::{bad, for_each_id, Build, CommonOptions, EdgeEnds, EdgeInput, FeatureSink};
+use super::{read_ids_by, Build, CommonOptions, EdgeEnds, EdgeInput, FeatureSink};
 
 /// Why a typed import refuses `--reorder`.
 pub const REORDER_REFUSED: &str = "--reorder renumbers nodes across the whole graph, which would break the node types' id ranges; import typed graphs without it";
@@ -223,22 +223,7 @@ pub fn build_typed(
 /// ids of type `ty` (name, first global id, count), checked against the
 /// type's range and made global; sorted, repeats refused.
 pub fn read_type_ids(path: &Path, ty: &(String, u64, u64)) -> Result<Vec<u64>> {
-    let mut ids = Vec::new();
-    for_each_id(path, ("id array has", "K", "ids"), &mut |v, at| {
-        ids.push(typed_id(v, ty, path, at, "id")?);
-        Ok(())
-    })?;
-    let before = ids.len();
-    ids.sort_unstable();
-    ids.dedup();
-    if ids.len() != before {
-        return Err(bad(
-            path,
-            None,
-            format!("{} ids appear more than once", before - ids.len()),
-        ));
-    }
-    Ok(ids)
+    read_ids_by(path, &|v, at| typed_id(v, ty, path, at, "id"))
 }
 
 /// Each node's id within its type (`0..count` per type, in type order):
