@@ -178,6 +178,7 @@ pub use import::reorder::{reorder_store, Reorder};
 pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};
 pub use progress::{NoProgress, Progress};
+pub use sample::fanouts::Fanouts;
 pub use sample::sampler::Hop;
 pub use store::edges::{CscOptions, CscStats};
 pub use store::{

@@ -56,7 +56,7 @@ fn options(
             policy,
             feature_cache_rows: 500,
             batch_size: 200,
-            fanouts: vec![8, 4],
+            fanouts: vec![8, 4].into(),
             superbatch: 6,
             seed: 1,
             workers: 2,
@@ -242,7 +242,7 @@ fn dense_graph(store: &Store) -> (Tensor, Tensor) {
 
 fn full_data(dir: &std::path::Path) -> EpochConfig {
     let mut d = options(dir, ModelKind::Gcn, Policy::None, 1, "unused").data;
-    d.fanouts = vec![-1, -1];
+    d.fanouts = vec![-1, -1].into();
     d.batch_size = 37;
     d
 }
@@ -279,7 +279,7 @@ fn layerwise_inference_equals_full_fanout_per_node_inference() {
         };
         let trainer = Trainer::new(config, 6, 3, Device::Cpu);
         let mut data = full_data(dir.path());
-        data.fanouts = vec![-1, -1, -1];
+        data.fanouts = vec![-1, -1, -1].into();
         let want = logits(&store, &trainer, &data, &nodes).unwrap();
         for (memory, spilled) in [(1u64 << 30, false), (4096, true)] {
             let opts = LayerwiseOptions {
@@ -432,7 +432,7 @@ fn knobs_change_training_and_are_recorded() {
     let store = small_store(dir.path());
     let run = |name: &str, f: &dyn Fn(&mut TrainOptions)| {
         let mut o = options(dir.path(), ModelKind::Gcn, Policy::None, 2, name);
-        o.data.fanouts = vec![3, 3];
+        o.data.fanouts = vec![3, 3].into();
         o.data.batch_size = 30;
         f(&mut o);
         train(&store, &o, &mut std::io::sink()).unwrap();
@@ -486,11 +486,11 @@ fn early_stop_keeps_best_checkpoint_which_predict_uses() {
     let dir = tempfile::tempdir().unwrap();
     let store = small_store(dir.path());
     let mut o = options(dir.path(), ModelKind::Gcn, Policy::None, 40, "es");
-    o.data.fanouts = vec![3, 3];
+    o.data.fanouts = vec![3, 3].into();
     o.data.batch_size = 30;
     o.model.lr = 0.05;
     o.early_stop = Some(2);
-    o.eval_fanouts = Some(vec![-1, -1]);
+    o.eval_fanouts = Some(vec![-1, -1].into());
     let results = train(&store, &o, &mut std::io::sink()).unwrap();
     assert!(results.len() < 40, "never stopped early");
     let best = results.iter().fold(
@@ -518,7 +518,7 @@ fn early_stop_keeps_best_checkpoint_which_predict_uses() {
 
     let nodes: Vec<u64> = (0..store.num_nodes()).collect();
     let mut p = o.clone();
-    p.data.fanouts = vec![-1, -1];
+    p.data.fanouts = vec![-1, -1].into();
     let got = predict(&store, &p, &nodes).unwrap();
     let mut at_best = Trainer::new(o.model.clone(), 6, 3, Device::Cpu);
     at_best
@@ -543,11 +543,11 @@ fn checkpoint_directories_are_never_mixed() {
     let dir = tempfile::tempdir().unwrap();
     let store = small_store(dir.path());
     let mut o = options(dir.path(), ModelKind::Sage, Policy::None, 3, "c");
-    o.data.fanouts = vec![3, 3];
+    o.data.fanouts = vec![3, 3].into();
     o.eval_every = 0;
     train(&store, &o, &mut std::io::sink()).unwrap();
     let mut other = options(dir.path(), ModelKind::Gcn, Policy::None, 2, "c");
-    other.data.fanouts = vec![3, 3];
+    other.data.fanouts = vec![3, 3].into();
     let err = train(&store, &other, &mut std::io::sink())
         .unwrap_err()
         .to_string();

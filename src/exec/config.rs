@@ -17,8 +17,8 @@ pub struct EpochConfig {
     pub neighbor_cache_bytes: u64,
     /// Seeds per batch.
     pub batch_size: usize,
-    /// Fanouts.
-    pub fanouts: Vec<i64>,
+    /// Fanouts: one count per hop for all relations, or per relation.
+    pub fanouts: crate::sample::fanouts::Fanouts,
     /// Batches per superbatch (`ginex`).
     pub superbatch: u64,
     /// k of the k-hop approximation (`ginex`).
@@ -98,7 +98,7 @@ impl Default for EpochConfig {
             feature_cache_rows: 0,
             neighbor_cache_bytes: 0,
             batch_size: 1000,
-            fanouts: vec![10, 10, 10],
+            fanouts: crate::sample::fanouts::Fanouts::default(),
             superbatch: DEFAULT_SUPERBATCH,
             changeset_every: 1,
             seed: 0,

@@ -2,6 +2,7 @@
 //! lists from (in memory, or the store through batched reads behind a
 //! neighbor cache). Knows nothing about features.
 
+pub mod fanouts;
 pub mod neighbor_cache;
 pub mod neighbor_cache_reuse;
 pub mod sampler;

@@ -111,7 +111,7 @@ pub fn epoch_config(policy: ginex::Policy, run_dir: &Path) -> ginex::exec::epoch
         feature_cache_rows: 300,
         neighbor_cache_bytes: 40_000,
         batch_size: 40,
-        fanouts: vec![6, 4],
+        fanouts: vec![6, 4].into(),
         superbatch: 5,
         seed: 3,
         epoch: 1,
