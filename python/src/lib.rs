@@ -70,7 +70,7 @@ fn arg_err(arg: &str, reason: impl std::fmt::Display) -> PyErr {
 /// one per hop (DGL's form; `"*"` for the relations not named), or a
 /// `{relation: [count per hop]}` dict (PyG's form).
 fn parse_fanouts(v: &Bound<'_, PyAny>) -> PyResult<Fanouts> {
-    let refused = |e: Error| arg_err("fanouts", e);
+    let refused = |e: Error| fanouts_err(&e);
     if let Ok(text) = v.extract::<String>() {
         return Fanouts::parse(&text).map_err(refused);
     }
@@ -117,6 +117,13 @@ fn parse_fanouts(v: &Bound<'_, PyAny>) -> PyResult<Fanouts> {
             )
         })?;
     Fanouts::per_hop(hops).map_err(refused)
+}
+
+/// A `ValueError` for refused fanouts: `fanouts: "citez=2": the store has
+/// no relation ...` (the library names the CLI's flag, dropped here).
+fn fanouts_err(e: &Error) -> PyErr {
+    let msg = e.to_string();
+    arg_err("fanouts", msg.strip_prefix("--fanouts ").unwrap_or(&msg))
 }
 
 /// A byte size: an int, or a string such as `4096`, `512MiB`, `2GiB`,
@@ -751,6 +758,9 @@ impl Loader {
             }
         };
         let fanouts = parse_fanouts(fanouts)?;
+        fanouts
+            .resolve(store.schema())
+            .map_err(|e| fanouts_err(&e))?;
         if batch_size <= 0 {
             return Err(arg_err(
                 "batch_size",

@@ -506,9 +506,9 @@ impl RelationFanoutsStamp {
                 .map(|h| h.get(r).copied().unwrap_or(0).to_string())
                 .collect()
         };
-        let parts: Vec<String> = (0..self.relations.len())
-            .filter(|&r| self.hops.iter().any(|h| h.get(r).is_some_and(|&k| k != 0)))
-            .map(|r| format!("{}={}", short(&self.relations[r]), counts(r).join(":")))
+        let parts: Vec<String> = (self.relations.iter().enumerate())
+            .filter(|&(r, _)| self.hops.iter().any(|h| h.get(r).is_some_and(|&k| k != 0)))
+            .map(|(r, name)| format!("{}={}", short(name), counts(r).join(":")))
             .collect();
         if parts.is_empty() {
             format!("*={}", vec!["0"; self.hops.len()].join(":"))

@@ -494,9 +494,13 @@ struct PerRelation {
     /// `[hop][relation]`: the count (-1 all, 0 none).
     hops: Vec<Vec<i64>>,
     /// Node types in id order: where each ends, and the relations into
-    /// it in schema order with their source type's id range.
-    types: Vec<(u64, Vec<(usize, Range<u64>)>)>,
+    /// it.
+    types: Vec<(u64, Vec<RelationInto>)>,
 }
+
+/// A relation into a node type: its index in the schema, and its source
+/// type's id range (the run of an in-list it owns).
+type RelationInto = (usize, Range<u64>);
 
 impl PerRelation {
     fn new(schema: &Schema, hops: Vec<Vec<i64>>) -> Self {
