@@ -4,12 +4,13 @@
 //! A batch starts from its seeds. Hop `l` samples up to `fanouts[l]`
 //! in-neighbors (all of them for `-1`) of *every* node collected so far
 //! (as PyG's `NeighborSampler`), appending nodes not seen before to `ids`.
+//! So `ids` lists each sampled node once, seeds first, and each hop's
+//! targets are a prefix of `ids`.
+//!
 //! With per-relation fanouts (typed stores, [`crate::sample::fanouts`]) a
 //! target draws up to each relation's count out of that relation's run of
 //! its in-list, relations in schema order from the same random stream;
 //! the drawn neighbours keep their in-list order.
-//! So `ids` lists each sampled node once, seeds first, and each hop's
-//! targets are a prefix of `ids`.
 //!
 //! **Hop order in [`SampledBatch::hops`]: input layer first.** `hops[0]` is
 //! the last hop sampled (its sources are all of `ids`); `hops.last()` has
