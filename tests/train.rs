@@ -970,3 +970,82 @@ fn relational_layerwise_inference_equals_per_node_inference() {
         assert!(diff < 1e-4, "{model:?}: layer-wise differs by {diff}");
     }
 }
+
+/// `ginex train` and `ginex predict` with per-relation fanouts on a typed
+/// store: R-GCN trains, the checkpoint records them as their text, predict
+/// samples with them, and an unknown relation of `--eval-fanouts` is
+/// refused naming that flag.
+#[test]
+fn relational_training_takes_per_relation_fanouts() {
+    let dir = tempfile::tempdir().unwrap();
+    common::typed_store(dir.path(), 600);
+    let store = dir.path().join("typed-af");
+    let ginex = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let s = store.to_str().unwrap();
+    let ckpt = dir.path().join("ckpt");
+    let fanouts = "cites=4:2,writes=2:1,*=1:1";
+    let train_args = [
+        "train",
+        s,
+        "--model",
+        "rgcn",
+        "--hidden",
+        "8",
+        "--fanouts",
+        fanouts,
+        "--epochs",
+        "1",
+        "--batch-size",
+        "50",
+        "--device",
+        "cpu",
+        "--workers",
+        "2",
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+    ];
+    let out = ginex(&train_args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta = std::fs::read_dir(&ckpt)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(meta).unwrap()).unwrap();
+    assert_eq!(meta["fanouts"], fanouts);
+    assert_eq!(meta["eval_fanouts"], fanouts);
+    let logits = dir.path().join("logits.npy");
+    let out = ginex(&[
+        "predict",
+        s,
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--out",
+        logits.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("fanouts {fanouts}")));
+    let mut bad = train_args.to_vec();
+    bad.extend(["--eval-fanouts", "citez=1:1", "--overwrite"]);
+    let out = ginex(&bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--eval-fanouts") && err.contains("citez"),
+        "{err}"
+    );
+}
