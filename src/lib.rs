@@ -98,9 +98,10 @@
 //!   GraphBolt's on-disk dataset, streamed from a store within a memory
 //!   budget and renamed into place at the end; both re-import byte-identically
 //!   (typed stores: in both formats' heterogeneous layouts, `dgl` round-trips).
-//! * `sample` — the k-hop neighbor sampler, the sources of neighbor lists
-//!   (in memory, on disk) and the compressed neighbor cache, built once
-//!   (streaming the topology) and reused.
+//! * `sample` — the k-hop neighbor sampler and its [`Fanouts`] (per hop for
+//!   all relations, or per relation on a typed store), the sources of
+//!   neighbor lists (in memory, on disk) and the compressed neighbor cache,
+//!   built once (streaming the topology) and reused.
 //! * `inspect` — the inspector: runs the sampler ahead of an epoch, writes
 //!   runtime files and computes exact Belady changesets per superbatch.
 //! * `cache` — the feature cache driven by changesets (carried over
@@ -180,6 +181,7 @@ pub use import::reorder::{reorder_store, Reorder};
 pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};
 pub use progress::{NoProgress, Progress};
+pub use sample::fanouts::Fanouts;
 pub use sample::sampler::Hop;
 pub use sample::typed::{TypedBatch, TypedEdges, TypedNodes};
 pub use store::edges::{CscOptions, CscStats};

@@ -33,6 +33,7 @@ use crate::exec::epoch::{run_epoch, EpochBatch, EpochReport};
 use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use crate::exec::policy::Policy;
 use crate::format::pages::Dtype;
+use crate::sample::fanouts::Fanouts;
 use crate::sample::sampler::{epoch_order, Hop};
 use crate::sample::typed::{TypedBatch, TypedNodes};
 use crate::store::Store;
@@ -215,7 +216,7 @@ enum Memory {
 #[must_use = "a builder does nothing until build() is called"]
 pub struct LoaderBuilder<'s> {
     store: &'s Store,
-    fanouts: Vec<i64>,
+    fanouts: Fanouts,
     batch_size: usize,
     policy: Policy,
     memory: Option<Memory>,
@@ -239,7 +240,16 @@ impl<'s> LoaderBuilder<'s> {
     /// Fanouts per hop, seeds' hop first as on the command line (`-1` = all
     /// neighbors).
     pub fn fanouts(mut self, fanouts: impl IntoIterator<Item = i64>) -> Self {
-        self.fanouts = fanouts.into_iter().collect();
+        self.fanouts = Fanouts::Uniform(fanouts.into_iter().collect());
+        self
+    }
+
+    /// Fanouts of either form (a typed store's per-relation fanouts:
+    /// `"cites=10:5,writes=5:5".parse()?`, [`Fanouts::per_relation`] or
+    /// [`Fanouts::per_hop`]); relation names are checked against the
+    /// store's schema by [`build`](Self::build).
+    pub fn relation_fanouts(mut self, fanouts: Fanouts) -> Self {
+        self.fanouts = fanouts;
         self
     }
 
@@ -370,14 +380,7 @@ impl<'s> LoaderBuilder<'s> {
     /// and returns the loader (the epoch starts at the first `next`).
     pub fn build(self) -> Result<Loader> {
         let store = self.store;
-        if self.fanouts.is_empty() {
-            return Err(Error::invalid_argument("fanouts: give at least one hop"));
-        }
-        if let Some(f) = self.fanouts.iter().find(|&&f| f == 0 || f < -1) {
-            return Err(Error::invalid_argument(format!(
-                "fanout {f}: use a positive count or -1 (all neighbors)"
-            )));
-        }
+        self.fanouts.resolve(store.schema())?;
         if self.batch_size == 0 {
             return Err(Error::invalid_argument("batch size must be at least 1"));
         }

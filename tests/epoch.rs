@@ -6,6 +6,9 @@ mod common;
 use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::policy::Policy;
+use ginex::sample::fanouts::Fanouts;
+use ginex::sample::sampler::{batch_seed, sample_batch_with, EpochSampler};
+use ginex::sample::source::{InMemoryTopology, StoreSource};
 use ginex::Store;
 
 fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<(u64, usize, u32)>) {
@@ -33,7 +36,7 @@ fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<(u64, usize, u32)>
 fn every_policy_gathers_identical_batches_and_ginex_is_optimal() {
     let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
-    every_policy_agrees(&store, &runs);
+    every_policy_agrees(&store, &runs, None);
     // Runtime files are deleted after each superbatch, and the run
     // directory the epoch created goes with them.
     assert!(!runs.exists(), "left behind: {runs:?}");
@@ -47,17 +50,137 @@ fn every_policy_gathers_identical_typed_batches() {
     let store = common::typed_store(dir.path(), 3000);
     assert_eq!(store.schema().unwrap().node_types.len(), 3);
     let runs = dir.path().join("runs");
-    every_policy_agrees(&store, &runs);
+    every_policy_agrees(&store, &runs, None);
     assert!(!runs.exists(), "left behind: {runs:?}");
 }
 
+/// Per-relation fanouts on a typed store: every policy gathers the same
+/// batches, whatever the sampling workers and the pipeline schedule, and
+/// they are not the batches of one list for all.
+#[test]
+fn every_policy_gathers_identical_typed_batches_with_relation_fanouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::typed_store(dir.path(), 3000);
+    let runs = dir.path().join("runs");
+    let fanouts = Fanouts::parse("cites=3:2,writes=2:1,*=1:0").unwrap();
+    let seen = every_policy_agrees(&store, &runs, Some(&fanouts));
+    for (workers, pipeline) in [(1, Pipeline::Serial), (3, Pipeline::Overlap)] {
+        let mut cfg = common::epoch_config(Policy::Ginex, &runs);
+        cfg.fanouts = fanouts.clone();
+        cfg.workers = workers;
+        common::ginex_options(&mut cfg).pipeline = pipeline;
+        assert_eq!(run(&store, &cfg).1, seen, "{workers} workers, {pipeline:?}");
+    }
+    let uniform = run(&store, &common::epoch_config(Policy::None, &runs)).1;
+    assert_ne!(uniform, seen);
+    assert!(!runs.exists(), "left behind: {runs:?}");
+}
+
+/// With per-relation fanouts every target draws min(k, degree) distinct
+/// neighbours of each relation into its type, none of a relation at 0,
+/// and the batches are the same from memory and from the store.
+#[test]
+fn relation_fanouts_draw_each_relations_own_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::typed_store(dir.path(), 3000);
+    let schema = store.schema().unwrap().clone();
+    let topo = InMemoryTopology::load(&store).unwrap();
+    let train = store.splits().unwrap().unwrap().train;
+    // Hop 1 (seeds' hop): cites 3, writes 2, topic_of all; hop 2: cites 1,
+    // written_by 2, the rest 0.
+    let fanouts = Fanouts::parse("cites=3:1,writes=2:0,topic_of=-1:0,written_by=0:2").unwrap();
+    let resolved = fanouts.resolve(Some(&schema)).unwrap();
+    let k = |hop: usize, rel: &str| -> i64 {
+        let Fanouts::PerRelation(p) = &fanouts else {
+            unreachable!()
+        };
+        p.relations
+            .iter()
+            .find(|r| r.0 == rel)
+            .map_or(0, |r| r.1[hop])
+    };
+    let sampler = EpochSampler::new(&topo, &train, 50, resolved.clone(), 5, 0).unwrap();
+    let source = StoreSource::new(&store, None, &Default::default()).unwrap();
+    let (mut exact, mut targets) = (0, 0);
+    for b in 0..sampler.num_batches().min(4) {
+        let batch = sampler.sample(b).unwrap();
+        let seed = batch_seed(5, 0, b);
+        let again = sample_batch_with(&source, sampler.seeds(b), &resolved, seed).unwrap();
+        assert_eq!(again, batch, "batch {b}: the store's lists draw otherwise");
+        for (hop, h) in batch.hops.iter().rev().enumerate() {
+            for target in 0..h.num_dst {
+                targets += 1;
+                let v = batch.ids[target];
+                let ty = schema.type_of(v);
+                let list = topo.list(v);
+                // One relation per type pair: an edge into `v` from a
+                // source of type s is relation (s, type of v)'s.
+                for r in schema.relations.iter().filter(|r| r.dst as usize == ty) {
+                    let src = schema.node_types[r.src as usize].ids();
+                    let got = h
+                        .dst
+                        .iter()
+                        .zip(&h.src)
+                        .filter(|(&d, &s)| {
+                            d as usize == target && src.contains(&batch.ids[s as usize])
+                        })
+                        .count();
+                    if r.dst as usize != ty {
+                        assert!(
+                            r.src as usize != schema.type_of(v)
+                                || got == 0
+                                || schema.relation_between(r.src as usize, ty).is_some()
+                        );
+                        continue;
+                    }
+                    let mut run: Vec<u64> =
+                        list.iter().copied().filter(|u| src.contains(u)).collect();
+                    let degree = run.len();
+                    run.dedup();
+                    let want = match k(hop, &r.name) {
+                        -1 => run.len(),
+                        k => (k as usize).min(run.len()),
+                    };
+                    if run.len() == degree {
+                        assert_eq!(
+                            got, want,
+                            "batch {b} hop {hop} node {v} relation {}",
+                            r.name
+                        );
+                        exact += usize::from(want > 0);
+                    } else {
+                        assert!(
+                            got <= want,
+                            "batch {b} hop {hop} node {v} relation {}",
+                            r.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        exact > 100 && targets > 100,
+        "checked {exact} draws of {targets} targets"
+    );
+}
+
 /// Runs an epoch under every policy: the same batches everywhere, and
-/// ginex at the inspector's optimum with fewer misses than LRU.
-fn every_policy_agrees(store: &Store, runs: &std::path::Path) {
+/// ginex at the inspector's optimum with fewer misses than LRU. Returns
+/// the batches (`fanouts` replace the configuration's when given).
+fn every_policy_agrees(
+    store: &Store,
+    runs: &std::path::Path,
+    fanouts: Option<&Fanouts>,
+) -> Vec<(u64, usize, u32)> {
     let store = store.clone();
     let mut reports = Vec::new();
     for policy in Policy::ALL {
-        let (r, seen) = run(&store, &common::epoch_config(policy, runs));
+        let mut cfg = common::epoch_config(policy, runs);
+        if let Some(f) = fanouts {
+            cfg.fanouts = f.clone();
+        }
+        let (r, seen) = run(&store, &cfg);
         assert_eq!(r.batches.len(), seen.len());
         reports.push((policy, r, seen));
     }
@@ -95,6 +218,7 @@ fn every_policy_agrees(store: &Store, runs: &std::path::Path) {
                 .1
                 .misses()
     );
+    reference.clone()
 }
 
 #[test]

@@ -1053,3 +1053,126 @@ fn bad_ogb_mag_inputs_are_refused_naming_the_file() {
     assert!(err.to_string().contains("--reorder renumbers"), "{err}");
     assert!(!out.exists());
 }
+
+fn ginex(args: &[&str]) -> ginex::Result<String> {
+    use ginex_cli::commands::{run, GinexCli};
+    let cli = GinexCli::try_parse_from(std::iter::once(&"ginex").chain(args))
+        .map_err(|e| ginex::Error::invalid_argument(e.to_string()))?;
+    let mut out = Vec::new();
+    run(cli, &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+/// The runtime files a kept run left in `runs` (one run directory).
+fn kept_samples(runs: &Path) -> Vec<PathBuf> {
+    let run = std::fs::read_dir(runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "samples"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// `--fanouts` per relation through the CLI: `ginex sample` draws them,
+/// `ginex epoch` stamps them into v1.4 runtime files (one list for all
+/// keeps v1.3), and unknown relations, untyped stores and malformed
+/// lists are refused naming the flag.
+#[test]
+fn per_relation_fanouts_on_the_command_line() {
+    use ginex::format::header::FileKind;
+    use ginex::format::version::{V1_3, V1_4};
+    use ginex::inspect::runfile::RunReader;
+    let dir = tempfile::tempdir().unwrap();
+    common::typed_store(dir.path(), 3000);
+    let store = dir.path().join("typed-af");
+    let s = p(&store);
+    let fanouts = "cites=2:1,writes=1:0,*=1:1";
+    let out = ginex(&["sample", s, "--fanouts", fanouts, "--batch-size", "20"]).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["fanouts"], fanouts);
+    assert_eq!(v["hops"].as_array().unwrap().len(), 2);
+
+    for (f, version, shown) in [
+        (
+            fanouts,
+            V1_4,
+            "cites=2:1,writes=1:0,topic_of=1:1,written_by=1:1,has_topic=1:1",
+        ),
+        ("3,2", V1_3, "3,2"),
+    ] {
+        let runs = dir.path().join(format!("runs-{version}"));
+        let args = [
+            "epoch",
+            s,
+            "--fanouts",
+            f,
+            "--batch-size",
+            "40",
+            "--superbatch",
+            "5",
+            "--feature-cache-bytes",
+            "20000",
+            "--keep-runs",
+            "--run-dir",
+            p(&runs),
+        ];
+        ginex(&args).unwrap();
+        let files = kept_samples(&runs);
+        assert!(files.len() >= 2, "{files:?}");
+        for file in files {
+            let r = RunReader::open(&file, FileKind::RunSamples).unwrap();
+            assert_eq!(r.header().version, version, "{}", file.display());
+            assert_eq!(r.stamp().describe_fanouts(), shown);
+        }
+    }
+
+    let err = ginex(&["epoch", s, "--fanouts", "cites=2,citez=1"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--fanouts \"cites=2,citez=1\"")
+            && err.contains("no relation `citez`")
+            && err.contains("paper:cites:paper, author:writes:paper"),
+        "{err}"
+    );
+    let untyped = dir.path().join("plain");
+    let gen = [
+        "gen",
+        "--quiet",
+        "--nodes",
+        "500",
+        "--dim",
+        "4",
+        "--out",
+        p(&untyped),
+    ];
+    ginex(&gen).unwrap();
+    let err = ginex(&["epoch", p(&untyped), "--fanouts", "cites=2"])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("need a typed store"), "{err}");
+    for (f, want) in [
+        (
+            "cites=2:1,writes=1",
+            "writes gives 1 hops but cites gives 2",
+        ),
+        ("cites=2,7", "`7` names no relation"),
+        ("cites=2:x", "expected counts separated by `:`"),
+    ] {
+        for cmd in [&["epoch"][..], &["sample"], &["bench", "changeset"]] {
+            let args: Vec<&str> = cmd.iter().copied().chain([s, "--fanouts", f]).collect();
+            let err = ginex(&args).unwrap_err().to_string();
+            assert!(
+                err.contains("--fanouts") && err.contains(want),
+                "{cmd:?} {f}: {err}"
+            );
+        }
+    }
+}

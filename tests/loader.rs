@@ -354,3 +354,63 @@ fn typed_batches_map_back_to_the_untyped_batch() {
     let err = batch.typed(&untyped).unwrap_err().to_string();
     assert!(err.contains("is not a typed store"), "{err}");
 }
+
+/// Per-relation fanouts: the loader of a typed store plans its memory and
+/// yields `run_epoch`'s batches; unknown relations and per-relation
+/// fanouts on an untyped store are refused before any work.
+#[test]
+fn loader_takes_per_relation_fanouts_on_a_typed_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::typed_store(dir.path(), 3000);
+    let runs = dir.path().join("runs");
+    let fanouts: ginex::Fanouts = "cites=4:2,writes=2:1,*=1:0".parse().unwrap();
+    let mut cfg = common::epoch_config(Policy::Ginex, &runs);
+    cfg.fanouts = fanouts.clone();
+    let mut want = Vec::new();
+    run_epoch(&store, &cfg, &mut |b| {
+        want.push((b.ids.to_vec(), b.hops.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    let got: Vec<_> = loader(&store, Policy::Ginex, &runs)
+        .relation_fanouts(fanouts.clone())
+        .build()
+        .unwrap()
+        .map(|b| {
+            let b = b.unwrap();
+            (b.ids.clone(), b.hops.clone())
+        })
+        .collect();
+    assert_eq!(got, want);
+    // The planner measures the epoch's first batches, as drawn per
+    // relation.
+    let planned = loader(&store, Policy::Ginex, &runs)
+        .relation_fanouts(fanouts)
+        .memory("256MiB")
+        .build()
+        .unwrap();
+    let ws = planned.memory_plan().unwrap().working_set;
+    let first_two = want.iter().take(2).map(|b| b.0.len() as u64);
+    assert_eq!(ws.max_ids, first_two.max().unwrap());
+    drop(planned);
+
+    let unknown = ginex::Fanouts::per_hop([[("cites", 3), ("citez", 1)]]).unwrap();
+    let err = Loader::builder(&store)
+        .relation_fanouts(unknown)
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--fanouts")
+            && err.contains("no relation `citez`")
+            && err.contains("paper:cites:paper"),
+        "{err}"
+    );
+    let (_untyped_dir, untyped) = common::small_epoch_store();
+    let err = Loader::builder(&untyped)
+        .relation_fanouts("cites=3".parse().unwrap())
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("need a typed store"), "{err}");
+}

@@ -44,7 +44,7 @@ fn epoch_config(policy: Policy, rows: usize, run_dir: &std::path::Path) -> Epoch
         feature_cache_rows: rows,
         neighbor_cache_bytes: 30_000,
         batch_size: 50,
-        fanouts: vec![5, 3],
+        fanouts: vec![5, 3].into(),
         seed: SEED,
         epoch: EPOCH,
         workers: 2,
@@ -60,7 +60,7 @@ fn simulator_equals_the_executor_for_every_policy_at_two_sizes() {
     let topo = InMemoryTopology::load(&store).unwrap();
     let spec = TraceSpec {
         batch_size: 50,
-        fanouts: vec![5, 3],
+        fanouts: vec![5, 3].into(),
         seed: SEED,
         epoch: EPOCH,
         epochs: 1,
@@ -221,7 +221,7 @@ fn args(store: &std::path::Path, dir: &std::path::Path) -> CurvesBenchArgs {
         sizes: vec![0.02, 0.1, 0.3],
         policies: CurvePolicy::DEFAULT.iter().map(|p| p.name()).collect(),
         batch_size: 50,
-        fanouts: "5,3".into(),
+        fanouts: vec![5, 3].into(),
         seed: 1,
         epoch: 0,
         epochs: 2,

@@ -66,7 +66,7 @@ fn options(
             ),
             feature_cache_rows: 500,
             batch_size: 200,
-            fanouts: vec![8, 4],
+            fanouts: vec![8, 4].into(),
             seed: 1,
             workers: 2,
             run_dir: dir.join("runs"),
@@ -252,7 +252,7 @@ fn dense_graph(store: &Store) -> (Tensor, Tensor) {
 
 fn full_data(dir: &std::path::Path) -> EpochConfig {
     let mut d = options(dir, ModelKind::Gcn, Policy::None, 1, "unused").data;
-    d.fanouts = vec![-1, -1];
+    d.fanouts = vec![-1, -1].into();
     d.batch_size = 37;
     d
 }
@@ -289,7 +289,7 @@ fn layerwise_inference_equals_full_fanout_per_node_inference() {
         };
         let trainer = Trainer::new(config, 6, 3, Device::Cpu);
         let mut data = full_data(dir.path());
-        data.fanouts = vec![-1, -1, -1];
+        data.fanouts = vec![-1, -1, -1].into();
         let want = logits(&store, &trainer, &data, &nodes).unwrap();
         for (memory, spilled) in [(1u64 << 30, false), (4096, true)] {
             let opts = LayerwiseOptions {
@@ -442,7 +442,7 @@ fn knobs_change_training_and_are_recorded() {
     let store = small_store(dir.path());
     let run = |name: &str, f: &dyn Fn(&mut TrainOptions)| {
         let mut o = options(dir.path(), ModelKind::Gcn, Policy::None, 2, name);
-        o.data.fanouts = vec![3, 3];
+        o.data.fanouts = vec![3, 3].into();
         o.data.batch_size = 30;
         f(&mut o);
         train(&store, &o, &mut std::io::sink()).unwrap();
@@ -496,11 +496,11 @@ fn early_stop_keeps_best_checkpoint_which_predict_uses() {
     let dir = tempfile::tempdir().unwrap();
     let store = small_store(dir.path());
     let mut o = options(dir.path(), ModelKind::Gcn, Policy::None, 40, "es");
-    o.data.fanouts = vec![3, 3];
+    o.data.fanouts = vec![3, 3].into();
     o.data.batch_size = 30;
     o.model.lr = 0.05;
     o.early_stop = Some(2);
-    o.eval_fanouts = Some(vec![-1, -1]);
+    o.eval_fanouts = Some(vec![-1, -1].into());
     let results = train(&store, &o, &mut std::io::sink()).unwrap();
     assert!(results.len() < 40, "never stopped early");
     let best = results.iter().fold(
@@ -528,7 +528,7 @@ fn early_stop_keeps_best_checkpoint_which_predict_uses() {
 
     let nodes: Vec<u64> = (0..store.num_nodes()).collect();
     let mut p = o.clone();
-    p.data.fanouts = vec![-1, -1];
+    p.data.fanouts = vec![-1, -1].into();
     let got = predict(&store, &p, &nodes).unwrap();
     let mut at_best = Trainer::new(o.model.clone(), 6, 3, Device::Cpu);
     at_best
@@ -553,11 +553,11 @@ fn checkpoint_directories_are_never_mixed() {
     let dir = tempfile::tempdir().unwrap();
     let store = small_store(dir.path());
     let mut o = options(dir.path(), ModelKind::Sage, Policy::None, 3, "c");
-    o.data.fanouts = vec![3, 3];
+    o.data.fanouts = vec![3, 3].into();
     o.eval_every = 0;
     train(&store, &o, &mut std::io::sink()).unwrap();
     let mut other = options(dir.path(), ModelKind::Gcn, Policy::None, 2, "c");
-    other.data.fanouts = vec![3, 3];
+    other.data.fanouts = vec![3, 3].into();
     let err = train(&store, &other, &mut std::io::sink())
         .unwrap_err()
         .to_string();
@@ -1078,5 +1078,84 @@ fn an_embedded_featureless_type_is_used_learned_and_restored() {
     assert!(
         e.contains("--embed venue") && e.contains("no such node type"),
         "{e}"
+    );
+}
+
+/// `ginex train` and `ginex predict` with per-relation fanouts on a typed
+/// store: R-GCN trains, the checkpoint records them as their text, predict
+/// samples with them, and an unknown relation of `--eval-fanouts` is
+/// refused naming that flag.
+#[test]
+fn relational_training_takes_per_relation_fanouts() {
+    let dir = tempfile::tempdir().unwrap();
+    common::typed_store(dir.path(), 600);
+    let store = dir.path().join("typed-af");
+    let ginex = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let s = store.to_str().unwrap();
+    let ckpt = dir.path().join("ckpt");
+    let fanouts = "cites=4:2,writes=2:1,*=1:1";
+    let train_args = [
+        "train",
+        s,
+        "--model",
+        "rgcn",
+        "--hidden",
+        "8",
+        "--fanouts",
+        fanouts,
+        "--epochs",
+        "1",
+        "--batch-size",
+        "50",
+        "--device",
+        "cpu",
+        "--workers",
+        "2",
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+    ];
+    let out = ginex(&train_args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta = std::fs::read_dir(&ckpt)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(meta).unwrap()).unwrap();
+    assert_eq!(meta["fanouts"], fanouts);
+    assert_eq!(meta["eval_fanouts"], fanouts);
+    let logits = dir.path().join("logits.npy");
+    let out = ginex(&[
+        "predict",
+        s,
+        "--checkpoint",
+        ckpt.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--out",
+        logits.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("fanouts {fanouts}")));
+    let mut bad = train_args.to_vec();
+    bad.extend(["--eval-fanouts", "citez=1:1", "--overwrite"]);
+    let out = ginex(&bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--eval-fanouts") && err.contains("citez"),
+        "{err}"
     );
 }

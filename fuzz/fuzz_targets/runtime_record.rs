@@ -7,6 +7,7 @@ use ginex::format::runtime::{
     decode_payload, encode_payload, AdjPayload, IdsPayload, InitPayload, RecordHeader, RunStamp,
     UpdatePayload,
 };
+use ginex::format::version::{V1_3, V1_4};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,8 +16,11 @@ fuzz_target!(|data: &[u8]| {
     }
     // A payload that decodes is the encoding of what it decoded to: the
     // encoding is canonical (fixed-width integers, exact length).
-    if let Ok(s) = RunStamp::decode(data, Path::new("fuzz"), 0) {
-        assert_eq!(s.encode().unwrap(), data);
+    for version in [V1_3, V1_4] {
+        if let Ok(s) = RunStamp::decode(data, Path::new("fuzz"), 0, version) {
+            assert_eq!(s.encode().unwrap(), data);
+            assert_eq!(s.version(), version);
+        }
     }
     if let Ok(p) = decode_payload::<IdsPayload>(data) {
         assert_eq!(encode_payload(&p, 0).unwrap(), data);

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ginex::format::schema::Schema;
+use ginex::sample::fanouts::Fanouts;
 use ginex::{Dtype, Error, FilesImport, NodeIds, Policy, Split, Store, TypedBatch};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
@@ -66,6 +67,68 @@ fn to_py(e: Error) -> PyErr {
 /// A `ValueError` naming the argument.
 fn arg_err(arg: &str, reason: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("{arg}: {reason}"))
+}
+
+/// `fanouts`: a list of counts per hop (`[10, 5]`, -1 = all), or per
+/// relation on a typed store: the `--fanouts` text
+/// (`"cites=10:5,writes=5:5,*=2:0"`), a list of `{relation: count}` dicts,
+/// one per hop (DGL's form; `"*"` for the relations not named), or a
+/// `{relation: [count per hop]}` dict (PyG's form).
+fn parse_fanouts(v: &Bound<'_, PyAny>) -> PyResult<Fanouts> {
+    let refused = |e: Error| fanouts_err(&e);
+    if let Ok(text) = v.extract::<String>() {
+        return Fanouts::parse(&text).map_err(refused);
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let relations = d
+            .iter()
+            .map(|(k, c)| Ok((k.extract::<String>()?, c.extract::<Vec<i64>>()?)))
+            .collect::<PyResult<Vec<_>>>()
+            .map_err(|_| {
+                arg_err(
+                    "fanouts",
+                    "a dict maps relation names to a list of counts per hop",
+                )
+            })?;
+        return Fanouts::per_relation(relations).map_err(refused);
+    }
+    if let Ok(counts) = v.extract::<Vec<i64>>() {
+        if counts.is_empty() || counts.iter().any(|&f| f == 0 || f < -1) {
+            return Err(arg_err(
+                "fanouts",
+                format!("{counts:?}: expected one or more positive counts (-1 = all neighbors)"),
+            ));
+        }
+        return Ok(Fanouts::Uniform(counts));
+    }
+    let hops = v
+        .try_iter()
+        .and_then(|it| {
+            it.map(|hop| {
+                let hop = hop?;
+                let d = hop.cast::<PyDict>()?;
+                d.iter()
+                    .map(|(k, c)| Ok((k.extract::<String>()?, c.extract::<i64>()?)))
+                    .collect::<PyResult<Vec<(String, i64)>>>()
+            })
+            .collect::<PyResult<Vec<_>>>()
+        })
+        .map_err(|_| {
+            arg_err(
+                "fanouts",
+                "expected a list of counts per hop ([10, 5]), the --fanouts text \
+                 (\"cites=10:5,writes=5:5\"), a list of {relation: count} dicts (one per hop) \
+                 or a {relation: [counts per hop]} dict",
+            )
+        })?;
+    Fanouts::per_hop(hops).map_err(refused)
+}
+
+/// A `ValueError` for refused fanouts: `fanouts: "citez=2": the store has
+/// no relation ...` (the library names the CLI's flag, dropped here).
+fn fanouts_err(e: &Error) -> PyErr {
+    let msg = e.to_string();
+    arg_err("fanouts", msg.strip_prefix("--fanouts ").unwrap_or(&msg))
 }
 
 /// A byte size: an int, or a string such as `4096`, `512MiB`, `2GiB`,
@@ -713,7 +776,7 @@ impl Epoch {
 /// The knobs of a loader's epochs (everything but the epoch number).
 #[derive(Clone)]
 struct LoaderArgs {
-    fanouts: Vec<i64>,
+    fanouts: Fanouts,
     batch_size: usize,
     policy: Policy,
     split: Split,
@@ -727,7 +790,7 @@ struct LoaderArgs {
 impl LoaderArgs {
     fn builder<'s>(&self, store: &'s Store, epoch: u64) -> ginex::LoaderBuilder<'s> {
         let mut b = ginex::Loader::builder(store)
-            .fanouts(self.fanouts.clone())
+            .relation_fanouts(self.fanouts.clone())
             .batch_size(self.batch_size)
             .policy(self.policy)
             .split(self.split)
@@ -753,7 +816,12 @@ impl LoaderArgs {
 /// input_layer_first=False)`: batches of a store under a cache policy, from
 /// the executor of `ginex epoch` ([`ginex::Loader`]).
 ///
-/// `store` is a `ginex.Store` or a path; `policy` one of `ginex.POLICIES`;
+/// `store` is a `ginex.Store` or a path; `fanouts` a list of counts per
+/// hop (`[10, 5]`, -1 = all) or, on a typed store, per relation: the
+/// `--fanouts` text `"cites=10:5,writes=5:5,*=2:0"`, a list of
+/// `{relation: count}` dicts (one per hop, `"*"` for the relations not
+/// named) or a `{relation: [count per hop]}` dict; a relation not covered
+/// is not sampled. `policy` one of `ginex.POLICIES`;
 /// `memory` one budget for the data path ("4GiB" or bytes), planned as
 /// `ginex epoch --memory` plans it (without it: a 256 MiB feature cache, no
 /// neighbor cache, superbatches of 100); `split` "train", "valid", "test"
@@ -791,7 +859,7 @@ impl Loader {
     fn new(
         py: Python<'_>,
         store: &Bound<'_, PyAny>,
-        fanouts: Vec<i64>,
+        fanouts: &Bound<'_, PyAny>,
         batch_size: i64,
         policy: &str,
         memory: Option<&Bound<'_, PyAny>>,
@@ -819,12 +887,10 @@ impl Loader {
                 .map_err(to_py)?
             }
         };
-        if fanouts.is_empty() || fanouts.iter().any(|&f| f == 0 || f < -1) {
-            return Err(arg_err(
-                "fanouts",
-                format!("{fanouts:?}: expected one or more positive counts (-1 = all neighbors)"),
-            ));
-        }
+        let fanouts = parse_fanouts(fanouts)?;
+        fanouts
+            .resolve(store.schema())
+            .map_err(|e| fanouts_err(&e))?;
         if batch_size <= 0 {
             return Err(arg_err(
                 "batch_size",
@@ -930,7 +996,10 @@ impl Loader {
         d.set_item("neighbor_cache_bytes", self.sizes.1)?;
         d.set_item("superbatch", self.sizes.2)?;
         d.set_item("batch_size", a.batch_size)?;
-        d.set_item("fanouts", a.fanouts.clone())?;
+        match a.fanouts.uniform() {
+            Some(counts) => d.set_item("fanouts", counts.to_vec())?,
+            None => d.set_item("fanouts", a.fanouts.to_string())?,
+        }
         d.set_item("split", a.split.name())?;
         d.set_item("shuffle", a.shuffle)?;
         d.set_item("seed", a.seed)?;

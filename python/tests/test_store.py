@@ -230,3 +230,41 @@ def test_typed_store_schema(store_path, tmp_path):
     assert s.features([0, 799]).shape == (2, 4)
     with pytest.raises(ValueError, match="author, which has no features"):
         s.features([800])
+
+
+def test_loader_takes_per_relation_fanouts(tmp_path):
+    from conftest import run_cli
+    path = tmp_path / "typed"
+    run_cli("ginex", "gen", "--hetero", "--nodes", "2000", "--dim", "4", "--quiet", "--out", path)
+    for src, ty, via, out in (("typed", "author", "writes", "typed-a"),
+                              ("typed-a", "field", "has_topic", "typed-af")):
+        run_cli("ginex", "derive-features", tmp_path / src, "--type", ty, "--from", "paper",
+                "--via", via, "--out", tmp_path / out)
+    s = ginex.Store(tmp_path / "typed-af")
+    authors = range(800, 1800)
+
+    def batches(fanouts):
+        ld = ginex.Loader(s, fanouts=fanouts, batch_size=100, policy="none", seed=2)
+        return ld, [(b.ids.copy(), [e.copy() for e in b.edge_index]) for b in ld]
+
+    # The text, one dict per hop (DGL) and a dict of per-hop lists (PyG)
+    # are one set of fanouts.
+    ld, want = batches("cites=3:1,writes=2:0")
+    assert ld.config["fanouts"] == "cites=3:1,writes=2:0"
+    for other in ([{"cites": 3, "writes": 2}, {"cites": 1}], {"cites": [3, 1], "writes": [2, 0]}):
+        got = batches(other)[1]
+        assert len(got) == len(want)
+        for (ids, hops), (wids, whops) in zip(got, want):
+            assert np.array_equal(ids, wids)
+            assert all(np.array_equal(a, b) for a, b in zip(hops, whops))
+    # Seeds' hop: at most 2 authors per paper; next hop: no author at all.
+    for ids, hops in want:
+        seeds_hop, next_hop = hops[0], hops[1]
+        src = ids[seeds_hop[0]]
+        per_target = np.bincount(seeds_hop[1][np.isin(src, authors)])
+        assert per_target.max(initial=0) <= 2
+        assert not np.isin(ids[next_hop[0]], authors).any()
+    with pytest.raises(ValueError, match=r"^fanouts: .*no relation `citez`.*paper:cites:paper"):
+        ginex.Loader(s, fanouts="citez=2", batch_size=100)
+    with pytest.raises(ValueError, match=r"^fanouts: .*writes gives 1 hops"):
+        ginex.Loader(s, fanouts={"cites": [3, 1], "writes": [2]}, batch_size=100)

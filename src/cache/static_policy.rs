@@ -3,6 +3,7 @@
 //! (FGNN's PreSC).
 
 use crate::error::Result;
+use crate::sample::fanouts::ResolvedFanouts;
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::NeighborSource;
 use crate::store::Store;
@@ -23,7 +24,7 @@ pub fn top_presampled(
     source: &dyn NeighborSource,
     train: &[u64],
     batch_size: usize,
-    fanouts: &[i64],
+    fanouts: &ResolvedFanouts,
     seed: u64,
     rounds: u64,
     k: usize,
@@ -34,7 +35,7 @@ pub fn top_presampled(
             source,
             train,
             batch_size,
-            fanouts.to_vec(),
+            fanouts.clone(),
             seed,
             u64::MAX - r,
         )?;

@@ -19,8 +19,8 @@ pub struct EpochConfig {
     pub neighbor_cache_bytes: u64,
     /// Seeds per batch.
     pub batch_size: usize,
-    /// Fanouts.
-    pub fanouts: Vec<i64>,
+    /// Fanouts: one count per hop for all relations, or per relation.
+    pub fanouts: crate::sample::fanouts::Fanouts,
     /// Run seed.
     pub seed: u64,
     /// Epoch number.
@@ -205,7 +205,7 @@ impl Default for EpochConfig {
             feature_cache_rows: 0,
             neighbor_cache_bytes: 0,
             batch_size: 1000,
-            fanouts: vec![10, 10, 10],
+            fanouts: crate::sample::fanouts::Fanouts::default(),
             seed: 0,
             epoch: 0,
             workers: default_workers(),

@@ -230,8 +230,8 @@ fn read_u64_array(path: &Path) -> Result<Vec<u64>> {
 pub struct TraceSpec {
     /// Seeds per batch.
     pub batch_size: usize,
-    /// Fanouts.
-    pub fanouts: Vec<i64>,
+    /// Fanouts (one count per hop, or per relation).
+    pub fanouts: crate::sample::fanouts::Fanouts,
     /// Run seed.
     pub seed: u64,
     /// First epoch.
@@ -260,17 +260,12 @@ pub fn sample_trace(store: &Store, topo: &InMemoryTopology, spec: &TraceSpec) ->
         .num_threads(spec.workers.max(1))
         .build()
         .map_err(|e| Error::invalid_argument(format!("cannot start sampling threads: {e}")))?;
+    let fanouts = spec.fanouts.resolve(store.schema())?;
     let mut trace = Trace::from_batches::<Vec<u64>>(&[]);
     let mut left = spec.max_batches.unwrap_or(u64::MAX);
     for e in spec.epoch..spec.epoch.saturating_add(spec.epochs) {
-        let sampler = EpochSampler::new(
-            topo,
-            &train,
-            spec.batch_size,
-            spec.fanouts.clone(),
-            spec.seed,
-            e,
-        )?;
+        let sampler =
+            EpochSampler::new(topo, &train, spec.batch_size, fanouts.clone(), spec.seed, e)?;
         let n = sampler.num_batches().min(left);
         // Rounds of a few batches per thread: bounded memory, batch order.
         let round = (spec.workers.max(1) * 4) as u64;
@@ -413,7 +408,7 @@ impl StaticRanks {
                 topo,
                 &train,
                 spec.batch_size,
-                &spec.fanouts,
+                &spec.fanouts.resolve(store.schema())?,
                 spec.seed,
                 presc_rounds,
                 k,

@@ -23,17 +23,21 @@ use crate::sample::source::{ListCache, StoreSource};
 use crate::store::gather::GatherOptions;
 use crate::store::Store;
 
+/// The sampler of `config`'s epoch over `source`, its fanouts bound to
+/// `store`'s schema.
 pub(crate) fn make_sampler<'s>(
     source: &'s dyn crate::sample::source::NeighborSource,
+    store: &Store,
     config: &EpochConfig,
     train: &[u64],
 ) -> Result<EpochSampler<'s>> {
+    let fanouts = config.fanouts.resolve(store.schema())?;
     match &config.seed_nodes {
         Some(order) => EpochSampler::with_order(
             source,
             order.clone(),
             config.batch_size,
-            config.fanouts.clone(),
+            fanouts,
             config.seed,
             config.epoch,
         ),
@@ -41,7 +45,7 @@ pub(crate) fn make_sampler<'s>(
             source,
             train,
             config.batch_size,
-            config.fanouts.clone(),
+            fanouts,
             config.seed,
             config.epoch,
         ),
@@ -66,7 +70,7 @@ pub fn run_epoch(
     let mut report = EpochReport::default();
     if config.cache == CacheConfig::Mmap {
         let mapped = MmapStore::open(store)?;
-        let sampler = make_sampler(&mapped, config, &train)?;
+        let sampler = make_sampler(&mapped, store, config, &train)?;
         run_per_batch(
             store,
             config,
@@ -106,7 +110,7 @@ pub fn run_epoch(
         ncache.as_ref().map(|c| c as &dyn ListCache),
         &options,
     )?;
-    let sampler = make_sampler(&source, config, &train)?;
+    let sampler = make_sampler(&source, store, config, &train)?;
     let rows = GatherRows::new(store, &options)?;
     let capacity = config.feature_cache_rows;
     let result = match &config.cache {
@@ -152,7 +156,7 @@ pub fn run_epoch(
                         &source,
                         &train,
                         config.batch_size,
-                        &config.fanouts,
+                        &sampler.fanouts,
                         config.seed,
                         rounds,
                         capacity,

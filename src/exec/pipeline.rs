@@ -198,13 +198,15 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
     let (config, ginex) = (run.config, run.ginex);
     let per_sb = ginex.superbatch.max(1);
     let rows_per_page = run.store.layout().rows_per_page() as u64;
+    let (fanouts, relation_fanouts) = run.sampler.fanouts.stamp();
     let params = RunParams {
         store_id: crate::sample::neighbor_cache::store_identity(run.store),
         seed: config.seed,
         epoch: config.epoch,
         seed_order: RunParams::seed_order_of(config.seed_nodes.as_deref()),
         batch_size: config.batch_size as u64,
-        fanouts: config.fanouts.clone(),
+        fanouts,
+        relation_fanouts,
         carry_over: ginex.carry_over,
         reuse_prior: ginex.reuse_prior,
     };

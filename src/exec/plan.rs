@@ -467,7 +467,7 @@ pub fn plan_epoch_with(
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
-    let sampler = crate::exec::epoch::make_sampler(&source, config, &train)?;
+    let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train)?;
     let mut probe = ProbeAccesses::default();
     let ws = WorkingSet::probe_with(&sampler, PROBE_BATCHES, &mut probe)?;
     let batches = config

@@ -27,8 +27,13 @@ pub const V1_2: Version = Version { major: 1, minor: 2 };
 /// bincode encodings of Rust structs (format/runtime.md; their readers
 /// refuse older runtime files). Every other kind is unchanged.
 pub const V1_3: Version = Version { major: 1, minor: 3 };
+/// Version 1.4: per-relation fanouts; a runtime file whose run samples
+/// them records them at the end of its `run` record (format/runtime.md)
+/// and is written as 1.4. Runtime files of one count per hop are still
+/// written as 1.3, byte for byte; every other kind is unchanged.
+pub const V1_4: Version = Version { major: 1, minor: 4 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_3;
+pub const CURRENT: Version = V1_4;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

@@ -28,7 +28,7 @@ impl RunWriter {
     /// its first record, the `run` record holding `stamp`.
     pub fn create(path: &Path, kind: FileKind, stamp: &RunStamp) -> Result<Self> {
         let mut w = RunWriter {
-            out: ChecksummedWriter::create(path, kind)?,
+            out: ChecksummedWriter::create_as(path, kind, stamp.version())?,
         };
         w.append(RecordKind::Run, stamp.first_batch, &stamp.encode()?)?;
         Ok(w)
@@ -179,7 +179,7 @@ impl RunReader {
         let at = r.offset;
         match r.next_raw()? {
             Some((h, payload, payload_at)) if h.kind == RecordKind::Run => {
-                r.stamp = RunStamp::decode(&payload, path, payload_at)?;
+                r.stamp = RunStamp::decode(&payload, path, payload_at, header.version)?;
             }
             Some((h, _, _)) => {
                 return Err(Error::corrupt(

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::cache::belady::{cheapest_plan, Changesets, PageGroups, ReusePrior, Update};
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::runtime::{RecordKind, RunStamp};
+use crate::format::runtime::{RecordKind, RelationFanoutsStamp, RunStamp};
 use crate::inspect::runfile::{Record, RunReader, RunWriter};
 use crate::io::durable::refuse_existing;
 
@@ -67,8 +67,11 @@ pub struct RunParams {
     pub seed_order: u32,
     /// Seeds per batch.
     pub batch_size: u64,
-    /// Fanouts.
+    /// Fanouts, one count per hop for all relations (empty when
+    /// per relation).
     pub fanouts: Vec<i64>,
+    /// Per-relation fanouts (None: one count per hop).
+    pub relation_fanouts: Option<RelationFanoutsStamp>,
     /// Whether caches carry over between superbatches.
     pub carry_over: bool,
     /// Whether the changesets rank nodes beyond the superbatch by a reuse
@@ -107,6 +110,7 @@ impl SuperbatchSpec {
             changeset_every: self.every as u64,
             carry_over: self.run.carry_over,
             reuse_prior: self.run.reuse_prior,
+            relation_fanouts: self.run.relation_fanouts.clone(),
         }
     }
 }
@@ -731,6 +735,7 @@ mod tests {
             seed_order: 0,
             batch_size: 4,
             fanouts: vec![3, 2],
+            relation_fanouts: None,
             carry_over: true,
             reuse_prior: false,
         }

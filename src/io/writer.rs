@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind};
+use crate::format::version::Version;
 use crate::io::durable::CreatedFile;
 use crate::io::space::Metered;
 
@@ -24,13 +25,21 @@ pub struct ChecksummedWriter {
     /// Dropped after `out`, so the file is closed before it is removed.
     created: CreatedFile,
     kind: FileKind,
+    version: Version,
     hasher: crc32fast::Hasher,
     payload_len: u64,
 }
 
 impl ChecksummedWriter {
-    /// Creates `path` (which must not exist) for a file of `kind`.
+    /// Creates `path` (which must not exist) for a file of `kind`, written
+    /// as the version that kind is written with.
     pub fn create(path: &Path, kind: FileKind) -> Result<Self> {
+        Self::create_as(path, kind, kind.written_version())
+    }
+
+    /// [`create`](Self::create) for a file whose content needs `version`
+    /// (a runtime file with per-relation fanouts is 1.4).
+    pub fn create_as(path: &Path, kind: FileKind, version: Version) -> Result<Self> {
         let file = File::options()
             .write(true)
             .create_new(true)
@@ -44,6 +53,7 @@ impl ChecksummedWriter {
             out,
             created,
             kind,
+            version,
             hasher: crc32fast::Hasher::new(),
             payload_len: 0,
         })
@@ -74,11 +84,15 @@ impl ChecksummedWriter {
             out,
             created,
             kind,
+            version,
             hasher,
             payload_len,
         } = self;
         let path = created.path().to_path_buf();
-        let header = FileHeader::new(kind, payload_len, hasher.finalize());
+        let header = FileHeader {
+            version,
+            ..FileHeader::new(kind, payload_len, hasher.finalize())
+        };
         let mut file = out
             .into_inner()
             .map_err(|e| Error::io("write", &path, e.into_error()))?

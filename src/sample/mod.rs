@@ -1,8 +1,10 @@
-//! Sampling: the k-hop neighbor sampler and the neighbor sources it reads
+//! Sampling: the k-hop neighbor sampler, its fanouts (one count per hop,
+//! or per relation on a typed store) and the neighbor sources it reads
 //! lists from (in memory, or the store through batched reads behind a
 //! neighbor cache). Knows nothing about features. `typed` reads a batch
 //! through a typed store's schema (node types, relations).
 
+pub mod fanouts;
 pub mod neighbor_cache;
 pub mod neighbor_cache_reuse;
 pub mod sampler;

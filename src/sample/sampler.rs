@@ -7,6 +7,11 @@
 //! So `ids` lists each sampled node once, seeds first, and each hop's
 //! targets are a prefix of `ids`.
 //!
+//! With per-relation fanouts (typed stores, [`crate::sample::fanouts`]) a
+//! target draws up to each relation's count out of that relation's run of
+//! its in-list, relations in schema order from the same random stream;
+//! the drawn neighbours keep their in-list order.
+//!
 //! **Hop order in [`SampledBatch::hops`]: input layer first.** `hops[0]` is
 //! the last hop sampled (its sources are all of `ids`); `hops.last()` has
 //! the seeds as targets. A model applies its layers in that order.
@@ -23,6 +28,7 @@ use crate::format::runtime::{
     decode_payload, encode_payload, AdjPayload, HopPayload, Seq, MAX_RUN_FANOUTS,
 };
 use crate::rng::{stream_seed, Wyrand};
+use crate::sample::fanouts::{Fanouts, ResolvedFanouts};
 use crate::sample::source::NeighborSource;
 
 /// One sampled hop: a bipartite graph in local indices (into `ids`).
@@ -59,23 +65,15 @@ impl SampledBatch {
 const PURPOSE_SHUFFLE: u64 = 11;
 const PURPOSE_BATCH: u64 = 12;
 
-/// Parses `10,10,10` (`-1` = all neighbors).
+/// Parses `10,10,10` (`-1` = all neighbors): one count per hop for all
+/// relations. [`Fanouts::parse`] also takes per-relation fanouts.
 pub fn parse_fanouts(s: &str) -> Result<Vec<i64>> {
-    let f: Vec<i64> = s
-        .split(',')
-        .map(|x| x.trim().parse::<i64>())
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| {
-            Error::invalid_argument(format!(
-                "--fanouts {s:?}: expected comma-separated integers such as 10,10,10 (-1 = all)"
-            ))
-        })?;
-    if f.is_empty() || f.iter().any(|&k| k == 0 || k < -1) {
-        return Err(Error::invalid_argument(format!(
-            "--fanouts {s:?}: each fanout must be positive or -1"
-        )));
+    match Fanouts::parse(s)? {
+        Fanouts::Uniform(f) => Ok(f),
+        Fanouts::PerRelation(_) => Err(Error::invalid_argument(format!(
+            "--fanouts {s:?}: expected one count per hop such as 10,10,10 (-1 = all)"
+        ))),
     }
-    Ok(f)
 }
 
 /// The training seeds of `epoch`, shuffled from the run seed.
@@ -89,31 +87,24 @@ pub fn epoch_order(train: &[u64], seed: u64, epoch: u64) -> Vec<u64> {
     order
 }
 
-/// Draws `k` distinct positions out of `0..d` uniformly (Floyd's
-/// algorithm), returned sorted.
-fn draw_positions(rng: &mut Wyrand, d: usize, k: usize, out: &mut Vec<usize>) {
-    out.clear();
-    if k >= d {
-        out.extend(0..d);
-        return;
-    }
-    for j in d - k..d {
-        let t = rng.below(j as u64 + 1) as usize;
-        if out.contains(&t) {
-            out.push(j);
-        } else {
-            out.push(t);
-        }
-    }
-    out.sort_unstable();
-}
-
-/// Samples the batch of `seeds` with per-hop `fanouts`; `batch_seed` keys
-/// every random choice (use [`batch_seed`]).
+/// Samples the batch of `seeds` with per-hop `fanouts` (one count per hop
+/// for all relations); `batch_seed` keys every random choice (use
+/// [`batch_seed`]).
 pub fn sample_batch(
     source: &dyn NeighborSource,
     seeds: &[u64],
     fanouts: &[i64],
+    batch_seed: u64,
+) -> Result<SampledBatch> {
+    sample_batch_with(source, seeds, &ResolvedFanouts::from(fanouts), batch_seed)
+}
+
+/// [`sample_batch`] with fanouts bound to the store
+/// ([`Fanouts::resolve`]): one list for all relations, or per relation.
+pub fn sample_batch_with(
+    source: &dyn NeighborSource,
+    seeds: &[u64],
+    fanouts: &ResolvedFanouts,
     batch_seed: u64,
 ) -> Result<SampledBatch> {
     let n = source.num_nodes();
@@ -134,17 +125,17 @@ pub fn sample_batch(
         }
     }
     let num_seeds = ids.len();
-    let mut hops = Vec::with_capacity(fanouts.len());
-    let mut positions = Vec::new();
-    for (h, &k) in fanouts.iter().enumerate() {
+    let mut hops = Vec::with_capacity(fanouts.num_hops());
+    let (mut positions, mut scratch) = (Vec::new(), Vec::new());
+    for h in 0..fanouts.num_hops() {
         let num_dst = ids.len();
         let targets: Vec<u64> = ids.clone();
         // Draws per target, kept in target order (offsets into `drawn`).
         let mut drawn: Vec<Vec<u64>> = vec![Vec::new(); num_dst];
         source.with_lists(&targets, &mut |i, list| {
             let mut rng = Wyrand(stream_seed(batch_seed, h as u64, i as u64));
-            let want = if k < 0 { list.len() } else { k as usize };
-            draw_positions(&mut rng, list.len(), want, &mut positions);
+            let v = targets.get(i).copied().unwrap_or(u64::MAX);
+            fanouts.draw(h, v, list, &mut rng, &mut positions, &mut scratch);
             let out = &mut drawn[i];
             out.clear();
             for &p in &positions {
@@ -198,8 +189,8 @@ pub struct EpochSampler<'a> {
     pub order: Vec<u64>,
     /// Seeds per batch.
     pub batch_size: usize,
-    /// Per-hop fanouts.
-    pub fanouts: Vec<i64>,
+    /// Per-hop fanouts, bound to the store.
+    pub fanouts: ResolvedFanouts,
     /// Run seed.
     pub seed: u64,
     /// Epoch number.
@@ -212,7 +203,7 @@ impl<'a> EpochSampler<'a> {
         source: &'a dyn NeighborSource,
         train: &[u64],
         batch_size: usize,
-        fanouts: Vec<i64>,
+        fanouts: impl Into<ResolvedFanouts>,
         seed: u64,
         epoch: u64,
     ) -> Result<Self> {
@@ -232,7 +223,7 @@ impl<'a> EpochSampler<'a> {
         source: &'a dyn NeighborSource,
         order: Vec<u64>,
         batch_size: usize,
-        fanouts: Vec<i64>,
+        fanouts: impl Into<ResolvedFanouts>,
         seed: u64,
         epoch: u64,
     ) -> Result<Self> {
@@ -243,7 +234,7 @@ impl<'a> EpochSampler<'a> {
             source,
             order,
             batch_size,
-            fanouts,
+            fanouts: fanouts.into(),
             seed,
             epoch,
         })
@@ -263,7 +254,7 @@ impl<'a> EpochSampler<'a> {
 
     /// Samples batch `b`.
     pub fn sample(&self, b: u64) -> Result<SampledBatch> {
-        sample_batch(
+        sample_batch_with(
             self.source,
             self.seeds(b),
             &self.fanouts,

@@ -78,10 +78,10 @@ pub(crate) struct CheckpointDoc<'a> {
     pub store_nodes: u64,
     /// Seeds per batch.
     pub batch_size: usize,
-    /// Training fanouts.
-    pub fanouts: &'a [i64],
+    /// Training fanouts (a list of counts, or per-relation text).
+    pub fanouts: &'a crate::sample::fanouts::Fanouts,
     /// Evaluation fanouts (the training ones unless given).
-    pub eval_fanouts: &'a [i64],
+    pub eval_fanouts: &'a crate::sample::fanouts::Fanouts,
     /// Evaluate every this many epochs.
     pub eval_every: u64,
     /// Evaluations without improvement before stopping.
@@ -498,8 +498,8 @@ mod tests {
             store_manifest_crc: 0xfeed_f00d,
             store_nodes: 1000,
             batch_size: 512,
-            fanouts: &[10, 5],
-            eval_fanouts: &[-1, -1],
+            fanouts: Box::leak(Box::new(vec![10, 5].into())),
+            eval_fanouts: Box::leak(Box::new(vec![-1, -1].into())),
             eval_every: 1,
             early_stop: None,
             progress,

@@ -89,7 +89,7 @@ pub struct TrainOptions {
     pub lr_schedule: LrSchedule,
     /// Fanouts of evaluation passes (`None`: the training fanouts; `-1` =
     /// full neighbourhoods).
-    pub eval_fanouts: Option<Vec<i64>>,
+    pub eval_fanouts: Option<crate::sample::fanouts::Fanouts>,
     /// Stop after this many evaluations without a better validation
     /// accuracy.
     pub early_stop: Option<u64>,

@@ -182,7 +182,7 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
     let splits = target.splits(all_splits);
     let in_dim = i64::from(store.feature_dim());
     let classes = i64::from(store.num_classes());
-    check_options(opts)?;
+    check_options(store, opts)?;
     let model = opts.model.for_store(store)?;
     let mut trainer = Trainer::new(model, in_dim, classes, opts.device);
     let Some((start, mut progress)) = resume(store, opts, (in_dim, classes), &mut trainer, log)?
@@ -256,22 +256,26 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
 }
 
 /// Refuses options that disagree with each other.
-fn check_options(opts: &TrainOptions) -> Result<()> {
-    if opts.model.layers != opts.data.fanouts.len() {
+fn check_options(store: &Store, opts: &TrainOptions) -> Result<()> {
+    if opts.model.layers != opts.data.fanouts.num_hops() {
         return Err(Error::invalid_argument(format!(
             "the model has {} layers but --fanouts gives {} hops",
             opts.model.layers,
-            opts.data.fanouts.len()
+            opts.data.fanouts.num_hops()
         )));
     }
+    opts.data.fanouts.resolve(store.schema())?;
     if let Some(f) = &opts.eval_fanouts {
-        if f.len() != opts.model.layers {
+        if f.num_hops() != opts.model.layers {
             return Err(Error::invalid_argument(format!(
                 "the model has {} layers but --eval-fanouts gives {} hops",
                 opts.model.layers,
-                f.len()
+                f.num_hops()
             )));
         }
+        f.resolve(store.schema()).map_err(|e| {
+            Error::invalid_argument(e.to_string().replace("--fanouts", "--eval-fanouts"))
+        })?;
     }
     if opts.resume && opts.checkpoint.is_none() {
         return Err(Error::invalid_argument("--resume needs --checkpoint DIR"));

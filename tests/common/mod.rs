@@ -178,7 +178,7 @@ pub fn epoch_config(policy: ginex::Policy, run_dir: &Path) -> ginex::exec::epoch
         feature_cache_rows: 300,
         neighbor_cache_bytes: 40_000,
         batch_size: 40,
-        fanouts: vec![6, 4],
+        fanouts: vec![6, 4].into(),
         seed: 3,
         epoch: 1,
         workers: 2,

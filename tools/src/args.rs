@@ -7,13 +7,23 @@
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::policy::Policy;
 
-/// Neighbors per hop, seeds' hop first (-1 = all). An alias, so that clap
-/// takes the whole list as one value.
-pub type Fanouts = Vec<i64>;
+/// Neighbors per hop, seeds' hop first (-1 = all), for all relations or
+/// per relation ([`ginex::sample::fanouts`]).
+pub use ginex::sample::fanouts::Fanouts;
 
-/// `--fanouts 10,10,10`.
+/// `--fanouts 10,10,10` or `--fanouts cites=10:5,writes=5:5,*=2:0`: the
+/// one parser of every command's `--fanouts` (and `--eval-fanouts`).
 pub fn fanouts(s: &str) -> Result<Fanouts, String> {
-    ginex::sample::sampler::parse_fanouts(s).map_err(|e| e.to_string())
+    Fanouts::parse(s).map_err(|e| e.to_string())
+}
+
+/// Fanouts for a human: `[10, 10, 10]` (as these lines always showed one
+/// list for all), or the per-relation text.
+pub fn show_fanouts(f: &Fanouts) -> String {
+    match f.uniform() {
+        Some(u) => format!("{u:?}"),
+        None => f.to_string(),
+    }
 }
 
 /// `--policy ginex` (ginex, degree, presc, lru, mmap, none).

@@ -50,7 +50,11 @@ pub struct SamplingArgs {
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
-    /// Neighbors sampled per hop, the seeds' hop first (-1 = all neighbors).
+    /// Neighbors sampled per hop, the seeds' hop first (-1 = all
+    /// neighbors): 10,10,10 for all relations, or on a typed store per
+    /// relation, one count per hop each: cites=10:5,writes=5:5,*=2:0 (`*`:
+    /// every relation not named; a relation not covered is not sampled;
+    /// names as the schema lists them, or src:name:dst).
     #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
     pub fanouts: Fanouts,
     /// Run seed (sampling and the per-epoch shuffle of the seeds).
@@ -255,8 +259,8 @@ pub struct ReportParameters<'a> {
     pub neighbor_cache_bytes: u64,
     /// Seeds per batch.
     pub batch_size: usize,
-    /// Fanouts per hop.
-    pub fanouts: &'a [i64],
+    /// Fanouts per hop (a list, or per-relation text).
+    pub fanouts: &'a Fanouts,
     /// Batches per superbatch.
     pub superbatch: u64,
     /// k of the k-hop approximation.

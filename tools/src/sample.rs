@@ -120,14 +120,17 @@ fn train_nodes(store: &Store) -> Result<Vec<u64>> {
     }
 }
 
-/// The sampler of epoch `epoch` over `train` with the flags of `a`.
+/// The sampler of epoch `epoch` over `train` with the flags of `a`, its
+/// fanouts bound to `store`.
 fn epoch_sampler<'a>(
     src: &'a dyn NeighborSource,
+    store: &Store,
     train: &[u64],
     a: &SamplingArgs,
     epoch: u64,
 ) -> Result<EpochSampler<'a>> {
-    EpochSampler::new(src, train, a.batch_size, a.fanouts.clone(), a.seed, epoch)
+    let fanouts = a.fanouts.resolve(store.schema())?;
+    EpochSampler::new(src, train, a.batch_size, fanouts, a.seed, epoch)
 }
 
 /// Runs `ginex sample`.
@@ -138,7 +141,7 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
     let train = train_nodes(&store)?;
     let node_ids = ginex::NodeIds::of(&store)?;
     let v = with_source(&store, &args.lists, |src| {
-        let sampler = epoch_sampler(src, &train, a, args.epoch)?;
+        let sampler = epoch_sampler(src, &store, &train, a, args.epoch)?;
         if args.batch >= sampler.num_batches() {
             return Err(Error::invalid_argument(format!(
                 "--batch {} but the epoch has {} batches",
@@ -161,7 +164,6 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
 pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     let a = &args.sampling;
     let store = Store::open(&a.store)?;
-    let fanouts = a.fanouts.clone();
     let train = train_nodes(&store)?;
     let workers = args.workers.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -175,7 +177,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     let v = with_source(&store, &args.lists, |src| {
-        let sampler = epoch_sampler(src, &train, a, args.epoch)?;
+        let sampler = epoch_sampler(src, &store, &train, a, args.epoch)?;
         let first = args.index * args.superbatch;
         if first >= sampler.num_batches() {
             return Err(Error::invalid_argument(format!(
@@ -184,6 +186,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 sampler.num_batches()
             )));
         }
+        let (fanouts, relation_fanouts) = sampler.fanouts.stamp();
         let spec = SuperbatchSpec {
             index: args.index,
             first_batch: first,
@@ -198,7 +201,8 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 epoch: args.epoch,
                 seed_order: 0,
                 batch_size: a.batch_size as u64,
-                fanouts: fanouts.clone(),
+                fanouts,
+                relation_fanouts,
                 carry_over: false,
                 // A lone superbatch from an empty cache: no prior is used.
                 reuse_prior: false,

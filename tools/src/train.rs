@@ -14,7 +14,7 @@ use ginex::error::{Error, Result};
 use ginex::exec::pipeline::Pipeline;
 use ginex::exec::policy::Policy;
 use ginex::import::npy_write::NpyWriter;
-use ginex::sample::sampler::parse_fanouts;
+use ginex::sample::fanouts::Fanouts;
 use ginex::store::Store;
 use ginex::train::checkpoint::{config_from_meta, predict_checkpoint};
 use ginex::train::eval::{predict, predict_layerwise};
@@ -94,8 +94,8 @@ pub struct KnobArgs {
     /// Factor per step of --lr-schedule step.
     #[arg(long, default_value_t = 0.1)]
     pub lr_gamma: f64,
-    /// Fanouts of evaluation passes (default: --fanouts; -1 = full
-    /// neighbourhoods, e.g. --eval-fanouts -1,-1).
+    /// Fanouts of evaluation passes, as --fanouts takes them (default:
+    /// --fanouts; -1 = full neighbourhoods, e.g. --eval-fanouts -1,-1).
     #[arg(long, allow_hyphen_values = true)]
     pub eval_fanouts: Option<String>,
     /// Stop after N evaluations without a better validation accuracy (the
@@ -168,7 +168,8 @@ pub struct PredictArgs {
     /// follow it. Default: every node, in ascending original id.
     #[arg(long)]
     pub nodes: Option<PathBuf>,
-    /// Fanouts (default: the checkpoint's evaluation fanouts; -1 = all).
+    /// Fanouts, as `ginex train --fanouts` takes them (default: the
+    /// checkpoint's evaluation fanouts; -1 = all).
     #[arg(long, allow_hyphen_values = true)]
     pub fanouts: Option<String>,
     /// Architecture (default: the checkpoint's; a different value is an error).
@@ -238,7 +239,7 @@ fn options(
             hidden: model.hidden,
             dropout: model.dropout,
             lr: model.lr,
-            layers: data_cfg.fanouts.len(),
+            layers: data_cfg.fanouts.num_hops(),
             seed: data.sampling.seed,
             weight_decay: knobs.weight_decay,
             optimizer: knobs.optimizer,
@@ -260,7 +261,7 @@ fn options(
         eval_fanouts: knobs
             .eval_fanouts
             .as_deref()
-            .map(parse_fanouts)
+            .map(Fanouts::parse)
             .transpose()?,
         early_stop: knobs.early_stop,
         device: model.device,
@@ -384,9 +385,9 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     let (stem, meta) = predict_checkpoint(&args.checkpoint)?;
     let mut config = config_from_meta(&meta)?;
     let fanouts = match &args.fanouts {
-        Some(f) => parse_fanouts(f)?,
-        None => serde_json::from_value::<Vec<i64>>(meta["eval_fanouts"].clone())
-            .or_else(|_| serde_json::from_value::<Vec<i64>>(meta["fanouts"].clone()))
+        Some(f) => Fanouts::parse(f)?,
+        None => serde_json::from_value::<Fanouts>(meta["eval_fanouts"].clone())
+            .or_else(|_| serde_json::from_value::<Fanouts>(meta["fanouts"].clone()))
             .map_err(|_| {
                 Error::invalid_argument("checkpoint metadata has no fanouts; pass --fanouts")
             })?,
@@ -414,10 +415,10 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
             config.heads
         ));
     }
-    if fanouts.len() != config.layers {
+    if fanouts.num_hops() != config.layers {
         mismatches.push(format!(
             "--fanouts gives {} hops but the checkpoint's model has {} layers",
-            fanouts.len(),
+            fanouts.num_hops(),
             config.layers
         ));
     }
@@ -429,7 +430,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
             mismatches.join("; ")
         )));
     }
-    config.layers = fanouts.len();
+    config.layers = fanouts.num_hops();
     let data = DataArgs {
         sampling: SamplingArgs {
             store: args.store.clone(),
@@ -474,7 +475,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     };
     writeln!(
         out,
-        "predicting with {} of {} ({} {}, hidden {}, fanouts {:?})",
+        "predicting with {} of {} ({} {}, hidden {}, fanouts {})",
         stem,
         args.checkpoint.display(),
         opts.model.model.name(),
@@ -484,7 +485,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
             "best epoch by validation accuracy"
         },
         opts.model.hidden,
-        opts.data.fanouts
+        crate::args::show_fanouts(&opts.data.fanouts)
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     let logits = if args.layerwise {
@@ -584,11 +585,11 @@ struct TrainReport<'a> {
     attn_dropout: f64,
     lr_schedule: &'static str,
     eval_every: u64,
-    eval_fanouts: &'a [i64],
+    eval_fanouts: &'a ginex::sample::fanouts::Fanouts,
     early_stop: Option<u64>,
     policy: &'static str,
     batch_size: usize,
-    fanouts: &'a [i64],
+    fanouts: &'a ginex::sample::fanouts::Fanouts,
     seed: u64,
     device: String,
     machine: String,

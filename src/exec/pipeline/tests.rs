@@ -32,7 +32,7 @@ fn config(pipeline: Pipeline, keep_runs: bool) -> EpochConfig {
     EpochConfig {
         feature_cache_rows: 300,
         batch_size: 40,
-        fanouts: vec![6, 4],
+        fanouts: vec![6, 4].into(),
         cache: CacheConfig::Ginex(GinexOptions {
             superbatch: SUPERBATCH,
             pipeline,
@@ -56,7 +56,7 @@ fn run_in(
     let options = GatherOptions::default();
     let source = StoreSource::new(store, None, &options)?;
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
-    let sampler = make_sampler(&source, config, &train)?;
+    let sampler = make_sampler(&source, store, config, &train)?;
     let rows = GatherRows::new(store, &options)?;
     let run = GinexRun {
         config,

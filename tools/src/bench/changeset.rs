@@ -10,10 +10,11 @@ use clap::Args;
 use rayon::prelude::*;
 use serde_json::json;
 
+use crate::args::Fanouts;
 use crate::machine::machine_description;
 use ginex::cache::belady::compute_changesets;
 use ginex::error::{Error, Result};
-use ginex::sample::sampler::{parse_fanouts, EpochSampler};
+use ginex::sample::sampler::EpochSampler;
 use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;
 
@@ -25,9 +26,10 @@ pub struct ChangesetBenchArgs {
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
-    /// Fanouts.
-    #[arg(long, default_value = "10,10,10")]
-    pub fanouts: String,
+    /// Fanouts, as `ginex epoch --fanouts` takes them (10,10,10, or per
+    /// relation on a typed store: cites=10:5,writes=5:5).
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
+    pub fanouts: Fanouts,
     /// Superbatch sizes in batches (capped at the epoch's batch count).
     #[arg(long, value_delimiter = ',', default_value = "100,1000,5000")]
     pub superbatches: Vec<u64>,
@@ -48,7 +50,7 @@ pub struct ChangesetBenchArgs {
 /// `ginex bench changeset`.
 pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
-    let fanouts = parse_fanouts(&args.fanouts)?;
+    let fanouts = args.fanouts.clone();
     let train = store
         .splits()?
         .map(|s| s.train)
@@ -59,7 +61,7 @@ pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Re
         &topo,
         &train,
         args.batch_size,
-        fanouts.clone(),
+        fanouts.resolve(store.schema())?,
         args.seed,
         0,
     )?;
@@ -69,13 +71,13 @@ pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Re
         writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
         writeln!(
             out,
-            "  dataset: {} nodes, {} edges, {} training seeds = {} batches of {}; fanouts {:?}; sampling on {} threads, changesets on one core",
+            "  dataset: {} nodes, {} edges, {} training seeds = {} batches of {}; fanouts {}; sampling on {} threads, changesets on one core",
             store.num_nodes(),
             store.num_edges(),
             train.len(),
             sampler.num_batches(),
             args.batch_size,
-            fanouts,
+            crate::args::show_fanouts(&fanouts),
             rayon::current_num_threads()
         )
         .map_err(w)?;

@@ -10,6 +10,7 @@ use std::time::Instant;
 use clap::Args;
 use serde_json::json;
 
+use crate::args::Fanouts;
 use crate::machine::machine_description;
 use crate::svg::{line_chart, Series};
 use ginex::cache::belady::{PageGroups, ReusePrior};
@@ -19,7 +20,6 @@ use ginex::exec::curves::{
     StaticRanks, Trace, TraceSpec,
 };
 use ginex::exec::page_floor::{page_floor, PageFloor};
-use ginex::sample::sampler::parse_fanouts;
 use ginex::sample::source::InMemoryTopology;
 use ginex::store::Store;
 
@@ -46,9 +46,10 @@ pub struct CurvesBenchArgs {
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
-    /// Fanouts.
-    #[arg(long, default_value = "10,10,10")]
-    pub fanouts: String,
+    /// Fanouts, as `ginex epoch --fanouts` takes them (10,10,10, or per
+    /// relation on a typed store: cites=10:5,writes=5:5).
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
+    pub fanouts: Fanouts,
     /// Run seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -123,7 +124,7 @@ pub fn run_curves_bench_to(
     });
     let spec = TraceSpec {
         batch_size: args.batch_size,
-        fanouts: parse_fanouts(&args.fanouts)?,
+        fanouts: args.fanouts.clone(),
         seed: args.seed,
         epoch: args.epoch,
         epochs: args.epochs.max(1),
@@ -149,11 +150,11 @@ pub fn run_curves_bench_to(
         (None, Some(topo)) => (
             sample_trace(&store, topo, &spec)?,
             format!(
-                "sampled: epochs {}..{} of {} seeds per batch, fanouts {:?}, seed {}, {} threads",
+                "sampled: epochs {}..{} of {} seeds per batch, fanouts {}, seed {}, {} threads",
                 spec.epoch,
                 spec.epoch + spec.epochs,
                 spec.batch_size,
-                spec.fanouts,
+                crate::args::show_fanouts(&spec.fanouts),
                 spec.seed,
                 threads
             ),

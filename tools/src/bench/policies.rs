@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use crate::args::Fanouts;
 use crate::machine::machine_description;
 use crate::svg::{line_chart, Series};
 use ginex::error::{Error, Result};
@@ -16,7 +17,6 @@ use ginex::exec::epoch::{run_epoch, EpochConfig};
 use ginex::exec::policy::Policy;
 use ginex::format::header::FileKind;
 use ginex::io::read::drop_from_page_cache;
-use ginex::sample::sampler::parse_fanouts;
 use ginex::store::Store;
 
 /// Arguments of `ginex bench policies`.
@@ -37,9 +37,10 @@ pub struct PoliciesBenchArgs {
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
-    /// Fanouts.
-    #[arg(long, default_value = "10,10,10")]
-    pub fanouts: String,
+    /// Fanouts, as `ginex epoch --fanouts` takes them (10,10,10, or per
+    /// relation on a typed store: cites=10:5,writes=5:5).
+    #[arg(long, default_value = "10,10,10", value_parser = crate::args::fanouts, allow_hyphen_values = true)]
+    pub fanouts: Fanouts,
     /// Batches per run (the first batches of epoch 0).
     #[arg(long, default_value_t = 50)]
     pub batches: u64,
@@ -62,7 +63,7 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
         .iter()
         .map(|p| Policy::parse(p))
         .collect::<Result<_>>()?;
-    let fanouts = parse_fanouts(&args.fanouts)?;
+    let fanouts = args.fanouts.clone();
     let run_dir = args
         .store
         .with_extension(format!("bench-runs-{}", std::process::id()));
@@ -72,14 +73,14 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
         writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
         writeln!(
             out,
-            "  dataset: {} nodes, dim {} {}, features {:.1} MB; first {} batches of {} seeds, fanouts {:?}; superbatch {}; no neighbor cache; page cache dropped before each run",
+            "  dataset: {} nodes, dim {} {}, features {:.1} MB; first {} batches of {} seeds, fanouts {}; superbatch {}; no neighbor cache; page cache dropped before each run",
             store.num_nodes(),
             store.feature_dim(),
             store.dtype().name(),
             store.num_nodes() as f64 * store.layout().row_bytes() as f64 / 1e6,
             args.batches,
             args.batch_size,
-            fanouts,
+            crate::args::show_fanouts(&fanouts),
             args.superbatch
         )
         .map_err(w)?;

@@ -15,8 +15,9 @@ use ginex::error::{Error, Result};
 use ginex::format::header::FileKind;
 use ginex::format::neighbor_cache::Codec;
 use ginex::io::read::drop_from_page_cache;
+use ginex::sample::fanouts::{Fanouts, ResolvedFanouts};
 use ginex::sample::neighbor_cache::{build, encoded_size, NeighborCache};
-use ginex::sample::sampler::{parse_fanouts, EpochSampler};
+use ginex::sample::sampler::EpochSampler;
 use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
 use ginex::store::gather::GatherOptions;
 use ginex::store::Store;
@@ -29,7 +30,8 @@ pub struct SampleBenchArgs {
     /// Cache budgets as fractions of the indices size.
     #[arg(long, value_delimiter = ',', default_value = "0.1,0.25,0.5")]
     pub budgets: Vec<f64>,
-    /// Fanout configurations, separated by `/`.
+    /// Fanout configurations, separated by `/`, each as `ginex epoch
+    /// --fanouts` takes them (per relation too: cites=10:5,writes=5:5).
     #[arg(long, default_value = "10,10,10/25,10")]
     pub fanouts: String,
     /// Seeds per batch.
@@ -53,11 +55,11 @@ struct Measured {
 fn sample_run(
     source: &dyn NeighborSource,
     train: &[u64],
-    fanouts: &[i64],
+    fanouts: &ResolvedFanouts,
     batch_size: usize,
     batches: u64,
 ) -> Result<Measured> {
-    let sampler = EpochSampler::new(source, train, batch_size, fanouts.to_vec(), 0, 0)?;
+    let sampler = EpochSampler::new(source, train, batch_size, fanouts.clone(), 0, 0)?;
     let started = Instant::now();
     let (mut seeds, mut edges) = (0u64, 0u64);
     for b in 0..batches.min(sampler.num_batches()) {
@@ -211,7 +213,8 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
     // 2. Hit ratio by codec and budget (first fanout configuration, topology
     // in memory, the cache only consulted for membership): what compression
     // buys, as in Ginex++ Table 5.3.
-    let first = parse_fanouts(args.fanouts.split('/').next().unwrap_or("10,10,10"))?;
+    let first = Fanouts::parse(args.fanouts.split('/').next().unwrap_or("10,10,10"))?
+        .resolve(store.schema())?;
     let hit_codecs = [Codec::Raw, Codec::ZstdList, Codec::BlockBitpack];
     if !args.json {
         writeln!(
@@ -272,7 +275,7 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
     }
     let opts = GatherOptions::default();
     for config in args.fanouts.split('/') {
-        let fanouts = parse_fanouts(config)?;
+        let fanouts = Fanouts::parse(config)?.resolve(store.schema())?;
         let mut rows: Vec<(String, Measured)> = Vec::new();
         rows.push((
             "in memory".into(),

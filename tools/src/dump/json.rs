@@ -217,6 +217,10 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 "feature_cache_rows": stamp.cache_rows, "changeset_every": stamp.changeset_every,
                 "carry_over": stamp.carry_over, "reuse_prior": stamp.reuse_prior,
             });
+            if let Some(r) = &stamp.relation_fanouts {
+                v["run"]["fanouts"] = json!(r.describe());
+                v["run"]["relation_fanouts"] = json!({"relations": r.relations, "hops": r.hops});
+            }
             let (records, t) = limited(records, limit);
             (
                 "records",
