@@ -66,9 +66,13 @@
 //! * **Errors**: one [`Error`] type (every variant names the file, the
 //!   position and the reason) and [`Result`].
 //!
-//! Everything else is public only so that the ginex command-line tools
-//! (`tools/`, crate `ginex-cli`), the tests and the Python bindings can
-//! reach it: it is hidden from these docs and has no stability promise.
+//! Everything else lives under one hidden module, `ginex::internals`, only
+//! so that the ginex command-line tools (`tools/`, crate `ginex-cli`), the
+//! tests, the fuzz targets and the Python bindings can reach it: it is
+//! hidden from these docs and has no stability promise (one crate rather
+//! than several: the tools use the executor's internals — reports, stage
+//! timers, format decoders — that a split would have to make public
+//! anyway).
 //! `tests/public-api.txt` lists the public API exactly; a test fails when it
 //! changes without that file changing too.
 //!
@@ -126,38 +130,20 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-// Modules the tools, tests and bindings use: public, hidden from the docs,
-// no stability promise (the curated API is re-exported below).
+/// The modules behind the curated API, for the ginex command-line tools
+/// (`tools/`, crate `ginex-cli`), the tests, the fuzz targets and the
+/// Python bindings: public under this one name, hidden from the docs, with
+/// no stability promise. An embedding application uses the items
+/// re-exported at the crate root.
 #[doc(hidden)]
-pub mod cache;
-#[doc(hidden)]
-pub mod checkpoint_meta;
-#[doc(hidden)]
-pub mod error;
-#[doc(hidden)]
-pub mod exec;
-#[doc(hidden)]
-pub mod export;
-#[doc(hidden)]
-pub mod format;
-#[doc(hidden)]
-pub mod import;
-#[doc(hidden)]
-pub mod inspect;
-#[allow(unsafe_code)]
-#[doc(hidden)]
-pub mod io;
-#[doc(hidden)]
-pub mod sample;
-#[doc(hidden)]
-pub mod size;
-#[doc(hidden)]
-pub mod store;
+pub mod internals;
+
+// The crate's own paths (`crate::store::…`) name the same modules.
+pub(crate) use internals::{
+    cache, error, exec, export, format, import, inspect, io, sample, size, store,
+};
 #[cfg(feature = "train")]
-#[doc(hidden)]
-pub mod train;
-#[doc(hidden)]
-pub mod verify;
+pub(crate) use internals::{checkpoint_meta, train};
 
 // Internal only.
 pub(crate) mod hash;

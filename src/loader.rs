@@ -81,7 +81,7 @@ impl Split {
 
 /// One gathered batch, owned.
 ///
-/// Layout (the sampler's, see `ginex::sample::sampler`): `ids` lists every
+/// Layout (the sampler's, see `ginex::internals::sample::sampler`): `ids` lists every
 /// sampled node once, **seeds first** (`ids[..num_seeds]`); each hop's
 /// targets are a prefix of `ids`. **`hops` is input layer first**:
 /// `hops[0]` is the last hop sampled (its sources are all of `ids`),

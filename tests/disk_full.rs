@@ -1,4 +1,4 @@
-//! Disk full, simulated through the storage seam (`ginex::io::space`): an
+//! Disk full, simulated through the storage seam (`ginex::internals::io::space`): an
 //! import that runs out of space at any point — spilling edges, writing the
 //! CSC, the features, the labels, the manifest — fails with an error that
 //! names the file and says "No space left on device", leaves nothing at the
@@ -10,8 +10,8 @@ mod common;
 use std::path::Path;
 
 use clap::Parser;
-use ginex::import::files::{import_files, FilesImport};
-use ginex::io::space::{bytes_written, simulate_disk_space};
+use ginex::internals::import::files::{import_files, FilesImport};
+use ginex::internals::io::space::{bytes_written, simulate_disk_space};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 
 fn files_import(raw: &Path, out: &Path) -> FilesImport {

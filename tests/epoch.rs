@@ -3,12 +3,12 @@
 
 mod common;
 
-use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
-use ginex::exec::pipeline::Pipeline;
-use ginex::exec::policy::Policy;
-use ginex::sample::fanouts::Fanouts;
-use ginex::sample::sampler::{batch_seed, sample_batch_with, EpochSampler};
-use ginex::sample::source::{InMemoryTopology, StoreSource};
+use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
+use ginex::internals::exec::pipeline::Pipeline;
+use ginex::internals::exec::policy::Policy;
+use ginex::internals::sample::fanouts::Fanouts;
+use ginex::internals::sample::sampler::{batch_seed, sample_batch_with, EpochSampler};
+use ginex::internals::sample::source::{InMemoryTopology, StoreSource};
 use ginex::Store;
 
 fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<(u64, usize, u32)>) {
@@ -25,7 +25,11 @@ fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<(u64, usize, u32)>
             "batch {} rows differ from the store's",
             b.batch
         );
-        seen.push((b.batch, b.ids.len(), ginex::format::crc32(b.rows)));
+        seen.push((
+            b.batch,
+            b.ids.len(),
+            ginex::internals::format::crc32(b.rows),
+        ));
         Ok(())
     })
     .unwrap();
@@ -391,7 +395,7 @@ fn carry_over_gives_identical_batches_and_never_more_reads() {
 /// and `auto` give the same batches and misses.
 #[test]
 fn sequential_passes_give_identical_batches() {
-    use ginex::store::read_cost::SequentialReads;
+    use ginex::internals::store::read_cost::SequentialReads;
     let (dir, store) = common::small_epoch_store();
     for policy in [Policy::Ginex, Policy::Lru, Policy::None] {
         let mut cfg = common::epoch_config(policy, &dir.path().join("runs"));
@@ -423,16 +427,16 @@ fn sequential_passes_give_identical_batches() {
 /// near what the epoch then measures.
 #[test]
 fn the_planner_splits_the_caches_by_predicted_reads() {
-    use ginex::exec::cache_split::{MIN_GAIN, NEIGHBOR_SHARES};
-    use ginex::exec::plan::{plan_epoch, ExplicitSizes};
-    let (dir, store) = common::temp_synth_store(&ginex::import::synth::SynthParams {
+    use ginex::internals::exec::cache_split::{MIN_GAIN, NEIGHBOR_SHARES};
+    use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
+    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
         nodes: 20_000,
         avg_degree: 12.0,
         dim: 64,
         classes: 4,
         seed: 5,
         split: [0.3, 0.1, 0.1],
-        ..ginex::import::synth::SynthParams::default()
+        ..ginex::internals::import::synth::SynthParams::default()
     });
     let mut cfg = common::epoch_config(Policy::Degree, &dir.path().join("runs"));
     cfg.batch_size = 500;

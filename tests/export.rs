@@ -10,15 +10,15 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use ginex::export::dgl::{export_dgl, DglExport};
-use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
-use ginex::export::{EdgeFormat, ExportReport};
-use ginex::format::pages::{Dtype, FeatureLayout};
-use ginex::format::tables::Splits;
-use ginex::import::dgl::{import_dgl, DglImport};
-use ginex::import::files::{import_files, FilesImport};
-use ginex::import::pipeline::CommonOptions;
-use ginex::store::{ListSink, StoreBuilder, StoreSpec};
+use ginex::internals::export::dgl::{export_dgl, DglExport};
+use ginex::internals::export::graphbolt::{export_graphbolt, GraphBoltExport};
+use ginex::internals::export::{EdgeFormat, ExportReport};
+use ginex::internals::format::pages::{Dtype, FeatureLayout};
+use ginex::internals::format::tables::Splits;
+use ginex::internals::import::dgl::{import_dgl, DglImport};
+use ginex::internals::import::files::{import_files, FilesImport};
+use ginex::internals::import::pipeline::CommonOptions;
+use ginex::internals::store::{ListSink, StoreBuilder, StoreSpec};
 use ginex::Store;
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::export::{run as export_run, ExportCli};
@@ -42,7 +42,7 @@ fn segment_bytes_of(store: &Store) -> u64 {
     if store.dir().starts_with(fixture("")) {
         16
     } else {
-        ginex::format::csc::DEFAULT_SEGMENT_BYTES
+        ginex::internals::format::csc::DEFAULT_SEGMENT_BYTES
     }
 }
 

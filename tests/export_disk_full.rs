@@ -1,5 +1,5 @@
 //! Disk full during an export, simulated through the storage seam
-//! (`ginex::io::space`): `ginex-export dgl` and `graphbolt` that run out of
+//! (`ginex::internals::io::space`): `ginex-export dgl` and `graphbolt` that run out of
 //! space at any point — edge chunks, feature chunks, labels, masks, the
 //! metadata written last — fail with an error naming the file and saying
 //! "No space left on device", leave nothing at `--out` and no staging
@@ -12,10 +12,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use clap::Parser;
-use ginex::export::dgl::{export_dgl, DglExport};
-use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
-use ginex::export::ExportReport;
-use ginex::io::space::{bytes_written, simulate_disk_space};
+use ginex::internals::export::dgl::{export_dgl, DglExport};
+use ginex::internals::export::graphbolt::{export_graphbolt, GraphBoltExport};
+use ginex::internals::export::ExportReport;
+use ginex::internals::io::space::{bytes_written, simulate_disk_space};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 
 /// Every file under `dir` (relative path -> bytes).

@@ -9,9 +9,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use ginex::exec::epoch::{run_epoch, EpochConfig};
-use ginex::exec::pipeline::Pipeline;
-use ginex::io::fault::{inject_process_faults, FaultPlan};
+use ginex::internals::exec::epoch::{run_epoch, EpochConfig};
+use ginex::internals::exec::pipeline::Pipeline;
+use ginex::internals::io::fault::{inject_process_faults, FaultPlan};
 use ginex::{Loader, Policy, Store};
 
 static SEAM: Mutex<()> = Mutex::new(());
@@ -22,7 +22,7 @@ fn delivered(store: &Store, cfg: &EpochConfig) -> (Vec<(u64, u32)>, ginex::Resul
     let mut seen = Vec::new();
     let r = run_epoch(store, cfg, &mut |b| {
         assert_eq!(b.rows.len(), b.ids.len() * store.layout().row_bytes());
-        seen.push((b.batch, ginex::format::crc32(b.rows)));
+        seen.push((b.batch, ginex::internals::format::crc32(b.rows)));
         Ok(())
     });
     (seen, r.map(|_| ()))

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use ginex::format::schema::{NodeType, Relation, Schema};
+use ginex::internals::format::schema::{NodeType, Relation, Schema};
 use ginex_cli::import::{run as import_run, ImportCli};
 
 use common::{assert_same_files, f32_bytes, i64_bytes, npy_bytes, p};
@@ -183,7 +183,7 @@ fn mag_shaped_chunked_graph_imports_to_the_hand_built_store() {
     assert_eq!(s.splits().unwrap().unwrap().train, vec![4, 6, 8]);
     s.verify().unwrap();
     // Sampling and gathering by id refuse the featureless types clearly.
-    let Err(err) = ginex::store::gather::Gatherer::new(&s, &Default::default()) else {
+    let Err(err) = ginex::internals::store::gather::Gatherer::new(&s, &Default::default()) else {
         panic!("a gatherer over a store with featureless types");
     };
     assert!(err.to_string().contains("have none"), "{err}");
@@ -611,10 +611,10 @@ tasks:
 
 #[test]
 fn typed_export_reads_lists_across_many_small_segments() {
-    use ginex::export::dgl::{export_dgl, DglExport};
-    use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
-    use ginex::import::dgl::{import_dgl, DglImport};
-    use ginex::import::pipeline::CommonOptions;
+    use ginex::internals::export::dgl::{export_dgl, DglExport};
+    use ginex::internals::export::graphbolt::{export_graphbolt, GraphBoltExport};
+    use ginex::internals::import::dgl::{import_dgl, DglImport};
+    use ginex::internals::import::pipeline::CommonOptions;
     // 16-byte segments: a few lists each; the first of the directed
     // store holds authors 0..4 and paper 4, so a type's range starts
     // inside a segment.
@@ -1086,9 +1086,9 @@ fn kept_samples(runs: &Path) -> Vec<PathBuf> {
 /// lists are refused naming the flag.
 #[test]
 fn per_relation_fanouts_on_the_command_line() {
-    use ginex::format::header::FileKind;
-    use ginex::format::version::{V1_3, V1_4};
-    use ginex::inspect::runfile::RunReader;
+    use ginex::internals::format::header::FileKind;
+    use ginex::internals::format::version::{V1_3, V1_4};
+    use ginex::internals::inspect::runfile::RunReader;
     let dir = tempfile::tempdir().unwrap();
     common::typed_store(dir.path(), 3000);
     let store = dir.path().join("typed-af");

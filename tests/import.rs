@@ -239,8 +239,8 @@ fn undirected_dedup_and_random_split() {
 // ---------------------------------------------------------------------------
 // Fixture writers (no numpy needed).
 
-use ginex::import::npy_write::NpyWriter;
-use ginex::import::npz::{Method, NpzWriter};
+use ginex::internals::import::npy_write::NpyWriter;
+use ginex::internals::import::npz::{Method, NpzWriter};
 use std::io::Write as _;
 
 fn run_import(args: &[&str]) -> ginex::Result<String> {

@@ -10,14 +10,14 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ginex::format::pages::Dtype;
-use ginex::import::synth::SynthParams;
-use ginex::io::aligned::AlignedBuf;
-use ginex::io::fault::FaultPlan;
-use ginex::io::page_reader::ReadOp;
-use ginex::io::{make_reader, Backend};
-use ginex::store::gather::{GatherOptions, Gatherer};
-use ginex::store::read_cost::{ReadCostModel, SequentialReads};
+use ginex::internals::format::pages::Dtype;
+use ginex::internals::import::synth::SynthParams;
+use ginex::internals::io::aligned::AlignedBuf;
+use ginex::internals::io::fault::FaultPlan;
+use ginex::internals::io::page_reader::ReadOp;
+use ginex::internals::io::{make_reader, Backend};
+use ginex::internals::store::gather::{GatherOptions, Gatherer};
+use ginex::internals::store::read_cost::{ReadCostModel, SequentialReads};
 use ginex::{Error, Store};
 
 /// Stores live under the target dir (ext4 here), so O_DIRECT is exercised;

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use ginex::exec::epoch::run_epoch;
+use ginex::internals::exec::epoch::run_epoch;
 use ginex::{Batch, Loader, Policy, Split, Store};
 
 fn loader<'a>(store: &'a Store, policy: Policy, run_dir: &Path) -> ginex::LoaderBuilder<'a> {
@@ -47,7 +47,7 @@ fn loader_yields_run_epochs_batches_checksums_and_counters() {
                 (*index, ids, *num_seeds, hops)
             );
             assert_eq!(b.checksum, want_report.batches[b.index as usize].checksum);
-            assert_eq!(b.checksum, ginex::format::crc32(&b.rows));
+            assert_eq!(b.checksum, ginex::internals::format::crc32(&b.rows));
             let mut rows = vec![0f32; b.ids.len() * 24];
             store.read_feature_rows_f32(&b.ids, &mut rows).unwrap();
             assert_eq!(b.rows_f32(), rows, "batch {} rows are the store's", b.index);
@@ -179,7 +179,7 @@ fn a_memory_budget_is_planned_and_a_too_small_one_refused() {
     assert!(s3plan.total() <= 128 << 20, "{}", s3plan.describe());
     assert_eq!(
         s3plan.feature_cache_bytes,
-        ginex::cache::dynamic::DynamicKind::S3fifo.cache_bytes(
+        ginex::internals::cache::dynamic::DynamicKind::S3fifo.cache_bytes(
             s3plan.feature_cache_rows,
             store.num_nodes(),
             store.layout().row_bytes() as u64

@@ -4,13 +4,13 @@
 
 mod common;
 
-use ginex::format::neighbor_cache::Codec;
-use ginex::import::synth::SynthParams;
-use ginex::io::Backend;
-use ginex::sample::neighbor_cache::{build, NeighborCache};
-use ginex::sample::sampler::EpochSampler;
-use ginex::sample::source::{InMemoryTopology, ListCache, StoreSource};
-use ginex::store::gather::GatherOptions;
+use ginex::internals::format::neighbor_cache::Codec;
+use ginex::internals::import::synth::SynthParams;
+use ginex::internals::io::Backend;
+use ginex::internals::sample::neighbor_cache::{build, NeighborCache};
+use ginex::internals::sample::sampler::EpochSampler;
+use ginex::internals::sample::source::{InMemoryTopology, ListCache, StoreSource};
+use ginex::internals::store::gather::GatherOptions;
 use ginex::Store;
 
 fn store(dir: &std::path::Path, name: &str, seed: u64) -> Store {
@@ -162,7 +162,9 @@ fn batches_with_and_without_the_cache_are_identical() {
 /// default location, and the old one is left alone.
 #[test]
 fn a_built_cache_is_reused_and_a_mismatched_one_refused() {
-    use ginex::sample::neighbor_cache_reuse::{default_path, open_or_build, NcacheOrigin};
+    use ginex::internals::sample::neighbor_cache_reuse::{
+        default_path, open_or_build, NcacheOrigin,
+    };
     let dir = tempfile::tempdir().unwrap();
     let a = store(dir.path(), "a", 1);
     let b = store(dir.path(), "b", 2);

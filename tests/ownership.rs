@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Parser;
-use ginex::io::space::{bytes_written, simulate_disk_space};
+use ginex::internals::io::space::{bytes_written, simulate_disk_space};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::export::{run as export_run, ExportCli};
 use ginex_cli::import::{run as import_run, ImportCli};

@@ -5,16 +5,16 @@
 
 mod common;
 
-use ginex::cache::belady::{PageGroups, ReusePrior};
-use ginex::cache::dynamic::DynamicKind;
-use ginex::exec::config::{CacheConfig, GinexOptions};
-use ginex::exec::curves::{
+use ginex::internals::cache::belady::{PageGroups, ReusePrior};
+use ginex::internals::cache::dynamic::DynamicKind;
+use ginex::internals::exec::config::{CacheConfig, GinexOptions};
+use ginex::internals::exec::curves::{
     offsets_path, replay, sample_trace, CurvePolicy, ReplayConfig, StaticRanks, Trace, TraceSpec,
 };
-use ginex::exec::epoch::{run_epoch, EpochConfig};
-use ginex::exec::policy::Policy;
-use ginex::import::synth::SynthParams;
-use ginex::sample::source::InMemoryTopology;
+use ginex::internals::exec::epoch::{run_epoch, EpochConfig};
+use ginex::internals::exec::policy::Policy;
+use ginex::internals::import::synth::SynthParams;
+use ginex::internals::sample::source::InMemoryTopology;
 use ginex::Store;
 use ginex_cli::bench::curves::{run_curves_bench_to, CurvesBenchArgs};
 use proptest::prelude::*;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Parser;
-use ginex::import::pipeline::{edges_from, EdgeInput};
+use ginex::internals::import::pipeline::{edges_from, EdgeInput};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::import::{run as import_run, ImportCli};
 

@@ -5,13 +5,13 @@ mod common;
 
 use std::collections::HashMap;
 
-use ginex::import::synth::{NoProgress, SynthParams};
-use ginex::io::Backend;
-use ginex::sample::sampler::{
+use ginex::internals::import::synth::{NoProgress, SynthParams};
+use ginex::internals::io::Backend;
+use ginex::internals::sample::sampler::{
     batch_seed, decode_hops, encode_hops, sample_batch, EpochSampler, SampledBatch,
 };
-use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
-use ginex::store::gather::GatherOptions;
+use ginex::internals::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
+use ginex::internals::store::gather::GatherOptions;
 use ginex::Store;
 
 fn store(dir: &std::path::Path) -> Store {
@@ -300,7 +300,7 @@ fn cli_sample_cache_build_verify_and_dump() {
     }
     // A cache is refused for another store, by name.
     let other = dir.path().join("other");
-    ginex::import::synth::generate_store(
+    ginex::internals::import::synth::generate_store(
         &SynthParams {
             nodes: 300,
             avg_degree: 4.0,

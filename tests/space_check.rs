@@ -1,13 +1,13 @@
 //! Finding 5 of issue 14: a store that cannot fit is refused before
 //! anything is written, with both numbers, and sparse ids are named with
 //! the `--remap` hint. The free space is simulated through the storage
-//! seam (`ginex::io::space::simulate_disk_space`), which is global to the
+//! seam (`ginex::internals::io::space::simulate_disk_space`), which is global to the
 //! process: this must stay the only test in its binary.
 
 mod common;
 
 use clap::Parser;
-use ginex::io::space::{bytes_written, simulate_disk_space};
+use ginex::internals::io::space::{bytes_written, simulate_disk_space};
 use ginex_cli::commands::{run as ginex_run, GinexCli};
 use ginex_cli::import::{run as import_run, ImportCli};
 

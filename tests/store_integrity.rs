@@ -6,10 +6,10 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ginex::format::pages::{Dtype, FeatureLayout};
-use ginex::format::tables::Splits;
-use ginex::import::synth::SynthParams;
-use ginex::store::{ListSink, StoreBuilder, StoreSpec};
+use ginex::internals::format::pages::{Dtype, FeatureLayout};
+use ginex::internals::format::tables::Splits;
+use ginex::internals::import::synth::SynthParams;
+use ginex::internals::store::{ListSink, StoreBuilder, StoreSpec};
 use ginex::Store;
 
 fn small_store(dir: &Path) -> PathBuf {
@@ -265,16 +265,16 @@ fn golden_v1_fixtures_still_read() {
 /// its offset within the payload.
 #[test]
 fn decoder_errors_name_file_offsets() {
-    use ginex::format::header::FileKind;
-    use ginex::format::tables::decode_labels;
+    use ginex::internals::format::header::FileKind;
+    use ginex::internals::format::tables::decode_labels;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("labels");
     let labels: Vec<u8> = [0i32, 1, 7, 2]
         .iter()
         .flat_map(|l| l.to_le_bytes())
         .collect();
-    ginex::io::writer::write_file(&path, FileKind::Labels, &labels).unwrap();
-    let file = ginex::store::read_checked_file(&path, FileKind::Labels).unwrap();
+    ginex::internals::io::writer::write_file(&path, FileKind::Labels, &labels).unwrap();
+    let file = ginex::internals::store::read_checked_file(&path, FileKind::Labels).unwrap();
     assert_eq!(file.payload, labels, "payload read back");
     let err = file.decode(|p| decode_labels(p, 4, 3, &path)).unwrap_err();
     match err {

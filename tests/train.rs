@@ -5,19 +5,19 @@
 
 mod common;
 
-use ginex::exec::config::{CacheConfig, GinexOptions};
-use ginex::exec::epoch::EpochConfig;
-use ginex::exec::policy::Policy;
-use ginex::import::derive::Reduce;
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
-use ginex::train::checkpoint::{config_from_meta, predict_checkpoint};
-use ginex::train::eval::{logits, predict};
-use ginex::train::layerwise::{layerwise_logits, LayerwiseOptions};
-use ginex::train::model::ModelKind;
-use ginex::train::options::{LrSchedule, TrainOptions};
-use ginex::train::run::train;
-use ginex::train::tch::{self, Device, Kind, Tensor};
-use ginex::train::trainer::{EmbedTable, OptimizerKind, TrainConfig, Trainer};
+use ginex::internals::exec::config::{CacheConfig, GinexOptions};
+use ginex::internals::exec::epoch::EpochConfig;
+use ginex::internals::exec::policy::Policy;
+use ginex::internals::import::derive::Reduce;
+use ginex::internals::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};
+use ginex::internals::train::eval::{logits, predict};
+use ginex::internals::train::layerwise::{layerwise_logits, LayerwiseOptions};
+use ginex::internals::train::model::ModelKind;
+use ginex::internals::train::options::{LrSchedule, TrainOptions};
+use ginex::internals::train::run::train;
+use ginex::internals::train::tch::{self, Device, Kind, Tensor};
+use ginex::internals::train::trainer::{EmbedTable, OptimizerKind, TrainConfig, Trainer};
 use ginex::Store;
 
 /// libtorch's random generator is process-global: tests that train run one
@@ -459,7 +459,7 @@ fn knobs_change_training_and_are_recorded() {
         }),
         ("indrop", &|o| o.model.input_dropout = 0.5),
         ("kaiming", &|o| {
-            o.model.init = Some(ginex::train::model::InitKind::Kaiming)
+            o.model.init = Some(ginex::internals::train::model::InitKind::Kaiming)
         }),
         ("cosine", &|o| o.lr_schedule = LrSchedule::Cosine),
         ("step", &|o| {
@@ -906,7 +906,7 @@ fn relational_models_with_full_fanouts_equal_dense_per_relation_references() {
             hidden: 5,
             layers: 2,
             seed: 4,
-            relation_dst: ginex::train::trainer::relation_dst(&store),
+            relation_dst: ginex::internals::train::trainer::relation_dst(&store),
             ..TrainConfig::default()
         };
         let trainer = Trainer::new(config, 6, 3, Device::Cpu);
@@ -960,7 +960,7 @@ fn relational_layerwise_inference_equals_per_node_inference() {
             hidden: 5,
             layers: 2,
             seed: 4,
-            relation_dst: ginex::train::trainer::relation_dst(&store),
+            relation_dst: ginex::internals::train::trainer::relation_dst(&store),
             ..TrainConfig::default()
         };
         let trainer = Trainer::new(config, 6, 3, Device::Cpu);

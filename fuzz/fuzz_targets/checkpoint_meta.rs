@@ -4,7 +4,7 @@
 #![no_main]
 use std::path::Path;
 
-use ginex::checkpoint_meta::{parse_latest, parse_meta};
+use ginex::internals::checkpoint_meta::{parse_latest, parse_meta};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

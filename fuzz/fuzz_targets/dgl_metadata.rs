@@ -4,8 +4,8 @@
 //! beside the document (itself), so most inputs exercise the JSON and
 //! metadata checks; a store that does get built is removed again.
 #![no_main]
-use ginex::import::dgl::{import_dgl, DglImport};
-use ginex::import::pipeline::CommonOptions;
+use ginex::internals::import::dgl::{import_dgl, DglImport};
+use ginex::internals::import::pipeline::CommonOptions;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

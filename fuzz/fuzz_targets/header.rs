@@ -3,8 +3,8 @@
 #![no_main]
 use std::path::Path;
 
-use ginex::format::header::{FileHeader, HEADER_SIZE};
-use ginex::format::version::{CURRENT, OLDEST_SUPPORTED};
+use ginex::internals::format::header::{FileHeader, HEADER_SIZE};
+use ginex::internals::format::version::{CURRENT, OLDEST_SUPPORTED};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 #![no_main]
 use std::path::Path;
 
-use ginex::format::manifest::Manifest;
+use ginex::internals::format::manifest::Manifest;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

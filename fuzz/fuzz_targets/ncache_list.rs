@@ -3,8 +3,8 @@
 #![no_main]
 use std::path::Path;
 
-use ginex::format::csc::IndexWidth;
-use ginex::format::neighbor_cache::Codec;
+use ginex::internals::format::csc::IndexWidth;
+use ginex::internals::format::neighbor_cache::Codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 #![no_main]
 use std::path::Path;
 
-use ginex::import::npy::{parse_header, MAX_HEADER_LEN};
+use ginex::internals::import::npy::{parse_header, MAX_HEADER_LEN};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! bytes, and every member it can read lies inside the file. Each input is
 //! written to a scratch file (the reader works on files).
 #![no_main]
-use ginex::import::npz::NpzArchive;
+use ginex::internals::import::npz::NpzArchive;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

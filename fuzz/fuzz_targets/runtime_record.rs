@@ -3,11 +3,11 @@
 #![no_main]
 use std::path::Path;
 
-use ginex::format::runtime::{
+use ginex::internals::format::runtime::{
     decode_payload, encode_payload, AdjPayload, IdsPayload, InitPayload, RecordHeader, RunStamp,
     UpdatePayload,
 };
-use ginex::format::version::{V1_3, V1_4};
+use ginex::internals::format::version::{V1_3, V1_4};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -34,5 +34,5 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(p) = decode_payload::<AdjPayload>(data) {
         assert_eq!(encode_payload(&p, 0).unwrap(), data);
     }
-    let _ = ginex::sample::sampler::decode_hops(data);
+    let _ = ginex::internals::sample::sampler::decode_hops(data);
 });

@@ -8,8 +8,8 @@
 #![no_main]
 use std::path::Path;
 
-use ginex::format::crc32;
-use ginex::format::csc::{
+use ginex::internals::format::crc32;
+use ginex::internals::format::csc::{
     decode_segment_table, validate_indptr, IndexWidth, Segment, SegmentPlanner,
 };
 use libfuzzer_sys::fuzz_target;

@@ -6,7 +6,7 @@
 #![no_main]
 use std::path::Path;
 
-use ginex::format::tables::{
+use ginex::internals::format::tables::{
     decode_labels, decode_original_ids, encode_labels, encode_original_ids, Splits, MISSING_LABEL,
 };
 use libfuzzer_sys::fuzz_target;

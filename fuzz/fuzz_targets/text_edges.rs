@@ -7,7 +7,7 @@
 use std::io::{BufReader, Cursor};
 use std::path::Path;
 
-use ginex::import::text::{Lines, TextEdges, MAX_LINE};
+use ginex::internals::import::text::{Lines, TextEdges, MAX_LINE};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -22,8 +22,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use ginex::format::schema::Schema;
-use ginex::sample::fanouts::Fanouts;
+use ginex::internals::format::schema::Schema;
+use ginex::internals::sample::fanouts::Fanouts;
 use ginex::{Dtype, Error, FilesImport, NodeIds, Policy, Split, Store, TypedBatch};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
@@ -140,7 +140,7 @@ fn parse_bytes(arg: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
     let s: String = v
         .extract()
         .map_err(|_| arg_err(arg, "expected a byte count or a size such as \"2GiB\""))?;
-    ginex::size::parse_bytes(&s).map_err(|e| match e {
+    ginex::internals::size::parse_bytes(&s).map_err(|e| match e {
         ginex::Error::InvalidArgument(reason) => arg_err(arg, reason),
         other => arg_err(arg, other),
     })

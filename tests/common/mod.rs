@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use ginex::import::synth::{generate_store, NoProgress, SynthParams};
+use ginex::internals::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::Store;
 
 /// Generates the synthetic store `p` at `dir/name`; returns its path.
@@ -127,13 +127,17 @@ pub fn small_epoch_store() -> (tempfile::TempDir, Store) {
 /// fields' from their papers (`ginex derive-features`). Built in `dir`.
 #[allow(dead_code)]
 pub fn typed_store(dir: &Path, nodes: u64) -> Store {
-    typed_store_with(dir, nodes, ginex::import::derive::Reduce::Mean)
+    typed_store_with(dir, nodes, ginex::internals::import::derive::Reduce::Mean)
 }
 
 /// [`typed_store`] whose `field` rows are made by `field` (`Reduce::Zero`:
 /// zero rows, for a learnable embedding).
-pub fn typed_store_with(dir: &Path, nodes: u64, field: ginex::import::derive::Reduce) -> Store {
-    use ginex::import::derive::{derive_features, DeriveOptions, Reduce};
+pub fn typed_store_with(
+    dir: &Path,
+    nodes: u64,
+    field: ginex::internals::import::derive::Reduce,
+) -> Store {
+    use ginex::internals::import::derive::{derive_features, DeriveOptions, Reduce};
     let p = SynthParams {
         nodes,
         avg_degree: 4.0,
@@ -167,13 +171,16 @@ pub fn typed_store_with(dir: &Path, nodes: u64, field: ginex::import::derive::Re
 /// --neighbor-cache-bytes 40000 --batch-size 40 --fanouts 6,4 --superbatch 5
 /// --seed 3 --epoch 1 --workers 2 --run-dir RUNS` runs on
 /// [`small_epoch_store`] (tools/src/epoch.rs).
-pub fn epoch_config(policy: ginex::Policy, run_dir: &Path) -> ginex::exec::epoch::EpochConfig {
-    use ginex::exec::config::{CacheConfig, GinexOptions};
+pub fn epoch_config(
+    policy: ginex::Policy,
+    run_dir: &Path,
+) -> ginex::internals::exec::epoch::EpochConfig {
+    use ginex::internals::exec::config::{CacheConfig, GinexOptions};
     let ginex = GinexOptions {
         superbatch: 5,
         ..GinexOptions::default()
     };
-    ginex::exec::epoch::EpochConfig {
+    ginex::internals::exec::epoch::EpochConfig {
         cache: CacheConfig::new(policy, ginex, 1),
         feature_cache_rows: 300,
         neighbor_cache_bytes: 40_000,
@@ -183,7 +190,7 @@ pub fn epoch_config(policy: ginex::Policy, run_dir: &Path) -> ginex::exec::epoch
         epoch: 1,
         workers: 2,
         run_dir: run_dir.to_path_buf(),
-        ..ginex::exec::epoch::EpochConfig::default()
+        ..ginex::internals::exec::epoch::EpochConfig::default()
     }
 }
 
@@ -214,7 +221,7 @@ impl ginex::progress::PhaseProgress for RecordedPhase {
 
 /// The `ginex` options of `cfg` (an [`epoch_config`] of `Policy::Ginex`).
 pub fn ginex_options(
-    cfg: &mut ginex::exec::epoch::EpochConfig,
-) -> &mut ginex::exec::config::GinexOptions {
+    cfg: &mut ginex::internals::exec::epoch::EpochConfig,
+) -> &mut ginex::internals::exec::config::GinexOptions {
     cfg.cache.ginex_mut().expect("a ginex configuration")
 }

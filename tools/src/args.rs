@@ -4,12 +4,12 @@
 //! (`Policy::parse`, `parse_fanouts`, `ModelKind::parse`, …) or in
 //! `size.rs`.
 
-use ginex::exec::pipeline::Pipeline;
-use ginex::exec::policy::Policy;
+use ginex::internals::exec::pipeline::Pipeline;
+use ginex::internals::exec::policy::Policy;
 
 /// Neighbors per hop, seeds' hop first (-1 = all), for all relations or
-/// per relation ([`ginex::sample::fanouts`]).
-pub use ginex::sample::fanouts::Fanouts;
+/// per relation ([`ginex::internals::sample::fanouts`]).
+pub use ginex::internals::sample::fanouts::Fanouts;
 
 /// `--fanouts 10,10,10` or `--fanouts cites=10:5,writes=5:5,*=2:0`: the
 /// one parser of every command's `--fanouts` (and `--eval-fanouts`).
@@ -32,8 +32,8 @@ pub fn policy(s: &str) -> Result<Policy, String> {
 }
 
 /// `--reorder none|degree|bfs`.
-pub fn reorder(s: &str) -> Result<ginex::import::reorder::Reorder, String> {
-    ginex::import::reorder::Reorder::parse(s).map_err(|e| e.to_string())
+pub fn reorder(s: &str) -> Result<ginex::internals::import::reorder::Reorder, String> {
+    ginex::internals::import::reorder::Reorder::parse(s).map_err(|e| e.to_string())
 }
 
 /// A byte size: `4096`, `512MiB`, `2GiB`.
@@ -55,7 +55,9 @@ impl MergeGap {
 impl Default for MergeGap {
     /// The gather engine's default gap.
     fn default() -> Self {
-        MergeGap(Some(ginex::store::gather::DEFAULT_MERGE_GAP_PAGES))
+        MergeGap(Some(
+            ginex::internals::store::gather::DEFAULT_MERGE_GAP_PAGES,
+        ))
     }
 }
 
@@ -79,13 +81,15 @@ pub fn merge_gap(s: &str) -> Result<MergeGap, String> {
 }
 
 /// `--sequential-reads auto|never|always`.
-pub fn sequential_reads(s: &str) -> Result<ginex::store::read_cost::SequentialReads, String> {
-    ginex::store::read_cost::SequentialReads::parse(s).map_err(|e| e.to_string())
+pub fn sequential_reads(
+    s: &str,
+) -> Result<ginex::internals::store::read_cost::SequentialReads, String> {
+    ginex::internals::store::read_cost::SequentialReads::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--read-cost 9.9,2.7,3.25` (µs a read, a page, a page of a large read).
-pub fn read_cost(s: &str) -> Result<ginex::store::read_cost::ReadCostModel, String> {
-    ginex::store::read_cost::ReadCostModel::parse(s).map_err(|e| e.to_string())
+pub fn read_cost(s: &str) -> Result<ginex::internals::store::read_cost::ReadCostModel, String> {
+    ginex::internals::store::read_cost::ReadCostModel::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--pipeline overlap` (serial, overlap, full).
@@ -95,27 +99,27 @@ pub fn pipeline(s: &str) -> Result<Pipeline, String> {
 
 /// `--model sage` (sage, gcn, gat, mlp).
 #[cfg(feature = "train")]
-pub fn model(s: &str) -> Result<ginex::train::model::ModelKind, String> {
-    ginex::train::model::ModelKind::parse(s).map_err(|e| e.to_string())
+pub fn model(s: &str) -> Result<ginex::internals::train::model::ModelKind, String> {
+    ginex::internals::train::model::ModelKind::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--optimizer adam` (adam, adamw).
 #[cfg(feature = "train")]
-pub fn optimizer(s: &str) -> Result<ginex::train::trainer::OptimizerKind, String> {
-    ginex::train::trainer::OptimizerKind::parse(s).map_err(|e| e.to_string())
+pub fn optimizer(s: &str) -> Result<ginex::internals::train::trainer::OptimizerKind, String> {
+    ginex::internals::train::trainer::OptimizerKind::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--init glorot` (glorot or xavier, kaiming).
 #[cfg(feature = "train")]
-pub fn init(s: &str) -> Result<ginex::train::model::InitKind, String> {
-    ginex::train::model::InitKind::parse(s).map_err(|e| e.to_string())
+pub fn init(s: &str) -> Result<ginex::internals::train::model::InitKind, String> {
+    ginex::internals::train::model::InitKind::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--device auto` (CUDA when available), `cpu` or `cuda` (refused when no
 /// CUDA device is available).
 #[cfg(feature = "train")]
-pub fn device(s: &str) -> Result<ginex::train::tch::Device, String> {
-    use ginex::train::tch::{Cuda, Device};
+pub fn device(s: &str) -> Result<ginex::internals::train::tch::Device, String> {
+    use ginex::internals::train::tch::{Cuda, Device};
     match s {
         "auto" => Ok(Device::cuda_if_available()),
         "cpu" => Ok(Device::Cpu),

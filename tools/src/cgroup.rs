@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ginex::error::{Error, Result};
+use ginex::internals::error::{Error, Result};
 
 /// Which cgroup hierarchy a cgroup lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

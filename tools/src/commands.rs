@@ -5,7 +5,7 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
-use ginex::error::Result;
+use ginex::internals::error::Result;
 
 /// ginex: out-of-core GNN training on one machine with an SSD.
 #[derive(Debug, Parser)]

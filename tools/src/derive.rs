@@ -1,14 +1,14 @@
 //! `ginex derive-features`: features for a featureless node type of a
-//! typed store (see `ginex::import::derive`).
+//! typed store (see `ginex::internals::import::derive`).
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use ginex::error::{Error, Result};
-use ginex::import::derive::{derive_features, DeriveOptions, Reduce};
-use ginex::size::parse_bytes;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::import::derive::{derive_features, DeriveOptions, Reduce};
+use ginex::internals::size::parse_bytes;
 
 /// Give a featureless node type of a typed store features: the mean of its
 /// neighbours' features over one relation (the OGB-LSC MAG240M baseline's

@@ -8,17 +8,17 @@ use serde::Serialize;
 
 use crate::args::{Fanouts, MergeGap};
 use crate::machine::{machine_description, peak_rss_bytes};
-use ginex::error::{Error, Result};
-use ginex::exec::config::{
+use ginex::internals::error::{Error, Result};
+use ginex::internals::exec::config::{
     default_workers, feature_cache_rows_for, CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS,
     DEFAULT_SUPERBATCH,
 };
-use ginex::exec::epoch::{run_epoch, EpochConfig, EpochReport};
-use ginex::exec::pipeline::Pipeline;
-use ginex::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
-use ginex::exec::policy::Policy;
-use ginex::exec::report::ReportJson;
-use ginex::store::Store;
+use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
+use ginex::internals::exec::pipeline::Pipeline;
+use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
+use ginex::internals::exec::policy::Policy;
+use ginex::internals::exec::report::ReportJson;
+use ginex::internals::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
 /// updates) without a model, and report stage times and cache counters.
@@ -153,13 +153,13 @@ pub struct DataArgs {
     /// lower (only while reads are merged), `never`, or `always` (for
     /// comparison). Batches are the same either way.
     #[arg(long, default_value = "auto", value_parser = crate::args::sequential_reads)]
-    pub sequential_reads: ginex::store::read_cost::SequentialReads,
+    pub sequential_reads: ginex::internals::store::read_cost::SequentialReads,
     /// The device's read cost at queue depth 64, in microseconds: a read,
     /// a page of a small read, a page of a large read. The default is this
     /// project's machine; `ginex bench io STORE` fits a device's and
     /// prints the value to pass.
-    #[arg(long, default_value_t = ginex::store::read_cost::ReadCostModel::default(), value_parser = crate::args::read_cost)]
-    pub read_cost: ginex::store::read_cost::ReadCostModel,
+    #[arg(long, default_value_t = ginex::internals::store::read_cost::ReadCostModel::default(), value_parser = crate::args::read_cost)]
+    pub read_cost: ginex::internals::store::read_cost::ReadCostModel,
     /// Stop each pass after this many batches.
     #[arg(long)]
     pub max_batches: Option<u64>,
@@ -269,7 +269,7 @@ pub struct ReportParameters<'a> {
     pub seed: u64,
     /// The epoch.
     pub epoch: u64,
-    /// [`Pipeline`](ginex::exec::pipeline::Pipeline) name.
+    /// [`Pipeline`](ginex::internals::exec::pipeline::Pipeline) name.
     pub pipeline: &'static str,
     /// The cache carried over between superbatches.
     pub carry_over: bool,
@@ -447,7 +447,7 @@ impl EpochProgress {
     }
 
     /// A batch was handed out.
-    pub fn batch(&mut self, b: &ginex::exec::epoch::EpochBatch<'_>) {
+    pub fn batch(&mut self, b: &ginex::internals::exec::epoch::EpochBatch<'_>) {
         self.seeds += b.num_seeds as u64;
         self.bar.inc(1);
         if self.bar.is_shown() {
@@ -581,8 +581,8 @@ mod tests {
     /// (the library's counters at the top level, then the run's own).
     #[test]
     fn the_report_document_has_the_keys_json_wrote() {
-        use ginex::exec::epoch::BatchStat;
-        use ginex::exec::plan::WorkingSet;
+        use ginex::internals::exec::epoch::BatchStat;
+        use ginex::internals::exec::plan::WorkingSet;
         use serde_json::json;
 
         let tmp = tempfile::tempdir().unwrap();

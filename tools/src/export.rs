@@ -10,10 +10,10 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand};
 
 use crate::size::parse_bytes;
-use ginex::error::{Error, Result};
-use ginex::export::dgl::{export_dgl, DglExport};
-use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
-use ginex::export::{EdgeFormat, ExportOptions, ExportReport};
+use ginex::internals::error::{Error, Result};
+use ginex::internals::export::dgl::{export_dgl, DglExport};
+use ginex::internals::export::graphbolt::{export_graphbolt, GraphBoltExport};
+use ginex::internals::export::{EdgeFormat, ExportOptions, ExportReport};
 
 /// Export a ginex store to DGL's chunked graph format or GraphBolt's
 /// on-disk dataset.

@@ -9,10 +9,10 @@ use clap::{Args, ValueEnum};
 
 use crate::machine::{machine_description, peak_rss_bytes};
 use crate::size::parse_bytes;
-use ginex::error::{Error, Result};
-use ginex::format::pages::Dtype;
-use ginex::import::reorder::{check_target_free, reorder_store, Reorder, TempStore};
-use ginex::import::synth::{
+use ginex::internals::error::{Error, Result};
+use ginex::internals::format::pages::Dtype;
+use ginex::internals::import::reorder::{check_target_free, reorder_store, Reorder, TempStore};
+use ginex::internals::import::synth::{
     generate_raw, generate_store, Progress, RawEdgeFormat, SynthParams, SynthReport,
 };
 
@@ -72,7 +72,7 @@ pub struct GenArgs {
     /// original. It is built, then written again renumbered (twice the
     /// disk space while both exist).
     #[arg(long, default_value = "none", value_parser = crate::args::reorder)]
-    pub reorder: ginex::import::reorder::Reorder,
+    pub reorder: ginex::internals::import::reorder::Reorder,
     /// Write raw files (features.npy, labels.npy, edges.npy or edges.csv,
     /// {train,valid,test}_ids.npy, meta.json) into this new directory:
     /// refused, before anything is written, if it exists; staged beside it
@@ -136,7 +136,7 @@ impl GenArgs {
             memory: parse_bytes(&self.memory)?,
             hetero: self.hetero,
         };
-        if self.hetero && self.reorder != ginex::import::reorder::Reorder::None {
+        if self.hetero && self.reorder != ginex::internals::import::reorder::Reorder::None {
             return Err(Error::invalid_argument(
                 "--hetero with --reorder: renumbering would break the node types' id ranges",
             ));
@@ -211,7 +211,7 @@ pub fn run(args: &GenArgs, out: &mut dyn Write) -> Result<()> {
                 unordered.path(),
                 path,
                 args.reorder,
-                ginex::format::csc::DEFAULT_SEGMENT_BYTES,
+                ginex::internals::format::csc::DEFAULT_SEGMENT_BYTES,
             )?;
             r.phases.push(("reorder + verify", took));
             r.path = path;

@@ -8,13 +8,13 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 
-use ginex::error::{Error, Result};
-use ginex::format::pages::Dtype;
-use ginex::import::dgl::{import_dgl, DglImport};
-use ginex::import::files::{import_files, FilesImport};
-use ginex::import::ogb::{import_ogb, OgbImport};
-use ginex::import::pipeline::{CommonOptions, ImportReport};
-use ginex::store::edges::CscOptions;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::format::pages::Dtype;
+use ginex::internals::import::dgl::{import_dgl, DglImport};
+use ginex::internals::import::files::{import_files, FilesImport};
+use ginex::internals::import::ogb::{import_ogb, OgbImport};
+use ginex::internals::import::pipeline::{CommonOptions, ImportReport};
+use ginex::internals::store::edges::CscOptions;
 
 /// Import a dataset into a ginex store (written atomically, verified).
 #[derive(Debug, Parser)]
@@ -78,7 +78,7 @@ pub struct CommonArgs {
     /// original. It is built, then written again renumbered (twice the
     /// disk space while both exist).
     #[arg(long, default_value = "none", value_parser = crate::args::reorder)]
-    pub reorder: ginex::import::reorder::Reorder,
+    pub reorder: ginex::internals::import::reorder::Reorder,
     /// No progress bars on stderr.
     #[arg(long, short)]
     pub quiet: bool,

@@ -108,11 +108,11 @@ impl ginex::progress::PhaseProgress for IndicatifPhase {
 /// `--report`, `--plot`), as `mkdir -p` would, so that `--out data/store`
 /// works in a fresh checkout. A parent that exists but is not a directory is
 /// left alone for the command to report; the output itself is not created.
-pub fn create_parent_dirs(path: &std::path::Path) -> ginex::error::Result<()> {
+pub fn create_parent_dirs(path: &std::path::Path) -> ginex::internals::error::Result<()> {
     match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() && parent.symlink_metadata().is_err() => {
             std::fs::create_dir_all(parent)
-                .map_err(|e| ginex::error::Error::io("create directory", parent, e))
+                .map_err(|e| ginex::internals::error::Error::io("create directory", parent, e))
         }
         _ => Ok(()),
     }
@@ -122,12 +122,18 @@ pub fn create_parent_dirs(path: &std::path::Path) -> ginex::error::Result<()> {
 /// place, creating missing parent directories: an existing file is replaced
 /// only by a complete report, and a failure removes only the temporary file
 /// this call created.
-pub fn write_report(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> ginex::error::Result<()> {
+pub fn write_report(
+    path: &std::path::Path,
+    bytes: impl AsRef<[u8]>,
+) -> ginex::internals::error::Result<()> {
     create_parent_dirs(path)?;
     let name = path
         .file_name()
         .ok_or_else(|| {
-            ginex::error::Error::invalid_argument(format!("{} has no file name", path.display()))
+            ginex::internals::error::Error::invalid_argument(format!(
+                "{} has no file name",
+                path.display()
+            ))
         })?
         .to_string_lossy()
         .into_owned();
@@ -135,18 +141,19 @@ pub fn write_report(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> ginex::e
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),
     };
-    ginex::io::durable::write_atomic(dir, &name, |tmp| {
-        std::fs::write(tmp, bytes.as_ref()).map_err(|e| ginex::error::Error::io("write", tmp, e))
+    ginex::internals::io::durable::write_atomic(dir, &name, |tmp| {
+        std::fs::write(tmp, bytes.as_ref())
+            .map_err(|e| ginex::internals::error::Error::io("write", tmp, e))
     })
 }
 
 /// Turns a tool's result into its exit status: errors are printed as one
 /// line per cause on stderr (no backtrace) with status 1; a closed stdout
 /// (`ginex-dump --json … | head`) is not an error.
-pub fn finish(result: ginex::error::Result<()>) -> std::process::ExitCode {
+pub fn finish(result: ginex::internals::error::Result<()>) -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(ginex::error::Error::Io { source, .. })
+        Err(ginex::internals::error::Error::Io { source, .. })
             if source.kind() == std::io::ErrorKind::BrokenPipe =>
         {
             std::process::ExitCode::SUCCESS
@@ -175,8 +182,8 @@ pub fn finish(result: ginex::error::Result<()>) -> std::process::ExitCode {
 pub fn read_node_ids(
     ids: &ginex::NodeIds,
     path: &std::path::Path,
-) -> ginex::error::Result<Vec<u64>> {
-    use ginex::error::Error;
+) -> ginex::internals::error::Result<Vec<u64>> {
+    use ginex::internals::error::Error;
     let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
     let mut nodes = Vec::new();
     for (i, line) in text

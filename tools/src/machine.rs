@@ -1,7 +1,7 @@
 //! What every benchmark prints and needs about the machine it runs on: a
 //! one-line description, dropping the page cache, and the peak RSS.
 
-use ginex::error::{Error, Result};
+use ginex::internals::error::{Error, Result};
 
 /// One line naming the machine: CPU model, cores, memory.
 pub fn machine_description() -> String {
@@ -35,7 +35,7 @@ pub fn machine_description() -> String {
 /// Writes back dirty pages and drops the whole OS page cache (needs root),
 /// so the next read measures the device.
 pub fn drop_caches() -> Result<()> {
-    ginex::io::durable::sync_all();
+    ginex::internals::io::durable::sync_all();
     std::fs::write("/proc/sys/vm/drop_caches", b"3\n")
         .map_err(|e| Error::io("write", "/proc/sys/vm/drop_caches", e))
 }

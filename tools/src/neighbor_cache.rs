@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use ginex::error::{Error, Result};
-use ginex::format::neighbor_cache::Codec;
-use ginex::sample::neighbor_cache::{build, NeighborCache};
-use ginex::sample::neighbor_cache_reuse::default_path;
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::format::neighbor_cache::Codec;
+use ginex::internals::sample::neighbor_cache::{build, NeighborCache};
+use ginex::internals::sample::neighbor_cache_reuse::default_path;
+use ginex::internals::store::Store;
 
 /// Neighbor-cache commands.
 #[derive(Debug, Subcommand)]

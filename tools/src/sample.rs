@@ -8,13 +8,13 @@ use clap::Args;
 use serde_json::json;
 
 use crate::epoch::SamplingArgs;
-use ginex::error::{Error, Result};
-use ginex::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
-use ginex::sample::neighbor_cache::NeighborCache;
-use ginex::sample::sampler::EpochSampler;
-use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
-use ginex::store::gather::GatherOptions;
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
+use ginex::internals::sample::neighbor_cache::NeighborCache;
+use ginex::internals::sample::sampler::EpochSampler;
+use ginex::internals::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
+use ginex::internals::store::gather::GatherOptions;
+use ginex::internals::store::Store;
 
 /// Where `sample` and `inspect` read the neighbor lists from (default:
 /// the topology loaded into memory).
@@ -195,8 +195,8 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             capacity,
             every: args.changeset_every.max(1),
             page_companions: None,
-            run: ginex::inspect::superbatch::RunParams {
-                store_id: ginex::sample::neighbor_cache::store_identity(&store),
+            run: ginex::internals::inspect::superbatch::RunParams {
+                store_id: ginex::internals::sample::neighbor_cache::store_identity(&store),
                 seed: a.seed,
                 epoch: args.epoch,
                 seed_order: 0,

@@ -1,4 +1,4 @@
-//! Parsing byte sizes: the library's parser (`ginex::size`), which
+//! Parsing byte sizes: the library's parser (`ginex::internals::size`), which
 //! `LoaderBuilder::memory` shares.
 
-pub use ginex::size::parse_bytes;
+pub use ginex::internals::size::parse_bytes;

@@ -10,19 +10,19 @@ use crate::args::MergeGap;
 use crate::epoch::{DataArgs, SamplingArgs};
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
-use ginex::error::{Error, Result};
-use ginex::exec::pipeline::Pipeline;
-use ginex::exec::policy::Policy;
-use ginex::import::npy_write::NpyWriter;
-use ginex::sample::fanouts::Fanouts;
-use ginex::store::Store;
-use ginex::train::checkpoint::{config_from_meta, predict_checkpoint};
-use ginex::train::eval::{predict, predict_layerwise};
-use ginex::train::layerwise::LayerwiseOptions;
-use ginex::train::model::{InitKind, ModelKind};
-use ginex::train::options::{LrSchedule, TrainOptions};
-use ginex::train::run::train;
-use ginex::train::trainer::{EmbedTable, OptimizerKind, TrainConfig};
+use ginex::internals::error::{Error, Result};
+use ginex::internals::exec::pipeline::Pipeline;
+use ginex::internals::exec::policy::Policy;
+use ginex::internals::import::npy_write::NpyWriter;
+use ginex::internals::sample::fanouts::Fanouts;
+use ginex::internals::store::Store;
+use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};
+use ginex::internals::train::eval::{predict, predict_layerwise};
+use ginex::internals::train::layerwise::LayerwiseOptions;
+use ginex::internals::train::model::{InitKind, ModelKind};
+use ginex::internals::train::options::{LrSchedule, TrainOptions};
+use ginex::internals::train::run::train;
+use ginex::internals::train::trainer::{EmbedTable, OptimizerKind, TrainConfig};
 
 /// Model flags shared by `train` and `predict`.
 #[derive(Debug, Args)]
@@ -50,7 +50,7 @@ pub struct ModelArgs {
     pub lr: f64,
     /// Device: auto (CUDA when available), cpu, cuda.
     #[arg(long, default_value = "auto", value_parser = crate::args::device)]
-    pub device: ginex::train::tch::Device,
+    pub device: ginex::internals::train::tch::Device,
     /// Checkpoint directory (written at every epoch end; read by --resume
     /// and by predict).
     #[arg(long)]
@@ -202,7 +202,7 @@ pub struct PredictArgs {
     pub run_dir: Option<PathBuf>,
     /// Device: auto (CUDA when available), cpu, cuda.
     #[arg(long, default_value = "auto", value_parser = crate::args::device)]
-    pub device: ginex::train::tch::Device,
+    pub device: ginex::internals::train::tch::Device,
     /// Exact inference, one layer at a time over the whole graph with full
     /// neighbourhoods (DGL's and PyG's recipe): each layer's rows of every
     /// node are computed once, held in memory or spilled to the run
@@ -309,7 +309,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(path) = &args.report {
         let m = &opts.model;
         let best = results.iter().filter(|r| r.valid_acc.is_some()).fold(
-            None::<&ginex::train::run::EpochResult>,
+            None::<&ginex::internals::train::run::EpochResult>,
             |b, r| match b {
                 Some(b) if b.valid_acc >= r.valid_acc => Some(b),
                 _ => Some(r),
@@ -350,14 +350,20 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The SVG of a run's epochs: loss above, accuracies below.
-pub fn training_curve(title: &str, results: &[ginex::train::run::EpochResult]) -> String {
-    let series = |name: &str, f: &dyn Fn(&ginex::train::run::EpochResult) -> Option<f64>| Series {
-        name: name.to_string(),
-        points: results
-            .iter()
-            .filter_map(|r| f(r).map(|v| (r.epoch as f64, v)))
-            .collect(),
-    };
+pub fn training_curve(
+    title: &str,
+    results: &[ginex::internals::train::run::EpochResult],
+) -> String {
+    let series =
+        |name: &str, f: &dyn Fn(&ginex::internals::train::run::EpochResult) -> Option<f64>| {
+            Series {
+                name: name.to_string(),
+                points: results
+                    .iter()
+                    .filter_map(|r| f(r).map(|v| (r.epoch as f64, v)))
+                    .collect(),
+            }
+        };
     epoch_chart(
         title,
         &[
@@ -551,9 +557,15 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         .splits()?
         .map(|s| s.test.into_iter().collect())
         .unwrap_or_default();
-    let acc = ginex::train::eval::accuracy(&logits, classes as usize, &nodes, &labels, None);
-    let test_acc =
-        ginex::train::eval::accuracy(&logits, classes as usize, &nodes, &labels, Some(&test));
+    let acc =
+        ginex::internals::train::eval::accuracy(&logits, classes as usize, &nodes, &labels, None);
+    let test_acc = ginex::internals::train::eval::accuracy(
+        &logits,
+        classes as usize,
+        &nodes,
+        &labels,
+        Some(&test),
+    );
     let line = match (acc, test_acc) {
         (None, _) => "no labelled nodes among them: accuracy not computed".to_string(),
         (Some((c, n)), t) => format!(
@@ -585,11 +597,11 @@ struct TrainReport<'a> {
     attn_dropout: f64,
     lr_schedule: &'static str,
     eval_every: u64,
-    eval_fanouts: &'a ginex::sample::fanouts::Fanouts,
+    eval_fanouts: &'a ginex::internals::sample::fanouts::Fanouts,
     early_stop: Option<u64>,
     policy: &'static str,
     batch_size: usize,
-    fanouts: &'a ginex::sample::fanouts::Fanouts,
+    fanouts: &'a ginex::internals::sample::fanouts::Fanouts,
     seed: u64,
     device: String,
     machine: String,

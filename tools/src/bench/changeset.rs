@@ -12,11 +12,11 @@ use serde_json::json;
 
 use crate::args::Fanouts;
 use crate::machine::machine_description;
-use ginex::cache::belady::compute_changesets;
-use ginex::error::{Error, Result};
-use ginex::sample::sampler::EpochSampler;
-use ginex::sample::source::InMemoryTopology;
-use ginex::store::Store;
+use ginex::internals::cache::belady::compute_changesets;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::sample::sampler::EpochSampler;
+use ginex::internals::sample::source::InMemoryTopology;
+use ginex::internals::store::Store;
 
 /// Arguments of `ginex bench changeset`.
 #[derive(Debug, Args)]

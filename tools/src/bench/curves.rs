@@ -1,6 +1,6 @@
 //! `ginex bench curves`: the policy lab. Samples a trace once (or reads
 //! one), replays it through every policy at every cache size with no
-//! feature I/O (`ginex::exec::curves`), and prints a miss-ratio table on
+//! feature I/O (`ginex::internals::exec::curves`), and prints a miss-ratio table on
 //! stderr, a JSON document on stdout (`--json`) and an SVG plot.
 
 use std::io::Write;
@@ -13,15 +13,15 @@ use serde_json::json;
 use crate::args::Fanouts;
 use crate::machine::machine_description;
 use crate::svg::{line_chart, Series};
-use ginex::cache::belady::{PageGroups, ReusePrior};
-use ginex::error::{Error, Result};
-use ginex::exec::curves::{
+use ginex::internals::cache::belady::{PageGroups, ReusePrior};
+use ginex::internals::error::{Error, Result};
+use ginex::internals::exec::curves::{
     curves, distinct_ids, offsets_path, sample_trace, CurvePoint, CurvePolicy, ReplayConfig,
     StaticRanks, Trace, TraceSpec,
 };
-use ginex::exec::page_floor::{page_floor, PageFloor};
-use ginex::sample::source::InMemoryTopology;
-use ginex::store::Store;
+use ginex::internals::exec::page_floor::{page_floor, PageFloor};
+use ginex::internals::sample::source::InMemoryTopology;
+use ginex::internals::store::Store;
 
 /// Arguments of `ginex bench curves`.
 #[derive(Debug, Args)]
@@ -275,7 +275,7 @@ pub fn run_curves_bench_to(
     }
     // The page floor at each size: what an offline cache of whole pages
     // with the same bytes must read (rows are not pages: see
-    // `ginex::exec::page_floor`).
+    // `ginex::internals::exec::page_floor`).
     let layout = store.layout();
     let floors: Vec<(f64, u64, PageFloor)> = args
         .sizes

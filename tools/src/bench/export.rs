@@ -11,13 +11,13 @@ use clap::Args;
 
 use crate::machine::{drop_caches, machine_description, peak_rss_bytes};
 use crate::size::parse_bytes;
-use ginex::error::{Error, Result};
-use ginex::export::dgl::{export_dgl, DglExport};
-use ginex::export::graphbolt::{export_graphbolt, GraphBoltExport};
-use ginex::export::{store_bytes, EdgeFormat, ExportOptions, ExportReport};
-use ginex::format::header::FileKind;
-use ginex::format::manifest::store_file_name;
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::export::dgl::{export_dgl, DglExport};
+use ginex::internals::export::graphbolt::{export_graphbolt, GraphBoltExport};
+use ginex::internals::export::{store_bytes, EdgeFormat, ExportOptions, ExportReport};
+use ginex::internals::format::header::FileKind;
+use ginex::internals::format::manifest::store_file_name;
+use ginex::internals::store::Store;
 
 /// Arguments of `ginex bench export`.
 #[derive(Debug, Args)]

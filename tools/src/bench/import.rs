@@ -10,9 +10,9 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::machine::{drop_caches, machine_description, peak_rss_bytes};
-use ginex::error::{Error, Result};
-use ginex::import::files::{import_files, FilesImport};
-use ginex::import::pipeline::ImportReport;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::import::files::{import_files, FilesImport};
+use ginex::internals::import::pipeline::ImportReport;
 
 /// Arguments of `ginex bench import`.
 #[derive(Debug, Args)]

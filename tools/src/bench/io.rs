@@ -12,17 +12,17 @@ use clap::Args;
 use serde_json::json;
 
 use crate::machine::machine_description;
-use ginex::error::{Error, Result};
-use ginex::format::header::FileKind;
-use ginex::format::pages::FeatureLayout;
-use ginex::format::PAGE_SIZE;
-use ginex::io::aligned::AlignedBuf;
-use ginex::io::make_reader;
-use ginex::io::page_reader::{open_for_reads, ReadOp};
-use ginex::io::read::drop_from_page_cache;
-use ginex::io::Backend;
-use ginex::store::gather::{GatherOptions, Gatherer};
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::format::header::FileKind;
+use ginex::internals::format::pages::FeatureLayout;
+use ginex::internals::format::PAGE_SIZE;
+use ginex::internals::io::aligned::AlignedBuf;
+use ginex::internals::io::make_reader;
+use ginex::internals::io::page_reader::{open_for_reads, ReadOp};
+use ginex::internals::io::read::drop_from_page_cache;
+use ginex::internals::io::Backend;
+use ginex::internals::store::gather::{GatherOptions, Gatherer};
+use ginex::internals::store::Store;
 
 /// Arguments of `ginex bench io`.
 #[derive(Debug, Args)]
@@ -130,7 +130,7 @@ fn fit_read_cost(rows: &[SizeRow]) -> Option<(f64, f64)> {
 /// The read-cost model of a sweep: the fit's cost per read and per page,
 /// and a page's cost in the largest reads measured (at least 16 pages;
 /// the fit's per-page cost without such reads), rounded to 0.01 µs.
-fn read_cost_model(rows: &[SizeRow]) -> Option<ginex::store::read_cost::ReadCostModel> {
+fn read_cost_model(rows: &[SizeRow]) -> Option<ginex::internals::store::read_cost::ReadCostModel> {
     let (a, b) = fit_read_cost(rows)?;
     let sequential = rows
         .iter()
@@ -138,7 +138,7 @@ fn read_cost_model(rows: &[SizeRow]) -> Option<ginex::store::read_cost::ReadCost
         .max_by_key(|r| r.pages)
         .map_or(b, |r| 1e6 * r.secs / r.reads as f64 / r.pages as f64);
     let round = |x: f64| (x.max(0.0) * 100.0).round() / 100.0;
-    Some(ginex::store::read_cost::ReadCostModel {
+    Some(ginex::internals::store::read_cost::ReadCostModel {
         us_per_read: round(a),
         us_per_page: round(b),
         us_per_page_sequential: round(sequential.max(b)),
@@ -172,8 +172,9 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
     let path = store.path_of(FileKind::FeaturePages);
     let f = open_for_reads(&path, true)?;
     let layout = store.layout();
-    let mut buf =
-        ginex::io::aligned::AlignedBuf::zeroed(layout.pages_per_row() as usize * PAGE_SIZE)?;
+    let mut buf = ginex::internals::io::aligned::AlignedBuf::zeroed(
+        layout.pages_per_row() as usize * PAGE_SIZE,
+    )?;
     let started = Instant::now();
     let (mut rows, mut bytes) = (0u64, 0u64);
     for ids in batches {
@@ -190,7 +191,7 @@ fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
                     len: len as u64,
                     source: e,
                 })?;
-            let crc = ginex::format::crc32(&buf.as_slice()[..PAGE_SIZE]);
+            let crc = ginex::internals::format::crc32(&buf.as_slice()[..PAGE_SIZE]);
             if store.page_crcs().get(loc.page as usize) != Some(&crc) {
                 return Err(Error::corrupt(&path, off, "page checksum mismatch"));
             }

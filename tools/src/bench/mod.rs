@@ -5,7 +5,7 @@ use std::io::Write;
 
 use clap::Subcommand;
 
-use ginex::error::Result;
+use ginex::internals::error::Result;
 
 pub mod changeset;
 pub mod curves;

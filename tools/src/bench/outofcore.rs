@@ -25,13 +25,13 @@ use super::outofcore_report::{
 use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
 use crate::size::parse_bytes;
-use ginex::error::{Error, Result};
-use ginex::exec::curves::{sample_trace, TraceSpec};
-use ginex::exec::page_floor::{page_floor, PageFloor};
-use ginex::exec::policy::Policy;
-use ginex::sample::source::InMemoryTopology;
-use ginex::store::read_cost::ReadCostModel;
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::exec::curves::{sample_trace, TraceSpec};
+use ginex::internals::exec::page_floor::{page_floor, PageFloor};
+use ginex::internals::exec::policy::Policy;
+use ginex::internals::sample::source::InMemoryTopology;
+use ginex::internals::store::read_cost::ReadCostModel;
+use ginex::internals::store::Store;
 
 /// The policies an epoch benchmark compares by default.
 pub const EPOCH_POLICIES: &str = "ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none";

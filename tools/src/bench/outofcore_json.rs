@@ -203,7 +203,7 @@ mod tests {
     /// What `ginex epoch` writes, `bench outofcore` reads back.
     #[test]
     fn an_epoch_report_reads_back_as_its_metrics() {
-        use ginex::exec::epoch::{BatchStat, EpochReport};
+        use ginex::internals::exec::epoch::{BatchStat, EpochReport};
         let r = EpochReport {
             batches: vec![
                 BatchStat {

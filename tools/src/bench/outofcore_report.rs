@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use ginex::store::read_cost::ReadCostModel;
+use ginex::internals::store::read_cost::ReadCostModel;
 
 use super::outofcore_json::{ReportKeys, RunJson};
 

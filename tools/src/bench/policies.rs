@@ -11,13 +11,13 @@ use serde_json::json;
 use crate::args::Fanouts;
 use crate::machine::machine_description;
 use crate::svg::{line_chart, Series};
-use ginex::error::{Error, Result};
-use ginex::exec::config::{CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS};
-use ginex::exec::epoch::{run_epoch, EpochConfig};
-use ginex::exec::policy::Policy;
-use ginex::format::header::FileKind;
-use ginex::io::read::drop_from_page_cache;
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::exec::config::{CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS};
+use ginex::internals::exec::epoch::{run_epoch, EpochConfig};
+use ginex::internals::exec::policy::Policy;
+use ginex::internals::format::header::FileKind;
+use ginex::internals::io::read::drop_from_page_cache;
+use ginex::internals::store::Store;
 
 /// Arguments of `ginex bench policies`.
 #[derive(Debug, Args)]

@@ -11,16 +11,16 @@ use clap::Args;
 use serde_json::json;
 
 use crate::machine::machine_description;
-use ginex::error::{Error, Result};
-use ginex::format::header::FileKind;
-use ginex::format::neighbor_cache::Codec;
-use ginex::io::read::drop_from_page_cache;
-use ginex::sample::fanouts::{Fanouts, ResolvedFanouts};
-use ginex::sample::neighbor_cache::{build, encoded_size, NeighborCache};
-use ginex::sample::sampler::EpochSampler;
-use ginex::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
-use ginex::store::gather::GatherOptions;
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::format::header::FileKind;
+use ginex::internals::format::neighbor_cache::Codec;
+use ginex::internals::io::read::drop_from_page_cache;
+use ginex::internals::sample::fanouts::{Fanouts, ResolvedFanouts};
+use ginex::internals::sample::neighbor_cache::{build, encoded_size, NeighborCache};
+use ginex::internals::sample::sampler::EpochSampler;
+use ginex::internals::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
+use ginex::internals::store::gather::GatherOptions;
+use ginex::internals::store::Store;
 
 /// Arguments of `ginex bench sample`.
 #[derive(Debug, Args)]

@@ -8,10 +8,10 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::machine::{drop_caches, machine_description};
-use ginex::error::{Error, Result};
-use ginex::format::header::FileKind;
-use ginex::format::manifest::store_file_name;
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::format::header::FileKind;
+use ginex::internals::format::manifest::store_file_name;
+use ginex::internals::store::Store;
 
 /// Arguments of `ginex bench verify`.
 #[derive(Debug, Args)]

@@ -5,16 +5,16 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use ginex::error::{Error, Result};
-use ginex::format::bytes::{le_u32, le_u64};
-use ginex::format::csc::{decode_segment_table, Segment};
-use ginex::format::header::{FileHeader, FileKind};
-use ginex::format::manifest::{store_file_name, Manifest};
-use ginex::format::pages::FeatureLayout;
-use ginex::format::tables::{decode_labels, decode_original_ids, Splits};
-use ginex::format::PAGE_SIZE;
-use ginex::inspect::runfile::Record;
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::format::bytes::{le_u32, le_u64};
+use ginex::internals::format::csc::{decode_segment_table, Segment};
+use ginex::internals::format::header::{FileHeader, FileKind};
+use ginex::internals::format::manifest::{store_file_name, Manifest};
+use ginex::internals::format::pages::FeatureLayout;
+use ginex::internals::format::tables::{decode_labels, decode_original_ids, Splits};
+use ginex::internals::format::PAGE_SIZE;
+use ginex::internals::inspect::runfile::Record;
+use ginex::internals::store::Store;
 
 use super::summary::degree_stats;
 
@@ -73,7 +73,7 @@ fn limited<T>(mut items: Vec<T>, limit: Option<usize>) -> (Vec<T>, bool) {
 fn sibling_manifest(path: &Path) -> Result<Manifest> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mpath = dir.join(store_file_name(FileKind::Manifest));
-    ginex::store::read_checked_file(&mpath, FileKind::Manifest)
+    ginex::internals::store::read_checked_file(&mpath, FileKind::Manifest)
         .map_err(|e| {
             Error::invalid_argument(format!(
                 "{} needs its store's MANIFEST beside it to be decoded: {e}",
@@ -85,29 +85,35 @@ fn sibling_manifest(path: &Path) -> Result<Manifest> {
 
 fn sibling_payload(path: &Path, kind: FileKind) -> Result<Vec<u8>> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    ginex::store::read_checked_file(&dir.join(store_file_name(kind)), kind).map(|f| f.payload)
+    ginex::internals::store::read_checked_file(&dir.join(store_file_name(kind)), kind)
+        .map(|f| f.payload)
 }
 
 /// Decodes any single file as JSON.
 pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
-    let file = ginex::io::read::open(path)?;
+    let file = ginex::internals::io::read::open(path)?;
     let file_len = file
         .metadata()
         .map_err(|e| Error::io("stat", path, e))?
         .len();
-    let mut head = vec![0u8; ginex::format::header::HEADER_SIZE.min(file_len as usize)];
-    ginex::io::read::read_exact_at(&file, path, 0, &mut head)?;
+    let mut head = vec![0u8; ginex::internals::format::header::HEADER_SIZE.min(file_len as usize)];
+    ginex::internals::io::read::read_exact_at(&file, path, 0, &mut head)?;
     let header = FileHeader::decode(&head, path)?;
     // The payload CRC is streamed; large files (feature pages, indices) are
     // then read only as far as the rows or lists printed.
     let start = u64::from(header.header_len);
     let streamed = file_len.saturating_sub(start);
-    let crc = ginex::io::read::stream_crc(&file, path, start, streamed, |_, _| Ok(()))?;
+    let crc = ginex::internals::io::read::stream_crc(&file, path, start, streamed, |_, _| Ok(()))?;
     let large = matches!(header.kind, FileKind::FeaturePages | FileKind::Indices);
     let mut bytes = Vec::new();
     if !large {
         bytes.resize(streamed as usize, 0);
-        ginex::io::read::read_exact_at(&file, path, u64::from(header.header_len), &mut bytes)?;
+        ginex::internals::io::read::read_exact_at(
+            &file,
+            path,
+            u64::from(header.header_len),
+            &mut bytes,
+        )?;
     }
     let payload = &bytes[..];
     // Decoder errors carry payload offsets; report file offsets.
@@ -168,7 +174,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         }
         FileKind::Schema => {
             let m = sibling_manifest(path)?;
-            let schema = ginex::format::schema::Schema::decode(
+            let schema = ginex::internals::format::schema::Schema::decode(
                 payload,
                 path,
                 m.num_nodes,
@@ -191,14 +197,15 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             )
         }
         FileKind::NeighborCache => {
-            let cache = ginex::sample::neighbor_cache::NeighborCache::open_unbound(path)?;
+            let cache =
+                ginex::internals::sample::neighbor_cache::NeighborCache::open_unbound(path)?;
             let h = *cache.header();
             let (nodes, t) = limited(cache.cached_nodes(), limit);
             let mut lists = Vec::with_capacity(nodes.len());
             let mut ids = Vec::new();
             for v in nodes {
                 ids.clear();
-                ginex::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
+                ginex::internals::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
                 lists.push(json!({"node": v, "in_neighbors": ids}));
             }
             let v = json!({
@@ -208,7 +215,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             ("neighbor_cache", v, t)
         }
         FileKind::RunSamples | FileKind::RunChanges => {
-            let (stamp, records) = ginex::inspect::runfile::read_all(path, header.kind)?;
+            let (stamp, records) = ginex::internals::inspect::runfile::read_all(path, header.kind)?;
             v["run"] = json!({
                 "store_manifest_crc": stamp.store_id, "seed": stamp.seed, "epoch": stamp.epoch,
                 "seed_order_crc": stamp.seed_order, "superbatch": stamp.superbatch,
@@ -251,7 +258,7 @@ fn read_prefix(file: &std::fs::File, path: &Path, len: u64) -> Result<Vec<u8>> {
         .len();
     let avail = file_len.saturating_sub(PAGE_SIZE as u64).min(len);
     let mut out = vec![0u8; avail as usize];
-    ginex::io::read::read_exact_at(file, path, PAGE_SIZE as u64, &mut out)?;
+    ginex::internals::io::read::read_exact_at(file, path, PAGE_SIZE as u64, &mut out)?;
     Ok(out)
 }
 
@@ -351,7 +358,7 @@ fn pages_json(
             let page = payload
                 .get(p * PAGE_SIZE..(p + 1) * PAGE_SIZE)
                 .unwrap_or_default();
-            crcs.get(p).copied() == Some(ginex::format::crc32(page))
+            crcs.get(p).copied() == Some(ginex::internals::format::crc32(page))
         });
         out.push(json!({"node": r, "page": loc.page, "offset_in_page": loc.offset_in_page, "page_crc_ok": page_ok, "values": values}));
     }

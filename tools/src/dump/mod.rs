@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use clap::Parser;
 
-use ginex::error::{Error, Result};
-use ginex::store::Store;
+use ginex::internals::error::{Error, Result};
+use ginex::internals::store::Store;
 
 pub use json::file_json;
 

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use ginex::store::Store;
+use ginex::internals::store::Store;
 
 pub(super) fn degree_stats(indptr: &[u64]) -> (u64, f64, u64, u64, u64) {
     let mut deg: Vec<u64> = indptr.windows(2).map(|w| w[1] - w[0]).collect();
@@ -17,7 +17,7 @@ pub(super) fn degree_stats(indptr: &[u64]) -> (u64, f64, u64, u64, u64) {
 
 /// The node types (ids, features) and relations (edges) of a typed store.
 fn print_schema(
-    schema: &ginex::format::schema::Schema,
+    schema: &ginex::internals::format::schema::Schema,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     writeln!(out, "  node types      {}", schema.node_types.len())?;
@@ -54,11 +54,11 @@ pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Resu
     let format = match store.schema() {
         Some(_) => format!(
             "v{} (typed)",
-            ginex::format::header::FileKind::Schema.written_version()
+            ginex::internals::format::header::FileKind::Schema.written_version()
         ),
         None => format!(
             "v{}",
-            ginex::format::header::FileKind::Manifest.written_version()
+            ginex::internals::format::header::FileKind::Manifest.written_version()
         ),
     };
     writeln!(out, "  format          {format}")?;

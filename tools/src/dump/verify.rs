@@ -3,21 +3,21 @@
 
 use std::path::Path;
 
-use ginex::error::Result;
-use ginex::verify::FileReport;
+use ginex::internals::error::Result;
+use ginex::internals::verify::FileReport;
 
 /// The line `ginex-dump --verify FILE` prints for a file that is not a store.
 /// A runtime file is also tied to its store (`store`, or the one its place
 /// `STORE.runs/...` names) and to the other runtime files of its run.
 pub(super) fn verify_file(path: &Path, store: Option<&Path>) -> Result<String> {
-    Ok(match ginex::verify::verify_file(path)? {
+    Ok(match ginex::internals::verify::verify_file(path)? {
         FileReport::Runtime {
             kind,
             stamp,
             records,
             bytes,
         } => {
-            let check = ginex::verify::check_run_file(path, &stamp, store)?;
+            let check = ginex::internals::verify::check_run_file(path, &stamp, store)?;
             let store = match &check.store {
                 Some(s) => format!("matches store {}", s.display()),
                 None => "store not checked (pass --store STORE)".to_string(),
@@ -36,7 +36,7 @@ pub(super) fn verify_file(path: &Path, store: Option<&Path>) -> Result<String> {
             bytes,
         } => {
             if store.is_some() {
-                return Err(ginex::error::Error::invalid_argument(
+                return Err(ginex::internals::error::Error::invalid_argument(
                     "--store is for runtime files; compare a neighbor cache with `ginex cache verify CACHE --store STORE`",
                 ));
             }
