@@ -6,7 +6,7 @@ use memmap2::{Advice, Mmap};
 
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::PAGE_SIZE;
+use crate::format::pages::FeatureLayout;
 use crate::sample::source::NeighborSource;
 use crate::store::Store;
 
@@ -54,7 +54,7 @@ impl<'a> MmapStore<'a> {
                 )));
             }
             let loc = layout.locate(id);
-            let at = PAGE_SIZE * (loc.page as usize + 1) + loc.offset_in_page;
+            let at = FeatureLayout::page_offset(loc.page) as usize + loc.offset_in_page;
             let src = self.features.get(at..at + rb).ok_or_else(|| {
                 Error::corrupt(self.store.dir(), at as u64, "row outside the mapped file")
             })?;

@@ -207,3 +207,10 @@ pub fn read_node_ids(
     }
     Ok(nodes)
 }
+
+/// `doc` as JSON with its keys in sorted order, as the `json!` documents
+/// the tools printed before their serde types (serializing a tool's own
+/// document of numbers, strings and paths cannot fail).
+pub fn sorted_json(doc: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(doc).unwrap_or_default()
+}

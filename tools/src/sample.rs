@@ -5,9 +5,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::epoch::SamplingArgs;
+use crate::sorted_json;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::inspect::superbatch::{inspect_superbatch, SuperbatchSpec};
 use ginex::internals::sample::neighbor_cache::NeighborCache;
@@ -150,12 +151,26 @@ pub fn run_sample(args: &SampleArgs, out: &mut dyn Write) -> Result<()> {
             )));
         }
         let b = sampler.sample(args.batch)?;
-        Ok(json!({
-            "epoch": args.epoch, "batch": args.batch, "seed": a.seed, "fanouts": fanouts,
-            "num_seeds": b.num_seeds, "ids": node_ids.originals(&b.ids),
-            "hops": b.hops.iter().map(|h| json!({"num_dst": h.num_dst, "num_src": h.num_src, "src": h.src, "dst": h.dst})).collect::<Vec<_>>(),
-            "hop_order": "input layer first; the last hop's targets are the seeds",
-        }))
+        let doc = SampleDoc {
+            epoch: args.epoch,
+            batch: args.batch,
+            seed: a.seed,
+            fanouts: &fanouts,
+            num_seeds: b.num_seeds,
+            ids: node_ids.originals(&b.ids),
+            hops: b
+                .hops
+                .iter()
+                .map(|h| HopDoc {
+                    num_dst: h.num_dst,
+                    num_src: h.num_src,
+                    src: &h.src,
+                    dst: &h.dst,
+                })
+                .collect(),
+            hop_order: "input layer first; the last hop's targets are the seeds",
+        };
+        Ok(sorted_json(&doc))
     })?;
     writeln!(out, "{v}").map_err(|e| Error::io("write", "<stdout>", e))
 }
@@ -227,19 +242,66 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             e => e,
         })?;
         let cs = &r.changesets;
-        let mut v = json!({
-            "superbatch": args.index, "first_batch": first, "batches": spec.num_batches,
-            "feature_cache_rows": spec.capacity, "changeset_every": spec.every, "workers": workers,
-            "accesses": cs.total_accesses(), "misses": cs.total_misses(),
-            "miss_ratio": cs.total_misses() as f64 / cs.total_accesses().max(1) as f64,
-            "init": cs.init.len(),
-            "sample_seconds": r.sample_time.as_secs_f64(), "changeset_seconds": r.changeset_time.as_secs_f64(),
-            "samples_file": r.files.samples, "changes_file": r.files.changes,
-        });
-        if args.per_batch {
-            v["per_batch_misses"] = json!(cs.misses);
-        }
-        Ok(v)
+        Ok(sorted_json(&InspectDoc {
+            superbatch: args.index,
+            first_batch: first,
+            batches: spec.num_batches,
+            feature_cache_rows: spec.capacity,
+            changeset_every: spec.every,
+            workers,
+            accesses: cs.total_accesses(),
+            misses: cs.total_misses(),
+            miss_ratio: cs.total_misses() as f64 / cs.total_accesses().max(1) as f64,
+            init: cs.init.len(),
+            sample_seconds: r.sample_time.as_secs_f64(),
+            changeset_seconds: r.changeset_time.as_secs_f64(),
+            samples_file: &r.files.samples,
+            changes_file: &r.files.changes,
+            per_batch_misses: args.per_batch.then_some(&cs.misses),
+        }))
     })?;
     writeln!(out, "{v}").map_err(|e| Error::io("write", "<stdout>", e))
+}
+
+/// The line `ginex sample` prints: one batch, ids as the user knows them.
+#[derive(Serialize)]
+struct SampleDoc<'a> {
+    epoch: u64,
+    batch: u64,
+    seed: u64,
+    fanouts: &'a ginex::internals::sample::fanouts::Fanouts,
+    num_seeds: usize,
+    ids: Vec<u64>,
+    hops: Vec<HopDoc<'a>>,
+    hop_order: &'static str,
+}
+
+/// One hop of [`SampleDoc`], in local indices into its `ids`.
+#[derive(Serialize)]
+struct HopDoc<'a> {
+    num_dst: usize,
+    num_src: usize,
+    src: &'a [u32],
+    dst: &'a [u32],
+}
+
+/// The line `ginex inspect` prints for its superbatch.
+#[derive(Serialize)]
+struct InspectDoc<'a> {
+    superbatch: u64,
+    first_batch: u64,
+    batches: u64,
+    feature_cache_rows: usize,
+    changeset_every: usize,
+    workers: usize,
+    accesses: u64,
+    misses: u64,
+    miss_ratio: f64,
+    init: usize,
+    sample_seconds: f64,
+    changeset_seconds: f64,
+    samples_file: &'a std::path::Path,
+    changes_file: &'a std::path::Path,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_batch_misses: Option<&'a Vec<u64>>,
 }

@@ -8,10 +8,11 @@ use std::time::Instant;
 
 use clap::Args;
 use rayon::prelude::*;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::args::Fanouts;
 use crate::machine::machine_description;
+use crate::sorted_json;
 use ginex::internals::cache::belady::compute_changesets;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::sample::sampler::EpochSampler;
@@ -124,12 +125,20 @@ pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Re
                 let ratio = cs.total_misses() as f64 / accesses.max(1) as f64;
                 ratios.push((k, ratio, secs));
                 if args.json {
-                    let v = json!({
-                        "superbatch": s, "capacity_fraction": frac, "capacity_rows": capacity, "k": k,
-                        "accesses": accesses, "distinct": distinct, "misses": cs.total_misses(), "miss_ratio": ratio,
-                        "changeset_seconds": secs, "sample_seconds": sample_secs,
-                        "changeset_over_sample": secs / sample_secs, "accesses_per_s": accesses as f64 / secs,
-                        "estimated_mib": est_mib,
+                    let v = sorted_json(&ChangesetPoint {
+                        superbatch: s,
+                        capacity_fraction: frac,
+                        capacity_rows: capacity,
+                        k,
+                        accesses,
+                        distinct,
+                        misses: cs.total_misses(),
+                        miss_ratio: ratio,
+                        changeset_seconds: secs,
+                        sample_seconds: sample_secs,
+                        changeset_over_sample: secs / sample_secs,
+                        accesses_per_s: accesses as f64 / secs,
+                        estimated_mib: est_mib,
                     });
                     writeln!(out, "{v}").map_err(w)?;
                 }
@@ -157,4 +166,23 @@ pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Re
         }
     }
     Ok(())
+}
+
+/// One `--json` line of `ginex bench changeset`: a superbatch, a cache
+/// size and a k.
+#[derive(Serialize)]
+struct ChangesetPoint {
+    superbatch: u64,
+    capacity_fraction: f64,
+    capacity_rows: usize,
+    k: usize,
+    accesses: u64,
+    distinct: u64,
+    misses: u64,
+    miss_ratio: f64,
+    changeset_seconds: f64,
+    sample_seconds: f64,
+    changeset_over_sample: f64,
+    accesses_per_s: f64,
+    estimated_mib: f64,
 }

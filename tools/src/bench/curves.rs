@@ -8,10 +8,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::args::Fanouts;
 use crate::machine::machine_description;
+use crate::sorted_json;
 use crate::svg::{line_chart, Series};
 use ginex::internals::cache::belady::{PageGroups, ReusePrior};
 use ginex::internals::error::{Error, Result};
@@ -356,40 +357,112 @@ pub fn run_curves_bench_to(
     writeln!(table, "  plot: {}", args.plot.display()).map_err(w)?;
 
     if args.json {
-        let v = json!({
-            "store": args.store.display().to_string(),
-            "machine": machine_description(),
-            "nodes": store.num_nodes(),
-            "trace": {
-                "source": source,
-                "batches": trace.num_batches(),
-                "accesses": trace.accesses(),
-                "distinct_ids": distinct,
+        let v = sorted_json(&CurvesDoc {
+            store: args.store.display().to_string(),
+            machine: machine_description(),
+            nodes: store.num_nodes(),
+            trace: TraceDoc {
+                source: &source,
+                batches: trace.num_batches(),
+                accesses: trace.accesses(),
+                distinct_ids: distinct,
             },
-            "superbatch": args.superbatch,
-            "reuse_prior": config.prior.is_some(),
-            "page_companions": config.page_companions.is_some(),
-            "page_floor": floors.iter().map(|(f, rows, p)| json!({
-                "cache_fraction": f, "cache_rows": rows, "capacity_pages": p.capacity_pages,
-                "pages_needed": p.pages_needed, "distinct_pages": p.distinct_pages, "floor": p.floor,
-            })).collect::<Vec<_>>(),
-            "threads": threads,
-            "seconds": {
-                "trace": trace_secs, "static_selection": ranks_secs, "replay": replay_secs,
-                "total": started_all.elapsed().as_secs_f64(),
+            superbatch: args.superbatch,
+            reuse_prior: config.prior.is_some(),
+            page_companions: config.page_companions.is_some(),
+            page_floor: floors
+                .iter()
+                .map(|(f, rows, p)| FloorDoc {
+                    cache_fraction: *f,
+                    cache_rows: *rows,
+                    capacity_pages: p.capacity_pages,
+                    pages_needed: p.pages_needed,
+                    distinct_pages: p.distinct_pages,
+                    floor: p.floor,
+                })
+                .collect(),
+            threads,
+            seconds: SecondsDoc {
+                trace: trace_secs,
+                static_selection: ranks_secs,
+                replay: replay_secs,
+                total: started_all.elapsed().as_secs_f64(),
             },
-            "points": points.iter().map(|p| json!({
-                "policy": p.policy.name(),
-                "cache_fraction": p.fraction,
-                "cache_rows": p.capacity,
-                "init_misses": p.init_misses,
-                "misses": p.misses,
-                "miss_ratio": p.miss_ratio,
-                "vs_belady": belady(p.fraction).filter(|b| *b > 0.0).map(|b| p.miss_ratio / b),
-                "seconds": p.seconds,
-            })).collect::<Vec<_>>(),
+            points: points
+                .iter()
+                .map(|p| PointDoc {
+                    policy: p.policy.name(),
+                    cache_fraction: p.fraction,
+                    cache_rows: p.capacity,
+                    init_misses: p.init_misses,
+                    misses: p.misses,
+                    miss_ratio: p.miss_ratio,
+                    vs_belady: belady(p.fraction)
+                        .filter(|b| *b > 0.0)
+                        .map(|b| p.miss_ratio / b),
+                    seconds: p.seconds,
+                })
+                .collect(),
         });
         writeln!(out, "{v}").map_err(|e| Error::io("write", "<stdout>", e))?;
     }
     Ok(())
+}
+
+/// The `--json` document of `ginex bench curves`.
+#[derive(Serialize)]
+struct CurvesDoc<'a> {
+    store: String,
+    machine: String,
+    nodes: u64,
+    trace: TraceDoc<'a>,
+    superbatch: usize,
+    reuse_prior: bool,
+    page_companions: bool,
+    page_floor: Vec<FloorDoc>,
+    threads: usize,
+    seconds: SecondsDoc,
+    points: Vec<PointDoc>,
+}
+
+/// Where the replayed trace came from and its size.
+#[derive(Serialize)]
+struct TraceDoc<'a> {
+    source: &'a str,
+    batches: usize,
+    accesses: u64,
+    distinct_ids: u64,
+}
+
+/// The page floor at one cache size.
+#[derive(Serialize)]
+struct FloorDoc {
+    cache_fraction: f64,
+    cache_rows: u64,
+    capacity_pages: u64,
+    pages_needed: u64,
+    distinct_pages: u64,
+    floor: u64,
+}
+
+/// Where the bench's time went.
+#[derive(Serialize)]
+struct SecondsDoc {
+    trace: f64,
+    static_selection: f64,
+    replay: f64,
+    total: f64,
+}
+
+/// One policy at one cache size.
+#[derive(Serialize)]
+struct PointDoc {
+    policy: String,
+    cache_fraction: f64,
+    cache_rows: usize,
+    init_misses: u64,
+    misses: u64,
+    miss_ratio: f64,
+    vs_belady: Option<f64>,
+    seconds: f64,
 }

@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::machine::machine_description;
+use crate::sorted_json;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::format::header::FileKind;
 use ginex::internals::format::pages::FeatureLayout;
@@ -308,35 +309,42 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
     let ginex = rows.first().map(|r| r.rows as f64 / r.secs).unwrap_or(0.0);
     if args.json {
         for r in &rows {
-            let v = json!({
-                "reader": r.reader, "param": r.param, "rows": r.rows, "page_reads": r.pages,
-                "page_reads_per_s": r.pages as f64 / r.secs, "rows_per_s": r.rows as f64 / r.secs,
-                "mb_per_s": r.bytes as f64 / 1e6 / r.secs, "seconds": r.secs,
+            let v = sorted_json(&ReaderLine {
+                reader: &r.reader,
+                param: &r.param,
+                rows: r.rows,
+                page_reads: r.pages,
+                page_reads_per_s: r.pages as f64 / r.secs,
+                rows_per_s: r.rows as f64 / r.secs,
+                mb_per_s: r.bytes as f64 / 1e6 / r.secs,
+                seconds: r.secs,
             });
             writeln!(out, "{v}").map_err(w)?;
         }
-        writeln!(
-            out,
-            "{}",
-            json!({"reader": "fio", "qd": 64, "page_reads_per_s": fio})
-        )
-        .map_err(w)?;
+        let v = sorted_json(&FioLine {
+            reader: "fio",
+            qd: 64,
+            page_reads_per_s: fio,
+        });
+        writeln!(out, "{v}").map_err(w)?;
         for r in &sizes {
-            let v = json!({
-                "reader": "io_uring", "qd": 64, "read_pages": r.pages, "reads": r.reads,
-                "reads_per_s": r.reads as f64 / r.secs,
-                "mb_per_s": (r.reads as u64 * r.pages * PAGE_SIZE as u64) as f64 / 1e6 / r.secs,
+            let v = sorted_json(&SizeLine {
+                reader: "io_uring",
+                qd: 64,
+                read_pages: r.pages,
+                reads: r.reads,
+                reads_per_s: r.reads as f64 / r.secs,
+                mb_per_s: (r.reads as u64 * r.pages * PAGE_SIZE as u64) as f64 / 1e6 / r.secs,
             });
             writeln!(out, "{v}").map_err(w)?;
         }
         if let Some((a, b)) = fit {
-            writeln!(
-                out,
-                "{}",
-                json!({"fit_us_per_read": a, "fit_us_per_page": b,
-                       "read_cost": read_cost_model(&sizes).map(|m| m.to_arg())})
-            )
-            .map_err(w)?;
+            let v = sorted_json(&FitLine {
+                fit_us_per_read: a,
+                fit_us_per_page: b,
+                read_cost: read_cost_model(&sizes).map(|m| m.to_arg()),
+            });
+            writeln!(out, "{v}").map_err(w)?;
         }
         return Ok(());
     }
@@ -433,6 +441,46 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A `--json` line of `ginex bench io`: one reader configuration.
+#[derive(Serialize)]
+struct ReaderLine<'a> {
+    reader: &'a str,
+    param: &'a str,
+    rows: u64,
+    page_reads: u64,
+    page_reads_per_s: f64,
+    rows_per_s: f64,
+    mb_per_s: f64,
+    seconds: f64,
+}
+
+/// The `--json` line of fio's page reads (null when not run).
+#[derive(Serialize)]
+struct FioLine {
+    reader: &'static str,
+    qd: u32,
+    page_reads_per_s: Option<f64>,
+}
+
+/// A `--json` line of the read-size sweep.
+#[derive(Serialize)]
+struct SizeLine {
+    reader: &'static str,
+    qd: u32,
+    read_pages: u64,
+    reads: usize,
+    reads_per_s: f64,
+    mb_per_s: f64,
+}
+
+/// The `--json` line of the read-cost fit.
+#[derive(Serialize)]
+struct FitLine {
+    fit_us_per_read: f64,
+    fit_us_per_page: f64,
+    read_cost: Option<String>,
 }
 
 #[cfg(test)]

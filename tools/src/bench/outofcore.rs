@@ -15,7 +15,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::outofcore_report::{
     bar_plot, baseline, floor_cost_seconds, io_seconds, metrics_from_report, opt, page_floor_table,
@@ -25,6 +26,7 @@ use super::outofcore_report::{
 use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
 use crate::size::parse_bytes;
+use crate::sorted_json;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::curves::{sample_trace, TraceSpec};
 use ginex::internals::exec::page_floor::{page_floor, PageFloor};
@@ -265,7 +267,10 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
         let Some(cap) = bench_cap(args, memory, &label, out)? else {
             return Ok(());
         };
-        results.push(json!({"ratio": ratio, "result": cap.json}));
+        results.push(sorted_json(&SweepCapDoc {
+            ratio,
+            result: &cap.json,
+        }));
         points.push(SweepPoint {
             ratio,
             summaries: cap.summaries,
@@ -275,7 +280,11 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     eprintln!("\nratio sweep (median wall s; pages / page floor):");
     eprint!("{}", sweep_table(&points));
     if let Some(path) = &args.json {
-        let v = json!({"bench": "outofcore", "ratios": ratios, "caps": results});
+        let v = sorted_json(&SweepDoc {
+            bench: "outofcore",
+            ratios,
+            caps: &results,
+        });
         write_json(path, &v)?;
     }
     if let Some(path) = &args.plot {
@@ -519,23 +528,51 @@ fn bench_cap(
     for s in &summaries {
         writeln!(out, "{}", summary_json(s)).map_err(w)?;
     }
-    let json = json!({
-        "bench": "outofcore", "machine": machine_description(),
-        "load_average": {"start": load_start, "end": load_average()},
-        "store": {"path": args.store, "nodes": store.num_nodes(), "edges": store.num_edges(),
-                  "dim": store.feature_dim(), "dtype": store.dtype().name(), "feature_bytes": feature_bytes,
-                  "feature_bytes_over_memory": feature_bytes as f64 / memory.max(1) as f64},
-        "parameters": {"memory_bytes": memory, "memory": label, "rounds": args.rounds, "policies": policies,
-                       "mode": sub, "budget_args": budget, "budget_note": budget_note, "extra_args": args.extra,
-                       "cgroup": cgroup_desc, "baseline": base, "page_cache_dropped": true},
-        "runs": runs.iter().map(RunRecord::to_json).collect::<Vec<_>>(),
-        "summary": summaries.iter().map(summary_json).collect::<Vec<_>>(),
-        "page_floor": floor.map(|(rows, f)| json!({"cache_rows": rows, "capacity_pages": f.capacity_pages,
-            "pages_needed": f.pages_needed, "distinct_pages": f.distinct_pages, "floor": f.floor,
-            "read_cost": ReadCostModel::default().to_arg(),
-            "floor_cost_seconds": floor_cost_seconds(f.floor, &ReadCostModel::default()),
-            "io_seconds": summaries.iter().map(|s| (s.policy.clone(), json!(io_seconds(s))))
-                .collect::<serde_json::Map<_, _>>()})),
+    let feature_bytes_over_memory = feature_bytes as f64 / memory.max(1) as f64;
+    let json = sorted_json(&CapDoc {
+        bench: "outofcore",
+        machine: machine_description(),
+        load_average: LoadDoc {
+            start: load_start,
+            end: load_average(),
+        },
+        store: StoreDoc {
+            path: &args.store,
+            nodes: store.num_nodes(),
+            edges: store.num_edges(),
+            dim: store.feature_dim(),
+            dtype: store.dtype().name(),
+            feature_bytes,
+            feature_bytes_over_memory,
+        },
+        parameters: ParametersDoc {
+            memory_bytes: memory,
+            memory: label,
+            rounds: args.rounds,
+            policies: &policies,
+            mode: sub,
+            budget_args: &budget,
+            budget_note: &budget_note,
+            extra_args: &args.extra,
+            cgroup: &cgroup_desc,
+            baseline: &base,
+            page_cache_dropped: true,
+        },
+        runs: runs.iter().map(RunRecord::to_json).collect(),
+        summary: summaries.iter().map(summary_json).collect(),
+        page_floor: floor.map(|(rows, f)| FloorDoc {
+            cache_rows: rows,
+            capacity_pages: f.capacity_pages,
+            pages_needed: f.pages_needed,
+            distinct_pages: f.distinct_pages,
+            floor: f.floor,
+            read_cost: ReadCostModel::default().to_arg(),
+            floor_cost_seconds: floor_cost_seconds(f.floor, &ReadCostModel::default()),
+            io_seconds: summaries
+                .iter()
+                .map(|s| (s.policy.clone(), io_seconds(s)))
+                .collect(),
+        }),
     });
     let title = format!(
         "ginex {sub}, {} nodes, features {} a memory cap of {label}",
@@ -586,6 +623,82 @@ fn epoch_page_floor(
     let topo = InMemoryTopology::load(store)?;
     let trace = sample_trace(store, &topo, &spec)?;
     Ok(page_floor(&trace, &store.layout(), cache_bytes))
+}
+
+/// The `--json` document of one memory cap of `ginex bench outofcore`.
+#[derive(Serialize)]
+struct CapDoc<'a> {
+    bench: &'static str,
+    machine: String,
+    load_average: LoadDoc,
+    store: StoreDoc<'a>,
+    parameters: ParametersDoc<'a>,
+    runs: Vec<Value>,
+    summary: Vec<Value>,
+    page_floor: Option<FloorDoc>,
+}
+
+/// The load average when the bench started and ended.
+#[derive(Serialize)]
+struct LoadDoc {
+    start: Option<[f64; 3]>,
+    end: Option<[f64; 3]>,
+}
+
+/// The benchmarked store.
+#[derive(Serialize)]
+struct StoreDoc<'a> {
+    path: &'a Path,
+    nodes: u64,
+    edges: u64,
+    dim: u32,
+    dtype: &'static str,
+    feature_bytes: u64,
+    feature_bytes_over_memory: f64,
+}
+
+/// How the runs were made.
+#[derive(Serialize)]
+struct ParametersDoc<'a> {
+    memory_bytes: u64,
+    memory: &'a str,
+    rounds: u32,
+    policies: &'a [String],
+    mode: &'static str,
+    budget_args: &'a [String],
+    budget_note: &'a str,
+    extra_args: &'a [String],
+    cgroup: &'a str,
+    baseline: &'a str,
+    page_cache_dropped: bool,
+}
+
+/// The page floor of the epoch's batches at the cache size of the cap.
+#[derive(Serialize)]
+struct FloorDoc {
+    cache_rows: u64,
+    capacity_pages: u64,
+    pages_needed: u64,
+    distinct_pages: u64,
+    floor: u64,
+    read_cost: String,
+    floor_cost_seconds: f64,
+    io_seconds: std::collections::BTreeMap<String, Option<f64>>,
+}
+
+/// One cap of a `--ratios` sweep.
+#[derive(Serialize)]
+struct SweepCapDoc<'a> {
+    ratio: f64,
+    result: &'a Value,
+}
+
+/// The `--json` document of a `--ratios` sweep.
+#[derive(Serialize)]
+struct SweepDoc<'a> {
+    bench: &'static str,
+    ratios: &'a [f64],
+    caps: &'a [Value],
 }
 
 #[cfg(test)]
