@@ -478,6 +478,7 @@ mod tests {
             epochs: 10,
             model: "gat",
             hidden: 64,
+            embed: Vec::new(),
             layers: 2,
             dropout: 0.5,
             input_dropout: 0.25,
