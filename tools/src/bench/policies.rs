@@ -6,10 +6,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::args::Fanouts;
 use crate::machine::machine_description;
+use crate::sorted_json;
 use crate::svg::{line_chart, Series};
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::config::{CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS};
@@ -120,7 +121,16 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
             }
             points.push((policy, size, r.miss_ratio()));
             if args.json {
-                let v = json!({"cache_fraction": size, "cache_rows": rows, "policy": policy.name(), "miss_ratio": r.miss_ratio(), "seconds": secs, "bytes_read": r.bytes_read, "hits": r.hits(), "misses": r.misses()});
+                let v = sorted_json(&PolicyLine {
+                    cache_fraction: size,
+                    cache_rows: rows,
+                    policy: policy.name(),
+                    miss_ratio: r.miss_ratio(),
+                    seconds: secs,
+                    bytes_read: r.bytes_read,
+                    hits: r.hits(),
+                    misses: r.misses(),
+                });
                 writeln!(out, "{v}").map_err(w)?;
             } else {
                 let ratio =
@@ -169,4 +179,17 @@ fn svg_plot(points: &[(Policy, f64, f64)], policies: &[Policy]) -> String {
         "miss ratio",
         Some(1.0),
     )
+}
+
+/// A `--json` line of `ginex bench policies`: one policy at one cache size.
+#[derive(Serialize)]
+struct PolicyLine {
+    cache_fraction: f64,
+    cache_rows: usize,
+    policy: &'static str,
+    miss_ratio: f64,
+    seconds: f64,
+    bytes_read: u64,
+    hits: u64,
+    misses: u64,
 }

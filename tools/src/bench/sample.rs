@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::machine::machine_description;
+use crate::sorted_json;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::format::header::FileKind;
 use ginex::internals::format::neighbor_cache::Codec;
@@ -193,7 +194,19 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
         let per_gib = (1u64 << 30) as f64 / per_list;
         let vs = zstd_per_list / per_list;
         if args.json {
-            writeln!(out, "{}", json!({"table": "codec", "codec": codec.name(), "budget_bytes": mid_budget, "lists_in_budget": lists, "ids_in_budget": ids, "common_lists": reference.len(), "bytes_per_list": per_list, "lists_per_gib": per_gib, "lists_vs_zstd_list": vs, "decode_ids_per_s": decode})).map_err(w)?;
+            let v = sorted_json(&CodecLine {
+                table: "codec",
+                codec: codec.name(),
+                budget_bytes: mid_budget,
+                lists_in_budget: lists,
+                ids_in_budget: ids,
+                common_lists: reference.len(),
+                bytes_per_list: per_list,
+                lists_per_gib: per_gib,
+                lists_vs_zstd_list: vs,
+                decode_ids_per_s: decode,
+            });
+            writeln!(out, "{v}").map_err(w)?;
         } else {
             writeln!(
                 out,
@@ -246,7 +259,14 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
             let ratio = counting.hits.load(Ordering::Relaxed) as f64
                 / counting.lookups.load(Ordering::Relaxed).max(1) as f64;
             if args.json {
-                writeln!(out, "{}", json!({"table": "hit_ratio", "codec": codec.name(), "budget_fraction": frac, "budget_bytes": budget, "hit_ratio": ratio})).map_err(w)?;
+                let v = sorted_json(&HitRatioLine {
+                    table: "hit_ratio",
+                    codec: codec.name(),
+                    budget_fraction: frac,
+                    budget_bytes: budget,
+                    hit_ratio: ratio,
+                });
+                writeln!(out, "{v}").map_err(w)?;
             }
             ratios.push(ratio);
             std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
@@ -308,7 +328,16 @@ pub fn run_sample_bench(args: &SampleBenchArgs, out: &mut dyn Write) -> Result<(
         }
         for (name, m) in &rows {
             if args.json {
-                writeln!(out, "{}", json!({"table": "sampling", "fanouts": config, "source": name, "seeds_per_s": m.seeds as f64 / m.seconds, "edges_per_s": m.edges as f64 / m.seconds, "hit_ratio": m.hit_ratio, "seconds": m.seconds})).map_err(w)?;
+                let v = sorted_json(&SamplingLine {
+                    table: "sampling",
+                    fanouts: config,
+                    source: name,
+                    seeds_per_s: m.seeds as f64 / m.seconds,
+                    edges_per_s: m.edges as f64 / m.seconds,
+                    hit_ratio: m.hit_ratio,
+                    seconds: m.seconds,
+                });
+                writeln!(out, "{v}").map_err(w)?;
             } else {
                 let hit = m
                     .hit_ratio
@@ -341,4 +370,41 @@ fn tempfile_dir(store: &std::path::Path) -> Result<PathBuf> {
     // removes only what this bench wrote.
     std::fs::create_dir(&dir).map_err(|e| Error::io("create directory", &dir, e))?;
     Ok(dir)
+}
+
+/// A `--json` line of the codec table.
+#[derive(Serialize)]
+struct CodecLine {
+    table: &'static str,
+    codec: &'static str,
+    budget_bytes: u64,
+    lists_in_budget: u64,
+    ids_in_budget: u64,
+    common_lists: usize,
+    bytes_per_list: f64,
+    lists_per_gib: f64,
+    lists_vs_zstd_list: f64,
+    decode_ids_per_s: f64,
+}
+
+/// A `--json` line of the hit-ratio table.
+#[derive(Serialize)]
+struct HitRatioLine {
+    table: &'static str,
+    codec: &'static str,
+    budget_fraction: f64,
+    budget_bytes: u64,
+    hit_ratio: f64,
+}
+
+/// A `--json` line of the sampling table.
+#[derive(Serialize)]
+struct SamplingLine<'a> {
+    table: &'static str,
+    fanouts: &'a str,
+    source: &'a str,
+    seeds_per_s: f64,
+    edges_per_s: f64,
+    hit_ratio: Option<f64>,
+    seconds: f64,
 }

@@ -3,59 +3,56 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+use serde_json::Value;
 
 use ginex::internals::error::{Error, Result};
 use ginex::internals::format::bytes::{le_u32, le_u64};
-use ginex::internals::format::csc::{decode_segment_table, Segment};
+use ginex::internals::format::csc::decode_segment_table;
 use ginex::internals::format::header::{FileHeader, FileKind};
 use ginex::internals::format::manifest::{store_file_name, Manifest};
 use ginex::internals::format::pages::FeatureLayout;
 use ginex::internals::format::tables::{decode_labels, decode_original_ids, Splits};
 use ginex::internals::format::PAGE_SIZE;
-use ginex::internals::inspect::runfile::Record;
 use ginex::internals::store::Store;
 
+use super::docs::{
+    value, DegreeDoc, FileDoc, HeaderDoc, ListDoc, ManifestDoc, NeighborCacheDoc, RecordDoc,
+    RowDoc, RunDoc, SegmentDoc, SplitCounts, SplitsDoc, SummaryDoc,
+};
 use super::summary::degree_stats;
 
 pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value> {
     let m = store.manifest();
     let (min, mean, p50, p99, max) = degree_stats(store.indptr());
     let splits = store.splits()?;
-    let mut v = json!({
-        "path": store.dir(),
-        "kind": "store",
-        "manifest": manifest_json(m),
-        "rows_per_page": m.layout.rows_per_page(),
-        "pages_per_row": m.layout.pages_per_row(),
-        "in_degree": {"min": min, "mean": mean, "p50": p50, "p99": p99, "max": max},
-        "splits": splits.map(|s| json!({"train": s.train.len(), "valid": s.valid.len(), "test": s.test.len()})),
-        "truncated": false,
-    });
-    if let Some(schema) = store.schema() {
-        v["schema"] = json!(schema);
-    }
     // A remapped store: the original id of every node (--limit cuts the list).
-    if let Some(ids) = store.original_ids()? {
-        let (items, truncated) = limited(ids, limit);
-        v["original_ids"] = json!(items);
-        v["truncated"] = json!(truncated);
-    }
-    Ok(v)
-}
-
-fn manifest_json(m: &Manifest) -> Value {
-    json!({
-        "num_nodes": m.num_nodes,
-        "num_edges": m.num_edges,
-        "feature_dim": m.layout.dim,
-        "dtype": m.layout.dtype.name(),
-        "index_width": m.index_width.bytes(),
-        "num_classes": m.num_classes,
-        "files": m.files.iter().map(|f| json!({
-            "name": f.name(), "kind": f.kind.name(), "len": f.len, "payload_crc": f.payload_crc,
-        })).collect::<Vec<_>>(),
-    })
+    let (original_ids, truncated) = match store.original_ids()? {
+        Some(ids) => {
+            let (items, truncated) = limited(ids, limit);
+            (Some(items), truncated)
+        }
+        None => (None, false),
+    };
+    Ok(value(&SummaryDoc {
+        path: store.dir(),
+        kind: "store",
+        manifest: ManifestDoc::of(m),
+        rows_per_page: m.layout.rows_per_page(),
+        pages_per_row: m.layout.pages_per_row(),
+        in_degree: DegreeDoc {
+            min,
+            mean,
+            p50,
+            p99,
+            max,
+        },
+        splits: splits.as_ref().map(SplitCounts::of),
+        truncated,
+        schema: store.schema(),
+        original_ids,
+    }))
 }
 
 /// Truncates a list to `limit` items, returning whether it was cut.
@@ -118,21 +115,14 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     let payload = &bytes[..];
     // Decoder errors carry payload offsets; report file offsets.
     let at = |e: Error| e.in_payload_at(u64::from(header.header_len));
-    let mut v = json!({
-        "path": path,
-        "header": {
-            "kind": header.kind.name(),
-            "version": header.version.to_string(),
-            "header_len": header.header_len,
-            "payload_len": header.payload_len,
-            "payload_crc": header.payload_crc,
-        },
-        "payload_crc_ok": crc == header.payload_crc && streamed == header.payload_len,
-    });
+    let payload_crc_ok = crc == header.payload_crc && streamed == header.payload_len;
+    let mut run = None;
     let (key, content, truncated) = match header.kind {
         FileKind::Manifest => (
             "manifest",
-            manifest_json(&Manifest::decode(payload, path).map_err(at)?),
+            value(&ManifestDoc::of(
+                &Manifest::decode(payload, path).map_err(at)?,
+            )),
             false,
         ),
         FileKind::Indptr => {
@@ -140,14 +130,14 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 payload.chunks_exact(8).map(|c| le_u64(c, 0)).collect(),
                 limit,
             );
-            ("indptr", json!(items), t)
+            ("indptr", value(&items), t)
         }
         FileKind::PageChecksums => {
             let (items, t) = limited(
                 payload.chunks_exact(4).map(|c| le_u32(c, 0)).collect(),
                 limit,
             );
-            ("page_crcs", json!(items), t)
+            ("page_crcs", value(&items), t)
         }
         FileKind::SegmentTable => {
             let indptr: Vec<u64> = sibling_payload(path, FileKind::Indptr)?
@@ -158,7 +148,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             let (segs, t) = limited(segs, limit);
             (
                 "segments",
-                json!(segs.iter().map(segment_json).collect::<Vec<_>>()),
+                value(&segs.iter().map(SegmentDoc::of).collect::<Vec<_>>()),
                 t,
             )
         }
@@ -170,7 +160,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 decode_labels(payload, m.num_nodes, m.num_classes, path).map_err(at)?,
                 limit,
             );
-            ("labels", json!(items), t)
+            ("labels", value(&items), t)
         }
         FileKind::Schema => {
             let m = sibling_manifest(path)?;
@@ -182,7 +172,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 m.layout.dim,
             )
             .map_err(at)?;
-            ("schema", json!(schema), false)
+            ("schema", value(&schema), false)
         }
         FileKind::Splits => {
             let m = sibling_manifest(path)?;
@@ -192,7 +182,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             let (test, t3) = limited(s.test, limit);
             (
                 "splits",
-                json!({"train": train, "valid": valid, "test": test}),
+                value(&SplitsDoc { train, valid, test }),
                 t1 || t2 || t3,
             )
         }
@@ -206,32 +196,29 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             for v in nodes {
                 ids.clear();
                 ginex::internals::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
-                lists.push(json!({"node": v, "in_neighbors": ids}));
+                lists.push(ListDoc {
+                    node: v,
+                    in_neighbors: ids.clone(),
+                });
             }
-            let v = json!({
-                "num_nodes": h.num_nodes, "store_manifest_crc": h.store_crc, "codec": h.codec.name(),
-                "index_width": h.width.bytes(), "lists": h.count, "blob_len": h.blob_len, "cached": lists,
-            });
-            ("neighbor_cache", v, t)
+            let doc = NeighborCacheDoc {
+                num_nodes: h.num_nodes,
+                store_manifest_crc: h.store_crc,
+                codec: h.codec.name(),
+                index_width: h.width.bytes(),
+                lists: h.count,
+                blob_len: h.blob_len,
+                cached: lists,
+            };
+            ("neighbor_cache", value(&doc), t)
         }
         FileKind::RunSamples | FileKind::RunChanges => {
             let (stamp, records) = ginex::internals::inspect::runfile::read_all(path, header.kind)?;
-            v["run"] = json!({
-                "store_manifest_crc": stamp.store_id, "seed": stamp.seed, "epoch": stamp.epoch,
-                "seed_order_crc": stamp.seed_order, "superbatch": stamp.superbatch,
-                "first_batch": stamp.first_batch, "batches": stamp.num_batches,
-                "batch_size": stamp.batch_size, "fanouts": stamp.fanouts,
-                "feature_cache_rows": stamp.cache_rows, "changeset_every": stamp.changeset_every,
-                "carry_over": stamp.carry_over, "reuse_prior": stamp.reuse_prior,
-            });
-            if let Some(r) = &stamp.relation_fanouts {
-                v["run"]["fanouts"] = json!(r.describe());
-                v["run"]["relation_fanouts"] = json!({"relations": r.relations, "hops": r.hops});
-            }
+            run = Some(stamp);
             let (records, t) = limited(records, limit);
             (
                 "records",
-                json!(records.iter().map(record_json).collect::<Vec<_>>()),
+                value(&records.iter().map(RecordDoc::of).collect::<Vec<_>>()),
                 t,
             )
         }
@@ -241,12 +228,17 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 decode_original_ids(payload, m.num_nodes, path).map_err(at)?,
                 limit,
             );
-            ("original_ids", json!(items), t)
+            ("original_ids", value(&items), t)
         }
     };
-    v[key] = content;
-    v["truncated"] = json!(truncated);
-    Ok(v)
+    Ok(value(&FileDoc {
+        path,
+        header: HeaderDoc::of(&header),
+        payload_crc_ok,
+        run: run.as_ref().map(RunDoc::of),
+        content: BTreeMap::from([(key, content)]),
+        truncated,
+    }))
 }
 
 /// The first `len` payload bytes of a page-header file (fewer if the file
@@ -260,27 +252,6 @@ fn read_prefix(file: &std::fs::File, path: &Path, len: u64) -> Result<Vec<u8>> {
     let mut out = vec![0u8; avail as usize];
     ginex::internals::io::read::read_exact_at(file, path, PAGE_SIZE as u64, &mut out)?;
     Ok(out)
-}
-
-fn record_json(r: &Record) -> Value {
-    match r {
-        Record::Ids { batch, ids } => json!({"kind": "ids", "batch": batch, "ids": ids}),
-        Record::Adj { batch, payload } => {
-            json!({"kind": "adj", "batch": batch, "payload_len": payload.len()})
-        }
-        Record::Init { batch, init } => json!({"kind": "init", "batch": batch, "init": init}),
-        Record::Update { batch, update } => json!({
-            "kind": "update", "batch": batch,
-            "in_ids": update.in_ids, "out_ids": update.out_ids, "in_positions": update.in_positions,
-        }),
-    }
-}
-
-fn segment_json(s: &Segment) -> Value {
-    json!({
-        "first_node": s.first_node, "node_count": s.node_count,
-        "edge_start": s.edge_start, "edge_count": s.edge_count, "crc": s.crc,
-    })
 }
 
 fn indices_json(
@@ -314,9 +285,12 @@ fn indices_json(
         })?;
         ids.clear();
         m.index_width.decode(bytes, &mut ids);
-        lists.push(json!({"node": v, "in_neighbors": ids}));
+        lists.push(ListDoc {
+            node: v as u64,
+            in_neighbors: ids.clone(),
+        });
     }
-    Ok(("lists", json!(lists), nodes < m.num_nodes))
+    Ok(("lists", value(&lists), nodes < m.num_nodes))
 }
 
 fn pages_json(
@@ -360,7 +334,13 @@ fn pages_json(
                 .unwrap_or_default();
             crcs.get(p).copied() == Some(ginex::internals::format::crc32(page))
         });
-        out.push(json!({"node": r, "page": loc.page, "offset_in_page": loc.offset_in_page, "page_crc_ok": page_ok, "values": values}));
+        out.push(RowDoc {
+            node: r,
+            page: loc.page,
+            offset_in_page: loc.offset_in_page,
+            page_crc_ok: page_ok,
+            values: values.clone(),
+        });
     }
-    Ok(("rows", json!(out), rows < m.num_nodes))
+    Ok(("rows", value(&out), rows < m.num_nodes))
 }

@@ -2,6 +2,7 @@
 //! (`verify`), or print any single file as JSON (`json`; schema:
 //! `format/dump-json.md`).
 
+mod docs;
 mod json;
 mod summary;
 mod verify;
