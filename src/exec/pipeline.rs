@@ -54,7 +54,7 @@ use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::cache::belady::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
-use crate::cache::feature_cache::{init_chunk_rows, FeatureCache, RowSource};
+use crate::cache::feature_cache::{FeatureCache, RowSource};
 use crate::error::{Error, Result};
 use crate::exec::access_summary::AccessSummary;
 pub use crate::exec::config::Pipeline;
@@ -644,7 +644,7 @@ impl Executor<'_, '_, '_> {
     /// first batch).
     fn init_chunks(&self, load: &[u64], summary: Option<&AccessSummary>) -> Vec<InitChunk> {
         let layout = self.layout;
-        let chunk_rows = (load.len() / 32).clamp(64, init_chunk_rows(self.row_bytes).max(64));
+        let chunk_rows = crate::exec::staged_init::chunk_rows(load.len(), self.row_bytes);
         let page_of = |id| layout.locate(id).page;
         match summary {
             Some(s) => chunks_in_page_order(
@@ -855,7 +855,7 @@ struct Running<'scope> {
 
 /// Chunks the read-ahead's reader may run ahead of the executor, which
 /// takes them between batches (the planner's
-/// [`STAGED_INIT_CHUNKS`](crate::exec::plan::STAGED_INIT_CHUNKS) counts
+/// [`STAGED_INIT_CHUNKS`](crate::exec::staged_init::STAGED_INIT_CHUNKS) counts
 /// them).
 const READ_AHEAD_CHUNKS: usize = 1;
 

@@ -100,27 +100,6 @@ pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
     );
     (2 * per_gatherer).min(IO_BUFFER_BYTES)
 }
-/// Chunks of the staged init's buffers ([`Pipeline::Full`]): a chunk being
-/// read (and the reader's page buffer, capped at a chunk), one in the
-/// channel, one being filled (or, reading the next superbatch's init ahead,
-/// held until the cache has room). The two readers never overlap: the
-/// read-ahead starts once the superbatch's own init is in.
-pub const STAGED_INIT_CHUNKS: u64 = 4;
-/// Most bytes of the staged init's buffers; see [`staged_init_bytes`].
-pub const STAGED_INIT_BYTES: u64 =
-    STAGED_INIT_CHUNKS * crate::cache::feature_cache::INIT_CHUNK_BYTES as u64;
-
-/// The staged init's buffers for `num_nodes` rows of `row_bytes`:
-/// [`STAGED_INIT_CHUNKS`] chunks, a chunk being at most 1/32 of the rows (at least 64), at most
-/// [`INIT_CHUNK_BYTES`](crate::cache::feature_cache::INIT_CHUNK_BYTES)
-/// (as `exec::pipeline` cuts them).
-pub fn staged_init_bytes(num_nodes: u64, row_bytes: u64) -> u64 {
-    let chunk = (num_nodes / 32)
-        .max(64)
-        .saturating_mul(row_bytes)
-        .min(crate::cache::feature_cache::INIT_CHUNK_BYTES as u64);
-    (STAGED_INIT_CHUNKS * chunk).min(STAGED_INIT_BYTES)
-}
 /// Largest automatic superbatch.
 pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
 
@@ -314,7 +293,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         _ => 1,
     };
     let init_buffers = if ginex.is_some_and(|g| g.pipeline == Pipeline::Full) {
-        staged_init_bytes(n, rb)
+        crate::exec::staged_init::buffer_bytes(n, rb)
     } else {
         crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
     };
@@ -609,9 +588,10 @@ mod tests {
         assert_eq!(io_buffer_bytes(10, 3), 2 * 30 * 4096);
         assert_eq!(io_buffer_bytes(1 << 20, 1), IO_BUFFER_BYTES);
         // Four chunks of 1/32 of the rows (at least 64), at most 8 MiB each.
-        assert_eq!(staged_init_bytes(1000, 1024), 4 * 64 * 1024);
-        assert_eq!(staged_init_bytes(64_000, 100), 4 * 2000 * 100);
-        assert_eq!(staged_init_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
+        use crate::exec::staged_init::{buffer_bytes, STAGED_INIT_BYTES};
+        assert_eq!(buffer_bytes(1000, 1024), 4 * 64 * 1024);
+        assert_eq!(buffer_bytes(64_000, 100), 4 * 2000 * 100);
+        assert_eq!(buffer_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
     }
 
     #[test]

@@ -18,11 +18,40 @@
 //! reads"). A chunk never splits a page, so every page is read once.
 //!
 //! [`Pipeline::Full`]: crate::exec::config::Pipeline::Full
+//! [`INIT_CHUNK_BYTES`]: crate::cache::feature_cache::INIT_CHUNK_BYTES
 
 use std::sync::mpsc;
 
-use crate::cache::feature_cache::{FeatureCache, RowSource};
+use crate::cache::feature_cache::{init_chunk_rows, FeatureCache, RowSource, INIT_CHUNK_BYTES};
 use crate::error::{Error, Result};
+
+/// Chunks of the staged init's buffers ([`Pipeline::Full`]): a chunk being
+/// read (and the reader's page buffer, capped at a chunk), one in the
+/// channel, one being filled (or, reading the next superbatch's init ahead,
+/// held until the cache has room). The two readers never overlap: the
+/// read-ahead starts once the superbatch's own init is in.
+pub const STAGED_INIT_CHUNKS: u64 = 4;
+/// Most bytes of the staged init's buffers; see [`buffer_bytes`].
+pub const STAGED_INIT_BYTES: u64 = STAGED_INIT_CHUNKS * INIT_CHUNK_BYTES as u64;
+
+/// Rows of a chunk of an init of `rows` rows of `row_bytes`: a 32nd of
+/// them (so that the first batches do not wait for all of it), at least
+/// 64, at most [`INIT_CHUNK_BYTES`] worth.
+pub(crate) fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
+    (rows / 32).clamp(64, init_chunk_rows(row_bytes).max(64))
+}
+
+/// The staged init's buffers for `num_nodes` rows of `row_bytes`, its
+/// share of the memory plan: [`STAGED_INIT_CHUNKS`] chunks, a chunk being
+/// at most 1/32 of the rows (at least 64), at most [`INIT_CHUNK_BYTES`]
+/// (as [`chunk_rows`] cuts them).
+pub fn buffer_bytes(num_nodes: u64, row_bytes: u64) -> u64 {
+    let chunk = (num_nodes / 32)
+        .max(64)
+        .saturating_mul(row_bytes)
+        .min(INIT_CHUNK_BYTES as u64);
+    (STAGED_INIT_CHUNKS * chunk).min(STAGED_INIT_BYTES)
+}
 
 /// Rows read together, and the first batch (of the superbatch) that needs
 /// any of them.
