@@ -35,9 +35,8 @@ use ginex::internals::sample::source::InMemoryTopology;
 use ginex::internals::store::read_cost::ReadCostModel;
 use ginex::internals::store::Store;
 
-/// The policies an epoch benchmark compares by default.
-pub const EPOCH_POLICIES: &str = "ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none";
-/// The policies a `--train` benchmark compares by default.
+/// The policies a `--train` benchmark compares by default (an epoch
+/// benchmark compares every policy, `Policy::ALL`).
 pub const TRAIN_POLICIES: &str = "ginex,mmap";
 
 /// Arguments of `ginex bench outofcore`.
@@ -331,14 +330,8 @@ fn bench_cap(
     }
     let policies: Vec<String> = match &args.policies {
         Some(p) => p.iter().map(|s| s.trim().to_string()).collect(),
-        None => (if args.train {
-            TRAIN_POLICIES
-        } else {
-            EPOCH_POLICIES
-        })
-        .split(',')
-        .map(String::from)
-        .collect(),
+        None if args.train => TRAIN_POLICIES.split(',').map(String::from).collect(),
+        None => Policy::ALL.iter().map(|p| p.name().to_string()).collect(),
     };
     if policies.is_empty() {
         return Err(Error::invalid_argument("--policies is empty"));

@@ -28,12 +28,8 @@ pub struct PoliciesBenchArgs {
     /// Cache sizes as fractions of the rows.
     #[arg(long, value_delimiter = ',', default_value = "0.05,0.1,0.2,0.4")]
     pub sizes: Vec<f64>,
-    /// Policies to compare.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none"
-    )]
+    /// Policies to compare [default: every policy].
+    #[arg(long, value_delimiter = ',')]
     pub policies: Vec<String>,
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
@@ -59,11 +55,14 @@ pub struct PoliciesBenchArgs {
 /// `ginex bench policies`.
 pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
-    let policies: Vec<Policy> = args
-        .policies
-        .iter()
-        .map(|p| Policy::parse(p))
-        .collect::<Result<_>>()?;
+    let policies: Vec<Policy> = if args.policies.is_empty() {
+        Policy::ALL.to_vec()
+    } else {
+        args.policies
+            .iter()
+            .map(|p| Policy::parse(p))
+            .collect::<Result<_>>()?
+    };
     let fanouts = args.fanouts.clone();
     let run_dir = args
         .store
