@@ -1,0 +1,525 @@
+//! The run stamp: the first record of every runtime file, naming the
+//! store, the run and the parameters that shaped it (`format/runtime.md`,
+//! "The run record").
+
+use std::path::Path;
+
+use bincode::de::read::Reader;
+use bincode::de::Decoder;
+use bincode::enc::Encoder;
+use bincode::error::{DecodeError, EncodeError};
+use bincode::{Decode, Encode};
+
+use super::{decode_payload, encode_payload, Seq, MAX_RUN_FANOUTS};
+use crate::error::{Error, Result};
+use crate::format::version::{Version, V1_3, V1_4};
+
+/// What a runtime file belongs to: its store, its run (seed, epoch,
+/// seed order) and the parameters that shaped it: the `run` payload
+/// (fields in declaration order), the first record of every runtime file;
+/// the executor and `ginex-dump --verify` refuse a file whose stamp is not
+/// the expected one. Encoded field by field as bincode encodes them, its
+/// fanouts as a [`Seq`]; `relation_fanouts`, when there are some, after
+/// the last field (a v1.4 file; without them the payload and the file are
+/// v1.3's, byte for byte).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStamp {
+    /// CRC-32 of the store manifest's payload (`sample::neighbor_cache::store_identity`).
+    pub store_id: u32,
+    /// The run seed.
+    pub seed: u64,
+    /// The epoch.
+    pub epoch: u64,
+    /// CRC-32 of the seed-node order when one was given (evaluation,
+    /// prediction); 0 for the training split shuffled per epoch.
+    pub seed_order: u32,
+    /// Superbatch index.
+    pub superbatch: u64,
+    /// The superbatch's first batch within the epoch.
+    pub first_batch: u64,
+    /// Batches in the superbatch.
+    pub num_batches: u64,
+    /// Seeds per batch.
+    pub batch_size: u64,
+    /// Fanouts, one count per hop for all relations, as given (input
+    /// layer last); empty when the run samples per relation.
+    pub fanouts: Vec<i64>,
+    /// Feature-cache capacity in rows.
+    pub cache_rows: u64,
+    /// k of the k-hop approximation (1 = exact).
+    pub changeset_every: u64,
+    /// Whether the superbatch's cache starts with the previous one's.
+    pub carry_over: bool,
+    /// Whether nodes with no use left in the superbatch are ranked by a
+    /// reuse prior (out-degree) instead of dropped.
+    pub reuse_prior: bool,
+    /// Per-relation fanouts (v1.4), None for one count per hop.
+    pub relation_fanouts: Option<RelationFanoutsStamp>,
+}
+
+/// The per-relation fanouts a run samples with, bound to its store's
+/// schema: the `relation_fanouts` of a v1.4 `run` record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RelationFanoutsStamp {
+    /// Every relation of the store, as its canonical `src:name:dst`, in
+    /// schema order (at most [`MAX_STAMP_RELATIONS`], names of at most
+    /// 255 bytes).
+    pub relations: Vec<String>,
+    /// Per hop, seeds' hop first (at most [`MAX_RUN_FANOUTS`]): each
+    /// relation's count (-1 = all, 0 = none), as many as `relations`.
+    pub hops: Vec<Vec<i64>>,
+}
+
+/// Most relations a [`RelationFanoutsStamp`] lists (a schema's most).
+pub const MAX_STAMP_RELATIONS: usize = crate::format::schema::MAX_TYPES;
+
+impl Encode for RelationFanoutsStamp {
+    fn encode<E: Encoder>(&self, e: &mut E) -> std::result::Result<(), EncodeError> {
+        self.relations.encode(e)?;
+        (self.hops.len() as u64).encode(e)?;
+        self.hops
+            .iter()
+            .try_for_each(|h| Seq::borrowed(h).encode(e))
+    }
+}
+
+impl<C> Decode<C> for RelationFanoutsStamp {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let count = u64::decode(d)?;
+        if count > MAX_STAMP_RELATIONS as u64 {
+            return Err(DecodeError::Other("more than 65536 relations"));
+        }
+        let mut relations = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            let len = u64::decode(d)?;
+            if len == 0 || len > 255 {
+                return Err(DecodeError::Other("a relation name of 0 or over 255 bytes"));
+            }
+            d.claim_container_read::<u8>(len as usize)?;
+            let mut name = vec![0u8; len as usize];
+            d.reader().read(&mut name)?;
+            let name = String::from_utf8(name)
+                .map_err(|_| DecodeError::Other("a relation name is not UTF-8"))?;
+            relations.push(name);
+        }
+        let hops = u64::decode(d)?;
+        if hops > MAX_RUN_FANOUTS as u64 {
+            return Err(DecodeError::Other("more than 64 hops of relation fanouts"));
+        }
+        let hops = (0..hops)
+            .map(|_| {
+                let h = Seq::<i64>::decode(d)?.into_vec();
+                if h.len() == relations.len() {
+                    Ok(h)
+                } else {
+                    Err(DecodeError::Other(
+                        "a hop of relation fanouts has not one count per relation",
+                    ))
+                }
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(RelationFanoutsStamp { relations, hops })
+    }
+}
+
+impl RelationFanoutsStamp {
+    /// As `--fanouts` takes them: `cites=10:5,writes=5:5` (each relation
+    /// that draws at some hop, by its name when no other relation has it,
+    /// else in full; `*=0:…` when none draws).
+    pub fn describe(&self) -> String {
+        let short = |full: &str| -> String {
+            let name = full.split(':').nth(1).unwrap_or(full);
+            let same = self
+                .relations
+                .iter()
+                .filter(|r| r.split(':').nth(1) == Some(name))
+                .count();
+            if same == 1 { name } else { full }.to_string()
+        };
+        let counts = |r: usize| -> Vec<String> {
+            self.hops
+                .iter()
+                .map(|h| h.get(r).copied().unwrap_or(0).to_string())
+                .collect()
+        };
+        let parts: Vec<String> = (self.relations.iter().enumerate())
+            .filter(|&(r, _)| self.hops.iter().any(|h| h.get(r).is_some_and(|&k| k != 0)))
+            .map(|(r, name)| format!("{}={}", short(name), counts(r).join(":")))
+            .collect();
+        if parts.is_empty() {
+            format!("*={}", vec!["0"; self.hops.len()].join(":"))
+        } else {
+            parts.join(",")
+        }
+    }
+}
+
+impl Encode for RunStamp {
+    fn encode<E: Encoder>(&self, e: &mut E) -> std::result::Result<(), EncodeError> {
+        self.store_id.encode(e)?;
+        self.seed.encode(e)?;
+        self.epoch.encode(e)?;
+        self.seed_order.encode(e)?;
+        self.superbatch.encode(e)?;
+        self.first_batch.encode(e)?;
+        self.num_batches.encode(e)?;
+        self.batch_size.encode(e)?;
+        Seq::borrowed(&self.fanouts).encode(e)?;
+        self.cache_rows.encode(e)?;
+        self.changeset_every.encode(e)?;
+        self.carry_over.encode(e)?;
+        self.reuse_prior.encode(e)?;
+        match &self.relation_fanouts {
+            Some(r) => r.encode(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A v1.3 `run` payload: every field but `relation_fanouts`.
+impl<C> Decode<C> for RunStamp {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        // Struct-literal fields are evaluated in the order written: the
+        // declaration order, as the encoder writes them.
+        Ok(RunStamp {
+            store_id: u32::decode(d)?,
+            seed: u64::decode(d)?,
+            epoch: u64::decode(d)?,
+            seed_order: u32::decode(d)?,
+            superbatch: u64::decode(d)?,
+            first_batch: u64::decode(d)?,
+            num_batches: u64::decode(d)?,
+            batch_size: u64::decode(d)?,
+            fanouts: Seq::<i64>::decode(d)?.into_vec(),
+            cache_rows: u64::decode(d)?,
+            changeset_every: u64::decode(d)?,
+            carry_over: bool::decode(d)?,
+            reuse_prior: bool::decode(d)?,
+            relation_fanouts: None,
+        })
+    }
+}
+bincode::impl_borrow_decode!(RunStamp);
+
+/// A v1.4 `run` payload: a v1.3 one, then `relation_fanouts`.
+struct RunStampV14(RunStamp);
+
+impl<C> Decode<C> for RunStampV14 {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let mut stamp = <RunStamp as Decode<C>>::decode(d)?;
+        stamp.relation_fanouts = Some(RelationFanoutsStamp::decode(d)?);
+        Ok(RunStampV14(stamp))
+    }
+}
+bincode::impl_borrow_decode!(RunStampV14);
+
+impl RunStamp {
+    /// The version of a runtime file holding this stamp: 1.4 with
+    /// per-relation fanouts, else 1.3.
+    pub fn version(&self) -> Version {
+        if self.relation_fanouts.is_some() {
+            V1_4
+        } else {
+            V1_3
+        }
+    }
+
+    /// The run record's payload.
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        encode_payload(self, 96 + 8 * self.fanouts.len())
+    }
+
+    /// Decodes a run record's payload found at byte `base` of `path`, a
+    /// runtime file of format `version` (1.4: with relation fanouts).
+    pub fn decode(p: &[u8], path: &Path, base: u64, version: Version) -> Result<RunStamp> {
+        let bad = |what: String| Error::corrupt(path, base, format!("run record: {what}"));
+        let stamp: RunStamp = if version >= V1_4 {
+            decode_payload::<RunStampV14>(p).map_err(bad)?.0
+        } else {
+            decode_payload(p).map_err(bad)?
+        };
+        if stamp.fanouts.len() > MAX_RUN_FANOUTS {
+            return Err(bad(format!(
+                "{} fanouts (at most {MAX_RUN_FANOUTS})",
+                stamp.fanouts.len()
+            )));
+        }
+        Ok(stamp)
+    }
+
+    /// The fanouts as `--fanouts` takes them.
+    pub fn describe_fanouts(&self) -> String {
+        match &self.relation_fanouts {
+            Some(r) => r.describe(),
+            None => self
+                .fanouts
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+
+    /// Every field as `(name, value)`, in record order, for messages and
+    /// dumps.
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("store", format!("{:#010x}", self.store_id)),
+            ("seed", self.seed.to_string()),
+            ("epoch", self.epoch.to_string()),
+            (
+                "seed order",
+                if self.seed_order == 0 {
+                    "train split".to_string()
+                } else {
+                    format!("{:#010x}", self.seed_order)
+                },
+            ),
+            ("superbatch", self.superbatch.to_string()),
+            ("first batch", self.first_batch.to_string()),
+            ("batches", self.num_batches.to_string()),
+            ("batch size", self.batch_size.to_string()),
+            ("fanouts", self.describe_fanouts()),
+            ("cache rows", self.cache_rows.to_string()),
+            ("k", self.changeset_every.to_string()),
+            ("carry-over", self.carry_over.to_string()),
+            ("reuse prior", self.reuse_prior.to_string()),
+        ]
+    }
+
+    /// One line: `store 0x1234abcd, seed 1, epoch 0, …`.
+    pub fn describe(&self) -> String {
+        self.fields()
+            .into_iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The fields that differ from `expected`, each as `NAME: expected X,
+    /// found Y`; empty when the stamps are equal.
+    pub fn differences(&self, expected: &RunStamp) -> Vec<String> {
+        self.differences_as(expected, "expected", "found")
+    }
+
+    /// As [`differences`](Self::differences), with `other`'s value labelled
+    /// `other_label` and ours `own_label`.
+    pub fn differences_as(
+        &self,
+        other: &RunStamp,
+        other_label: &str,
+        own_label: &str,
+    ) -> Vec<String> {
+        other
+            .fields()
+            .into_iter()
+            .zip(self.fields())
+            .filter(|(e, f)| e.1 != f.1)
+            .map(|((name, e), (_, f))| format!("{name}: {other_label} {e}, {own_label} {f}"))
+            .collect()
+    }
+
+    /// Refuses `path` unless its stamp (`self`) is `expected`, naming the
+    /// file, each differing field with both values, and what to do.
+    pub fn check(&self, expected: &RunStamp, path: &Path) -> Result<()> {
+        if self == expected {
+            return Ok(());
+        }
+        let mut diff = self.differences(expected);
+        if diff.is_empty() {
+            diff.push("relation fanouts differ".into());
+        }
+        let whose = if self.store_id != expected.store_id {
+            "another store"
+        } else {
+            "another run or superbatch"
+        };
+        Err(Error::invalid_argument(format!(
+            "{}: runtime file of {whose}, refused ({}); delete it and run the inspector again",
+            path.display(),
+            diff.join("; ")
+        )))
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::format::runtime::tests::le;
+
+    /// A v1.3 stamp (one list of fanouts for all relations).
+    pub(in super::super) fn stamp() -> RunStamp {
+        RunStamp {
+            store_id: 0xdead_beef,
+            seed: 7,
+            epoch: 2,
+            seed_order: 0,
+            superbatch: 3,
+            first_batch: 30,
+            num_batches: 10,
+            batch_size: 64,
+            fanouts: vec![10, -1],
+            cache_rows: 500,
+            changeset_every: 1,
+            carry_over: true,
+            reuse_prior: true,
+            relation_fanouts: None,
+        }
+    }
+
+    #[test]
+    fn run_stamp_round_trips_and_names_what_differs() {
+        let s = stamp();
+        let p = s.encode().unwrap();
+        assert_eq!(RunStamp::decode(&p, Path::new("r"), 0, V1_3).unwrap(), s);
+        for (carry_over, reuse_prior) in [(true, false), (false, true), (false, false)] {
+            let t = RunStamp {
+                carry_over,
+                reuse_prior,
+                ..s.clone()
+            };
+            let q = t.encode().unwrap();
+            assert_eq!(RunStamp::decode(&q, Path::new("r"), 0, V1_3).unwrap(), t);
+        }
+        // A flag byte other than 0 or 1 is corruption.
+        let mut unknown = p.clone();
+        let last = unknown.len() - 1;
+        unknown[last] = 2;
+        let err = RunStamp::decode(&unknown, Path::new("r"), 64, V1_3)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("run record") && err.contains("invalid boolean 2"),
+            "{err}"
+        );
+        for cut in 0..p.len() {
+            assert!(RunStamp::decode(&p[..cut], Path::new("r"), 0, V1_3).is_err());
+        }
+        let mut longer = p.clone();
+        longer.push(0);
+        let err = RunStamp::decode(&longer, Path::new("r"), 0, V1_3)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unexpected bytes after the last field"),
+            "{err}"
+        );
+        let many = RunStamp {
+            fanouts: vec![1; MAX_RUN_FANOUTS + 1],
+            ..s.clone()
+        };
+        let err = RunStamp::decode(&many.encode().unwrap(), Path::new("r"), 0, V1_3)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("65 fanouts (at most 64)"), "{err}");
+        let mut other = s.clone();
+        other.seed = 8;
+        other.store_id = 1;
+        let err = other
+            .check(&s, Path::new("sb-000003.samples"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sb-000003.samples")
+                && err.contains("another store")
+                && err.contains("seed: expected 7, found 8")
+                && err.contains("store: expected 0xdeadbeef, found 0x00000001"),
+            "{err}"
+        );
+        assert!(s.check(&s, Path::new("x")).is_ok());
+    }
+
+    fn relation_stamp() -> RunStamp {
+        RunStamp {
+            fanouts: Vec::new(),
+            relation_fanouts: Some(RelationFanoutsStamp {
+                relations: vec!["paper:cites:paper".into(), "author:writes:paper".into()],
+                hops: vec![vec![10, 0], vec![5, -1]],
+            }),
+            ..stamp()
+        }
+    }
+
+    /// Per-relation fanouts append their block to the v1.3 payload (the
+    /// bytes format/runtime.md spells out) and make the file v1.4; one
+    /// list for all keeps v1.3's bytes.
+    #[test]
+    fn relation_fanouts_make_a_v1_4_run_record() {
+        assert_eq!(stamp().version(), V1_3);
+        let s = relation_stamp();
+        assert_eq!(s.version(), V1_4);
+        let mut want = 0xdead_beef_u32.to_le_bytes().to_vec();
+        want.extend(le(&[7, 2]));
+        want.extend(0u32.to_le_bytes());
+        want.extend(le(&[3, 30, 10, 64, 0, 500, 1]));
+        want.extend([1, 1]);
+        assert_eq!(want.len(), 82);
+        want.extend(le(&[2, 17]));
+        want.extend(b"paper:cites:paper");
+        want.extend(le(&[19]));
+        want.extend(b"author:writes:paper");
+        want.extend(le(&[2, 2, 10, 0, 2, 5, (-1i64) as u64]));
+        let p = s.encode().unwrap();
+        assert_eq!(p, want);
+        assert_eq!(RunStamp::decode(&p, Path::new("r"), 0, V1_4).unwrap(), s);
+        assert_eq!(s.describe_fanouts(), "cites=10:5,writes=0:-1");
+        let err = RunStamp::decode(&p, Path::new("r"), 0, V1_3)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unexpected bytes after the last field"),
+            "{err}"
+        );
+        let v13 = stamp().encode().unwrap();
+        assert!(RunStamp::decode(&v13, Path::new("r"), 0, V1_4).is_err());
+        // A run of other fanouts is refused, naming both.
+        let err = s
+            .check(&stamp(), Path::new("sb-000003.samples"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("fanouts: expected 10,-1, found cites=10:5,writes=0:-1"),
+            "{err}"
+        );
+        let mut other = relation_stamp();
+        if let Some(r) = &mut other.relation_fanouts {
+            r.hops[1][1] = 3;
+        }
+        let err = other.check(&s, Path::new("x")).unwrap_err().to_string();
+        assert!(err.contains("found cites=10:5,writes=0:3"), "{err}");
+        // Counts that do not match the relations, empty names and too
+        // many hops are corruption.
+        for (bad, what) in [
+            (
+                RelationFanoutsStamp {
+                    relations: vec!["a:r:b".into()],
+                    hops: vec![vec![1, 2]],
+                },
+                "not one count per relation",
+            ),
+            (
+                RelationFanoutsStamp {
+                    relations: vec![String::new()],
+                    hops: vec![vec![1]],
+                },
+                "a relation name of 0 or over 255 bytes",
+            ),
+            (
+                RelationFanoutsStamp {
+                    relations: vec!["a:r:b".into()],
+                    hops: vec![vec![1]; MAX_RUN_FANOUTS + 1],
+                },
+                "more than 64 hops",
+            ),
+        ] {
+            let t = RunStamp {
+                relation_fanouts: Some(bad),
+                ..s.clone()
+            };
+            let err = RunStamp::decode(&t.encode().unwrap(), Path::new("r"), 0, V1_4)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(what), "{err}");
+        }
+    }
+}
