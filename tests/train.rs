@@ -946,6 +946,32 @@ fn relational_models_with_full_fanouts_equal_dense_per_relation_references() {
     }
 }
 
+/// The per-node logits of `nodes` with full fanouts, after checking that
+/// layer-wise inference gives the same (< 1e-4; `what` names the case).
+fn per_node_equals_layerwise(
+    store: &Store,
+    trainer: &Trainer,
+    nodes: &[u64],
+    dir: &std::path::Path,
+    what: &str,
+) -> Vec<f32> {
+    let want = logits(store, trainer, &full_data(dir), nodes).unwrap();
+    let opts = LayerwiseOptions {
+        memory: 4096,
+        spill_dir: dir.join("spill"),
+        quiet: true,
+    };
+    let (got, _) = layerwise_logits(store, trainer, nodes, &opts).unwrap();
+    let diff = got
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    assert_eq!(got.len(), want.len());
+    assert!(diff < 1e-4, "{what}: layer-wise differs by {diff}");
+    want
+}
+
 /// Layer-wise inference of the relational models on a typed store equals
 /// their per-node inference with full fanouts.
 #[test]
@@ -964,20 +990,7 @@ fn relational_layerwise_inference_equals_per_node_inference() {
             ..TrainConfig::default()
         };
         let trainer = Trainer::new(config, 6, 3, Device::Cpu);
-        let want = logits(&store, &trainer, &full_data(dir.path()), &nodes).unwrap();
-        let opts = LayerwiseOptions {
-            memory: 4096,
-            spill_dir: dir.path().join("spill"),
-            quiet: true,
-        };
-        let (got, _) = layerwise_logits(&store, &trainer, &nodes, &opts).unwrap();
-        let diff = got
-            .iter()
-            .zip(&want)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0f32, f32::max);
-        assert_eq!(got.len(), want.len());
-        assert!(diff < 1e-4, "{model:?}: layer-wise differs by {diff}");
+        per_node_equals_layerwise(&store, &trainer, &nodes, dir.path(), &format!("{model:?}"));
     }
 }
 
@@ -1011,19 +1024,8 @@ fn an_embedded_featureless_type_is_used_learned_and_restored() {
     let nodes: Vec<u64> = (0..store.num_nodes()).collect();
     let logits_of = |config: &TrainConfig| {
         let trainer = Trainer::new(config.for_store(&store).unwrap(), 6, 3, Device::Cpu);
-        let per_node = logits(&store, &trainer, &full_data(dir.path()), &nodes).unwrap();
-        let opts = LayerwiseOptions {
-            memory: 4096,
-            spill_dir: dir.path().join("spill"),
-            quiet: true,
-        };
-        let (layerwise, _) = layerwise_logits(&store, &trainer, &nodes, &opts).unwrap();
-        let diff = per_node
-            .iter()
-            .zip(&layerwise)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0f32, f32::max);
-        assert!(diff < 1e-4, "layer-wise differs by {diff}");
+        let what = format!("embed {:?}", config.embed);
+        let per_node = per_node_equals_layerwise(&store, &trainer, &nodes, dir.path(), &what);
         (trainer, per_node)
     };
     let (_, without) = logits_of(&plain);

@@ -1,6 +1,6 @@
 //! The serde types of `ginex-dump --json` (schema: `format/dump-json.md`):
-//! each object of the documents as a struct, serialized through a
-//! [`serde_json::Value`] so that keys print sorted.
+//! each object of the documents as a struct, serialized through
+//! [`crate::sorted_json`] so that keys print sorted.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -299,10 +299,4 @@ pub(super) struct SplitsDoc {
     pub train: Vec<u64>,
     pub valid: Vec<u64>,
     pub test: Vec<u64>,
-}
-
-/// `doc` as a [`Value`] (keys sorted); serializing these documents of
-/// numbers, strings and lists cannot fail.
-pub(super) fn value(doc: &impl Serialize) -> Value {
-    serde_json::to_value(doc).unwrap_or_default()
 }

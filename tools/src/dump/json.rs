@@ -1,9 +1,8 @@
 //! `ginex-dump --json PATH`: any single file, or a store's summary, as
 //! JSON (schema: `format/dump-json.md`).
 
-use std::path::Path;
-
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -18,10 +17,11 @@ use ginex::internals::format::PAGE_SIZE;
 use ginex::internals::store::Store;
 
 use super::docs::{
-    value, DegreeDoc, FileDoc, HeaderDoc, ListDoc, ManifestDoc, NeighborCacheDoc, RecordDoc,
-    RowDoc, RunDoc, SegmentDoc, SplitCounts, SplitsDoc, SummaryDoc,
+    DegreeDoc, FileDoc, HeaderDoc, ListDoc, ManifestDoc, NeighborCacheDoc, RecordDoc, RowDoc,
+    RunDoc, SegmentDoc, SplitCounts, SplitsDoc, SummaryDoc,
 };
 use super::summary::degree_stats;
+use crate::sorted_json;
 
 pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value> {
     let m = store.manifest();
@@ -35,7 +35,7 @@ pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value>
         }
         None => (None, false),
     };
-    Ok(value(&SummaryDoc {
+    Ok(sorted_json(&SummaryDoc {
         path: store.dir(),
         kind: "store",
         manifest: ManifestDoc::of(m),
@@ -120,7 +120,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
     let (key, content, truncated) = match header.kind {
         FileKind::Manifest => (
             "manifest",
-            value(&ManifestDoc::of(
+            sorted_json(&ManifestDoc::of(
                 &Manifest::decode(payload, path).map_err(at)?,
             )),
             false,
@@ -130,14 +130,14 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 payload.chunks_exact(8).map(|c| le_u64(c, 0)).collect(),
                 limit,
             );
-            ("indptr", value(&items), t)
+            ("indptr", sorted_json(&items), t)
         }
         FileKind::PageChecksums => {
             let (items, t) = limited(
                 payload.chunks_exact(4).map(|c| le_u32(c, 0)).collect(),
                 limit,
             );
-            ("page_crcs", value(&items), t)
+            ("page_crcs", sorted_json(&items), t)
         }
         FileKind::SegmentTable => {
             let indptr: Vec<u64> = sibling_payload(path, FileKind::Indptr)?
@@ -148,7 +148,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             let (segs, t) = limited(segs, limit);
             (
                 "segments",
-                value(&segs.iter().map(SegmentDoc::of).collect::<Vec<_>>()),
+                sorted_json(&segs.iter().map(SegmentDoc::of).collect::<Vec<_>>()),
                 t,
             )
         }
@@ -160,7 +160,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 decode_labels(payload, m.num_nodes, m.num_classes, path).map_err(at)?,
                 limit,
             );
-            ("labels", value(&items), t)
+            ("labels", sorted_json(&items), t)
         }
         FileKind::Schema => {
             let m = sibling_manifest(path)?;
@@ -172,7 +172,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 m.layout.dim,
             )
             .map_err(at)?;
-            ("schema", value(&schema), false)
+            ("schema", sorted_json(&schema), false)
         }
         FileKind::Splits => {
             let m = sibling_manifest(path)?;
@@ -182,7 +182,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             let (test, t3) = limited(s.test, limit);
             (
                 "splits",
-                value(&SplitsDoc { train, valid, test }),
+                sorted_json(&SplitsDoc { train, valid, test }),
                 t1 || t2 || t3,
             )
         }
@@ -210,7 +210,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 blob_len: h.blob_len,
                 cached: lists,
             };
-            ("neighbor_cache", value(&doc), t)
+            ("neighbor_cache", sorted_json(&doc), t)
         }
         FileKind::RunSamples | FileKind::RunChanges => {
             let (stamp, records) = ginex::internals::inspect::runfile::read_all(path, header.kind)?;
@@ -218,7 +218,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             let (records, t) = limited(records, limit);
             (
                 "records",
-                value(&records.iter().map(RecordDoc::of).collect::<Vec<_>>()),
+                sorted_json(&records.iter().map(RecordDoc::of).collect::<Vec<_>>()),
                 t,
             )
         }
@@ -228,10 +228,10 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 decode_original_ids(payload, m.num_nodes, path).map_err(at)?,
                 limit,
             );
-            ("original_ids", value(&items), t)
+            ("original_ids", sorted_json(&items), t)
         }
     };
-    Ok(value(&FileDoc {
+    Ok(sorted_json(&FileDoc {
         path,
         header: HeaderDoc::of(&header),
         payload_crc_ok,
@@ -290,7 +290,7 @@ fn indices_json(
             in_neighbors: ids.clone(),
         });
     }
-    Ok(("lists", value(&lists), nodes < m.num_nodes))
+    Ok(("lists", sorted_json(&lists), nodes < m.num_nodes))
 }
 
 fn pages_json(
@@ -342,5 +342,5 @@ fn pages_json(
             values: values.clone(),
         });
     }
-    Ok(("rows", value(&out), rows < m.num_nodes))
+    Ok(("rows", sorted_json(&out), rows < m.num_nodes))
 }
