@@ -415,35 +415,52 @@ pub fn check_name(name: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// A schema from `(name, offset, count, dim)` types and `(src, name, dst,
+/// edges)` relations, for tests.
+#[cfg(test)]
+pub(crate) fn test_schema(
+    types: &[(&str, u64, u64, u32)],
+    relations: &[(u32, &str, u32, u64)],
+) -> Schema {
+    Schema {
+        node_types: types
+            .iter()
+            .map(|&(name, offset, count, dim)| NodeType {
+                name: name.into(),
+                offset,
+                count,
+                dim,
+            })
+            .collect(),
+        relations: relations
+            .iter()
+            .map(|&(src, name, dst, num_edges)| Relation {
+                src,
+                name: name.into(),
+                dst,
+                num_edges,
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn mag() -> Schema {
-        let t = |name: &str, offset, count, dim| NodeType {
-            name: name.into(),
-            offset,
-            count,
-            dim,
-        };
-        let r = |src, name: &str, dst, num_edges| Relation {
-            src,
-            name: name.into(),
-            dst,
-            num_edges,
-        };
-        Schema {
-            node_types: vec![
-                t("author", 0, 4, 0),
-                t("paper", 4, 6, 8),
-                t("institution", 10, 2, 0),
+        test_schema(
+            &[
+                ("author", 0, 4, 0),
+                ("paper", 4, 6, 8),
+                ("institution", 10, 2, 0),
             ],
-            relations: vec![
-                r(0, "writes", 1, 7),
-                r(0, "affiliated_with", 2, 3),
-                r(1, "cites", 1, 5),
+            &[
+                (0, "writes", 1, 7),
+                (0, "affiliated_with", 2, 3),
+                (1, "cites", 1, 5),
             ],
-        }
+        )
     }
 
     /// The worked example of format/schema.md, byte for byte.

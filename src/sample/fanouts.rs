@@ -639,31 +639,23 @@ pub(crate) fn draw_positions(rng: &mut Wyrand, d: usize, k: usize, out: &mut Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::schema::{NodeType, Relation};
+    use crate::format::schema::test_schema;
 
     fn schema() -> Schema {
-        let t = |name: &str, offset, count| NodeType {
-            name: name.into(),
-            offset,
-            count,
-            dim: 4,
-        };
-        let r = |src, name: &str, dst| Relation {
-            src,
-            name: name.into(),
-            dst,
-            num_edges: 0,
-        };
-        Schema {
-            node_types: vec![t("paper", 0, 10), t("author", 10, 10), t("field", 20, 5)],
-            relations: vec![
-                r(0, "cites", 0),
-                r(1, "writes", 0),
-                r(0, "written_by", 1),
-                r(2, "to", 0),
-                r(2, "to", 1),
+        test_schema(
+            &[
+                ("paper", 0, 10, 4),
+                ("author", 10, 10, 4),
+                ("field", 20, 5, 4),
             ],
-        }
+            &[
+                (0, "cites", 0, 0),
+                (1, "writes", 0, 0),
+                (0, "written_by", 1, 0),
+                (2, "to", 0, 0),
+                (2, "to", 1, 0),
+            ],
+        )
     }
 
     #[test]

@@ -400,27 +400,15 @@ fn hop_bounds(num_ids: usize, num_seeds: usize, hops: &[Hop]) -> Result<Vec<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::schema::{NodeType, Relation};
+    use crate::format::schema::{test_schema, NodeType, Relation};
 
     /// author 0..3 (featureless), paper 3..7, relations writes
     /// (author -> paper) and cites (paper -> paper).
     fn schema() -> Schema {
-        let t = |name: &str, offset, count, dim| NodeType {
-            name: name.into(),
-            offset,
-            count,
-            dim,
-        };
-        let r = |src, name: &str, dst| Relation {
-            src,
-            name: name.into(),
-            dst,
-            num_edges: 0,
-        };
-        Schema {
-            node_types: vec![t("author", 0, 3, 0), t("paper", 3, 4, 8)],
-            relations: vec![r(0, "writes", 1), r(1, "cites", 1)],
-        }
+        test_schema(
+            &[("author", 0, 3, 0), ("paper", 3, 4, 8)],
+            &[(0, "writes", 1, 0), (1, "cites", 1, 0)],
+        )
     }
 
     fn hop(num_dst: usize, num_src: usize, edges: &[(u32, u32)]) -> Hop {

@@ -125,23 +125,14 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::schema::NodeType;
+    use crate::format::schema::test_schema;
 
     /// author 0..3 (labelled when `authors_labelled`), paper 3..6
     /// (labelled), field 6..7 (never).
     fn typed(authors_labelled: bool) -> (Schema, Vec<i32>) {
-        let t = |name: &str, offset, count| NodeType {
-            name: name.into(),
-            offset,
-            count,
-            dim: 4,
-        };
-        let schema = Schema {
-            node_types: vec![t("author", 0, 3), t("paper", 3, 3), t("field", 6, 1)],
-            relations: Vec::new(),
-        };
+        let types = [("author", 0, 3, 4), ("paper", 3, 3, 4), ("field", 6, 1, 4)];
         let a = if authors_labelled { 1 } else { -1 };
-        (schema, vec![a, -1, a, 0, 2, 1, -1])
+        (test_schema(&types, &[]), vec![a, -1, a, 0, 2, 1, -1])
     }
 
     fn splits() -> Splits {
