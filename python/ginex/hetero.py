@@ -17,8 +17,9 @@ class HeteroBatch:
     with no node in the batch has empty arrays); edge types are
     ``(src, rel, dst)`` name tuples, every relation of the schema.
 
-    * ``x_dict``: ``{type: float32 (n_t, dim)}``, the rows of the type's
-      nodes — featured types only (a featureless type has no entry).
+    * ``x_dict``: ``{type: float32 (n_t, dim_t)}``, the rows of the type's
+      nodes in the type's own dimension — featured types only (a
+      featureless type has no entry).
     * ``n_id_dict``: ``{type: int64 (n_t,)}``, type-local ids (global id
       minus the type's first id), PyG's per-type ``n_id``. The type's
       nodes are in batch order: its seeds first, then the nodes first
@@ -74,7 +75,9 @@ class HeteroBatch:
             self.global_id_dict[name] = ids[pos]
             self.n_id_dict[name] = self.global_id_dict[name] - t["offset"]
             if t["has_features"]:
-                self.x_dict[name] = x[pos]
+                # Rows come in the store's row format (the widest type's
+                # dimension); the type's own features are its first dim.
+                self.x_dict[name] = x[pos, : t["dim"]]
             self.num_sampled_nodes_dict[name] = list(t["num_sampled_nodes"])
             self.batch_size_dict[name] = seeds
             if self.y_dict is not None:

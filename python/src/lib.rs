@@ -326,11 +326,13 @@ impl PyStore {
     }
 
     /// The node types and relations of a typed store (format/schema.md),
-    /// or None: `{"node_types": [{"name", "offset", "count", "dim"}],
+    /// or None: `{"node_types": [{"name", "offset", "count", "dim", "dtype"}],
     /// "relations": [{"src", "name", "dst", "num_edges", "canonical"}]}`.
     /// Type `t` owns the node ids `offset .. offset + count` (a typed
     /// store's ids are its global ids); `src`/`dst` index `node_types`;
-    /// `dim` 0 = no features.
+    /// `dim` 0 = no features (and `dtype` None); each featured type has its
+    /// own `dim` and `dtype`, and batches return its rows widened to the
+    /// store's row format (its `dim` first, then zeros).
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(schema) = self.store.schema() else {
             return Ok(None);
@@ -342,6 +344,7 @@ impl PyStore {
             d.set_item("offset", t.offset)?;
             d.set_item("count", t.count)?;
             d.set_item("dim", t.dim)?;
+            d.set_item("dtype", t.dtype.map(|d| d.name()))?;
             types.append(d)?;
         }
         let relations = PyList::empty(py);
@@ -630,6 +633,7 @@ impl Batch {
             d.set_item("name", &n.name)?;
             d.set_item("offset", n.offset)?;
             d.set_item("has_features", n.has_features)?;
+            d.set_item("dim", n.dim)?;
             let pos: Vec<i64> = n.positions.iter().map(|&p| i64::from(p)).collect();
             d.set_item("positions", pos.into_pyarray(py))?;
             d.set_item("num_sampled_nodes", n.num_sampled.clone())?;

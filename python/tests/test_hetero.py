@@ -129,3 +129,72 @@ def test_an_untyped_batch_has_no_hetero_view(store_path):
                                max_batches=1)))
     with pytest.raises(ValueError, match="not a typed store"):
         b.hetero()
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    """A chunked graph whose authors have 2 features (stored f32) and
+    papers 4 (stored f16): each type keeps its own dimension."""
+    import json
+
+    d = tmp_path_factory.mktemp("mixed")
+    rng = np.random.default_rng(0)
+    authors, papers = 200, 500
+    writes = np.stack([rng.integers(0, authors, 2 * papers), np.repeat(np.arange(papers), 2)], 1)
+    cites = np.stack([rng.integers(0, papers, papers), np.arange(papers)], 1)
+    author_feat = rng.standard_normal((authors, 2)).astype(np.float32)
+    paper_feat = rng.standard_normal((papers, 4)).astype(np.float32)
+    files = {
+        "writes.npy": writes.astype(np.int64),
+        "cites.npy": cites.astype(np.int64),
+        "author-feat.npy": author_feat,
+        "paper-feat.npy": paper_feat,
+        "paper-label.npy": rng.integers(0, 3, papers).astype(np.int64),
+        "paper-train.npy": np.arange(papers) % 4 == 0,
+    }
+    for name, array in files.items():
+        np.save(d / name, array)
+
+    def numpy(name):
+        return {"format": {"name": "numpy"}, "data": [name]}
+
+    meta = {
+        "graph_name": "mixed",
+        "node_type": ["author", "paper"],
+        "num_nodes_per_chunk": [[authors], [papers]],
+        "edge_type": ["author:writes:paper", "paper:cites:paper"],
+        "num_edges_per_chunk": [[len(writes)], [len(cites)]],
+        "edges": {"author:writes:paper": numpy("writes.npy"),
+                  "paper:cites:paper": numpy("cites.npy")},
+        "node_data": {
+            "author": {"feat": numpy("author-feat.npy")},
+            "paper": {"feat": numpy("paper-feat.npy"), "label": numpy("paper-label.npy"),
+                      "train_mask": numpy("paper-train.npy")},
+        },
+        "edge_data": {},
+    }
+    (d / "metadata.json").write_text(json.dumps(meta))
+    run_cli("ginex-import", "dgl", d / "metadata.json", "--dtype", "f32,paper=f16",
+            "--quiet", "--out", d / "store")
+    return d / "store", author_feat, paper_feat
+
+
+def test_hetero_x_dict_keeps_each_types_dimension(mixed):
+    path, author_feat, paper_feat = mixed
+    s = ginex.Store(path)
+    types = {t["name"]: t for t in s.schema()["node_types"]}
+    assert (types["author"]["dim"], types["author"]["dtype"]) == (2, "f32")
+    assert (types["paper"]["dim"], types["paper"]["dtype"]) == (4, "f16")
+    papers_as_stored = paper_feat.astype(np.float16).astype(np.float32)
+    batches = 0
+    for b in typed_loader(path):
+        batches += 1
+        h = b.hetero()
+        assert b.x.shape[1] == 4  # the row format: the widest type
+        a, p = h.n_id_dict["author"], h.n_id_dict["paper"]
+        assert h.x_dict["author"].shape == (len(a), 2)
+        assert np.array_equal(h.x_dict["author"], author_feat[a])
+        assert np.array_equal(h.x_dict["paper"], papers_as_stored[p])
+        # Authors' rows are zero past their own two columns.
+        assert (b.x[h.pos_dict["author"], 2:] == 0).all()
+    assert batches == 5  # 125 training papers, batches of 30

@@ -7,6 +7,7 @@ use memmap2::{Advice, Mmap};
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
 use crate::format::pages::FeatureLayout;
+use crate::format::PAGE_SIZE;
 use crate::sample::source::NeighborSource;
 use crate::store::Store;
 
@@ -44,8 +45,8 @@ impl<'a> MmapStore<'a> {
 
     /// Copies the rows of `ids` into `out` from the mapped pages.
     pub fn gather(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
-        let layout = self.store.layout();
-        let rb = layout.row_bytes();
+        let layout = self.store.feature_sections();
+        let rb = self.store.layout().row_bytes();
         for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(rb)) {
             if id >= self.store.num_nodes() {
                 return Err(Error::OutOfRange(format!(
@@ -54,11 +55,14 @@ impl<'a> MmapStore<'a> {
                 )));
             }
             let loc = layout.locate(id);
-            let at = FeatureLayout::page_offset(loc.page) as usize + loc.offset_in_page;
-            let src = self.features.get(at..at + rb).ok_or_else(|| {
-                Error::corrupt(self.store.dir(), at as u64, "row outside the mapped file")
-            })?;
-            dst.copy_from_slice(src);
+            let at = FeatureLayout::page_offset(loc.page) as usize;
+            let src = self
+                .features
+                .get(at..at + loc.pages as usize * PAGE_SIZE)
+                .ok_or_else(|| {
+                    Error::corrupt(self.store.dir(), at as u64, "row outside the mapped file")
+                })?;
+            layout.copy_row(src, loc.page, id, dst)?;
         }
         Ok(())
     }

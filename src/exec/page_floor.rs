@@ -20,7 +20,7 @@
 
 use crate::cache::belady::compute_changesets;
 use crate::exec::curves::Trace;
-use crate::format::pages::FeatureLayout;
+use crate::format::sections::FeatureSections;
 use crate::format::PAGE_SIZE;
 use crate::hash::FxMap;
 
@@ -41,7 +41,7 @@ pub struct PageFloor {
 /// Each batch of `trace` as the distinct feature pages its rows occupy under
 /// `layout`, in order of first touch within the batch (a row larger than a
 /// page touches all of its pages).
-pub fn page_trace(trace: &Trace, layout: &FeatureLayout) -> Trace {
+pub fn page_trace(trace: &Trace, layout: &FeatureSections) -> Trace {
     let mut pages = Trace::default();
     let mut seen: FxMap<u64, ()> = FxMap::default();
     let mut batch_pages: Vec<u64> = Vec::new();
@@ -63,7 +63,7 @@ pub fn page_trace(trace: &Trace, layout: &FeatureLayout) -> Trace {
 
 /// The page floor of `trace` for a cache of `cache_bytes` (whole pages:
 /// `cache_bytes / PAGE_SIZE`).
-pub fn page_floor(trace: &Trace, layout: &FeatureLayout, cache_bytes: u64) -> PageFloor {
+pub fn page_floor(trace: &Trace, layout: &FeatureSections, cache_bytes: u64) -> PageFloor {
     let pages = page_trace(trace, layout);
     let batches: Vec<&[u64]> = pages.batches().collect();
     let capacity_pages = cache_bytes / PAGE_SIZE as u64;
@@ -87,11 +87,15 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::format::pages::Dtype;
+    use crate::format::pages::{Dtype, FeatureLayout};
 
     /// 1 KiB rows: four to a page.
-    fn quarter_page_rows() -> FeatureLayout {
-        FeatureLayout::new(256, Dtype::F32).unwrap()
+    fn quarter_page_rows() -> FeatureSections {
+        uniform(FeatureLayout::new(256, Dtype::F32).unwrap())
+    }
+
+    fn uniform(layout: FeatureLayout) -> FeatureSections {
+        FeatureSections::uniform(layout, 1 << 20).unwrap()
     }
 
     #[test]
@@ -101,7 +105,7 @@ mod tests {
         assert_eq!(pages.batch(0), &[0, 1, 2]);
         assert_eq!(pages.batch(1), &[0]);
         // A row of 1.5 pages touches both of its pages.
-        let wide = FeatureLayout::new(1536, Dtype::F32).unwrap();
+        let wide = uniform(FeatureLayout::new(1536, Dtype::F32).unwrap());
         let pages = page_trace(&Trace::from_batches(&[vec![1u64]]), &wide);
         assert_eq!(pages.batch(0), &[2, 3]);
     }

@@ -65,7 +65,7 @@ use crate::exec::rows::GatherRows;
 use crate::exec::staged_init::{
     chunks_in_page_order, join_reader, spawn_reader, with_staged_init, Arrivals, InitChunk,
 };
-use crate::format::pages::FeatureLayout;
+use crate::format::sections::FeatureSections;
 use crate::inspect::superbatch::{
     precompute_changesets, sample_superbatch, OwnedFiles, RunParams, SampledRecord,
     SampledSuperbatch, SuperbatchReader, SuperbatchSpec,
@@ -197,7 +197,14 @@ impl PriorTime {
 fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
     let (config, ginex) = (run.config, run.ginex);
     let per_sb = ginex.superbatch.max(1);
-    let rows_per_page = run.store.layout().rows_per_page() as u64;
+    // Page companions group ids by page, which one layout makes `id / rows
+    // per page`; a store of several (format/features.md, "Sections") has
+    // none.
+    let sections = run.store.feature_sections();
+    let rows_per_page = match sections.is_uniform() {
+        true => run.store.layout().rows_per_page() as u64,
+        false => 0,
+    };
     let (fanouts, relation_fanouts) = run.sampler.fanouts.stamp();
     let params = RunParams {
         store_id: crate::sample::neighbor_cache::store_identity(run.store),
@@ -601,7 +608,7 @@ struct Executor<'a, 'c, 'r> {
     rows: &'a dyn RowSource,
     /// Staged init ([`Pipeline::Full`]): opens the init reader's own rows.
     staged: Option<OpenRows<'r>>,
-    layout: FeatureLayout,
+    layout: &'a FeatureSections,
     row_bytes: usize,
     consume: &'a mut (dyn FnMut(&EpochBatch<'_>) -> Result<()> + 'c),
     out: Vec<u8>,
@@ -643,7 +650,7 @@ impl Executor<'_, '_, '_> {
     /// by the first batch that uses it (`summary`; without one, by the
     /// first batch).
     fn init_chunks(&self, load: &[u64], summary: Option<&AccessSummary>) -> Vec<InitChunk> {
-        let layout = self.layout;
+        let layout = &self.layout;
         let chunk_rows = crate::exec::staged_init::chunk_rows(load.len(), self.row_bytes);
         let page_of = |id| layout.locate(id).page;
         match summary {
@@ -906,7 +913,7 @@ pub(crate) fn run_ginex(
         )?,
         rows,
         staged: schedule.staged_init.then_some(&open_rows as OpenRows<'_>),
-        layout: store.layout(),
+        layout: store.feature_sections(),
         row_bytes: rows.row_bytes(),
         consume,
         out: Vec::new(),

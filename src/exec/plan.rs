@@ -299,7 +299,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     };
     let batch_buffers = ws.max_ids * rb * (2 + window)
         + ws.max_ids * 24
-        + io_buffer_bytes(ws.max_ids, store.layout().pages_per_row())
+        + io_buffer_bytes(ws.max_ids, store.feature_sections().max_pages_per_row())
         + init_buffers;
     // Per batch of a superbatch in flight: the access trace and changeset
     // working memory of the superbatch the inspector prepares beside the

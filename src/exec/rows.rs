@@ -66,7 +66,7 @@ fn name_the_node(store: &Store, ids: &[u64], e: Error) -> Error {
     else {
         return e;
     };
-    let layout = store.layout();
+    let layout = store.feature_sections();
     let end = offset.saturating_add(len);
     let (first, last) = (
         offset.saturating_sub(FeatureLayout::page_offset(0)) / PAGE_SIZE as u64,

@@ -25,10 +25,11 @@ use crate::error::{Error, Result};
 use crate::export::sink::{push_decimal, ExportDir, NpyOut, OutFile};
 use crate::export::source::{IdCursor, Source, Table};
 use crate::export::{
-    bar, export_name, split_even, start, write_features, write_labels, write_mask, write_orig_ids,
-    EdgeCheck, EdgeFormat, ExportOptions, ExportReport,
+    bar, dtype_flag, export_name, split_even, start, write_features, write_labels, write_mask,
+    write_orig_ids, EdgeCheck, EdgeFormat, ExportOptions, ExportReport,
 };
 use crate::format::header::FileKind;
+use crate::format::pages::FeatureLayout;
 use crate::store::Store;
 
 mod typed;
@@ -241,7 +242,6 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     let labels = src.table(FileKind::Labels)?;
     let orig = src.table(FileKind::OriginalIds)?;
     let splits = src.split_cursors()?;
-    let dim = u64::from(store.feature_dim());
     let mut keys: Vec<(&str, Vec<String>)> = vec![("feat", Vec::new())];
     if labels.is_some() {
         keys.push(("label", Vec::new()));
@@ -259,7 +259,7 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
         orig,
         splits,
         descr,
-        dim,
+        layout: store.layout(),
     };
     tables.write_chunks(&mut dir, &node_dir, &mut keys, 0, &node_counts, &b)?;
     b.finish_and_clear();
@@ -325,7 +325,8 @@ struct NodeTables<'a> {
     orig: Option<Table>,
     splits: Option<[IdCursor; 3]>,
     descr: &'static str,
-    dim: u64,
+    /// The stored layout of the features written next.
+    layout: FeatureLayout,
 }
 
 impl NodeTables<'_> {
@@ -346,12 +347,12 @@ impl NodeTables<'_> {
             for (key, paths) in keys.iter_mut() {
                 let rel = format!("{node_dir}/{key}-{i}.npy");
                 let (dtype, shape): (&'static str, Vec<u64>) = match *key {
-                    "feat" => (descr, vec![count, self.dim]),
+                    "feat" => (descr, vec![count, u64::from(self.layout.dim)]),
                     k if MASK_KEYS.contains(&k) => ("|b1", vec![count]),
                     _ => ("<i8", vec![count]),
                 };
                 dir.write_npy(&rel, dtype, &shape, |npy| match *key {
-                    "feat" => write_features(src, npy, first, count, descr, b),
+                    "feat" => write_features(src, npy, (first, count), self.layout, descr, b),
                     "label" => match &self.labels {
                         Some(t) => write_labels(t, npy, first, count),
                         None => Ok(()),
@@ -379,8 +380,9 @@ impl NodeTables<'_> {
 /// The `ginex-import dgl` command that rebuilds the store from the export.
 fn reimport_command(store: &Store, out: &std::path::Path, descr: &str) -> String {
     let mut cmd = format!("ginex-import dgl {}", out.join("metadata.json").display());
-    if store.dtype().name() != "f32" || descr != "<f4" {
-        cmd.push_str(&format!(" --dtype {}", store.dtype().name()));
+    let dtype = dtype_flag(store);
+    if dtype != "f32" || descr != "<f4" {
+        cmd.push_str(&format!(" --dtype {dtype}"));
     }
     if store.manifest().file(FileKind::Labels).is_some() {
         cmd.push_str(&format!(" --num-classes {}", store.num_classes()));

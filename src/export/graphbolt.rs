@@ -256,7 +256,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
     let mut features = String::from("feature_data:\n");
     let b = bar(n, "features", quiet);
     dir.write_npy("data/feat.npy", descr, &[n, dim], |npy| {
-        write_features(&src, npy, 0, n, descr, &b)
+        write_features(&src, npy, (0, n), store.layout(), descr, &b)
     })?;
     b.finish_and_clear();
     features.push_str(&feature_yaml("feat", "data/feat.npy"));

@@ -29,9 +29,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::format::pages::Dtype;
+use crate::format::pages::{Dtype, FeatureLayout};
+use crate::format::sections::narrow;
 use crate::import::pipeline::progress;
 use crate::progress::Bar;
+use crate::store::Store;
 use sink::NpyOut;
 use source::{IdCursor, Source, Table, TableValue};
 
@@ -207,26 +209,53 @@ impl EdgeCheck {
     }
 }
 
-/// Streams the feature rows `first..first + count` into `npy` as `descr`.
+/// The `--dtype` a re-import needs to store the features as `store` does:
+/// the store dtype, and in a typed store of several layouts each type
+/// whose dtype is not the row format's (`f32,paper=f16`).
+pub fn dtype_flag(store: &Store) -> String {
+    let mut flag = store.dtype().name().to_string();
+    for t in store.schema().map_or(&[][..], |s| &s.node_types[..]) {
+        if let Some(d) = t.dtype.filter(|d| *d != store.dtype()) {
+            flag.push_str(&format!(",{}={}", t.name, d.name()));
+        }
+    }
+    flag
+}
+
+/// Streams the feature rows `first..first + count`, stored as `stored`
+/// (the store's layout, or in a typed store their type's), into `npy` as
+/// `descr`: each row in its own dimension, its values exactly as stored.
 pub fn write_features(
     src: &Source,
     npy: &mut NpyOut,
-    first: u64,
-    count: u64,
+    rows: (u64, u64),
+    stored: FeatureLayout,
     descr: &str,
     bar: &Bar,
 ) -> Result<()> {
-    let dtype = src.store().dtype();
+    let (first, count) = rows;
+    let row_format = src.store().layout();
+    let dtype = stored.dtype;
     let same = descr == "<f4" && dtype == Dtype::F32 || descr == "<f2" && dtype == Dtype::F16;
     let per = src.rows_per_block();
-    let (mut pages, mut raw, mut values, mut wide) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut pages, mut raw, mut values, mut wide, mut narrowed) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut row = first;
     while row < first + count {
         let k = per.min(first + count - row);
         raw.clear();
         src.store()
             .read_feature_range(row..row + k, &mut pages, &mut raw)?;
+        if stored != row_format {
+            narrowed.resize(k as usize * stored.row_bytes(), 0);
+            for (from, to) in raw
+                .chunks_exact(row_format.row_bytes())
+                .zip(narrowed.chunks_exact_mut(stored.row_bytes()))
+            {
+                narrow(row_format, from, stored, to);
+            }
+            std::mem::swap(&mut raw, &mut narrowed);
+        }
         if same {
             npy.write(&raw)?;
         } else {

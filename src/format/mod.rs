@@ -16,6 +16,7 @@ pub mod neighbor_cache;
 pub mod pages;
 pub mod runtime;
 pub mod schema;
+pub mod sections;
 pub mod tables;
 pub mod version;
 

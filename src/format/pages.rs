@@ -95,6 +95,12 @@ impl Dtype {
     }
 }
 
+impl serde::Serialize for Dtype {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// Where rows live in the feature pages, derived from `dim` and `dtype`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeatureLayout {
@@ -187,26 +193,6 @@ impl FeatureLayout {
         PAGE_SIZE as u64 * (page + 1)
     }
 
-    /// The bytes of row `row` in `pages`, consecutive feature pages read
-    /// from page `first_page` on: the one page-to-row decoding of every
-    /// feature reader. An error when the buffer does not hold the row.
-    #[doc(hidden)]
-    pub fn row_in<'p>(&self, pages: &'p [u8], first_page: u64, row: u64) -> Result<&'p [u8]> {
-        let loc = self.locate(row);
-        loc.page
-            .checked_sub(first_page)
-            .and_then(|p| usize::try_from(p).ok()?.checked_mul(PAGE_SIZE))
-            .and_then(|at| at.checked_add(loc.offset_in_page))
-            .and_then(|at| pages.get(at..at.checked_add(self.row_bytes())?))
-            .ok_or_else(|| {
-                Error::OutOfRange(format!(
-                    "row {row} (page {}) is not in the {} bytes read from feature page {first_page}",
-                    loc.page,
-                    pages.len()
-                ))
-            })
-    }
-
     /// Payload bytes of the feature file for `num_rows` rows.
     #[doc(hidden)]
     pub fn payload_len(&self, num_rows: u64) -> Result<u64> {
@@ -286,21 +272,5 @@ mod tests {
             }
         );
         assert!(l.num_pages(u64::MAX).is_err());
-    }
-
-    #[test]
-    fn row_in_finds_a_row_in_the_pages_read_and_refuses_rows_outside() {
-        let l = FeatureLayout::new(128, Dtype::F32).unwrap(); // 512-byte rows, 8 a page
-        let pages: Vec<u8> = (0..2 * PAGE_SIZE).map(|i| (i / 512) as u8).collect();
-        // Pages 3 and 4 hold rows 24..40; row 33 is the second row of page 4.
-        assert_eq!(l.row_in(&pages, 3, 33).unwrap(), &[9u8; 512][..]);
-        assert_eq!(l.row_in(&pages, 3, 24).unwrap(), &[0u8; 512][..]);
-        for outside in [23, 40, 0] {
-            let err = l.row_in(&pages, 3, outside).unwrap_err().to_string();
-            assert!(err.contains(&format!("row {outside} ")), "{err}");
-        }
-        let big = FeatureLayout::new(1025, Dtype::F32).unwrap(); // 2 pages a row
-        assert_eq!(big.row_in(&pages, 6, 3).unwrap().len(), 4100);
-        assert!(big.row_in(&pages[..PAGE_SIZE], 6, 3).is_err());
     }
 }

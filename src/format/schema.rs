@@ -7,12 +7,15 @@
 //! `src` node to a `dst` node (one relation per ordered type pair, so an
 //! edge's relation follows from its endpoints' types). Feature rows exist
 //! for the types with features only: the feature matrix holds the rows of
-//! the featured types, back to back in type order.
+//! the featured types, back to back in type order, each type in its own
+//! dimension and dtype (`format/features.md`, "Sections").
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u32, le_u64};
+use crate::format::pages::{Dtype, FeatureLayout};
+use crate::format::version::{Version, V1_3, V1_5};
 
 /// Offset of the node type count (`u32`) in the payload.
 pub const NUM_TYPES_OFFSET: usize = 0;
@@ -20,9 +23,12 @@ pub const NUM_TYPES_OFFSET: usize = 0;
 pub const NUM_RELATIONS_OFFSET: usize = NUM_TYPES_OFFSET + 4;
 /// Offset of the first node type entry.
 pub const TYPE_ENTRIES_OFFSET: usize = NUM_RELATIONS_OFFSET + 4;
-/// Bytes of a node type entry before its name: offset `u64`, count `u64`,
-/// dim `u32`, name length `u8`.
+/// Bytes of a node type entry before its name in a 1.3 schema: offset
+/// `u64`, count `u64`, dim `u32`, name length `u8`.
 pub const TYPE_ENTRY_HEAD: usize = 8 + 8 + 4 + 1;
+/// The same in a 1.5 schema, which adds the type's dtype (`u8`) after
+/// `dim`.
+pub const TYPE_ENTRY_HEAD_V1_5: usize = TYPE_ENTRY_HEAD + 1;
 /// Bytes of a relation entry before its name: src `u32`, dst `u32`, edges
 /// `u64`, name length `u8`.
 pub const RELATION_ENTRY_HEAD: usize = 4 + 4 + 8 + 1;
@@ -38,8 +44,11 @@ pub struct NodeType {
     pub offset: u64,
     /// Number of nodes of the type.
     pub count: u64,
-    /// Feature dimension (the manifest's), or 0 for a featureless type.
+    /// Feature dimension, or 0 for a featureless type.
     pub dim: u32,
+    /// Element type of the features; `None` for a featureless type. (A
+    /// 1.3 schema has no dtype: its featured types have the manifest's.)
+    pub dtype: Option<Dtype>,
 }
 
 impl NodeType {
@@ -51,6 +60,14 @@ impl NodeType {
     /// Whether the type has feature rows.
     pub fn has_features(&self) -> bool {
         self.dim > 0
+    }
+
+    /// The layout of the type's feature rows on disk (None: featureless).
+    pub fn layout(&self) -> Option<FeatureLayout> {
+        match (self.dim, self.dtype) {
+            (0, _) | (_, None) => None,
+            (dim, Some(dtype)) => Some(FeatureLayout { dim, dtype }),
+        }
     }
 }
 
@@ -143,8 +160,47 @@ impl Schema {
         self.node_types.iter().all(NodeType::has_features)
     }
 
-    /// Encodes the payload.
+    /// The row format of a store with these types (the manifest's `dim`
+    /// and dtype, in which readers return every row): the widest featured
+    /// dimension, and the featured types' dtype when they share one, else
+    /// `f32` (which holds f16 and bf16 values exactly). None when no type
+    /// has features.
+    pub fn row_format(&self) -> Option<FeatureLayout> {
+        let featured = || self.node_types.iter().filter_map(NodeType::layout);
+        let dim = featured().map(|l| l.dim).max()?;
+        let first = featured().next()?.dtype;
+        let dtype = if featured().all(|l| l.dtype == first) {
+            first
+        } else {
+            Dtype::F32
+        };
+        Some(FeatureLayout { dim, dtype })
+    }
+
+    /// Whether every featured type has the same layout (then that layout
+    /// is the row format and the schema is written as 1.3, as before
+    /// per-type layouts existed).
+    pub fn is_uniform(&self) -> bool {
+        let mut layouts = self.node_types.iter().filter_map(NodeType::layout);
+        let first = layouts.next();
+        layouts.all(|l| Some(l) == first)
+    }
+
+    /// The version the schema is written with: 1.3 when
+    /// [uniform](Self::is_uniform) (byte for byte as before), else 1.5,
+    /// whose node type entries carry a dtype.
+    pub fn written_version(&self) -> Version {
+        if self.is_uniform() {
+            V1_3
+        } else {
+            V1_5
+        }
+    }
+
+    /// Encodes the payload in the layout of its
+    /// [`written_version`](Self::written_version).
     pub fn encode(&self) -> Vec<u8> {
+        let with_dtype = self.written_version() >= V1_5;
         let mut b = Vec::new();
         b.extend_from_slice(&(self.node_types.len() as u32).to_le_bytes());
         b.extend_from_slice(&(self.relations.len() as u32).to_le_bytes());
@@ -152,6 +208,9 @@ impl Schema {
             b.extend_from_slice(&t.offset.to_le_bytes());
             b.extend_from_slice(&t.count.to_le_bytes());
             b.extend_from_slice(&t.dim.to_le_bytes());
+            if with_dtype {
+                b.push(t.dtype.map_or(0, |d| d as u8));
+            }
             b.push(t.name.len() as u8);
             b.extend_from_slice(t.name.as_bytes());
         }
@@ -166,43 +225,60 @@ impl Schema {
     }
 
     /// Checks a schema against the store it describes: `num_nodes` nodes,
-    /// `num_edges` edges, features of dimension `dim`. The same rules as
-    /// [`decode`](Self::decode) (which calls it), for writers.
-    pub fn validate(&self, num_nodes: u64, num_edges: u64, dim: u32) -> Result<()> {
+    /// `num_edges` edges, the manifest's row format `row`. The same rules
+    /// as [`decode`](Self::decode) (which calls it), for writers.
+    pub fn validate(&self, num_nodes: u64, num_edges: u64, row: FeatureLayout) -> Result<()> {
         SchemaRules {
             num_nodes,
             num_edges,
-            dim,
+            row,
+            version: self.written_version(),
         }
         .check(self)
         .map_err(|(_, reason)| Error::invalid_argument(format!("invalid schema: {reason}")))
     }
 
-    /// Decodes and validates a payload of a store with `num_nodes` nodes,
-    /// `num_edges` edges and feature dimension `dim`. `path` is for errors;
-    /// every refusal names its payload offset.
+    /// Decodes and validates a payload of version `version` of a store
+    /// with `num_nodes` nodes, `num_edges` edges and the manifest's row
+    /// format `row`. `path` is for errors; every refusal names its payload
+    /// offset.
     pub fn decode(
         p: &[u8],
         path: &Path,
-        num_nodes: u64,
-        num_edges: u64,
-        dim: u32,
+        store: (u64, u64, FeatureLayout),
+        version: Version,
     ) -> Result<Schema> {
+        let (num_nodes, num_edges, row) = store;
         let mut r = Reader { p, at: 0 };
         let parsed = (|| -> std::result::Result<Schema, (usize, String)> {
             let num_types = r.u32("the node type count")? as usize;
             let num_relations = r.u32("the relation count")? as usize;
             let mut node_types = Vec::new();
             for i in 0..num_types.min(MAX_TYPES + 1) {
-                let offset = r.u64(&format!("node type {i}"))?;
-                let count = r.u64(&format!("node type {i}"))?;
-                let dim = r.u32(&format!("node type {i}"))?;
-                let name = r.name(&format!("node type {i}"))?;
+                let what = format!("node type {i}");
+                let offset = r.u64(&what)?;
+                let count = r.u64(&what)?;
+                let dim = r.u32(&what)?;
+                let dtype = if version >= V1_5 {
+                    let at = r.at;
+                    let code = r.take(1, &what)?.first().copied().unwrap_or(0);
+                    match (code, Dtype::from_u8(code)) {
+                        (0, _) => None,
+                        (_, Some(d)) => Some(d),
+                        (_, None) => {
+                            return Err((at, format!("{what}: unknown dtype code {code}")))
+                        }
+                    }
+                } else {
+                    (dim > 0).then_some(row.dtype)
+                };
+                let name = r.name(&what)?;
                 node_types.push(NodeType {
                     name,
                     offset,
                     count,
                     dim,
+                    dtype,
                 });
             }
             let mut relations = Vec::new();
@@ -231,7 +307,8 @@ impl Schema {
             SchemaRules {
                 num_nodes,
                 num_edges,
-                dim,
+                row,
+                version,
             }
             .check(&schema)?;
             Ok(schema)
@@ -277,12 +354,13 @@ impl Reader<'_> {
 struct SchemaRules {
     num_nodes: u64,
     num_edges: u64,
-    dim: u32,
+    row: FeatureLayout,
+    version: Version,
 }
 
 impl SchemaRules {
     fn check(&self, s: &Schema) -> std::result::Result<(), (usize, String)> {
-        let at = |i: usize| Self::type_entry_offset(s, i);
+        let at = |i: usize| self.type_entry_offset(s, i);
         if s.node_types.is_empty() || s.node_types.len() > MAX_TYPES {
             return Err((
                 NUM_TYPES_OFFSET,
@@ -319,12 +397,23 @@ impl SchemaRules {
                     format!("node type {i} ({}): id range overflows", t.name),
                 )
             })?;
-            if t.dim != 0 && t.dim != self.dim {
+            if self.version < V1_5 && t.dim != 0 && t.dim != self.row.dim {
                 return Err((
                     at(i),
                     format!(
                         "node type {i} ({}): feature dimension {} is neither 0 (featureless) nor the store's {}",
-                        t.name, t.dim, self.dim
+                        t.name, t.dim, self.row.dim
+                    ),
+                ));
+            }
+            if t.has_features() != t.dtype.is_some() {
+                return Err((
+                    at(i),
+                    format!(
+                        "node type {i} ({}): feature dimension {} with dtype code {}; a featured type needs a dtype and a featureless one has none (0)",
+                        t.name,
+                        t.dim,
+                        t.dtype.map_or(0, |d| d as u8)
                     ),
                 ));
             }
@@ -338,9 +427,21 @@ impl SchemaRules {
                 ),
             ));
         }
+        if let Some(want) = s.row_format().filter(|w| *w != self.row) {
+            return Err((
+                NUM_TYPES_OFFSET,
+                format!(
+                    "the featured types' row format is {} x {} (the widest dimension; their one dtype, else f32) but the manifest's is {} x {}",
+                    want.dim,
+                    want.dtype.name(),
+                    self.row.dim,
+                    self.row.dtype.name()
+                ),
+            ));
+        }
         let mut edges = 0u64;
         for (i, r) in s.relations.iter().enumerate() {
-            let at = Self::relation_entry_offset(s, i);
+            let at = self.relation_entry_offset(s, i);
             check_name(&r.name).map_err(|e| (at, format!("relation {i}: {e}")))?;
             for (end, t) in [("source", r.src), ("destination", r.dst)] {
                 if t as usize >= s.node_types.len() {
@@ -384,17 +485,22 @@ impl SchemaRules {
         Ok(())
     }
 
-    fn type_entry_offset(s: &Schema, i: usize) -> usize {
+    fn type_entry_offset(&self, s: &Schema, i: usize) -> usize {
+        let head = if self.version >= V1_5 {
+            TYPE_ENTRY_HEAD_V1_5
+        } else {
+            TYPE_ENTRY_HEAD
+        };
         TYPE_ENTRIES_OFFSET
             + s.node_types
                 .iter()
                 .take(i)
-                .map(|t| TYPE_ENTRY_HEAD + t.name.len())
+                .map(|t| head + t.name.len())
                 .sum::<usize>()
     }
 
-    fn relation_entry_offset(s: &Schema, i: usize) -> usize {
-        Self::type_entry_offset(s, s.node_types.len())
+    fn relation_entry_offset(&self, s: &Schema, i: usize) -> usize {
+        self.type_entry_offset(s, s.node_types.len())
             + s.relations
                 .iter()
                 .take(i)
@@ -430,6 +536,7 @@ pub(crate) fn test_schema(
                 offset,
                 count,
                 dim,
+                dtype: (dim > 0).then_some(Dtype::F32),
             })
             .collect(),
         relations: relations
@@ -447,6 +554,13 @@ pub(crate) fn test_schema(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn f32_rows(dim: u32) -> FeatureLayout {
+        FeatureLayout {
+            dim,
+            dtype: Dtype::F32,
+        }
+    }
 
     fn mag() -> Schema {
         test_schema(
@@ -473,18 +587,21 @@ mod tests {
                 offset: 0,
                 count: 4,
                 dim: 0,
+                dtype: None,
             },
             NodeType {
                 name: "paper".into(),
                 offset: 4,
                 count: 5,
                 dim: 3,
+                dtype: Some(Dtype::F32),
             },
             NodeType {
                 name: "institution".into(),
                 offset: 9,
                 count: 2,
                 dim: 0,
+                dtype: None,
             },
         ];
         s.relations[0].num_edges = 6;
@@ -508,7 +625,7 @@ mod tests {
             (0, 4, 8)
         );
         assert_eq!(
-            Schema::decode(&p, Path::new("schema"), 11, 13, 3).unwrap(),
+            Schema::decode(&p, Path::new("schema"), (11, 13, f32_rows(3)), V1_3).unwrap(),
             s
         );
     }
@@ -518,7 +635,7 @@ mod tests {
         let s = mag();
         let p = s.encode();
         assert_eq!(
-            Schema::decode(&p, Path::new("schema"), 12, 15, 8).unwrap(),
+            Schema::decode(&p, Path::new("schema"), (12, 15, f32_rows(8)), V1_3).unwrap(),
             s
         );
         assert_eq!(
@@ -539,7 +656,7 @@ mod tests {
     }
 
     fn refusal(s: &Schema, n: u64, e: u64) -> String {
-        Schema::decode(&s.encode(), Path::new("schema"), n, e, 8)
+        Schema::decode(&s.encode(), Path::new("schema"), (n, e, f32_rows(8)), V1_3)
             .unwrap_err()
             .to_string()
     }
@@ -575,12 +692,14 @@ mod tests {
     fn truncated_and_padded_payloads_are_refused() {
         let p = mag().encode();
         for cut in [0, 3, 7, 20, p.len() - 1] {
-            let e = Schema::decode(&p[..cut], Path::new("schema"), 12, 15, 8).unwrap_err();
+            let e = Schema::decode(&p[..cut], Path::new("schema"), (12, 15, f32_rows(8)), V1_3)
+                .unwrap_err();
             assert!(e.to_string().contains("truncated"), "{cut}: {e}");
         }
         let mut long = p.clone();
         long.push(0);
-        let e = Schema::decode(&long, Path::new("schema"), 12, 15, 8).unwrap_err();
+        let e =
+            Schema::decode(&long, Path::new("schema"), (12, 15, f32_rows(8)), V1_3).unwrap_err();
         assert!(
             e.to_string().contains("1 bytes follow the last relation"),
             "{e}"

@@ -32,8 +32,15 @@ pub const V1_3: Version = Version { major: 1, minor: 3 };
 /// and is written as 1.4. Runtime files of one count per hop are still
 /// written as 1.3, byte for byte; every other kind is unchanged.
 pub const V1_4: Version = Version { major: 1, minor: 4 };
+/// Version 1.5: per-type feature layouts; a `schema` whose featured types
+/// differ in dimension or dtype is written as 1.5, each node type entry
+/// carrying its dtype, and the feature pages hold one page-aligned
+/// section per run of types of one layout (format/schema.md,
+/// format/features.md "Sections"). A schema of one layout is still
+/// written as 1.3, byte for byte; every other kind is unchanged.
+pub const V1_5: Version = Version { major: 1, minor: 5 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_4;
+pub const CURRENT: Version = V1_5;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::format::pages::FeatureLayout;
 use crate::format::schema::Schema;
 use crate::store::relation_counts::RelationCounts;
 use crate::store::{Store, StoreBuilder, StoreSpec};
@@ -104,7 +105,11 @@ struct Plan {
     target: (usize, u64, u64),
     from: (u64, u64),
     direction: Direction,
+    /// Width of the derived rows as computed (the store's row format).
     dim: usize,
+    /// The layout the derived rows are stored in: the `--from` type's
+    /// (a mean of its rows), or for zero rows the store's row format.
+    layout: FeatureLayout,
 }
 
 fn plan(store: &Store, schema: &Schema, o: &DeriveOptions) -> Result<Plan> {
@@ -131,6 +136,7 @@ fn plan(store: &Store, schema: &Schema, o: &DeriveOptions) -> Result<Plan> {
             from: (0, 0),
             direction: Direction::In,
             dim: store.feature_dim() as usize,
+            layout: store.layout(),
         });
     }
     let f = find(&o.from, "--from")?;
@@ -167,6 +173,7 @@ fn plan(store: &Store, schema: &Schema, o: &DeriveOptions) -> Result<Plan> {
         from: (ft.offset, ft.count),
         direction,
         dim: store.feature_dim() as usize,
+        layout: ft.layout().unwrap_or(store.layout()),
     })
 }
 
@@ -317,7 +324,8 @@ pub fn derive_features(o: &DeriveOptions) -> Result<DeriveReport> {
     let mut builder = StoreBuilder::create(&o.out, spec)?;
     let mut new_schema = schema.clone();
     if let Some(t) = new_schema.node_types.get_mut(plan.target.0) {
-        t.dim = store.feature_dim();
+        t.dim = plan.layout.dim;
+        t.dtype = Some(plan.layout.dtype);
     }
     builder.set_schema(new_schema.clone());
 
@@ -333,7 +341,7 @@ pub fn derive_features(o: &DeriveOptions) -> Result<DeriveReport> {
     report.passes = passes;
 
     let started = Instant::now();
-    write_features(&store, &new_schema, plan.target.0, &scratch, &mut builder)?;
+    write_features(&store, &new_schema, &plan, &scratch, &mut builder)?;
     std::fs::remove_file(&scratch).map_err(|e| Error::io("remove", &scratch, e))?;
     report.phases.push(("features", started.elapsed()));
 
@@ -369,16 +377,16 @@ pub fn derive_features(o: &DeriveOptions) -> Result<DeriveReport> {
 }
 
 /// Streams the new feature matrix: each featured type's rows in type
-/// order, the old store's or (for `derived`) the scratch file's.
+/// order, the old store's or (for the plan's target) the scratch file's
+/// (row-format-wide `f32`, stored as the plan's layout).
 fn write_features(
     store: &Store,
     schema: &Schema,
-    derived: usize,
+    plan: &Plan,
     scratch: &Path,
     builder: &mut StoreBuilder,
 ) -> Result<()> {
-    let layout = store.layout();
-    let dim = layout.dim as usize;
+    let (derived, layout, dim) = (plan.target.0, plan.layout, plan.dim);
     let mut writer = builder.feature_writer()?;
     let block = 1u64 << 14;
     let (mut pages, mut raw) = (Vec::new(), Vec::new());
@@ -399,7 +407,9 @@ fn write_features(
                 for (v, b) in values.iter_mut().zip(bytes.chunks_exact(4)) {
                     *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                 }
-                layout.dtype.encode_f32(&values, &mut row);
+                layout
+                    .dtype
+                    .encode_f32(&values[..layout.dim as usize], &mut row);
                 writer.push_rows(&row)?;
             }
             continue;
@@ -409,7 +419,7 @@ fn write_features(
             let end = (first + block).min(t.offset + t.count);
             raw.clear();
             store.read_feature_range(first..end, &mut pages, &mut raw)?;
-            writer.push_rows(&raw)?;
+            writer.push_row_format(&raw)?;
             first = end;
         }
     }

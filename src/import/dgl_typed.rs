@@ -4,8 +4,9 @@
 //! Node types become contiguous global id ranges in `node_type` order and
 //! each canonical edge type `src:rel:dst` a relation; the ids in edge
 //! chunks are the types' own, as the chunked format defines them. Features
-//! (`node_data.<type>.<feat key>`) may sit on any types, with one
-//! dimension; the other types are featureless. Labels
+//! (`node_data.<type>.<feat key>`) may sit on any types, each with its
+//! own dimension (and dtype: `--dtype f16,author=f32`); the other types
+//! are featureless. Labels
 //! (`node_data.<type>.<label key>`) and masks may sit on any types; nodes
 //! of the others have no label. `--undirected` symmetrises relations
 //! within one type and adds the reverse `dst:rev_<rel>:src` of the others.
@@ -74,7 +75,7 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
         meta.err(&format!("edge_type[{i}]"), reason)
     })?;
 
-    // Features: any types, one dimension.
+    // Features: any types, each in its own dimension and dtype.
     let mut feats: Vec<Option<Vec<NpyFile>>> = Vec::new();
     let mut decls = Vec::new();
     for t in &ts.node_types {
@@ -87,10 +88,11 @@ pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Resul
             name: t.name.clone(),
             count: t.count,
             dim,
+            dtype: opts.common.dtype_of(&t.name),
         });
         feats.push(arrays);
     }
-    let (node_types, _) = node_types(&decls, &|i, reason| {
+    let node_types = node_types(&decls, &|i, reason| {
         let name = names.get(i).map_or("?", String::as_str);
         meta.err(&format!("node_data.{name}.{}", opts.feat_key), reason)
     })?;

@@ -267,9 +267,10 @@ pub(super) fn import_hetero(opts: &OgbImport, common: &CommonOptions) -> Result<
             name: name.clone(),
             count: *count,
             dim,
+            dtype: common.dtype_of(name),
         });
     }
-    let (node_types, _) = node_types(&decls, &|i, reason| {
+    let node_types = node_types(&decls, &|i, reason| {
         bad(
             &feat_file(names.get(i).map_or("", String::as_str)),
             None,

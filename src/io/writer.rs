@@ -111,7 +111,18 @@ impl ChecksummedWriter {
 
 /// Writes a whole small file in one call.
 pub fn write_file(path: &Path, kind: FileKind, payload: &[u8]) -> Result<FileHeader> {
-    let mut w = ChecksummedWriter::create(path, kind)?;
+    write_file_as(path, kind, kind.written_version(), payload)
+}
+
+/// [`write_file`] for a file whose content needs `version` (a schema of
+/// per-type layouts is 1.5).
+pub fn write_file_as(
+    path: &Path,
+    kind: FileKind,
+    version: Version,
+    payload: &[u8],
+) -> Result<FileHeader> {
+    let mut w = ChecksummedWriter::create_as(path, kind, version)?;
     w.write_payload(payload)?;
     w.finish()
 }

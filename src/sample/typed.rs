@@ -130,6 +130,11 @@ pub struct TypedNodes {
     pub offset: u64,
     /// Whether the type has feature rows (a featureless type has none).
     pub has_features: bool,
+    /// The type's own feature dimension (0: featureless). The batch's
+    /// rows are in the store's row format, the widest type's dimension:
+    /// the type's features are the first `dim` columns of its rows, the
+    /// rest zero.
+    pub dim: u32,
     /// Each node's position in the batch's `ids` (and so its feature row
     /// in the batch's rows), in batch order: the type's seeds first.
     pub positions: Vec<u32>,
@@ -281,6 +286,7 @@ impl TypedBatch {
                 name: t.name.clone(),
                 offset: t.offset,
                 has_features: t.has_features(),
+                dim: t.dim,
                 positions: Vec::new(),
                 ids: Vec::new(),
                 num_sampled: vec![0; num_hops + 1],
@@ -500,6 +506,7 @@ mod tests {
                     offset: i,
                     count: 1,
                     dim: 0,
+                    dtype: None,
                 })
                 .collect(),
             relations: vec![Relation {

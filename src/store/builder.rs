@@ -9,10 +9,11 @@ use crate::format::header::{FileHeader, FileKind};
 use crate::format::manifest::{store_file_name, FileEntry, Manifest, REQUIRED_FILES};
 use crate::format::pages::FeatureLayout;
 use crate::format::schema::Schema;
+use crate::format::sections::{FeatureSections, Section};
 use crate::format::tables::{encode_labels, encode_original_ids, Splits, MISSING_LABEL};
 use crate::format::PAGE_SIZE;
 use crate::io::durable::StagingDir;
-use crate::io::writer::{write_file, ChecksummedWriter};
+use crate::io::writer::{write_file, write_file_as, ChecksummedWriter};
 
 /// What a new store will hold, fixed before any data is written.
 #[derive(Debug, Clone, Copy)]
@@ -168,15 +169,12 @@ impl StoreBuilder {
     /// A writer for the feature rows, pushed in node order (in a typed
     /// store, the rows of the types that have features).
     pub fn feature_writer(&self) -> Result<FeatureWriter> {
-        let rows = self
-            .schema
-            .as_ref()
-            .map_or(self.spec.num_nodes, Schema::feature_rows);
+        let sections =
+            FeatureSections::of(self.schema.as_ref(), self.spec.layout, self.spec.num_nodes)?;
         FeatureWriter::create(
             &self.file_path(FileKind::FeaturePages),
             &self.file_path(FileKind::PageChecksums),
-            self.spec.layout,
-            rows,
+            sections,
         )
     }
 
@@ -285,9 +283,16 @@ impl StoreBuilder {
             schema.validate(
                 self.spec.num_nodes,
                 self.num_edges.unwrap_or(0),
-                self.spec.layout.dim,
+                self.spec.layout,
             )?;
-            self.write_small(FileKind::Schema, |p| p.extend_from_slice(&schema.encode()))?;
+            let path = self.file_path(FileKind::Schema);
+            let header = write_file_as(
+                &path,
+                FileKind::Schema,
+                schema.written_version(),
+                &schema.encode(),
+            )?;
+            self.record(header);
         }
         self.files.sort_by_key(|f| f.kind as u32);
         let manifest = Manifest {
@@ -308,39 +313,53 @@ impl StoreBuilder {
 }
 
 /// Streams feature rows into `features.pages` and their page CRCs into
-/// `features.crc`.
+/// `features.crc`, each row in the layout of its section (one section, in
+/// the row format, unless a typed store's types differ: format/features.md,
+/// "Sections").
 pub struct FeatureWriter {
     pages: ChecksummedWriter,
     crcs: ChecksummedWriter,
-    layout: FeatureLayout,
+    sections: FeatureSections,
     expected_rows: u64,
     rows: u64,
     page: Vec<u8>,
     fill: usize,
+    narrowed: Vec<u8>,
 }
 
 impl FeatureWriter {
-    fn create(
-        pages_path: &Path,
-        crcs_path: &Path,
-        layout: FeatureLayout,
-        expected_rows: u64,
-    ) -> Result<Self> {
-        let buf_len = (layout.pages_per_row() as usize).max(1) * PAGE_SIZE;
+    fn create(pages_path: &Path, crcs_path: &Path, sections: FeatureSections) -> Result<Self> {
+        let buf_len = sections.max_pages_per_row().max(1) as usize * PAGE_SIZE;
         Ok(FeatureWriter {
             pages: ChecksummedWriter::create(pages_path, FileKind::FeaturePages)?,
             crcs: ChecksummedWriter::create(crcs_path, FileKind::PageChecksums)?,
-            layout,
-            expected_rows,
+            expected_rows: sections.sections().iter().map(|s| s.rows).sum(),
+            sections,
             rows: 0,
             page: vec![0u8; buf_len],
             fill: 0,
+            narrowed: Vec::new(),
         })
     }
 
-    /// Appends rows given as encoded bytes (a multiple of `row_bytes`).
+    /// The section the next row pushed belongs to.
+    fn next_section(&self) -> Section {
+        *self.sections.section_of(self.rows)
+    }
+
+    /// The layout the rows given to [`push_rows`](Self::push_rows) next
+    /// must have: the row format, or in a store of several layouts the
+    /// layout of the type whose rows come next.
+    pub fn next_layout(&self) -> FeatureLayout {
+        self.next_section().layout
+    }
+
+    /// Appends rows given as encoded bytes of [`next_layout`](Self::next_layout)
+    /// (a multiple of its `row_bytes`); they may not run into a section of
+    /// another layout.
     pub fn push_rows(&mut self, rows: &[u8]) -> Result<()> {
-        let row_bytes = self.layout.row_bytes();
+        let section = self.next_section();
+        let row_bytes = section.layout.row_bytes();
         if rows.len() % row_bytes != 0 {
             return Err(Error::invalid_argument(format!(
                 "{} bytes is not a whole number of {row_bytes}-byte rows",
@@ -354,8 +373,20 @@ impl FeatureWriter {
                 self.expected_rows
             )));
         }
+        let section_end = section.first_row + section.rows;
+        if self.rows + count > section_end {
+            return Err(Error::invalid_argument(format!(
+                "feature rows {}..{} run past row {section_end}, where the rows of another layout start; push each layout's rows apart",
+                self.rows,
+                self.rows + count
+            )));
+        }
+        if self.rows == section.first_row && self.fill > 0 {
+            self.flush_page()?; // a section starts on a page of its own
+        }
+        let span = section.layout.pages_per_row() as usize * PAGE_SIZE;
         for row in rows.chunks_exact(row_bytes) {
-            if self.fill + row_bytes > self.page.len() {
+            if self.fill + row_bytes > span {
                 self.flush_page()?;
             }
             self.page[self.fill..self.fill + row_bytes].copy_from_slice(row);
@@ -368,13 +399,39 @@ impl FeatureWriter {
         Ok(())
     }
 
+    /// Appends rows given in the row format (as [`Store::read_feature_rows`](crate::store::Store::read_feature_rows)
+    /// returns them), each narrowed to its section's layout.
+    pub fn push_row_format(&mut self, rows: &[u8]) -> Result<()> {
+        if self.sections.is_uniform() {
+            return self.push_rows(rows);
+        }
+        let row_bytes = self.sections.row_format().row_bytes();
+        if rows.len() % row_bytes != 0 {
+            return Err(Error::invalid_argument(format!(
+                "{} bytes is not a whole number of {row_bytes}-byte rows",
+                rows.len()
+            )));
+        }
+        let mut narrowed = std::mem::take(&mut self.narrowed);
+        for row in rows.chunks_exact(row_bytes) {
+            narrowed.resize(self.next_layout().row_bytes(), 0);
+            self.sections.narrow_row(self.rows, row, &mut narrowed);
+            self.push_rows(&narrowed)?;
+        }
+        self.narrowed = narrowed;
+        Ok(())
+    }
+
+    /// Writes the page buffer up to the end of its last row's pages, zero
+    /// padded.
     fn flush_page(&mut self) -> Result<()> {
-        self.page[self.fill..].fill(0);
-        for page in self.page.chunks_exact(PAGE_SIZE) {
+        let used = self.fill.div_ceil(PAGE_SIZE).max(1) * PAGE_SIZE;
+        self.page[self.fill..used].fill(0);
+        for page in self.page[..used].chunks_exact(PAGE_SIZE) {
             self.crcs
                 .write_payload(&crate::format::crc32(page).to_le_bytes())?;
         }
-        self.pages.write_payload(&self.page)?;
+        self.pages.write_payload(&self.page[..used])?;
         self.fill = 0;
         Ok(())
     }
@@ -391,7 +448,7 @@ impl FeatureWriter {
         }
         debug_assert_eq!(
             self.pages.payload_len(),
-            self.layout.payload_len(self.rows).unwrap_or(0)
+            self.sections.num_pages() * PAGE_SIZE as u64
         );
         Ok((self.pages.finish()?, self.crcs.finish()?))
     }

@@ -246,8 +246,8 @@ impl Gatherer {
     /// its CRC, and the rows copied out. Duplicate ids are fine. On error
     /// `out` holds an unspecified mix of rows.
     pub fn gather(&mut self, store: &Store, ids: &[u64], out: &mut [u8]) -> Result<()> {
-        let layout = store.layout();
-        let rb = layout.row_bytes();
+        let layout = store.feature_sections();
+        let rb = store.layout().row_bytes();
         Error::check_output_len(out.len(), ids.len(), rb, "bytes")?;
         let n = store.num_nodes();
         // Unique page runs, sorted: (first page, pages).
@@ -348,8 +348,8 @@ impl Gatherer {
                     break;
                 }
                 let (page, _) = self.pages[k];
-                let row = layout.row_in(&bytes_in[self.run_at[k - first_run]..], page, ids[pos])?;
-                out[pos * rb..(pos + 1) * rb].copy_from_slice(row);
+                let read = &bytes_in[self.run_at[k - first_run]..];
+                layout.copy_row(read, page, ids[pos], &mut out[pos * rb..(pos + 1) * rb])?;
                 served += 1;
             }
             self.stats.bytes_read += bytes as u64;

@@ -30,6 +30,7 @@ use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::manifest::{store_file_name, Manifest};
 use crate::format::pages::{Dtype, FeatureLayout};
 use crate::format::schema::Schema;
+use crate::format::sections::FeatureSections;
 use crate::format::tables::{decode_labels, decode_original_ids, Splits};
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, read_exact_at};
@@ -71,6 +72,7 @@ pub struct Store {
     features: Arc<File>,
     indices: Arc<File>,
     schema: Option<Arc<Schema>>,
+    sections: Arc<FeatureSections>,
 }
 
 /// A small file read whole and checked: its header and payload.
@@ -186,17 +188,18 @@ impl Store {
             None => None,
             Some(_) => {
                 let path = path_of(FileKind::Schema);
-                let layout = manifest.layout;
-                Some(Arc::new(
-                    read_checked_file(&path, FileKind::Schema)?
-                        .decode(|p| Schema::decode(p, &path, n, manifest.num_edges, layout.dim))?,
-                ))
+                let file = read_checked_file(&path, FileKind::Schema)?;
+                let store = (n, manifest.num_edges, manifest.layout);
+                Some(Arc::new(file.decode(|p| {
+                    Schema::decode(p, &path, store, file.header.version)
+                })?))
             }
         };
-        let feature_rows = schema.as_ref().map_or(n, |s| s.feature_rows());
-        let num_pages = manifest.layout.num_pages(feature_rows).map_err(|_| {
-            Error::corrupt(&manifest_path, 0, "node count overflows the page space")
-        })?;
+        let sections =
+            FeatureSections::of(schema.as_deref(), manifest.layout, n).map_err(|_| {
+                Error::corrupt(&manifest_path, 0, "node count overflows the page space")
+            })?;
+        let num_pages = sections.num_pages();
         let p =
             read_checked_file(&path_of(FileKind::PageChecksums), FileKind::PageChecksums)?.payload;
         expect_len(
@@ -233,6 +236,7 @@ impl Store {
             segments: segments.into(),
             page_crcs: page_crcs.into(),
             schema,
+            sections: Arc::new(sections),
         })
     }
 
@@ -318,9 +322,17 @@ impl Store {
         self.manifest.layout.dtype
     }
 
-    /// Feature page layout.
+    /// The row format: the dimension and dtype every feature row is
+    /// returned in (the only layout on disk too, unless a typed store's
+    /// types differ; see [`feature_sections`](Self::feature_sections)).
     pub fn layout(&self) -> FeatureLayout {
         self.manifest.layout
+    }
+
+    /// Where each feature row lives in the feature pages.
+    #[doc(hidden)]
+    pub fn feature_sections(&self) -> &FeatureSections {
+        &self.sections
     }
 
     /// Width of ids in `indices`.
@@ -401,19 +413,19 @@ impl Store {
     /// the store dtype into `out` (`ids.len() * row_bytes` bytes). Every page
     /// read is checked against its CRC.
     pub fn read_feature_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()> {
-        let layout = self.layout();
-        let row_bytes = layout.row_bytes();
+        let sections = self.feature_sections();
+        let row_bytes = self.layout().row_bytes();
         Error::check_output_len(out.len(), ids.len(), row_bytes, "bytes")?;
-        let mut page_buf = vec![0u8; layout.pages_per_row() as usize * PAGE_SIZE];
+        let mut page_buf = vec![0u8; sections.max_pages_per_row() as usize * PAGE_SIZE];
         let mut loaded: Option<u64> = None;
         for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(row_bytes)) {
             let row = self.feature_row(id)?;
-            let loc = layout.locate(row);
+            let loc = sections.locate(row);
             if loaded != Some(loc.page) {
                 self.read_pages(loc.page, &mut page_buf[..loc.pages as usize * PAGE_SIZE])?;
                 loaded = Some(loc.page);
             }
-            dst.copy_from_slice(layout.row_in(&page_buf, loc.page, row)?);
+            sections.copy_row(&page_buf, loc.page, row, dst)?;
         }
         Ok(())
     }
@@ -439,12 +451,15 @@ impl Store {
                 rows.start
             )));
         }
-        let layout = self.layout();
-        let (head, tail) = (layout.locate(first), layout.locate(last_row));
+        let sections = self.feature_sections();
+        let (head, tail) = (sections.locate(first), sections.locate(last_row));
         pages.resize((tail.page + tail.pages - head.page) as usize * PAGE_SIZE, 0);
         self.read_pages(head.page, pages)?;
-        for row in first..=last_row {
-            out.extend_from_slice(layout.row_in(pages, head.page, row)?);
+        let row_bytes = self.layout().row_bytes();
+        let at = out.len();
+        out.resize(at + (last_row - first + 1) as usize * row_bytes, 0);
+        for (row, dst) in (first..=last_row).zip(out[at..].chunks_exact_mut(row_bytes)) {
+            sections.copy_row(pages, head.page, row, dst)?;
         }
         Ok(())
     }

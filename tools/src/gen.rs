@@ -89,6 +89,14 @@ pub struct GenArgs {
     /// schema. Not with --raw or --reorder.
     #[arg(long, conflicts_with = "raw")]
     pub hetero: bool,
+    /// With --hetero: give authors features of their own, of this
+    /// dimension (0: featureless). Each type keeps its own dimension and
+    /// dtype in the store; rows read back widened to the widest.
+    #[arg(long, default_value_t = 0, requires = "hetero")]
+    pub author_dim: u32,
+    /// With --author-dim: the authors' dtype (default: --dtype).
+    #[arg(long, requires = "author_dim")]
+    pub author_dtype: Option<String>,
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
@@ -135,6 +143,13 @@ impl GenArgs {
             split,
             memory: parse_bytes(&self.memory)?,
             hetero: self.hetero,
+            author_features: match self.author_dim {
+                0 => None,
+                dim => Some((
+                    dim,
+                    Dtype::parse(self.author_dtype.as_deref().unwrap_or(&self.dtype))?,
+                )),
+            },
         };
         if self.hetero && self.reorder != ginex::internals::import::reorder::Reorder::None {
             return Err(Error::invalid_argument(
@@ -250,6 +265,9 @@ fn print_report(
         p.seed,
         p.memory >> 20
     )?;
+    if let Some((dim, dtype)) = p.author_features {
+        writeln!(out, "  authors' features: dim {dim} {}", dtype.name())?;
+    }
     writeln!(
         out,
         "  edges: {} drawn, {} kept ({} self-loops, {} duplicates dropped)",

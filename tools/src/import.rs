@@ -9,7 +9,6 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand};
 
 use ginex::internals::error::{Error, Result};
-use ginex::internals::format::pages::Dtype;
 use ginex::internals::import::dgl::{import_dgl, DglImport};
 use ginex::internals::import::files::{import_files, FilesImport};
 use ginex::internals::import::ogb::{import_ogb, OgbImport};
@@ -52,8 +51,10 @@ pub enum ImportCommand {
 /// Options of every subcommand.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// Store dtype for the features: f32, f16 or bf16.
-    #[arg(long, default_value = "f32")]
+    /// Store dtype for the features: f32, f16 or bf16. A typed import may
+    /// give node types their own after it: `f16,author=f32` (the types not
+    /// named get the first; `author=f32` alone leaves the others f32).
+    #[arg(long, default_value = "f32", value_name = "DTYPE[,TYPE=DTYPE...]")]
     pub dtype: String,
     /// Add the reverse of every edge.
     #[arg(long)]
@@ -92,8 +93,10 @@ pub struct CommonArgs {
 impl CommonArgs {
     fn options(&self) -> Result<CommonOptions> {
         crate::create_parent_dirs(&self.out)?;
+        let (dtype, type_dtypes) = CommonOptions::parse_dtypes(&self.dtype)?;
         Ok(CommonOptions {
-            dtype: Dtype::parse(&self.dtype)?,
+            dtype,
+            type_dtypes,
             undirected: self.undirected,
             csc: CscOptions {
                 dedup: self.dedup,

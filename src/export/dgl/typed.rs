@@ -32,7 +32,7 @@ use crate::error::Result;
 use crate::export::hetero::{split_in_lists, RelationSplitter, TypedNames};
 use crate::export::sink::ExportDir;
 use crate::export::source::Source;
-use crate::export::{bar, export_name, split_even, EdgeCheck, ExportReport};
+use crate::export::{bar, export_name, feature_descr, split_even, EdgeCheck, ExportReport};
 use crate::format::header::FileKind;
 use crate::format::schema::Schema;
 use crate::store::Store;
@@ -98,7 +98,7 @@ pub(super) fn export(
         orig: src.table(FileKind::OriginalIds)?,
         splits: src.split_cursors()?,
         descr: report.feature_descr,
-        dim: u64::from(store.feature_dim()),
+        layout: store.layout(),
     };
     let mut node_data = serde_json::Map::new();
     let b = bar(schema.feature_rows(), "features", quiet);
@@ -118,6 +118,10 @@ pub(super) fn export(
         }
         if keys.is_empty() {
             continue;
+        }
+        if let Some(layout) = ty.layout() {
+            node_tables.layout = layout;
+            node_tables.descr = feature_descr(layout.dtype, opts.options.keep_f16);
         }
         let node_dir = format!("node_data/{}", names.node_type(t));
         dir.mkdir(&node_dir)?;

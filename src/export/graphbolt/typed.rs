@@ -28,8 +28,8 @@ use crate::export::hetero::{split_in_lists, RelationSplitter, TypedNames};
 use crate::export::sink::{flush_full, push_decimal, ExportDir, NpyOut, OutFile};
 use crate::export::source::{Source, Table};
 use crate::export::{
-    bar, export_name, write_features, write_labels, write_orig_ids, EdgeCheck, EdgeFormat,
-    ExportReport,
+    bar, export_name, feature_descr, write_features, write_labels, write_orig_ids, EdgeCheck,
+    EdgeFormat, ExportReport,
 };
 use crate::format::header::FileKind;
 use crate::format::schema::Schema;
@@ -144,7 +144,7 @@ pub(super) fn export(
         labels: labels.as_ref(),
     };
     let b = bar(schema.feature_rows(), "features", quiet);
-    let features = nodes.write_data(&mut dir, report.feature_descr, &b)?;
+    let features = nodes.write_data(&mut dir, opts.options.keep_f16, &b)?;
     b.finish_and_clear();
     let tasks = nodes.write_tasks(&mut dir)?;
     report.phases.push(("node data", started.elapsed()));
@@ -219,9 +219,8 @@ struct TypedNodes<'a> {
 impl TypedNodes<'_> {
     /// Writes the features, labels and original ids of each type; returns
     /// the `feature_data` section.
-    fn write_data(&self, dir: &mut ExportDir, descr: &'static str, b: &Bar) -> Result<String> {
+    fn write_data(&self, dir: &mut ExportDir, keep_f16: bool, b: &Bar) -> Result<String> {
         let (src, tables) = (self.src, &self.names.tables);
-        let dim = u64::from(self.store.feature_dim());
         let orig = src.table(FileKind::OriginalIds)?;
         let mut features = String::new();
         for (t, ty) in self.schema.node_types.iter().enumerate() {
@@ -233,10 +232,12 @@ impl TypedNodes<'_> {
                 ))
             };
             let file = self.names.node_type(t);
-            if ty.has_features() {
+            if let Some(layout) = ty.layout() {
                 let rel = format!("data/{file}-feat.npy");
-                dir.write_npy(&rel, descr, &[ty.count, dim], |npy| {
-                    write_features(src, npy, ty.offset, ty.count, descr, b)
+                let descr = feature_descr(layout.dtype, keep_f16);
+                let shape = [ty.count, u64::from(layout.dim)];
+                dir.write_npy(&rel, descr, &shape, |npy| {
+                    write_features(src, npy, (ty.offset, ty.count), layout, descr, b)
                 })?;
                 entry("feat", &rel);
             }

@@ -16,11 +16,11 @@ use crate::store::FeatureWriter;
 
 use super::{bad, progress, Build};
 
-/// Streams feature rows (as `f32`) into the store's feature file.
+/// Streams feature rows (as `f32`) into the store's feature file, in the
+/// dimension and dtype of the rows due next (the store's, or in a typed
+/// store of several layouts, the type's).
 pub struct FeatureSink {
     writer: FeatureWriter,
-    dim: u64,
-    dtype: Dtype,
     allow_nonfinite: bool,
     rows: u64,
     n: u64,
@@ -36,9 +36,13 @@ impl FeatureSink {
         self.rows
     }
 
-    /// The feature dimension.
+    /// The feature dimension of the rows due next.
     pub fn dim(&self) -> u64 {
-        self.dim
+        u64::from(self.writer.next_layout().dim)
+    }
+
+    fn dtype(&self) -> Dtype {
+        self.writer.next_layout().dtype
     }
 
     /// Appends whole rows; `path`/`first_row` (0-based row of `values[0]`
@@ -49,7 +53,8 @@ impl FeatureSink {
                 "feature import stopped: the edge import failed",
             ));
         }
-        let rows = values.len() as u64 / self.dim.max(1);
+        let (dim, dtype) = (self.dim(), self.dtype());
+        let rows = values.len() as u64 / dim.max(1);
         if self.rows + rows > self.n {
             return Err(bad(
                 path,
@@ -60,8 +65,8 @@ impl FeatureSink {
         // Element `k` of `values` as "feature row R column C is X" at its
         // 1-based row.
         let bad_value = |k: usize, x: f32, why: String| {
-            let row = first_row + k as u64 / self.dim;
-            let column = k as u64 % self.dim;
+            let row = first_row + k as u64 / dim;
+            let column = k as u64 % dim;
             bad(
                 path,
                 Some(row + 1),
@@ -74,16 +79,16 @@ impl FeatureSink {
                 return Err(bad_value(k, *x, why));
             }
         }
-        self.bytes.resize(values.len() * self.dtype.size(), 0);
-        self.dtype.encode_f32(values, &mut self.bytes);
+        self.bytes.resize(values.len() * dtype.size(), 0);
+        dtype.encode_f32(values, &mut self.bytes);
         if !self.allow_nonfinite {
-            if let Some(k) = overflowed(self.dtype, &self.bytes) {
+            if let Some(k) = overflowed(dtype, &self.bytes) {
                 let x = values.get(k).copied().unwrap_or_default();
                 let why = format!(
                     ", which overflows {} to {}inf (largest finite {}); scale the features, store them as f32, or pass --allow-nonfinite to keep inf",
-                    self.dtype.name(),
+                    dtype.name(),
                     if x < 0.0 { "-" } else { "+" },
-                    largest_finite(self.dtype)
+                    largest_finite(dtype)
                 );
                 return Err(bad_value(k, x, why));
             }
@@ -107,14 +112,14 @@ impl FeatureSink {
                 .enumerate()
                 .find(|(_, x)| x.is_finite() && !(**x as f32).is_finite())
             {
-                let k = k as u64;
-                let row = first_row + k / self.dim.max(1);
+                let (k, dim) = (k as u64, self.dim().max(1));
+                let row = first_row + k / dim;
                 return Err(bad(
                     path,
                     Some(row + 1),
                     format!(
                         "feature row {row} column {} is {x:e}, which overflows f32 to {}inf (largest finite {:e}); scale the features, or pass --allow-nonfinite to keep inf",
-                        k % self.dim.max(1),
+                        k % dim,
                         if *x < 0.0 { "-" } else { "+" },
                         f32::MAX
                     ),
@@ -216,13 +221,13 @@ fn push_rows(
 /// (sorted, for remapped ids: store node i gets row `rows[i]`).
 pub fn features_from_npy(f: &NpyFile, rows: Option<&[u64]>, sink: &mut FeatureSink) -> Result<()> {
     let (n, dim) = feature_shape(f)?;
-    if dim != sink.dim {
+    if dim != sink.dim() {
         return Err(bad(
             &f.path,
             None,
             format!(
                 "features have dimension {dim} but earlier chunks have {}",
-                sink.dim
+                sink.dim()
             ),
         ));
     }
@@ -324,8 +329,6 @@ impl Build {
     fn feature_sink(&self) -> Result<FeatureSink> {
         Ok(FeatureSink {
             writer: self.builder.feature_writer()?,
-            dim: self.dim,
-            dtype: self.opts.dtype,
             allow_nonfinite: self.opts.allow_nonfinite,
             rows: 0,
             n: self.feature_rows(),

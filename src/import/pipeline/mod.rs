@@ -36,6 +36,9 @@ pub use tables::{for_each_id, label_value, labels_from_npy, random_split, read_i
 pub struct CommonOptions {
     /// Store dtype of the features.
     pub dtype: Dtype,
+    /// Typed imports: the dtype of named node types' features, where it
+    /// is not `dtype` (`--dtype f16,author=f32`).
+    pub type_dtypes: Vec<(String, Dtype)>,
     /// Add the reverse of every edge.
     pub undirected: bool,
     /// CSC options (dedup, self-loops).
@@ -58,10 +61,46 @@ pub struct CommonOptions {
 }
 
 impl CommonOptions {
+    /// Parses `--dtype`: a dtype, then optionally `TYPE=DTYPE` entries
+    /// (`f16,author=f32`; `author=f32` alone keeps f32 for the others).
+    pub fn parse_dtypes(text: &str) -> Result<(Dtype, Vec<(String, Dtype)>)> {
+        let mut default = Dtype::F32;
+        let mut types: Vec<(String, Dtype)> = Vec::new();
+        for (i, part) in text.split(',').map(str::trim).enumerate() {
+            match part.split_once('=') {
+                None if i == 0 => default = Dtype::parse(part)?,
+                None => {
+                    return Err(Error::invalid_argument(format!(
+                        "--dtype {text:?}: {part:?} must be TYPE=DTYPE (only the first entry may be a bare dtype)"
+                    )))
+                }
+                Some((name, d)) => {
+                    let name = name.trim();
+                    if types.iter().any(|(t, _)| t == name) {
+                        return Err(Error::invalid_argument(format!(
+                            "--dtype {text:?}: node type {name:?} is given twice"
+                        )));
+                    }
+                    types.push((name.to_string(), Dtype::parse(d.trim())?));
+                }
+            }
+        }
+        Ok((default, types))
+    }
+
+    /// The dtype node type `name`'s features are stored in.
+    pub fn dtype_of(&self, name: &str) -> Dtype {
+        self.type_dtypes
+            .iter()
+            .find(|(t, _)| t == name)
+            .map_or(self.dtype, |(_, d)| *d)
+    }
+
     /// Defaults for `out`: f32, directed, keep duplicates and self-loops, 2 GiB.
     pub fn new(out: impl Into<PathBuf>) -> Self {
         CommonOptions {
             dtype: Dtype::F32,
+            type_dtypes: Vec::new(),
             undirected: false,
             csc: CscOptions::default(),
             allow_nonfinite: false,
@@ -234,6 +273,11 @@ impl Build {
         edges: u64,
         note: Option<&str>,
     ) -> Result<Self> {
+        if let Some((name, _)) = opts.type_dtypes.first() {
+            return Err(Error::invalid_argument(format!(
+                "--dtype {name}=…: dtypes per node type apply to typed imports only (a chunked graph or ogbn-mag with several node types)"
+            )));
+        }
         let dim32 = u32::try_from(dim).map_err(|_| {
             bad(
                 dim_source,

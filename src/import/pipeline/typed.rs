@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::format::pages::Dtype;
 use crate::format::schema::{NodeType, Relation, Schema};
 
 use super::edges::typed_id;
@@ -96,53 +97,40 @@ pub struct TypeDecl {
     pub count: u64,
     /// Its feature dimension, `None` when it has no features.
     pub dim: Option<u64>,
+    /// The dtype its features are stored in (`CommonOptions::dtype_of`).
+    pub dtype: Dtype,
 }
 
-/// The schema's node types: contiguous id ranges in the order given, the
-/// featured ones with the one dimension they must share (returned; `None`
-/// when no type has features). A second dimension or an id range past
-/// 2^64 is refused through `err(type index, reason)`.
+/// The schema's node types: contiguous id ranges in the order given, each
+/// featured one in its own dimension and dtype (format/features.md,
+/// "Sections"). A dimension past `u32` or an id range past 2^64 is
+/// refused through `err(type index, reason)`.
 pub fn node_types(
     types: &[TypeDecl],
     err: &dyn Fn(usize, String) -> Error,
-) -> Result<(Vec<NodeType>, Option<u64>)> {
-    let mut dim: Option<(u64, &str)> = None;
-    for (i, t) in types.iter().enumerate() {
-        match (t.dim, dim) {
-            (Some(d), Some((have, other))) if d != have => {
-                return Err(err(
-                    i,
-                    format!(
-                        "features of dimension {d}, but node type {other}'s have dimension {have}; a typed store holds one feature dimension (project them to one)"
-                    ),
-                ))
-            }
-            (Some(d), None) => dim = Some((d, &t.name)),
-            _ => {}
-        }
-    }
-    let dim = dim.map(|(d, _)| d);
-    let dim32 = match dim {
-        Some(d) => u32::try_from(d).map_err(|_| {
-            let i = types.iter().position(|t| t.dim.is_some()).unwrap_or(0);
-            err(i, format!("feature dimension {d} is too large"))
-        })?,
-        None => 0,
-    };
+) -> Result<Vec<NodeType>> {
     let mut out = Vec::with_capacity(types.len());
     let mut offset = 0u64;
     for (i, t) in types.iter().enumerate() {
+        let dim = match t.dim {
+            Some(d) => u32::try_from(d)
+                .ok()
+                .filter(|d| *d > 0)
+                .ok_or_else(|| err(i, format!("feature dimension {d} is not in 1..2^32")))?,
+            None => 0,
+        };
         out.push(NodeType {
             name: t.name.clone(),
             offset,
             count: t.count,
-            dim: if t.dim.is_some() { dim32 } else { 0 },
+            dim,
+            dtype: t.dim.map(|_| t.dtype),
         });
         offset = offset
             .checked_add(t.count)
             .ok_or_else(|| err(i, "node counts overflow 64 bits".into()))?;
     }
-    Ok((out, dim))
+    Ok(out)
 }
 
 /// The endpoints of edges of `src` to `dst` (type indices of `schema`), for
@@ -197,13 +185,29 @@ pub fn build_typed(
     edges: TypedEdges<'_>,
     features: Option<TypedFeatures<'_>>,
 ) -> Result<Build> {
-    let n = schema.node_types.last().map_or(0, |t| t.offset + t.count);
-    let dim = schema
-        .node_types
+    if let Some((name, _)) = common
+        .type_dtypes
         .iter()
-        .find(|t| t.has_features())
-        .map_or(1, |t| u64::from(t.dim));
-    let mut build = Build::create(common, n, dim, dim_source, edges.expected, None)?;
+        .find(|(name, _)| schema.type_index(name).is_none())
+    {
+        let known: Vec<&str> = schema.node_types.iter().map(|t| t.name.as_str()).collect();
+        return Err(Error::invalid_argument(format!(
+            "--dtype names node type {name:?}, which {} does not have (its types: {known:?})",
+            dim_source.display()
+        )));
+    }
+    let n = schema.node_types.last().map_or(0, |t| t.offset + t.count);
+    // The store's row format: the widest type and a dtype every type's
+    // values fit exactly (format/features.md, "Sections").
+    let (dim, dtype) = schema
+        .row_format()
+        .map_or((1, common.dtype), |r| (u64::from(r.dim), r.dtype));
+    let common = CommonOptions {
+        dtype,
+        type_dtypes: Vec::new(),
+        ..common.clone()
+    };
+    let mut build = Build::create(&common, n, dim, dim_source, edges.expected, None)?;
     build.set_schema(schema);
     let topology = |b: &mut Build| -> Result<()> {
         let got = b.typed_topology(edges.inputs, edges.ends, edges.expected)?;

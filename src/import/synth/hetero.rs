@@ -15,6 +15,7 @@
 //! (latent) planted class through their edges, so a model that reads
 //! relations learns more than one that reads a paper's own features.
 
+use crate::format::pages::FeatureLayout;
 use crate::format::schema::{NodeType, Relation, Schema};
 use crate::rng::stream_seed;
 
@@ -41,9 +42,11 @@ pub fn type_ranges(nodes: u64) -> [(u64, u64); 3] {
     [(0, paper), (paper, author), (paper + author, field)]
 }
 
-/// The schema of a `--hetero` store of `nodes` nodes with `dim` features
-/// on papers; relation edge counts are filled in as the topology is built.
-pub fn hetero_schema(nodes: u64, dim: u32) -> Schema {
+/// The schema of a `--hetero` store of `nodes` nodes with features of
+/// `papers` on papers, and of `authors` on authors when given; relation
+/// edge counts are filled in as the topology is built.
+pub fn hetero_schema(nodes: u64, papers: FeatureLayout, authors: Option<FeatureLayout>) -> Schema {
+    let layouts = [Some(papers), authors, None];
     let ranges = type_ranges(nodes);
     Schema {
         node_types: HETERO_TYPES
@@ -54,7 +57,8 @@ pub fn hetero_schema(nodes: u64, dim: u32) -> Schema {
                 name: (*name).into(),
                 offset,
                 count,
-                dim: if i == 0 { dim } else { 0 },
+                dim: layouts[i].map_or(0, |l| l.dim),
+                dtype: layouts[i].map(|l| l.dtype),
             })
             .collect(),
         relations: HETERO_RELATIONS
@@ -138,8 +142,9 @@ mod tests {
                 );
             }
         }
-        let schema = hetero_schema(1000, 8);
+        let layout = FeatureLayout::new(8, crate::format::pages::Dtype::F16).unwrap();
+        let schema = hetero_schema(1000, layout, None);
         assert_eq!(schema.feature_rows(), 400);
-        assert!(schema.validate(1000, 0, 8).is_ok());
+        assert!(schema.validate(1000, 0, layout).is_ok());
     }
 }

@@ -59,6 +59,10 @@ pub struct SynthParams {
     /// A typed graph shaped like MAG (see [`hetero`]): papers with
     /// features, labels and splits; featureless authors and fields.
     pub hetero: bool,
+    /// With `hetero`: authors' own features, of this dimension and dtype
+    /// (their planted class's centroid plus noise, as papers'); `None`
+    /// leaves them featureless.
+    pub author_features: Option<(u32, Dtype)>,
 }
 
 impl Default for SynthParams {
@@ -75,6 +79,7 @@ impl Default for SynthParams {
             split: [0.1, 0.05, 0.05],
             memory: 2 << 30,
             hetero: false,
+            author_features: None,
         }
     }
 }
@@ -119,7 +124,41 @@ impl SynthParams {
             ));
         }
         FeatureLayout::new(self.dim, self.dtype)?;
+        if let Some((dim, dtype)) = self.author_features {
+            if !self.hetero {
+                return bad("--author-dim gives authors features: it needs --hetero".into());
+            }
+            FeatureLayout::new(dim, dtype)?;
+        }
         Ok(())
+    }
+
+    /// The layout rows are read in: the papers' (and, when authors have
+    /// features of another layout, the row format of both: schema.md).
+    fn row_format(&self) -> Result<FeatureLayout> {
+        let papers = FeatureLayout::new(self.dim, self.dtype)?;
+        Ok(match self.author_features {
+            Some((dim, dtype)) => FeatureLayout {
+                dim: dim.max(self.dim),
+                dtype: if dtype == self.dtype {
+                    dtype
+                } else {
+                    Dtype::F32
+                },
+            },
+            None => papers,
+        })
+    }
+
+    /// The parameters that draw the authors' features (None: featureless).
+    fn author_params(&self) -> Option<SynthParams> {
+        let (dim, dtype) = self.author_features?;
+        Some(SynthParams {
+            dim,
+            dtype,
+            author_features: None,
+            ..self.clone()
+        })
     }
 
     fn target_edges(&self) -> u64 {
@@ -236,7 +275,6 @@ mod raw;
 mod topology;
 
 pub use features::splits;
-#[cfg(test)]
 use features::{centroids, feature_block};
 use features::{for_each_feature_block, labels};
 pub use raw::generate_raw;
@@ -249,7 +287,7 @@ use topology::{edge_chunk, rmat_pair};
 /// Generates a store at `out` (which must not exist).
 pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> Result<SynthReport> {
     p.validate()?;
-    let layout = FeatureLayout::new(p.dim, p.dtype)?;
+    let layout = p.row_format()?;
     check_space(p, out, None)?;
     let mut builder = StoreBuilder::create(out, StoreSpec::new(p.nodes, layout))?;
     let mut phases = Vec::new();
@@ -257,7 +295,13 @@ pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> R
     let planted = Planted::new(p);
     phases.push(("plant classes", started.elapsed()));
 
-    let schema = p.hetero.then(|| hetero::hetero_schema(p.nodes, p.dim));
+    let schema = p.hetero.then(|| {
+        let papers = FeatureLayout::new(p.dim, p.dtype).unwrap_or(layout);
+        let authors = p
+            .author_params()
+            .map(|a| FeatureLayout::new(a.dim, a.dtype).unwrap_or(layout));
+        hetero::hetero_schema(p.nodes, papers, authors)
+    });
     let mut topo = builder.topology_writer()?;
     let scratch = builder.staging_path().join("scratch");
     let stats = match &schema {
@@ -285,13 +329,23 @@ pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> R
         .map_or(p.nodes, |t| t.count);
     let started = Instant::now();
     let mut features = builder.feature_writer()?;
-    let row_bytes = layout.row_bytes();
+    let row_bytes = FeatureLayout::new(p.dim, p.dtype)?.row_bytes();
     let mut written = 0u64;
     for_each_feature_block(p, &planted, progress, |bytes, count| {
         let keep = count.min(papers.saturating_sub(written));
         written += count;
         features.push_rows(bytes.get(..keep as usize * row_bytes).unwrap_or_default())
     })?;
+    if let (Some(a), Some(schema)) = (p.author_params(), &schema) {
+        let authors = &schema.node_types[1];
+        let centroids = centroids(&a);
+        let mut buf = Vec::new();
+        for first in authors.ids().step_by(features::FEATURE_BLOCK as usize) {
+            let count = features::FEATURE_BLOCK.min(authors.offset + authors.count - first);
+            feature_block(&a, &planted, &centroids, first, count, &mut buf);
+            features.push_rows(&buf)?;
+        }
+    }
     builder.add_features(features)?;
     phases.push(("features", started.elapsed()));
 
@@ -322,7 +376,9 @@ pub fn generated_bytes(p: &SynthParams, raw: Option<RawEdgeFormat>) -> Option<u6
     let split_ids = (p.split.iter().sum::<f64>().clamp(0.0, 1.0) * n as f64) as u64;
     match raw {
         None => {
-            let layout = FeatureLayout::new(p.dim, p.dtype).ok()?;
+            // The row format bounds every type's rows (the widest, in the
+            // widest dtype).
+            let layout = p.row_format().ok()?;
             crate::import::pipeline::store_bytes(&layout, n, e, false)?
                 .checked_add(n.checked_mul(4)?)?
                 .checked_add(split_ids.checked_mul(8)?)

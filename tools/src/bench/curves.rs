@@ -286,7 +286,11 @@ pub fn run_curves_bench_to(
             (
                 f,
                 rows,
-                page_floor(&trace, &layout, rows * layout.row_bytes() as u64),
+                page_floor(
+                    &trace,
+                    store.feature_sections(),
+                    rows * layout.row_bytes() as u64,
+                ),
             )
         })
         .collect();

@@ -615,7 +615,7 @@ fn epoch_page_floor(
     };
     let topo = InMemoryTopology::load(store)?;
     let trace = sample_trace(store, &topo, &spec)?;
-    Ok(page_floor(&trace, &store.layout(), cache_bytes))
+    Ok(page_floor(&trace, store.feature_sections(), cache_bytes))
 }
 
 /// The `--json` document of one memory cap of `ginex bench outofcore`.

@@ -167,9 +167,8 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
             let schema = ginex::internals::format::schema::Schema::decode(
                 payload,
                 path,
-                m.num_nodes,
-                m.num_edges,
-                m.layout.dim,
+                (m.num_nodes, m.num_edges, m.layout),
+                header.version,
             )
             .map_err(at)?;
             ("schema", sorted_json(&schema), false)

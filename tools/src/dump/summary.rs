@@ -22,10 +22,9 @@ fn print_schema(
 ) -> std::io::Result<()> {
     writeln!(out, "  node types      {}", schema.node_types.len())?;
     for t in &schema.node_types {
-        let features = if t.has_features() {
-            format!("features dim {}", t.dim)
-        } else {
-            "no features".to_string()
+        let features = match t.layout() {
+            Some(l) => format!("features dim {} {}", l.dim, l.dtype.name()),
+            None => "no features".to_string(),
         };
         writeln!(
             out,
@@ -52,10 +51,7 @@ pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Resu
     let m = store.manifest();
     writeln!(out, "store {}", store.dir().display())?;
     let format = match store.schema() {
-        Some(_) => format!(
-            "v{} (typed)",
-            ginex::internals::format::header::FileKind::Schema.written_version()
-        ),
+        Some(schema) => format!("v{} (typed)", schema.written_version()),
         None => format!(
             "v{}",
             ginex::internals::format::header::FileKind::Manifest.written_version()
@@ -71,13 +67,26 @@ pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Resu
         ),
         n => format!("{n} rows/page"),
     };
-    writeln!(
-        out,
-        "  features        dim {} {} ({} bytes/row, {packing})",
-        m.layout.dim,
-        m.layout.dtype.name(),
-        m.layout.row_bytes(),
-    )?;
+    let sections = store.feature_sections();
+    if sections.is_uniform() {
+        writeln!(
+            out,
+            "  features        dim {} {} ({} bytes/row, {packing})",
+            m.layout.dim,
+            m.layout.dtype.name(),
+            m.layout.row_bytes(),
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  features        read as dim {} {} ({} bytes/row); stored per type in {} sections of {} pages",
+            m.layout.dim,
+            m.layout.dtype.name(),
+            m.layout.row_bytes(),
+            sections.sections().len(),
+            sections.num_pages(),
+        )?;
+    }
     if let Some(schema) = store.schema() {
         print_schema(schema, out)?;
     }
