@@ -135,6 +135,16 @@ fn run_import(args: &[&str]) -> ginex::Result<String> {
     Ok(String::from_utf8(out).unwrap())
 }
 
+fn run_dump(args: &[&str]) -> String {
+    let a = ginex_cli::dump::DumpArgs::try_parse_from(
+        std::iter::once("ginex-dump").chain(args.iter().copied()),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    ginex_cli::dump::run(&a, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
 fn run_export(args: &[&str]) -> String {
     use ginex_cli::export::{run, ExportCli};
     let cli = ExportCli::try_parse_from(std::iter::once(&"ginex-export").chain(args)).unwrap();
@@ -226,6 +236,20 @@ fn each_type_keeps_its_dimension_and_dtype_and_reads_widened() {
         assert_eq!(x[k * 6..k * 6 + 6], want[v * 6..v * 6 + 6], "node {v}");
     }
     s.verify().unwrap();
+    // ginex-dump shows each type's layout and each row in it.
+    let summary = run_dump(&[p(&path)]);
+    assert!(summary.contains("features dim 6 f16"), "{summary}");
+    assert!(
+        summary.contains("stored per type in 3 sections of 3 pages"),
+        "{summary}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&run_dump(&[p(&path.join("features.pages")), "--json"])).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 11);
+    assert_eq!(rows[1]["values"], serde_json::json!([1.0, 1.25, -1.0, 1.0]));
+    assert_eq!((&rows[4]["page"], &rows[9]["page"]), (&1.into(), &2.into()));
+    assert_eq!(rows[10]["values"], serde_json::json!([1.0, -2.0, 8.0]));
     // A chunked graph's type given a dtype it does not have is refused.
     let meta = dir.path().join("chunked/metadata.json");
     let err = run_import(&[

@@ -197,14 +197,7 @@ impl PriorTime {
 fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
     let (config, ginex) = (run.config, run.ginex);
     let per_sb = ginex.superbatch.max(1);
-    // Page companions group ids by page, which one layout makes `id / rows
-    // per page`; a store of several (format/features.md, "Sections") has
-    // none.
-    let sections = run.store.feature_sections();
-    let rows_per_page = match sections.is_uniform() {
-        true => run.store.layout().rows_per_page() as u64,
-        false => 0,
-    };
+    let rows_per_page = run.store.feature_sections().uniform_rows_per_page();
     let (fanouts, relation_fanouts) = run.sampler.fanouts.stamp();
     let params = RunParams {
         store_id: crate::sample::neighbor_cache::store_identity(run.store),

@@ -136,6 +136,17 @@ impl FeatureSections {
         self.num_pages
     }
 
+    /// Rows a page holds when the store has one layout, for the
+    /// planner's page companions (`id / rows_per_page` is then a row's
+    /// page); 0 (no companions) for rows larger than a page or a store of
+    /// several layouts.
+    pub fn uniform_rows_per_page(&self) -> u64 {
+        match self.is_uniform() {
+            true => self.row.rows_per_page() as u64,
+            false => 0,
+        }
+    }
+
     /// The most pages one row takes.
     pub fn max_pages_per_row(&self) -> u64 {
         self.sections

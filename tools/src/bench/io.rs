@@ -172,9 +172,9 @@ fn random_batch(n: u64, len: usize, seed: u64) -> Vec<u64> {
 fn ginex_style(store: &Store, batches: &[Vec<u64>]) -> Result<Row> {
     let path = store.path_of(FileKind::FeaturePages);
     let f = open_for_reads(&path, true)?;
-    let layout = store.layout();
+    let layout = store.feature_sections();
     let mut buf = ginex::internals::io::aligned::AlignedBuf::zeroed(
-        layout.pages_per_row() as usize * PAGE_SIZE,
+        layout.max_pages_per_row() as usize * PAGE_SIZE,
     )?;
     let started = Instant::now();
     let (mut rows, mut bytes) = (0u64, 0u64);

@@ -12,6 +12,8 @@ use ginex::internals::format::csc::decode_segment_table;
 use ginex::internals::format::header::{FileHeader, FileKind};
 use ginex::internals::format::manifest::{store_file_name, Manifest};
 use ginex::internals::format::pages::FeatureLayout;
+use ginex::internals::format::schema::Schema;
+use ginex::internals::format::sections::FeatureSections;
 use ginex::internals::format::tables::{decode_labels, decode_original_ids, Splits};
 use ginex::internals::format::PAGE_SIZE;
 use ginex::internals::store::Store;
@@ -164,7 +166,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         }
         FileKind::Schema => {
             let m = sibling_manifest(path)?;
-            let schema = ginex::internals::format::schema::Schema::decode(
+            let schema = Schema::decode(
                 payload,
                 path,
                 (m.num_nodes, m.num_edges, m.layout),
@@ -302,19 +304,23 @@ fn pages_json(
         .chunks_exact(4)
         .map(|c| le_u32(c, 0))
         .collect();
-    let layout: FeatureLayout = m.layout;
-    let rows = limit.map_or(m.num_nodes, |l| (l as u64).min(m.num_nodes));
+    let sections = sibling_sections(path, &m)?;
+    let all_rows: u64 = sections.sections().iter().map(|s| s.rows).sum();
+    let rows = limit.map_or(all_rows, |l| (l as u64).min(all_rows));
     let end = if rows == 0 {
         0
     } else {
-        (layout.locate(rows - 1).page + layout.pages_per_row()) * PAGE_SIZE as u64
+        let last = sections.locate(rows - 1);
+        (last.page + last.pages) * PAGE_SIZE as u64
     };
     let payload = read_prefix(file, path, end)?;
     let payload = &payload[..];
     let mut out = Vec::with_capacity(rows as usize);
-    let mut values = vec![0f32; layout.dim as usize];
+    let mut values = Vec::new();
     for r in 0..rows {
-        let loc = layout.locate(r);
+        let layout: FeatureLayout = sections.section_of(r).layout;
+        values.resize(layout.dim as usize, 0f32);
+        let loc = sections.locate(r);
         let start = loc.page as usize * PAGE_SIZE + loc.offset_in_page;
         let bytes = payload
             .get(start..start + layout.row_bytes())
@@ -341,5 +347,21 @@ fn pages_json(
             values: values.clone(),
         });
     }
-    Ok(("rows", sorted_json(&out), rows < m.num_nodes))
+    Ok(("rows", sorted_json(&out), rows < all_rows))
+}
+
+/// Where the rows of the store beside `path` (manifest `m`) live: its
+/// schema's sections when it is typed.
+fn sibling_sections(path: &Path, m: &Manifest) -> Result<FeatureSections> {
+    let schema = match m.file(FileKind::Schema) {
+        None => None,
+        Some(_) => {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let spath = dir.join(store_file_name(FileKind::Schema));
+            let file = ginex::internals::store::read_checked_file(&spath, FileKind::Schema)?;
+            let store = (m.num_nodes, m.num_edges, m.layout);
+            Some(file.decode(|p| Schema::decode(p, &spath, store, file.header.version))?)
+        }
+    };
+    FeatureSections::of(schema.as_ref(), m.layout, m.num_nodes)
 }
