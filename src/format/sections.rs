@@ -147,6 +147,16 @@ impl FeatureSections {
         }
     }
 
+    /// Bytes of every feature row in its stored layout (page padding
+    /// left out): the size of the features, as the "dataset / memory"
+    /// ratios of the benchmarks count it.
+    pub fn row_bytes_stored(&self) -> u64 {
+        self.sections
+            .iter()
+            .map(|s| s.rows.saturating_mul(s.layout.row_bytes() as u64))
+            .fold(0, u64::saturating_add)
+    }
+
     /// The most pages one row takes.
     pub fn max_pages_per_row(&self) -> u64 {
         self.sections
@@ -297,6 +307,7 @@ mod tests {
         let s = FeatureSections::of(None, row, 25).unwrap();
         assert!(s.is_uniform());
         assert_eq!(s.num_pages(), 3);
+        assert_eq!(s.uniform_rows_per_page(), 10);
         for r in 0..25 {
             assert_eq!(s.locate(r), row.locate(r));
         }
@@ -317,6 +328,8 @@ mod tests {
             .collect();
         assert_eq!(got, vec![(0, 5, 0), (5, 700, 1), (705, 4, 3)]);
         assert_eq!(sec.num_pages(), 4);
+        assert_eq!(sec.row_bytes_stored(), 5 * 6 + 700 * 8 + 4 * 6);
+        assert_eq!(sec.uniform_rows_per_page(), 0);
         assert_eq!(sec.locate(4).page, 0);
         assert_eq!(sec.locate(5).page, 1);
         assert_eq!(sec.locate(5 + 512).page, 2);

@@ -256,7 +256,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     }
     let store = Store::open(&args.store)?;
     store.require_rows_are_ids("bench outofcore")?;
-    let feature_bytes = store.num_nodes() * store.layout().row_bytes() as u64;
+    let feature_bytes = store.feature_sections().row_bytes_stored();
     drop(store);
     let (mut points, mut results) = (Vec::new(), Vec::new());
     for &ratio in ratios {
@@ -366,7 +366,7 @@ fn bench_cap(
     let pid = std::process::id();
     let work = WorkDir(args.store.with_extension(format!("bench-outofcore-{pid}")));
     std::fs::create_dir(&work.0).map_err(|e| Error::io("mkdir", &work.0, e))?;
-    let feature_bytes = store.num_nodes() * store.layout().row_bytes() as u64;
+    let feature_bytes = store.feature_sections().row_bytes_stored();
     let load_start = load_average();
     let base = baseline(&policies).unwrap_or("ginex").to_string();
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
