@@ -325,7 +325,7 @@ fn exports_write_each_type_in_its_own_layout_and_reimport_byte_identical() {
 
 /// Every policy gathers the same batches from a store of three layouts,
 /// each row the store's (widened) row, and Belady's changesets stay
-/// optimal.
+/// optimal, page companions taken from each section's own pages.
 #[test]
 fn every_policy_gathers_identical_batches_over_mixed_layouts() {
     let dir = tempfile::tempdir().unwrap();
@@ -360,6 +360,8 @@ fn every_policy_gathers_identical_batches_over_mixed_layouts() {
         if policy == Policy::Ginex {
             let per_batch: Vec<u64> = r.batches.iter().map(|b| b.misses).collect();
             assert_eq!(per_batch, r.optimal_misses, "ginex is Belady-optimal");
+            // Rows sharing a page of their section ride along with misses.
+            assert!(r.page_companions > 0, "no page companions");
         }
         assert!(!seen.is_empty());
         seen_by.push((policy, seen));

@@ -550,7 +550,7 @@ mod tests {
             let mut cache = FeatureCache::new(40, capacity, 6).unwrap();
             let mut carried: Vec<u64> = Vec::new();
             for batches in &superbatches {
-                let cs = compute_changesets_paged(batches, capacity, &carried, &prior, PageGroups { rows_per_page: 4 });
+                let cs = compute_changesets_paged(batches, capacity, &carried, &prior, PageGroups::of(4).unwrap());
                 cache.init(&cs.init, &src).unwrap();
                 drive(&mut cache, &src, batches, &cs, 1, true)?;
                 let mut held: Vec<u64> = (0..40).filter(|&id| cache.contains(id)).collect();

@@ -545,7 +545,7 @@ fn replay_ginex(
             every,
             &carried,
             &config.prior,
-            config.page_companions,
+            config.page_companions.clone(),
         )
         .map_err(|e| Error::internal(e.to_string()))?;
         counts.init_misses += cs.init_reads;

@@ -197,7 +197,6 @@ impl PriorTime {
 fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
     let (config, ginex) = (run.config, run.ginex);
     let per_sb = ginex.superbatch.max(1);
-    let rows_per_page = run.store.feature_sections().uniform_rows_per_page();
     let (fanouts, relation_fanouts) = run.sampler.fanouts.stamp();
     let params = RunParams {
         store_id: crate::sample::neighbor_cache::store_identity(run.store),
@@ -210,6 +209,8 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
         carry_over: ginex.carry_over,
         reuse_prior: ginex.reuse_prior,
     };
+    let companions =
+        PageGroups::of_sections(run.store.feature_sections()).filter(|_| ginex.page_companions);
     (0..total.div_ceil(per_sb))
         .map(|sb| {
             let first = sb * per_sb;
@@ -220,7 +221,7 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
                 workers: config.workers.max(1),
                 capacity: config.feature_cache_rows,
                 every: ginex.changeset_every.max(1),
-                page_companions: PageGroups::of(rows_per_page).filter(|_| ginex.page_companions),
+                page_companions: companions.clone(),
                 run: params.clone(),
             }
         })

@@ -305,7 +305,7 @@ pub fn plan_superbatch<B: AsRef<[u64]>>(
         spec.every,
         carried,
         prior,
-        spec.page_companions,
+        spec.page_companions.clone(),
     )
     .map_err(|e| Error::internal(format!("superbatch {}: {e}", spec.index)))
 }
@@ -651,7 +651,7 @@ mod tests {
             capacity in 0usize..14,
             carried in proptest::collection::btree_set(0u64..40, 0..6),
         ) {
-            let groups = PageGroups { rows_per_page: 4 };
+            let groups = PageGroups::of(4).unwrap();
             let carried: Vec<u64> = carried.into_iter().take(capacity).collect();
             let spec = SuperbatchSpec {
                 index: 0,
@@ -660,17 +660,17 @@ mod tests {
                 workers: 1,
                 capacity,
                 every: 1,
-                page_companions: Some(groups),
+                page_companions: Some(groups.clone()),
                 run: RunParams::default(),
             };
             let prior = ReusePrior::none();
             let chosen = plan_superbatch(&batches, &spec, &carried, &prior).unwrap();
             let rows = compute_changesets_from(&batches, capacity, 1, &carried, &prior);
-            let row_pages = plan_page_reads(&batches, &carried, &rows, groups).unwrap();
+            let row_pages = plan_page_reads(&batches, &carried, &rows, &groups).unwrap();
             prop_assert!(chosen.page_reads.unwrap() <= row_pages);
             prop_assert_eq!(
                 chosen.page_reads,
-                Some(plan_page_reads(&batches, &carried, &chosen, groups).unwrap())
+                Some(plan_page_reads(&batches, &carried, &chosen, &groups).unwrap())
             );
         }
     }

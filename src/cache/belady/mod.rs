@@ -34,6 +34,8 @@
 //! concatenation of the window's batches (see `format/runtime.md`).
 
 use plan::plan_from;
+
+use crate::format::sections::FeatureSections;
 #[cfg(test)]
 pub(crate) use prior::test_prior;
 pub use prior::ReusePrior;
@@ -201,19 +203,140 @@ pub fn compute_changesets_from<B: AsRef<[u64]>>(
     }
 }
 
-/// Rows that share a feature page: page `p` holds rows
-/// `p * rows_per_page .. (p + 1) * rows_per_page`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Rows that share a feature page. In a store of one layout, page `p`
+/// holds rows `p * rows_per_page .. (p + 1) * rows_per_page`; in a typed
+/// store of several layouts (format/features.md, "Sections") each section
+/// packs its own rows that way from its own first page.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageGroups {
-    /// Rows on one page (page companions need at least 2).
-    pub rows_per_page: u64,
+    runs: std::sync::Arc<[PageRun]>,
+}
+
+/// Rows `first_row..end_row`, packed `rows_per_page` to a page (or, for
+/// rows larger than a page, one row every `pages_per_row` pages) from page
+/// `first_page` on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PageRun {
+    first_row: u64,
+    end_row: u64,
+    first_page: u64,
+    rows_per_page: u64,
+    pages_per_row: u64,
+}
+
+impl PageRun {
+    fn end_page(&self) -> u64 {
+        let rows = self.end_row - self.first_row;
+        rows.div_ceil(self.rows_per_page)
+            .saturating_mul(self.pages_per_row)
+            .saturating_add(self.first_page)
+    }
 }
 
 impl PageGroups {
     /// The groups of a layout with `rows_per_page` rows a page; None when a
     /// page holds one row or less (no row has a companion).
     pub fn of(rows_per_page: u64) -> Option<PageGroups> {
-        (rows_per_page > 1).then_some(PageGroups { rows_per_page })
+        (rows_per_page > 1).then(|| PageGroups {
+            runs: vec![PageRun {
+                first_row: 0,
+                end_row: u64::MAX,
+                first_page: 0,
+                rows_per_page,
+                pages_per_row: 1,
+            }]
+            .into(),
+        })
+    }
+
+    /// The groups of a store's feature pages, one run per section; None
+    /// when no page holds two rows.
+    pub fn of_sections(sections: &FeatureSections) -> Option<PageGroups> {
+        if sections.is_uniform() {
+            return Self::of(sections.uniform_rows_per_page());
+        }
+        let runs: Vec<PageRun> = sections
+            .sections()
+            .iter()
+            .map(|s| PageRun {
+                first_row: s.first_row,
+                end_row: s.first_row + s.rows,
+                first_page: s.first_page,
+                rows_per_page: (s.layout.rows_per_page() as u64).max(1),
+                pages_per_row: s.layout.pages_per_row(),
+            })
+            .collect();
+        runs.iter()
+            .any(|r| r.rows_per_page > 1)
+            .then(|| PageGroups { runs: runs.into() })
+    }
+
+    /// The page row `id` starts on (past every run: a page of its own).
+    pub fn page_of(&self, id: u64) -> u64 {
+        let i = self.runs.partition_point(|r| r.end_row <= id);
+        match self.runs.get(i) {
+            Some(r) if r.first_row <= id => {
+                r.first_page + (id - r.first_row) / r.rows_per_page * r.pages_per_row
+            }
+            _ => u64::MAX - id.min(u64::MAX / 2),
+        }
+    }
+
+    /// The rows starting on page `page` (empty past every run).
+    pub fn rows_on(&self, page: u64) -> std::ops::Range<u64> {
+        let i = self.runs.partition_point(|r| r.end_page() <= page);
+        match self.runs.get(i) {
+            Some(r) if r.first_page <= page && (page - r.first_page) % r.pages_per_row == 0 => {
+                let start = ((page - r.first_page) / r.pages_per_row)
+                    .saturating_mul(r.rows_per_page)
+                    .saturating_add(r.first_row);
+                start..start.saturating_add(r.rows_per_page).min(r.end_row)
+            }
+            _ => 0..0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod page_group_tests {
+    use super::*;
+    use crate::format::pages::{Dtype, FeatureLayout};
+    use crate::format::schema::test_schema;
+
+    #[test]
+    fn one_layout_groups_rows_by_their_page() {
+        let g = PageGroups::of(4).unwrap();
+        assert_eq!((g.page_of(0), g.page_of(7), g.page_of(8)), (0, 1, 2));
+        assert_eq!(g.rows_on(1), 4..8);
+        assert_eq!(PageGroups::of(1), None);
+    }
+
+    #[test]
+    fn sections_group_rows_by_their_own_pages() {
+        // a: 5 rows of 1 KiB (4 a page: pages 0, 1); b: 3 rows of 6 KiB
+        // (2 pages a row: pages 2..8); c: 9 rows of 512 f16, 1 KiB again
+        // but another layout (4 a page: pages 8..11).
+        let mut s = test_schema(
+            &[("a", 0, 5, 256), ("b", 5, 3, 1536), ("c", 8, 9, 512)],
+            &[],
+        );
+        s.node_types[2].dtype = Some(Dtype::F16);
+        let row = s.row_format().unwrap();
+        let sections = FeatureSections::of(Some(&s), row, 17).unwrap();
+        let g = PageGroups::of_sections(&sections).unwrap();
+        for id in 0..17 {
+            let page = g.page_of(id);
+            assert_eq!(page, sections.locate(id).page, "row {id}");
+            assert!(g.rows_on(page).contains(&id), "row {id} on page {page}");
+        }
+        assert_eq!(g.rows_on(1), 4..5);
+        assert_eq!(g.rows_on(4), 6..7);
+        assert_eq!(g.rows_on(3), 0..0, "the second page of row 5");
+        assert_eq!(g.rows_on(9), 12..16);
+        assert_eq!(g.rows_on(10), 16..17);
+        assert_eq!(g.rows_on(11), 0..0);
+        let wide = FeatureSections::uniform(FeatureLayout::new(1536, Dtype::F32).unwrap(), 3);
+        assert_eq!(PageGroups::of_sections(&wide.unwrap()), None);
     }
 }
 

@@ -28,9 +28,9 @@ pub fn cheapest_plan<B: AsRef<[u64]>>(
     // One plan alive at a time (the planner charges one): the row plan is
     // counted and dropped, and computed again in the rare superbatch where
     // it reads fewer pages than the companion plan.
-    let row_pages = plan_page_reads(batches, carried, &rows(), groups)?;
-    let paged = compute_changesets_paged(batches, capacity, carried, prior, groups);
-    let paged_pages = plan_page_reads(batches, carried, &paged, groups)?;
+    let row_pages = plan_page_reads(batches, carried, &rows(), &groups)?;
+    let paged = compute_changesets_paged(batches, capacity, carried, prior, groups.clone());
+    let paged_pages = plan_page_reads(batches, carried, &paged, &groups)?;
     Ok(if paged_pages < row_pages {
         Changesets {
             page_reads: Some(paged_pages),
@@ -58,11 +58,10 @@ pub fn plan_page_reads<B: AsRef<[u64]>>(
     batches: &[B],
     carried: &[u64],
     changesets: &Changesets,
-    groups: PageGroups,
+    groups: &PageGroups,
 ) -> std::result::Result<u64, String> {
-    let rpp = groups.rows_per_page.max(1);
     let pages_of = |rows: &mut dyn Iterator<Item = u64>| -> Vec<u64> {
-        let mut pages: Vec<u64> = rows.map(|id| id / rpp).collect();
+        let mut pages: Vec<u64> = rows.map(|id| groups.page_of(id)).collect();
         pages.sort_unstable();
         pages.dedup();
         pages
@@ -111,7 +110,7 @@ pub fn plan_page_reads<B: AsRef<[u64]>>(
         for (&id, &pos) in update.in_ids.iter().zip(&update.in_positions) {
             let arrived = match batch.get(pos as usize) {
                 Some(&at) => at == id,
-                None => read.binary_search(&(id / rpp)).is_ok(),
+                None => read.binary_search(&groups.page_of(id)).is_ok(),
             };
             if !arrived {
                 return Err(format!(
@@ -133,7 +132,9 @@ mod tests {
     use super::*;
     use crate::cache::belady::{compute_changesets_from, compute_changesets_paged, test_prior};
 
-    const FOUR: PageGroups = PageGroups { rows_per_page: 4 };
+    fn four() -> PageGroups {
+        PageGroups::of(4).unwrap()
+    }
 
     #[test]
     fn a_companion_rides_on_a_missed_page_and_saves_its_read() {
@@ -145,25 +146,25 @@ mod tests {
         // does not miss, so they fit its miss buffer).
         let batches = vec![vec![4u64, 8], vec![0, 4], vec![1], vec![4]];
         let rows = compute_changesets_from(&batches, 2, 1, &[], &test_prior(false));
-        let paged = compute_changesets_paged(&batches, 2, &[], &test_prior(false), FOUR);
+        let paged = compute_changesets_paged(&batches, 2, &[], &test_prior(false), four());
         assert_eq!(paged.updates[1].companions(2), Ok(vec![1]));
         assert_eq!(paged.updates[1].out_ids, vec![8]);
         assert_eq!(rows.misses, vec![0, 1, 1, 0]);
         assert_eq!(paged.misses, vec![0, 1, 0, 0]);
-        let row_pages = plan_page_reads(&batches, &[], &rows, FOUR).unwrap();
-        let paged_pages = plan_page_reads(&batches, &[], &paged, FOUR).unwrap();
+        let row_pages = plan_page_reads(&batches, &[], &rows, &four()).unwrap();
+        let paged_pages = plan_page_reads(&batches, &[], &paged, &four()).unwrap();
         assert_eq!((row_pages, paged_pages), (4, 3));
     }
 
     #[test]
     fn an_update_that_takes_a_row_from_an_unread_page_is_refused() {
         let batches = vec![vec![0u64], vec![5]];
-        let mut cs = compute_changesets_paged(&batches, 2, &[], &test_prior(false), FOUR);
+        let mut cs = compute_changesets_paged(&batches, 2, &[], &test_prior(false), four());
         // Batch 0 misses nothing (0 is in C[0]); a companion from page 1 did
         // not arrive with anything.
         cs.updates[0].in_ids.push(5);
         cs.updates[0].in_positions.push(1);
-        let e = plan_page_reads(&batches, &[], &cs, FOUR).unwrap_err();
+        let e = plan_page_reads(&batches, &[], &cs, &four()).unwrap_err();
         assert!(e.contains("batch 0 inserts 5 from position 1"), "{e}");
     }
 
@@ -191,8 +192,8 @@ mod tests {
             let prior = test_prior(with_prior);
             let mut carried: Vec<u64> = Vec::new();
             for batches in &superbatches {
-                let paged = compute_changesets_paged(batches, capacity, &carried, &prior, FOUR);
-                prop_assert!(plan_page_reads(batches, &carried, &paged, FOUR).is_ok());
+                let paged = compute_changesets_paged(batches, capacity, &carried, &prior, four());
+                prop_assert!(plan_page_reads(batches, &carried, &paged, &four()).is_ok());
                 let rows = compute_changesets_from(batches, capacity, 1, &carried, &prior);
                 prop_assert!(paged.total_reads() <= rows.total_reads(), "paged {:?} rows {:?}", paged.misses, rows.misses);
                 for (b, u) in paged.updates.iter().enumerate() {

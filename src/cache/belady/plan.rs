@@ -170,7 +170,8 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
     pages: Option<PageGroups>,
 ) -> Changesets {
     // Page companions need exact windows (window w is batch w).
-    let pages = pages.filter(|p| every == 1 && p.rows_per_page > 1);
+    let pages = pages.filter(|_| every == 1);
+    let paged = pages.is_some();
     let every = every.max(1);
     let accesses: Vec<u64> = batches.iter().map(|b| b.as_ref().len() as u64).collect();
     let trace = DenseTrace::build(batches, every, carried);
@@ -222,7 +223,7 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         misses,
         accesses,
         final_cache,
-        paged: pages.is_some(),
+        paged,
         page_reads: None,
     }
 }
@@ -574,8 +575,8 @@ impl Replay<'_> {
         self.count_misses(w, first..last);
         self.collect_misses(w);
         self.uses.advance(&self.trace.win_ids[self.trace.window(w)]);
-        if let Some(groups) = self.pages {
-            self.add_companions(w, groups);
+        if let Some(groups) = self.pages.clone() {
+            self.add_companions(w, &groups);
         }
         self.rekey_hits(w);
         self.admit_misses(last - 1);
@@ -622,26 +623,26 @@ impl Replay<'_> {
     /// not cached and are used later in the superbatch. They arrive with
     /// those pages, so they compete for slots like misses, at positions
     /// past the batch's rows.
-    fn add_companions(&mut self, w: usize, groups: PageGroups) {
+    fn add_companions(&mut self, w: usize, groups: &PageGroups) {
         let batch_len = self.accesses[w];
         let global = &self.trace.global;
         self.miss_pages.clear();
         self.miss_pages.extend(
             self.miss_list
                 .iter()
-                .map(|&(d, _)| global[d as usize] / groups.rows_per_page),
+                .map(|&(d, _)| groups.page_of(global[d as usize])),
         );
         self.miss_pages.sort_unstable();
         self.miss_pages.dedup();
         let mut companions = 0u64;
         'pages: for &page in &self.miss_pages {
-            let first = page * groups.rows_per_page;
+            let rows = groups.rows_on(page);
             let from = self
                 .by_global
-                .partition_point(|&d| global[d as usize] < first);
+                .partition_point(|&d| global[d as usize] < rows.start);
             let on_page = self.by_global[from..]
                 .iter()
-                .take_while(|&&d| global[d as usize] < first + groups.rows_per_page);
+                .take_while(|&&d| global[d as usize] < rows.end);
             for &d in on_page {
                 if self.cache.cached[d as usize]
                     || self.uses.used_in(d, w)

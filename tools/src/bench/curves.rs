@@ -195,7 +195,7 @@ pub fn run_curves_bench_to(
         num_nodes: store.num_nodes(),
         superbatch: args.superbatch,
         prior,
-        page_companions: PageGroups::of(store.feature_sections().uniform_rows_per_page())
+        page_companions: PageGroups::of_sections(store.feature_sections())
             .filter(|_| !args.no_page_companions),
     };
     let started = Instant::now();
