@@ -464,6 +464,43 @@ fn gen_hetero_gives_authors_features_of_their_own_layout() {
         assert_eq!(row[3..], [0.0; 3]);
     }
     s.verify().unwrap();
+    // derive-features rewrites the store: the authors' rows go back in
+    // their own layout unchanged, the fields get the row format's.
+    use ginex::internals::import::derive::{derive_features, DeriveOptions, Reduce};
+    let derived = dir.path().join("g-f");
+    derive_features(&DeriveOptions {
+        store: path.clone(),
+        out: derived.clone(),
+        target: "field".into(),
+        from: String::new(),
+        via: String::new(),
+        reduce: Reduce::Zero,
+        memory: 1 << 20,
+    })
+    .unwrap();
+    let d = Store::open(&derived).unwrap();
+    let layouts: Vec<(u32, Option<Dtype>)> = d
+        .schema()
+        .unwrap()
+        .node_types
+        .iter()
+        .map(|t| (t.dim, t.dtype))
+        .collect();
+    assert_eq!(layouts[2], (6, Some(Dtype::F32)));
+    assert_eq!(d.feature_sections().sections().len(), 3);
+    let mut again = vec![0f32; x.len()];
+    d.read_feature_rows_f32(&authors, &mut again).unwrap();
+    assert_eq!(again, x);
+    let before = std::fs::read(path.join("features.pages")).unwrap();
+    let after = std::fs::read(derived.join("features.pages")).unwrap();
+    let authors_end = 4096 * (1 + s.feature_sections().num_pages() as usize);
+    assert_eq!(before.len(), authors_end);
+    assert_eq!(
+        after[4096..authors_end],
+        before[4096..],
+        "papers' and authors' pages"
+    );
+    d.verify().unwrap();
     // Featured authors without --hetero are refused.
     let flat = ginex::SynthParams { hetero: false, ..p };
     let err = ginex::generate_store(&flat, &dir.path().join("flat"), &ginex::NoProgress)
