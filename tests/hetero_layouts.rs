@@ -372,8 +372,8 @@ fn every_policy_gathers_identical_batches_over_mixed_layouts() {
     }
 }
 
-/// R-GCN trains on a store of three layouts and predicts from its
-/// checkpoint.
+/// R-GCN (with basis decomposition) trains on a store of three layouts
+/// and predicts from its checkpoint, whose metadata rebuilds the bases.
 #[cfg(feature = "train")]
 #[test]
 fn rgcn_trains_and_predicts_over_mixed_layouts() {
@@ -397,6 +397,8 @@ fn rgcn_trains_and_predicts_over_mixed_layouts() {
         p(&store),
         "--model",
         "rgcn",
+        "--num-bases",
+        "2",
         "--fanouts",
         "4,3",
         "--batch-size",
@@ -428,6 +430,19 @@ fn rgcn_trains_and_predicts_over_mixed_layouts() {
     ]);
     let header = npy_header(&logits);
     assert!(header.contains("(920, 3)"), "{header}");
+    // Basis decomposition is R-GCN's: other models refuse it.
+    let cli = GinexCli::try_parse_from([
+        "ginex",
+        "train",
+        p(&store),
+        "--model",
+        "rsage",
+        "--num-bases",
+        "2",
+    ])
+    .unwrap();
+    let err = run(cli, &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("--num-bases 2"), "{err}");
 }
 
 /// `ginex gen --hetero --author-dim`: authors get features of their own

@@ -868,7 +868,8 @@ fn train_cli_labels_accuracy_writes_the_curve_and_draws_no_progress_off_a_termin
 }
 
 /// With full fanouts, R-GCN and R-SAGE over sampled blocks equal dense
-/// per-relation references: R-GCN `X W0 + b + sum_r M_r X W_r`, R-SAGE
+/// per-relation references: R-GCN `X W0 + b + sum_r M_r X W_r` (with basis
+/// decomposition `W_r = sum_b a_rb V_b`), R-SAGE
 /// `sum_r [type = dst(r)] (M_r X W_r + X W0_r + b_r)`, with `M_r` the
 /// row-normalised in-adjacency of relation `r` (relations from the schema).
 #[test]
@@ -900,13 +901,18 @@ fn relational_models_with_full_fanouts_equal_dense_per_relation_references() {
     let types: Vec<f32> = (0..n as u64).map(|v| schema.type_of(v) as f32).collect();
     let types = Tensor::from_slice(&types);
     let nodes: Vec<u64> = (0..store.num_nodes()).collect();
-    for model in [ModelKind::Rgcn, ModelKind::Rsage] {
+    for (model, num_bases) in [
+        (ModelKind::Rgcn, 0),
+        (ModelKind::Rgcn, 2),
+        (ModelKind::Rsage, 0),
+    ] {
         let config = TrainConfig {
             model,
             hidden: 5,
             layers: 2,
             seed: 4,
             relation_dst: ginex::internals::train::trainer::relation_dst(&store),
+            num_bases,
             ..TrainConfig::default()
         };
         let trainer = Trainer::new(config, 6, 3, Device::Cpu);
@@ -914,15 +920,23 @@ fn relational_models_with_full_fanouts_equal_dense_per_relation_references() {
         let p = params(&trainer);
         let layer = |h: &Tensor, i: usize| -> Tensor {
             let w = |name: &str| p[&format!("layer{i}.{name}")].shallow_clone();
+            // W_r: its own weight, or the mix of the bases its row of
+            // coefficients gives.
+            let rel = |r: usize| match num_bases {
+                0 => w(&format!("rel{r}.weight")),
+                _ => {
+                    let (bases, coeff) = (w("bases"), w("coeff"));
+                    (0..num_bases as i64)
+                        .map(|b| bases.get(b) * coeff.get(r as i64).get(b))
+                        .fold(Tensor::zeros_like(&bases.get(0)), |a, x| a + x)
+                }
+            };
             let mut out = match model {
                 ModelKind::Rgcn => h.matmul(&w("root.weight").tr()) + w("root.bias"),
-                _ => Tensor::zeros(
-                    [n as i64, w("rel0.weight").size()[0]],
-                    (Kind::Float, Device::Cpu),
-                ),
+                _ => Tensor::zeros([n as i64, rel(0).size()[0]], (Kind::Float, Device::Cpu)),
             };
             for (r, mr) in m.iter().enumerate() {
-                let neigh = mr.matmul(h).matmul(&w(&format!("rel{r}.weight")).tr());
+                let neigh = mr.matmul(h).matmul(&rel(r).tr());
                 out = match model {
                     ModelKind::Rgcn => out + neigh,
                     _ => {
@@ -940,8 +954,11 @@ fn relational_models_with_full_fanouts_equal_dense_per_relation_references() {
         let diff = max_abs_diff(&got, &want);
         assert!(
             diff < 1e-5,
-            "{model:?} differs from its dense reference by {diff}"
+            "{model:?} ({num_bases} bases) differs from its dense reference by {diff}"
         );
+        if num_bases > 0 {
+            assert!(p.keys().all(|k| !k.contains(".rel")), "bases replace W_r");
+        }
         assert!(want.abs().max().double_value(&[]) > 1e-3);
     }
 }

@@ -44,6 +44,10 @@ pub(crate) struct CheckpointDoc<'a> {
     /// before embeddings existed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub embed: Vec<&'a str>,
+    /// R-GCN's bases (absent when 0, a full weight per relation, as
+    /// before basis decomposition existed).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub num_bases: usize,
     /// Layers (hops).
     pub layers: usize,
     /// Dropout between layers.
@@ -108,6 +112,7 @@ impl<'a> CheckpointDoc<'a> {
             model: m.model.name(),
             hidden: m.hidden,
             embed: m.embed.iter().map(|e| e.name.as_str()).collect(),
+            num_bases: m.num_bases,
             layers: m.layers,
             dropout: m.dropout,
             input_dropout: m.input_dropout,
@@ -141,6 +146,10 @@ impl<'a> CheckpointDoc<'a> {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// The checkpoint's metadata as JSON: [`CheckpointDoc`].
 pub(crate) fn checkpoint_meta(
     store: &Store,
@@ -154,10 +163,11 @@ pub(crate) fn checkpoint_meta(
 }
 
 /// Keys that shape the model: `predict` takes them from the checkpoint.
-pub(crate) const MODEL_KEYS: [&str; 8] = [
+pub(crate) const MODEL_KEYS: [&str; 9] = [
     "model",
     "hidden",
     "embed",
+    "num_bases",
     "layers",
     "heads",
     "out_heads",
@@ -409,6 +419,9 @@ struct ModelMeta {
     /// Embedded node types (none when absent).
     #[serde(default, deserialize_with = "lenient")]
     embed: Option<Vec<String>>,
+    /// R-GCN's bases (0 when absent).
+    #[serde(default, deserialize_with = "lenient")]
+    num_bases: Option<usize>,
 }
 
 /// A value of type `T`, or `None` when the document holds another type
@@ -451,6 +464,7 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
             .into_iter()
             .map(EmbedTable::named)
             .collect(),
+        num_bases: m.num_bases.unwrap_or(0),
         ..TrainConfig::default()
     })
 }
@@ -479,6 +493,7 @@ mod tests {
             model: "gat",
             hidden: 64,
             embed: Vec::new(),
+            num_bases: 0,
             layers: 2,
             dropout: 0.5,
             input_dropout: 0.25,

@@ -380,6 +380,10 @@ pub struct GnnSpec {
     /// R-GCN, R-SAGE: the destination node type of each relation of the
     /// store (its schema's order); empty: one relation into type 0.
     pub relation_dst: Vec<i64>,
+    /// R-GCN: basis decomposition, each relation's weight a learned mix of
+    /// this many shared bases (Schlichtkrull et al.); 0: a full weight per
+    /// relation.
+    pub num_bases: usize,
 }
 
 impl GnnSpec {
@@ -398,6 +402,7 @@ impl GnnSpec {
             attn_dropout: 0.0,
             init: InitKind::default_for(kind),
             relation_dst: Vec::new(),
+            num_bases: 0,
         }
     }
 }
@@ -419,6 +424,38 @@ struct Layer {
     rel_neigh: Vec<nn::Linear>,
     /// R-SAGE: one root weight per relation.
     rel_root: Vec<nn::Linear>,
+    /// R-GCN with basis decomposition (instead of `rel_neigh`).
+    rel_bases: Option<RelationBases>,
+}
+
+/// Relation weights as mixes of shared bases: `W_r = sum_b coeff[r, b]
+/// bases[b]`.
+struct RelationBases {
+    /// `[B, out, in]`.
+    bases: Tensor,
+    /// `[R, B]`.
+    coeff: Tensor,
+}
+
+impl RelationBases {
+    fn new(p: &nn::Path, relations: i64, count: i64, input: i64, output: i64) -> Self {
+        RelationBases {
+            bases: p.var("bases", &[count, output, input], glorot(input, output)),
+            coeff: p.var("coeff", &[relations, count], glorot(count, relations)),
+        }
+    }
+
+    /// Relation `r`'s weight, `[out, in]`.
+    fn weight(&self, r: i64) -> Tensor {
+        let [count, output, input] = self.bases.size()[..] else {
+            return Tensor::zeros([0], (Kind::Float, self.bases.device()));
+        };
+        self.coeff
+            .get(r)
+            .unsqueeze(0)
+            .matmul(&self.bases.view([count, output * input]))
+            .view([output, input])
+    }
 }
 
 fn glorot(fan_in: i64, fan_out: i64) -> nn::Init {
@@ -507,6 +544,7 @@ impl Gnn {
                         gat: Some(gat),
                         rel_neigh: Vec::new(),
                         rel_root: Vec::new(),
+                        rel_bases: None,
                     }
                 } else {
                     // R-SAGE has a root weight per relation instead: an
@@ -523,8 +561,11 @@ impl Gnn {
                         .then(|| linear(&p / "neigh", input, output, false, spec.init));
                     let relations = spec.relation_dst.len().max(1);
                     let relational = matches!(spec.kind, ModelKind::Rgcn | ModelKind::Rsage);
+                    let bases = spec.num_bases as i64;
+                    let rel_bases = (spec.kind == ModelKind::Rgcn && bases > 0)
+                        .then(|| RelationBases::new(&p, relations as i64, bases, input, output));
                     let rel_neigh = (0..relations)
-                        .filter(|_| relational)
+                        .filter(|_| relational && rel_bases.is_none())
                         .map(|r| linear(&p / format!("rel{r}"), input, output, false, spec.init))
                         .collect();
                     let rel_root = (0..relations)
@@ -538,6 +579,7 @@ impl Gnn {
                         gat: None,
                         rel_neigh,
                         rel_root,
+                        rel_bases,
                     }
                 }
             })
@@ -592,6 +634,12 @@ impl Gnn {
                 let mut out = layer.root.forward(&targets);
                 for (r, w) in layer.rel_neigh.iter().enumerate() {
                     out += w.forward(&hop.aggregate_relation(h, r));
+                }
+                if let Some(b) = &layer.rel_bases {
+                    for r in 0..self.relation_dst.len().max(1) {
+                        let w = b.weight(r as i64);
+                        out += hop.aggregate_relation(h, r).matmul(&w.tr());
+                    }
                 }
                 out
             }

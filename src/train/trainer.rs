@@ -46,6 +46,9 @@ pub struct TrainConfig {
     /// Node types whose input rows get a learnable embedding added (by
     /// name; [`TrainConfig::for_store`] finds their id ranges).
     pub embed: Vec<EmbedTable>,
+    /// R-GCN: relation weights as mixes of this many shared bases (basis
+    /// decomposition); 0: a full weight per relation.
+    pub num_bases: usize,
 }
 
 /// A learnable embedding of one node type: a row per node of the type,
@@ -189,6 +192,7 @@ impl TrainConfig {
             attn_dropout: self.attn_dropout,
             init: self.init_kind(),
             relation_dst: self.relation_dst.clone(),
+            num_bases: self.num_bases,
         }
     }
 }
@@ -211,6 +215,7 @@ impl Default for TrainConfig {
             attn_dropout: 0.0,
             relation_dst: Vec::new(),
             embed: Vec::new(),
+            num_bases: 0,
         }
     }
 }

@@ -42,6 +42,11 @@ pub struct ModelArgs {
     /// derive-features --type T --reduce zero`), e.g. --embed field.
     #[arg(long, value_delimiter = ',', value_name = "TYPE,...")]
     pub embed: Vec<String>,
+    /// R-GCN: basis decomposition, each relation's weight a learned mix of
+    /// this many shared bases (fewer parameters for stores of many
+    /// relations); 0: a full weight per relation.
+    #[arg(long, default_value_t = 0, value_name = "B")]
+    pub num_bases: usize,
     /// Dropout between layers.
     #[arg(long, default_value_t = 0.5)]
     pub dropout: f64,
@@ -229,6 +234,13 @@ fn options(
     eval_every: u64,
     resume: bool,
 ) -> Result<TrainOptions> {
+    if model.num_bases > 0 && model.model != ModelKind::Rgcn {
+        return Err(Error::invalid_argument(format!(
+            "--num-bases {}: basis decomposition shares R-GCN's relation weights; --model {} has none to share (use --model rgcn)",
+            model.num_bases,
+            model.model.name()
+        )));
+    }
     let (data_cfg, plan) = data.config(store, TRAIN_EXTRA_BYTES)?;
     if let Some(p) = plan {
         eprintln!("{}", p.describe());
@@ -250,6 +262,7 @@ fn options(
             attn_dropout: knobs.attn_dropout.unwrap_or(model.dropout),
             relation_dst: Vec::new(),
             embed: model.embed.iter().map(EmbedTable::named).collect(),
+            num_bases: model.num_bases,
         },
         data: data_cfg,
         epochs,
