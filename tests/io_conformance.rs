@@ -577,3 +577,41 @@ fn sequential_passes_give_the_same_rows_where_the_cost_model_prices_them_lower()
     let mut always = Gatherer::new(&s, &opts(SequentialReads::Always)).unwrap();
     assert_eq!(gather(&mut always, &sparse).sequential_passes, 1);
 }
+
+/// A hop's lists are read a buffer's worth at a time: with the buffer
+/// capped at a few pages, `visit_lists` visits exactly the lists
+/// `read_lists` returns, in order, and the read buffer stays within the
+/// cap (before, every list of the hop was read and decoded at once: on a
+/// skewed graph, hundreds of MiB that no plan counted).
+#[test]
+fn neighbor_lists_are_visited_within_the_read_buffer_cap() {
+    let dir = workdir();
+    let path = store(dir.path(), "s", 8, Dtype::F32);
+    let s = Store::open(&path).unwrap();
+    let n = s.num_nodes();
+    let cap = 3 * 4096;
+    let largest_segment = s.segments().iter().map(|g| g.edge_count * 4).max().unwrap();
+    assert!(
+        largest_segment as usize + 4096 <= cap,
+        "the test wants small segments"
+    );
+    let mut nodes = batch(n, 300, 7);
+    nodes.extend([0, n - 1]);
+    let whole = gatherer(&s, configs()[0], Arc::default())
+        .read_lists(&s, &nodes)
+        .unwrap();
+    for c in configs() {
+        let mut g = gatherer(&s, c, Arc::default()).with_chunk_bytes(cap);
+        let mut seen = Vec::new();
+        g.visit_lists(&s, &nodes, &mut |i, list| seen.push((i, list.to_vec())))
+            .unwrap();
+        let want: Vec<(usize, Vec<u64>)> = whole.iter().cloned().enumerate().collect();
+        assert_eq!(seen, want, "{c:?}");
+        assert!(
+            g.read_buffer_bytes() <= cap + 4096,
+            "{c:?}: {} bytes",
+            g.read_buffer_bytes()
+        );
+        assert!(g.stats().list_reads > 1, "{c:?}: read in one round");
+    }
+}

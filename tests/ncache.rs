@@ -266,3 +266,110 @@ fn streaming_the_topology_gives_every_list_and_catches_damage() {
         .to_string();
     assert!(err.contains("segment"), "{err}");
 }
+
+/// The lists the greedy choice takes, computed the plain way (as `build`
+/// did before it chose in bounded memory): every node with a list sorted
+/// by out-degree / in-degree descending, ties by id; taken while each
+/// list's bytes and table share fit; then the lowest-ranked dropped until
+/// the laid-out file fits.
+fn reference_choice(s: &Store, budget: u64, codec: Codec) -> Vec<u64> {
+    use ginex::internals::format::neighbor_cache::BLOCK_LISTS;
+    use ginex::internals::sample::neighbor_cache::{empty_cache_bytes, encoded_size, out_degrees};
+    let out = out_degrees(s).unwrap();
+    let lists: Vec<Vec<u64>> = (0..s.num_nodes())
+        .map(|v| s.in_neighbors(v).unwrap())
+        .collect();
+    let enc_len = |v: u64| {
+        let mut e = Vec::new();
+        codec
+            .encode(&lists[v as usize], s.index_width(), &mut e)
+            .unwrap();
+        e.len() as u64
+    };
+    let score = |v: u64| f64::from(out[v as usize]) / lists[v as usize].len() as f64;
+    let mut ranked: Vec<u64> = (0..s.num_nodes())
+        .filter(|&v| !lists[v as usize].is_empty())
+        .collect();
+    ranked.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
+    let empty = empty_cache_bytes(s);
+    let mut used = empty;
+    let mut chosen = Vec::new();
+    for v in ranked {
+        let table = if codec == Codec::BlockBitpack {
+            2 + if chosen.len() as u64 % BLOCK_LISTS == 0 {
+                8
+            } else {
+                0
+            }
+        } else {
+            8
+        };
+        if used + enc_len(v) + table > budget {
+            break;
+        }
+        used += enc_len(v) + table;
+        chosen.push(v);
+    }
+    loop {
+        let mut by_id = chosen.clone();
+        by_id.sort_unstable();
+        let laid_out = by_id.iter().map(|&v| lists[v as usize].as_slice());
+        let size = empty + encoded_size(codec, s.index_width(), laid_out).unwrap();
+        if size <= budget || chosen.is_empty() {
+            return by_id;
+        }
+        let mut excess = size - budget;
+        while let Some(v) = chosen.pop() {
+            let freed = enc_len(v) + 2;
+            if freed >= excess {
+                break;
+            }
+            excess -= freed;
+        }
+    }
+}
+
+/// The choice made in bounded memory (a radix select over rank keys, see
+/// `sample::neighbor_cache_pick`) takes exactly the lists of the plain
+/// sort-and-take, for every codec, at budgets from nearly empty to the
+/// whole topology, and on a store whose large lists make wide blocks.
+#[test]
+fn the_bounded_choice_takes_the_lists_the_sorted_greedy_choice_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path(), "s", 3);
+    let skewed = common::open_synth_store(
+        dir.path(),
+        "skewed",
+        &SynthParams {
+            nodes: 3000,
+            avg_degree: 60.0,
+            dim: 4,
+            classes: 4,
+            seed: 9,
+            ..SynthParams::default()
+        },
+    );
+    for (name, st) in [("s", &s), ("skewed", &skewed)] {
+        for codec in Codec::ALL {
+            for budget in [2_000, 9_000, 40_000, 120_000, 400_000, 4_000_000] {
+                let path = dir.path().join(format!("{name}-{}-{budget}", codec.name()));
+                let Ok(r) = build(st, budget, codec, &path) else {
+                    assert!(budget < 4_000, "{name} {codec:?} {budget}: refused");
+                    continue;
+                };
+                assert!(
+                    r.bytes <= budget,
+                    "{name} {codec:?} {budget}: {} bytes",
+                    r.bytes
+                );
+                let cache = NeighborCache::open(&path, st).unwrap();
+                assert_eq!(
+                    cache.cached_nodes(),
+                    reference_choice(st, budget, codec),
+                    "{name} {codec:?} {budget}"
+                );
+                assert_eq!(cache.verify_lists(st).unwrap(), r.lists);
+            }
+        }
+    }
+}

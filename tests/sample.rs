@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use ginex::internals::import::synth::{NoProgress, SynthParams};
 use ginex::internals::io::Backend;
+use ginex::internals::sample::neighbor_cache::NeighborCache;
 use ginex::internals::sample::sampler::{
     batch_seed, decode_hops, encode_hops, sample_batch, EpochSampler, SampledBatch,
 };
@@ -337,4 +338,61 @@ fn cli_sample_cache_build_verify_and_dump() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("another store"), "{err}");
+}
+
+/// `ginex cache build --memory` keeps the build within what it is given:
+/// a `--budget` whose build (the store's resident tables, 8 bytes a node
+/// while the lists are chosen, then the cache) would not fit is refused
+/// before anything is written, and `--memory` alone builds the largest
+/// cache that fits.
+#[test]
+fn cache_build_stays_within_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::synth_store(
+        dir.path(),
+        "s",
+        &SynthParams {
+            nodes: 3000,
+            avg_degree: 8.0,
+            dim: 4,
+            classes: 3,
+            seed: 4,
+            ..SynthParams::default()
+        },
+    );
+    let st = path.to_str().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let refused = out("refused.ncache");
+    let err = run_ginex(&[
+        "cache", "build", st, "--budget", "64KiB", "--memory", "1MiB", "--out", &refused,
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("above --memory 1 MiB"), "{err}");
+    assert!(
+        !std::path::Path::new(&refused).exists(),
+        "refused, yet written"
+    );
+    let err = run_ginex(&["cache", "build", st, "--memory", "1MiB", "--out", &refused])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot build a neighbor cache"), "{err}");
+
+    let fitting = out("fitting.ncache");
+    let built = run_ginex(&[
+        "cache", "build", st, "--budget", "64KiB", "--memory", "1GiB", "--out", &fitting,
+    ])
+    .unwrap();
+    assert!(built.starts_with("built"), "{built}");
+    assert!(std::fs::metadata(&fitting).unwrap().len() <= 64 << 10);
+    // --memory alone: the largest cache that fits, here the whole topology.
+    let largest = out("largest.ncache");
+    let built = run_ginex(&["cache", "build", st, "--memory", "1GiB", "--out", &largest]).unwrap();
+    assert!(built.contains("lists of 3000"), "{built}");
+    let store = Store::open(&path).unwrap();
+    let cache = NeighborCache::open(std::path::Path::new(&largest), &store).unwrap();
+    let with_lists = (0..3000)
+        .filter(|&v| store.in_degree(v).unwrap() > 0)
+        .count();
+    assert_eq!(cache.cached_nodes().len(), with_lists);
 }

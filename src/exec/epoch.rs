@@ -58,7 +58,16 @@ pub fn run_epoch(
     config: &EpochConfig,
     consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
 ) -> Result<EpochReport> {
-    let train = store.splits()?.map(|s| s.train).unwrap_or_default();
+    // The train split only where it is used (the epoch's seeds, or the
+    // `presc` policy's presampling): a run over given nodes (predict,
+    // evaluation) does not hold it beside them.
+    let uses_train =
+        config.seed_nodes.is_none() || matches!(config.cache, CacheConfig::Presc { .. });
+    let train = if uses_train {
+        store.splits()?.map(|s| s.train).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     if config.seed_nodes.is_none() && train.is_empty() {
         return Err(Error::invalid_argument(format!(
             "{} has no training nodes (no splits file or an empty train split)",

@@ -28,7 +28,11 @@
 //!    what the whole topology would take) and the feature cache by
 //!    measured benefit: the share of the two predicted to leave the
 //!    probed batches the fewest reads ([`crate::exec::cache_split`]; an
-//!    eighth to the neighbor cache when nothing was probed).
+//!    eighth to the neighbor cache when nothing was probed). A run that
+//!    builds its neighbor cache does so before anything but the fixed part
+//!    is allocated; a cache whose build (8 bytes a node while the lists
+//!    are chosen, [`buildable_neighbor_cache`]) would not fit beside the
+//!    fixed part is not planned.
 //!
 //! Batch sizes come from the store's measured working set: the planner
 //! samples a few of the epoch's own batches ([`WorkingSet::probe`]).
@@ -372,6 +376,12 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
             None,
         ),
     };
+    // (An explicit size is the caller's to fit.)
+    let buildable = buildable_neighbor_cache(req.memory, fixed, n, neighbor_cache_bytes);
+    let (neighbor_cache_bytes, split) = match req.neighbor_cache_bytes {
+        None if buildable != neighbor_cache_bytes => (buildable, None),
+        _ => (neighbor_cache_bytes, split),
+    };
     let feature_cache_rows = match req.feature_cache_bytes {
         Some(b) => (b / rb.max(1)).min(n),
         None if uses_cache => rows_within(caches.saturating_sub(neighbor_cache_bytes)),
@@ -394,6 +404,24 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
     }
     Ok(plan)
+}
+
+/// The neighbor cache of at most `bytes` a run can build under `memory`
+/// on a store of `num_nodes` nodes, once `fixed` is held: the build
+/// ([`build_bytes`]: 8 bytes a node while it chooses the lists, then the
+/// cache) runs before the run's batches and feature cache are allocated,
+/// beside the fixed part and the page-cache reserve only, so a cache whose
+/// build would not fit there is not planned (0: sampling reads every list
+/// from the store).
+///
+/// [`build_bytes`]: crate::sample::neighbor_cache::build_bytes
+pub fn buildable_neighbor_cache(memory: u64, fixed: u64, num_nodes: u64, bytes: u64) -> u64 {
+    let room = memory.saturating_sub(fixed + PAGE_CACHE_RESERVE);
+    if bytes == 0 || crate::sample::neighbor_cache::build_bytes(num_nodes, bytes) <= room {
+        bytes
+    } else {
+        0
+    }
 }
 
 /// The shortest superbatch that covers `batches` in as few superbatches as
@@ -592,6 +620,33 @@ mod tests {
         assert_eq!(buffer_bytes(1000, 1024), 4 * 64 * 1024);
         assert_eq!(buffer_bytes(64_000, 100), 4 * 2000 * 100);
         assert_eq!(buffer_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
+    }
+
+    #[test]
+    fn a_neighbor_cache_is_planned_only_where_its_build_fits() {
+        use crate::sample::neighbor_cache::build_bytes;
+        // 50 M nodes: choosing the lists takes 8 bytes a node (400 MB),
+        // more than a 256 MiB cache itself; the build runs beside the
+        // fixed part and the page-cache reserve only.
+        let (n, cache, fixed) = (50_000_000u64, 256u64 << 20, 1u64 << 30);
+        let need = build_bytes(n, cache);
+        assert!(need >= 8 * n, "{need}");
+        assert!(
+            need < 8 * n + cache,
+            "{need}: the choice is freed before the cache is laid out"
+        );
+        let fits = fixed + PAGE_CACHE_RESERVE + need;
+        assert_eq!(buildable_neighbor_cache(fits, fixed, n, cache), cache);
+        assert_eq!(buildable_neighbor_cache(fits - 1, fixed, n, cache), 0);
+        assert_eq!(buildable_neighbor_cache(0, fixed, n, 0), 0);
+        // Once the cache outweighs the choice, the build holds the cache
+        // and its bitmap, not twice the cache.
+        let big = 2u64 << 30;
+        assert!(
+            build_bytes(n, big) < big + (16 << 20),
+            "{}",
+            build_bytes(n, big)
+        );
     }
 
     #[test]

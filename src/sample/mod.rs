@@ -6,6 +6,7 @@
 
 pub mod fanouts;
 pub mod neighbor_cache;
+pub mod neighbor_cache_pick;
 pub mod neighbor_cache_reuse;
 pub mod sampler;
 pub mod source;

@@ -18,6 +18,7 @@ use crate::io::durable::{
     fsync_dir, rename_no_replace, report_stale_staging, unique_staging_name, CreatedFile,
 };
 use crate::io::writer::write_file;
+use crate::sample::neighbor_cache_pick::{Candidates, Cut};
 use crate::sample::source::ListCache;
 use crate::store::{read_checked_file, Store};
 
@@ -59,26 +60,16 @@ pub fn out_degrees(store: &Store) -> Result<Vec<u32>> {
     Ok(out)
 }
 
-/// Nodes with in-neighbors in cache-priority order: out-degree / in-degree,
-/// descending, ties by node id.
-pub fn rank_nodes(store: &Store, out_deg: &[u32]) -> Vec<u64> {
-    let indptr = store.indptr();
-    let indeg = |v: u64| indptr[v as usize + 1] - indptr[v as usize];
-    let mut nodes: Vec<u64> = (0..store.num_nodes()).filter(|&v| indeg(v) > 0).collect();
-    let score = |v: u64| -> f64 { f64::from(out_deg[v as usize]) / indeg(v) as f64 };
-    nodes.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
-    nodes
-}
-
 /// Builds a neighbor cache of at most `budget` bytes for `store` at `out`
 /// (which must not exist), written atomically.
 ///
 /// The topology is streamed twice, a run of segments at a time, never held
 /// whole: the first pass counts out-degrees and each list's encoded size
-/// (so the greedy choice needs no list in memory), the second encodes the
-/// chosen lists. Memory: 16 bytes per node plus about twice the cache
-/// while the chosen lists are laid out (their encodings and the blob), then
-/// the cache once (the blob's allocation becomes the payload).
+/// (so the choice needs no list in memory; [`Candidates`]), the second
+/// encodes the chosen lists straight into the blob. Memory: at most
+/// [`build_bytes`] — 8 bytes a node while the lists are chosen, then the
+/// cache's bitmap and the file's payload, which is the cache itself (its
+/// allocation sized once, never copied).
 pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<BuildReport> {
     if out.symlink_metadata().is_ok() {
         return Err(Error::AlreadyExists {
@@ -95,155 +86,99 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
         blob_len: 0,
         budget: Some(budget),
     };
-    let fixed = empty_cache_bytes(store);
-    if budget < fixed {
+    let empty = empty_cache_bytes(store);
+    // The other codecs' location table holds one offset with no list.
+    let least = empty + if codec == Codec::BlockBitpack { 0 } else { 8 };
+    if budget < least {
         return Err(Error::invalid_argument(format!(
-            "--budget {budget} bytes is below the {fixed} bytes an empty cache of {n} nodes takes"
+            "--budget {budget} bytes is below the {least} bytes an empty cache of {n} nodes takes"
         )));
     }
-    let picked = pick_lists(store, codec, budget, fixed)?;
-    let chosen = encode_lists(store, codec, picked)?;
-    let (chosen, table, blob) = fit_layout(chosen, &header, budget);
-    header.count = chosen.len() as u64;
-    header.blob_len = blob.len() as u64;
-    let payload = assemble_payload(&header, &chosen, &table, blob);
+    let candidates = Candidates::measure(store, codec)?;
+    let (cut, size) = candidates.pick(codec, budget, empty);
+    let bitmap = chosen_bitmap(&candidates, cut);
+    drop(candidates);
+    header.count = size.lists.count;
+    header.blob_len = size.blob_bytes;
+    // The blob's allocation becomes the payload: sized for all of it.
+    let mut writer = LayoutWriter::new(codec, Vec::with_capacity(header.payload_len() as usize));
+    let (width, mut scratch) = (store.index_width(), Vec::new());
+    store.for_each_list(STREAM_CHUNK_BYTES, &mut |v, list| {
+        if bitmap_has(&bitmap, v) {
+            scratch.clear();
+            codec.encode(list, width, &mut scratch)?;
+            writer.push(&scratch);
+        }
+        Ok(())
+    })?;
+    let (table, blob) = writer.finish();
+    if blob.len() as u64 != header.blob_len || table.len() as u64 * 8 != header.offsets_len() {
+        return Err(Error::internal(format!(
+            "neighbor cache layout: {} blob bytes and {} table entries written, {} and {} priced",
+            blob.len(),
+            table.len(),
+            header.blob_len,
+            header.offsets_len() / 8
+        )));
+    }
+    let ids = (0..n)
+        .filter(|&v| bitmap_has(&bitmap, v))
+        .map(|v| store.indptr()[v as usize + 1] - store.indptr()[v as usize])
+        .sum();
+    let payload = assemble_payload(&header, &bitmap, &table, blob);
     let h = write_new_file(out, &payload)?;
     Ok(BuildReport {
         path: out.to_path_buf(),
         lists: header.count,
-        ids: chosen
-            .iter()
-            .map(|v| store.indptr()[*v as usize + 1] - store.indptr()[*v as usize])
-            .sum(),
+        ids,
         bytes: h.file_len(),
         blob_bytes: header.blob_len,
         codec,
     })
 }
 
-/// Pass 1 over the topology: out-degrees and every list's encoded size;
-/// then the lists taken greedily in rank order while they fit `budget`
-/// (`fixed` of it taken by the empty cache), with each list's table cost;
-/// `block-bitpack`'s exact size depends on how lists fall into blocks, so
-/// [`fit_layout`] computes it after the fact. The picked nodes, in rank
-/// order.
-fn pick_lists(store: &Store, codec: Codec, budget: u64, fixed: u64) -> Result<Vec<u64>> {
-    let n = store.num_nodes();
-    let width = store.index_width();
-    let mut out_deg = vec![0u32; n as usize];
-    let mut enc_len = vec![0u32; n as usize];
-    let mut scratch = Vec::new();
-    store.for_each_list(STREAM_CHUNK_BYTES, &mut |v, list| {
-        for &u in list {
-            out_deg[u as usize] = out_deg[u as usize].saturating_add(1);
-        }
-        scratch.clear();
-        codec.encode(list, width, &mut scratch)?;
-        enc_len[v as usize] = u32::try_from(scratch.len()).unwrap_or(u32::MAX);
-        Ok(())
-    })?;
-    let ranked = rank_nodes(store, &out_deg);
-    drop(out_deg);
-    let blocked = codec == Codec::BlockBitpack;
-    let table_cost = |count: usize| -> u64 {
-        if blocked {
-            2 + if count as u64 % BLOCK_LISTS == 0 {
-                8
-            } else {
-                0
-            }
-        } else {
-            8
-        }
-    };
-    let mut used = fixed;
-    let mut picked: Vec<u64> = Vec::new(); // rank order
-    for v in ranked {
-        let cost = u64::from(enc_len[v as usize]) + table_cost(picked.len());
-        if used + cost > budget {
-            break;
-        }
-        used += cost;
-        picked.push(v);
-    }
-    Ok(picked)
+/// Most bytes [`build`] holds for a cache of `budget` bytes over
+/// `num_nodes` nodes, besides the store itself: the larger of choosing the
+/// lists ([`Candidates::BYTES_PER_NODE`] a node and a digit histogram) and
+/// writing them (the payload, at most the budget, with the bitmap beside
+/// it), plus a run of segments read and a block of lists being encoded.
+pub fn build_bytes(num_nodes: u64, budget: u64) -> u64 {
+    let bitmap = num_nodes.div_ceil(64) * 8;
+    let choosing = Candidates::BYTES_PER_NODE * num_nodes + Candidates::HISTOGRAM_BYTES;
+    let writing = budget + bitmap;
+    choosing.max(writing) + 2 * STREAM_CHUNK_BYTES
 }
 
-/// Pass 2 over the topology: the encodings of the `picked` lists, in
-/// their (rank) order.
-fn encode_lists(store: &Store, codec: Codec, picked: Vec<u64>) -> Result<Vec<(u64, Vec<u8>)>> {
-    let width = store.index_width();
-    let rank_of: crate::hash::FxMap<u64, usize> =
-        picked.iter().enumerate().map(|(r, &v)| (v, r)).collect();
-    drop(picked);
-    let mut chosen: Vec<(u64, Vec<u8>)> = vec![(0, Vec::new()); rank_of.len()];
-    store.for_each_list(STREAM_CHUNK_BYTES, &mut |v, list| {
-        if let Some(&r) = rank_of.get(&v) {
-            let mut enc = Vec::new();
-            codec.encode(list, width, &mut enc)?;
-            chosen[r] = (v, enc);
-        }
-        Ok(())
-    })?;
-    Ok(chosen)
-}
-
-/// Lays the `chosen` lists (rank order) out by node id, dropping the
-/// lowest-ranked ones until the file fits `budget`: the cached nodes in
-/// id order, the location table and the blob.
-fn fit_layout(
-    mut chosen: Vec<(u64, Vec<u8>)>,
-    header: &NcacheHeader,
-    budget: u64,
-) -> (Vec<u64>, Vec<u64>, Vec<u8>) {
-    loop {
-        let mut order: Vec<usize> = (0..chosen.len()).collect();
-        order.sort_unstable_by_key(|&i| chosen[i].0);
-        let (table, blob) = if header.codec == Codec::BlockBitpack {
-            block_layout(order.iter().map(|&i| chosen[i].1.as_slice()))
-        } else {
-            offset_layout(order.iter().map(|&i| chosen[i].1.as_slice()))
-        };
-        let size = 64
-            + header.fixed_len()
-            + header.bitmap_len()
-            + header.rank_len()
-            + 8 * table.len() as u64
-            + blob.len() as u64;
-        if size <= budget {
-            // The encodings are in the blob now: keep the ids only (a
-            // budget's worth of small allocations freed before the
-            // payload is assembled).
-            let ids = order.into_iter().map(|i| chosen[i].0).collect();
-            return (ids, table, blob);
-        }
-        let mut excess = size - budget;
-        while let Some((_, e)) = chosen.pop() {
-            let freed = e.len() as u64 + 2;
-            if freed >= excess {
-                break;
-            }
-            excess -= freed;
+/// The membership bitmap of the nodes `cut` takes.
+fn chosen_bitmap(candidates: &Candidates<'_>, cut: Cut) -> Vec<u64> {
+    let n = candidates.num_nodes();
+    let mut bitmap = vec![0u64; n.div_ceil(64) as usize];
+    for v in 0..n {
+        if candidates.takes(cut, v as usize) {
+            bitmap[(v / 64) as usize] |= 1 << (v % 64);
         }
     }
+    bitmap
+}
+
+fn bitmap_has(bitmap: &[u64], v: u64) -> bool {
+    bitmap
+        .get((v / 64) as usize)
+        .is_some_and(|w| w >> (v % 64) & 1 == 1)
 }
 
 /// The file's payload: everything before the blob, then the blob, whose
-/// own allocation becomes the payload (grown in place, not copied beside
-/// itself), so the payload costs the budget once, not twice.
+/// own allocation becomes the payload (it was reserved for all of it), so
+/// the payload costs the budget once, not twice.
 fn assemble_payload(
     header: &NcacheHeader,
-    chosen: &[u64],
+    bitmap: &[u64],
     table: &[u64],
     blob: Vec<u8>,
 ) -> Vec<u8> {
     let mut payload = Vec::with_capacity((header.payload_len() - header.blob_len) as usize);
     header.encode(&mut payload);
-    let mut bitmap = vec![0u64; header.num_nodes.div_ceil(64) as usize];
-    for v in chosen {
-        bitmap[(*v / 64) as usize] |= 1 << (v % 64);
-    }
-    for w in &bitmap {
+    for w in bitmap {
         payload.extend_from_slice(&w.to_le_bytes());
     }
     let mut rank = 0u32;
@@ -330,41 +265,86 @@ pub fn encoded_size<'l>(
 
 /// The per-list location table (`count + 1` offsets) and the blob.
 fn offset_layout<'e>(lists: impl Iterator<Item = &'e [u8]>) -> (Vec<u64>, Vec<u8>) {
-    let mut offsets = vec![0u64];
-    let mut blob = Vec::new();
-    for e in lists {
-        blob.extend_from_slice(e);
-        offsets.push(blob.len() as u64);
-    }
-    (offsets, blob)
+    let mut writer = LayoutWriter::new(Codec::Raw, Vec::new());
+    lists.for_each(|e| writer.push(e));
+    writer.finish()
 }
 
-/// The `block-bitpack` directory (one entry per [`BLOCK_LISTS`] lists: the
-/// block's blob offset, [`BLOCK_WIDE_BIT`] when its end offsets are `u32`)
-/// and the blob (per block: each list's end offset relative to the block's
-/// first list, then the lists).
+/// The `block-bitpack` directory and blob of `lists` (see [`LayoutWriter`]).
 fn block_layout<'e>(lists: impl Iterator<Item = &'e [u8]>) -> (Vec<u64>, Vec<u8>) {
-    let lists: Vec<&[u8]> = lists.collect();
-    let mut dir = Vec::with_capacity(lists.len().div_ceil(BLOCK_LISTS as usize));
-    let mut blob = Vec::new();
-    for block in lists.chunks(BLOCK_LISTS as usize) {
-        let span: usize = block.iter().map(|e| e.len()).sum();
-        let wide = span > usize::from(u16::MAX);
-        dir.push(blob.len() as u64 | if wide { BLOCK_WIDE_BIT } else { 0 });
-        let mut end = 0usize;
-        for e in block {
-            end += e.len();
-            if wide {
-                blob.extend_from_slice(&(end as u32).to_le_bytes());
-            } else {
-                blob.extend_from_slice(&(end as u16).to_le_bytes());
-            }
-        }
-        for e in block {
-            blob.extend_from_slice(e);
+    let mut writer = LayoutWriter::new(Codec::BlockBitpack, Vec::new());
+    lists.for_each(|e| writer.push(e));
+    writer.finish()
+}
+
+/// Lays encoded lists out one at a time, in node order, as a location
+/// table and a blob. For `block-bitpack`: a directory entry per
+/// [`BLOCK_LISTS`] lists (the block's blob offset, [`BLOCK_WIDE_BIT`] when
+/// its end offsets are `u32`) and, per block, each list's end offset
+/// relative to the block's first list, then the lists (one block is held
+/// while it fills); for the other codecs `count + 1` offsets.
+struct LayoutWriter {
+    blocked: bool,
+    table: Vec<u64>,
+    blob: Vec<u8>,
+    /// The open block's lists, and where each one ends among them.
+    block: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl LayoutWriter {
+    /// A writer for `codec` appending to `blob`.
+    fn new(codec: Codec, blob: Vec<u8>) -> Self {
+        let blocked = codec == Codec::BlockBitpack;
+        LayoutWriter {
+            blocked,
+            table: if blocked { Vec::new() } else { vec![0] },
+            blob,
+            block: Vec::new(),
+            ends: Vec::new(),
         }
     }
-    (dir, blob)
+
+    /// Appends the next list's encoding.
+    fn push(&mut self, encoded: &[u8]) {
+        if !self.blocked {
+            self.blob.extend_from_slice(encoded);
+            self.table.push(self.blob.len() as u64);
+            return;
+        }
+        self.block.extend_from_slice(encoded);
+        self.ends.push(self.block.len());
+        if self.ends.len() as u64 == BLOCK_LISTS {
+            self.close_block();
+        }
+    }
+
+    fn close_block(&mut self) {
+        if self.ends.is_empty() {
+            return;
+        }
+        let wide = self.block.len() > usize::from(u16::MAX);
+        self.table
+            .push(self.blob.len() as u64 | if wide { BLOCK_WIDE_BIT } else { 0 });
+        for &end in &self.ends {
+            if wide {
+                self.blob.extend_from_slice(&(end as u32).to_le_bytes());
+            } else {
+                self.blob.extend_from_slice(&(end as u16).to_le_bytes());
+            }
+        }
+        self.blob.extend_from_slice(&self.block);
+        self.block.clear();
+        self.ends.clear();
+    }
+
+    /// The location table and the blob.
+    fn finish(mut self) -> (Vec<u64>, Vec<u8>) {
+        if self.blocked {
+            self.close_block();
+        }
+        (self.table, self.blob)
+    }
 }
 
 /// A loaded neighbor cache, tied to the store it was built for.
@@ -417,26 +397,32 @@ impl<'a> NeighborCache<'a> {
     pub fn open_unbound(path: &Path) -> Result<NeighborCache<'static>> {
         let file = read_checked_file(path, FileKind::NeighborCache)?;
         let header = NcacheHeader::decode(&file.payload, file.header.version, path)?;
-        let p = file.payload;
+        let p = &file.payload;
         let mut at = header.fixed_len() as usize;
-        let take = |at: &mut usize, len: u64| -> &[u8] {
-            let s = &p[*at..*at + len as usize];
-            *at += len as usize;
+        let mut take = |len: u64| -> &[u8] {
+            let s = &p[at..at + len as usize];
+            at += len as usize;
             s
         };
-        let bitmap: Vec<u64> = take(&mut at, header.bitmap_len())
+        let bitmap: Vec<u64> = take(header.bitmap_len())
             .chunks_exact(8)
             .map(|c| le_u64(c, 0))
             .collect();
-        let rank: Vec<u32> = take(&mut at, header.rank_len())
+        let rank: Vec<u32> = take(header.rank_len())
             .chunks_exact(4)
             .map(|c| le_u32(c, 0))
             .collect();
-        let offsets: Vec<u64> = take(&mut at, header.offsets_len())
+        let offsets: Vec<u64> = take(header.offsets_len())
             .chunks_exact(8)
             .map(|c| le_u64(c, 0))
             .collect();
-        let blob = take(&mut at, header.blob_len).to_vec();
+        // The blob is the payload's tail: moved to the front of the
+        // payload's own allocation, not copied beside it (the cache is
+        // held once, not twice, while it loads).
+        let mut blob = file.payload;
+        blob.drain(..at);
+        blob.truncate(header.blob_len as usize);
+        blob.shrink_to_fit();
         let cache = NeighborCache {
             path: path.to_path_buf(),
             header,

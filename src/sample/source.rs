@@ -191,16 +191,13 @@ impl NeighborSource for StoreSource<'_> {
         if missing.is_empty() {
             return Ok(());
         }
-        let lists = {
-            let mut g = self
-                .gatherer
-                .lock()
-                .map_err(|_| Error::invalid_argument("neighbor reader poisoned by a panic"))?;
-            g.read_lists(self.store, &missing)?
-        };
-        for (i, list) in missing_at.into_iter().zip(&lists) {
-            visit(i, list);
-        }
-        Ok(())
+        // Read and visited a buffer's worth at a time, never all at once.
+        let mut g = self
+            .gatherer
+            .lock()
+            .map_err(|_| Error::invalid_argument("neighbor reader poisoned by a panic"))?;
+        g.visit_lists(self.store, &missing, &mut |k, list| {
+            visit(missing_at[k], list)
+        })
     }
 }

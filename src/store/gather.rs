@@ -229,6 +229,13 @@ impl Gatherer {
         self.stats
     }
 
+    /// Bytes of the aligned read buffer now (it grows to the largest
+    /// round read, never past the cap but for a single row or list that
+    /// needs more).
+    pub fn read_buffer_bytes(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// Caps the aligned read buffer at about `bytes` (at least one row's
     /// pages): a batch whose unique pages need more is read in several
     /// rounds, each a full batch at the reader's queue depth. The default
@@ -420,7 +427,66 @@ impl Gatherer {
 
     /// The in-neighbor lists of `nodes` (in order), reading every CSC
     /// segment they touch once, in one batch, each checked against its CRC.
+    /// All of them are held at once: for a bounded working set, see
+    /// [`visit_lists`](Self::visit_lists).
     pub fn read_lists(&mut self, store: &Store, nodes: &[u64]) -> Result<Vec<Vec<u64>>> {
+        let mut lists = Vec::with_capacity(nodes.len());
+        self.read_group(store, nodes, &mut |_, list| lists.push(list.to_vec()))?;
+        Ok(lists)
+    }
+
+    /// Calls `visit(i, list)` with the in-neighbor list of every `nodes[i]`,
+    /// in order, reading them in groups whose CSC segments take at most
+    /// the read buffer's cap ([`with_chunk_bytes`](Self::with_chunk_bytes);
+    /// a group of one node may take more, its list being needed whole).
+    /// Each segment a group touches is read once, in one batch, and
+    /// checked against its CRC; each list is decoded into one reused
+    /// buffer. So a hop's targets never hold all their lists at once: a
+    /// hop of a million targets on a skewed graph reaches hundreds of
+    /// millions of in-neighbors.
+    pub fn visit_lists(
+        &mut self,
+        store: &Store,
+        nodes: &[u64],
+        visit: &mut dyn FnMut(usize, &[u64]),
+    ) -> Result<()> {
+        let segments = store.segments();
+        let (width, page) = (store.index_width().bytes() as u64, PAGE_SIZE as u64);
+        let cap = self.chunk_bytes as u64;
+        let mut in_group = crate::hash::FxMap::<usize, ()>::default();
+        let (mut start, mut bytes) = (0usize, 0u64);
+        for (i, &v) in nodes.iter().enumerate() {
+            let s = segments.partition_point(|seg| seg.end_node() <= v);
+            if in_group.contains_key(&s) {
+                continue;
+            }
+            // What reading the segment adds at most: its pages and a
+            // boundary page.
+            let more = segments.get(s).map_or(0, |seg| {
+                (seg.edge_count * width).div_ceil(page) * page + page
+            });
+            if i > start && bytes + more > cap {
+                self.read_group(store, &nodes[start..i], &mut |k, list| {
+                    visit(start + k, list)
+                })?;
+                (start, bytes) = (i, 0);
+                in_group.clear();
+            }
+            in_group.insert(s, ());
+            bytes += more;
+        }
+        self.read_group(store, &nodes[start..], &mut |k, list| {
+            visit(start + k, list)
+        })
+    }
+
+    /// [`read_lists`](Self::read_lists) of one group, visited in order.
+    fn read_group(
+        &mut self,
+        store: &Store,
+        nodes: &[u64],
+        visit: &mut dyn FnMut(usize, &[u64]),
+    ) -> Result<()> {
         let segments = store.segments();
         let n = store.num_nodes();
         let mut wanted: Vec<usize> = Vec::with_capacity(nodes.len());
@@ -489,21 +555,21 @@ impl Gatherer {
             )?;
         }
         let indptr = store.indptr();
-        let mut lists = Vec::with_capacity(nodes.len());
-        for (&v, &s) in nodes.iter().zip(&wanted) {
+        let mut list = Vec::new();
+        for (i, (&v, &s)) in nodes.iter().zip(&wanted).enumerate() {
             let k = unique.binary_search(&s).unwrap_or(0);
             let seg = &segments[s];
             let seg_at = seg_at[k];
             let lo = seg_at + ((indptr[v as usize] - seg.edge_start) * width) as usize;
             let hi = seg_at + ((indptr[v as usize + 1] - seg.edge_start) * width) as usize;
-            let mut list = Vec::with_capacity((hi - lo) / width as usize);
+            list.clear();
             store.index_width().decode(&bytes[lo..hi], &mut list);
-            lists.push(list);
+            visit(i, &list);
         }
         self.stats.lists += nodes.len() as u64;
         self.stats.segments += unique.len() as u64;
         self.stats.list_reads += spans.len() as u64;
         self.stats.bytes_read += total as u64;
-        Ok(lists)
+        Ok(())
     }
 }

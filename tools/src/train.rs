@@ -225,6 +225,24 @@ pub struct PredictArgs {
 /// are not planned: choose fanouts that fit.
 const TRAIN_EXTRA_BYTES: u64 = 1 << 30;
 
+/// What `train` (`splits`: true) or `predict` holds per node of `store`
+/// beside the data path and the model, for `--memory`: the labels (4 bytes
+/// a node, looked up by every batch) and, for `train`, the splits it
+/// evaluates on (8 bytes an id). At 50 M nodes, 280 MiB that the constant
+/// above did not count.
+fn per_node_tables_bytes(store: &Store, splits: bool) -> u64 {
+    use ginex::internals::format::header::FileKind;
+    let labels = store
+        .manifest()
+        .file(FileKind::Labels)
+        .map_or(0, |_| 4 * store.num_nodes());
+    let splits = match store.manifest().file(FileKind::Splits) {
+        Some(f) if splits => f.len,
+        _ => 0,
+    };
+    labels + splits
+}
+
 fn options(
     store: &Store,
     data: &DataArgs,
@@ -241,7 +259,10 @@ fn options(
             model.model.name()
         )));
     }
-    let (data_cfg, plan) = data.config(store, TRAIN_EXTRA_BYTES)?;
+    let (data_cfg, plan) = data.config(
+        store,
+        TRAIN_EXTRA_BYTES + per_node_tables_bytes(store, true),
+    )?;
     if let Some(p) = plan {
         eprintln!("{}", p.describe());
     }
@@ -478,7 +499,10 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         read_cost: Default::default(),
         max_batches: None,
     };
-    let (data_cfg, plan) = data.config(&store, TRAIN_EXTRA_BYTES)?;
+    let (data_cfg, plan) = data.config(
+        &store,
+        TRAIN_EXTRA_BYTES + per_node_tables_bytes(&store, false),
+    )?;
     if let Some(p) = plan.filter(|_| !args.layerwise) {
         eprintln!("{}", p.describe());
     }
