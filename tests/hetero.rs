@@ -4,22 +4,16 @@
 //! field, leaving no store behind.
 
 mod common;
+mod tools_common;
 
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use ginex::internals::format::pages::Dtype;
 use ginex::internals::format::schema::{NodeType, Relation, Schema};
-use ginex_cli::import::{run as import_run, ImportCli};
 
 use common::{assert_same_files, f32_bytes, i64_bytes, npy_bytes, p};
-
-fn run_import(args: &[&str]) -> ginex::Result<String> {
-    let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args)).unwrap();
-    let mut out = Vec::new();
-    import_run(&cli, &mut out)?;
-    Ok(String::from_utf8(out).unwrap())
-}
+use tools_common::{run_export, run_import, run_printed_reimport};
 
 /// The reference document's MAG240M layout at small scale: 4 authors, 5
 /// papers (features of dimension 3, labels, year, masks), 2 institutions;
@@ -276,33 +270,6 @@ fn bad_typed_inputs_are_refused_naming_the_file_and_field() {
 }
 
 // ---- ginex-export of typed stores (issue #31, step 6) ----
-
-fn run_export(args: &[&str]) -> String {
-    use ginex_cli::export::{run, ExportCli};
-    let cli = ExportCli::try_parse_from(std::iter::once(&"ginex-export").chain(args)).unwrap();
-    let mut out = Vec::new();
-    run(&cli, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
-}
-
-/// Runs the `ginex-import` command an export report prints, with `STORE`
-/// replaced by `rebuilt`.
-fn run_printed_reimport(report: &str, rebuilt: &Path) {
-    let cmd = report
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("rebuild the same store: "))
-        .unwrap_or_else(|| panic!("no re-import command in:\n{report}"));
-    let mut args: Vec<&str> = cmd.split_whitespace().collect();
-    assert_eq!(args.remove(0), "ginex-import", "{cmd}");
-    assert!(!args.contains(&"--undirected"), "{cmd}");
-    let rebuilt = p(rebuilt);
-    let args: Vec<&str> = args
-        .into_iter()
-        .map(|a| if a == "STORE" { rebuilt } else { a })
-        .chain(["--quiet"])
-        .collect();
-    run_import(&args).unwrap_or_else(|e| panic!("{cmd}: {e}"));
-}
 
 /// Imports the MAG-shaped fixture (with `extra` import flags) into `name`.
 fn mag_store(root: &Path, name: &str, meta: &Path, extra: &[&str]) -> PathBuf {

@@ -5,10 +5,10 @@
 //! layout and re-import byte-identically, and R-GCN trains on it.
 
 mod common;
+mod tools_common;
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use ginex::internals::exec::epoch::run_epoch;
 use ginex::internals::exec::policy::Policy;
 use ginex::internals::format::header::FileHeader;
@@ -17,6 +17,7 @@ use ginex::internals::format::version::V1_5;
 use ginex::Store;
 
 use common::{assert_same_files, f32_bytes, i64_bytes, npy_bytes, p};
+use tools_common::{run_dump, run_export, run_import, run_printed_reimport};
 
 /// Author `a` has 4 features `[a, a + 0.25, -a, 1]` (stored f32), paper
 /// `q` 6 features `[q/2, j]` for column `j` > 0 (stored f16, exact),
@@ -41,6 +42,12 @@ fn paper_row(q: usize) -> Vec<f32> {
 fn institution_row(i: usize) -> Vec<f32> {
     let i = (i % 64) as f32;
     vec![i, -2.0 * i, 8.0]
+}
+
+/// Each node type's `(dim, dtype)`.
+fn layouts(s: &Store) -> Vec<(u32, Option<Dtype>)> {
+    let types = &s.schema().expect("a typed store").node_types;
+    types.iter().map(|t| (t.dim, t.dtype)).collect()
 }
 
 /// Counts of the fixture's types.
@@ -126,33 +133,6 @@ fn chunked(root: &Path, c: Counts) -> PathBuf {
     d.join("metadata.json")
 }
 
-fn run_import(args: &[&str]) -> ginex::Result<String> {
-    use ginex_cli::import::{run, ImportCli};
-    let cli = ImportCli::try_parse_from(std::iter::once(&"ginex-import").chain(args))
-        .map_err(|e| ginex::Error::invalid_argument(e.to_string()))?;
-    let mut out = Vec::new();
-    run(&cli, &mut out)?;
-    Ok(String::from_utf8(out).unwrap())
-}
-
-fn run_dump(args: &[&str]) -> String {
-    let a = ginex_cli::dump::DumpArgs::try_parse_from(
-        std::iter::once("ginex-dump").chain(args.iter().copied()),
-    )
-    .unwrap();
-    let mut out = Vec::new();
-    ginex_cli::dump::run(&a, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
-}
-
-fn run_export(args: &[&str]) -> String {
-    use ginex_cli::export::{run, ExportCli};
-    let cli = ExportCli::try_parse_from(std::iter::once(&"ginex-export").chain(args)).unwrap();
-    let mut out = Vec::new();
-    run(&cli, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
-}
-
 /// The fixture imported with papers as f16 and institutions as bf16.
 fn mixed_store(root: &Path, c: Counts) -> PathBuf {
     let meta = chunked(root, c);
@@ -196,11 +176,8 @@ fn each_type_keeps_its_dimension_and_dtype_and_reads_widened() {
     let dir = tempfile::tempdir().unwrap();
     let path = mixed_store(dir.path(), SMALL);
     let s = Store::open(&path).unwrap();
-    let schema = s.schema().unwrap();
-    let layouts: Vec<(u32, Option<Dtype>)> =
-        schema.node_types.iter().map(|t| (t.dim, t.dtype)).collect();
     assert_eq!(
-        layouts,
+        layouts(&s),
         vec![
             (4, Some(Dtype::F32)),
             (6, Some(Dtype::F16)),
@@ -240,7 +217,7 @@ fn each_type_keeps_its_dimension_and_dtype_and_reads_widened() {
     let summary = run_dump(&[p(&path)]);
     assert!(summary.contains("features dim 6 f16"), "{summary}");
     assert!(
-        summary.contains("stored per type in 3 sections of 3 pages"),
+        summary.contains("24 bytes/row, 3 sections of 3 pages, each type in its own layout"),
         "{summary}"
     );
     let doc: serde_json::Value =
@@ -265,24 +242,6 @@ fn each_type_keeps_its_dimension_and_dtype_and_reads_widened() {
     .to_string();
     assert!(err.contains("node type \"venue\""), "{err}");
     assert!(!dir.path().join("refused").exists());
-}
-
-/// The `ginex-import` command an export report prints, run with `STORE`
-/// replaced by `rebuilt`.
-fn run_printed_reimport(report: &str, rebuilt: &Path) {
-    let cmd = report
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("rebuild the same store: "))
-        .unwrap_or_else(|| panic!("no re-import command in:\n{report}"));
-    let mut args: Vec<&str> = cmd.split_whitespace().collect();
-    assert_eq!(args.remove(0), "ginex-import", "{cmd}");
-    let rebuilt = p(rebuilt);
-    let args: Vec<&str> = args
-        .into_iter()
-        .map(|a| if a == "STORE" { rebuilt } else { a })
-        .chain(["--quiet"])
-        .collect();
-    run_import(&args).unwrap_or_else(|e| panic!("{cmd}: {e}"));
 }
 
 /// The `(descr, shape)` of a `.npy` file's header.
@@ -377,6 +336,7 @@ fn every_policy_gathers_identical_batches_over_mixed_layouts() {
 #[cfg(feature = "train")]
 #[test]
 fn rgcn_trains_and_predicts_over_mixed_layouts() {
+    use clap::Parser;
     use ginex_cli::commands::{run, GinexCli};
     let ginex = |args: &[&str]| {
         let cli = GinexCli::try_parse_from(std::iter::once(&"ginex").chain(args)).unwrap();
@@ -464,10 +424,8 @@ fn gen_hetero_gives_authors_features_of_their_own_layout() {
     ginex::generate_store(&p, &path, &ginex::NoProgress).unwrap();
     let s = Store::open(&path).unwrap();
     let schema = s.schema().unwrap();
-    let layouts: Vec<(u32, Option<Dtype>)> =
-        schema.node_types.iter().map(|t| (t.dim, t.dtype)).collect();
     assert_eq!(
-        layouts,
+        layouts(&s),
         vec![(6, Some(Dtype::F32)), (3, Some(Dtype::F16)), (0, None)]
     );
     assert_eq!((s.feature_dim(), s.dtype()), (6, Dtype::F32));
@@ -494,14 +452,7 @@ fn gen_hetero_gives_authors_features_of_their_own_layout() {
     })
     .unwrap();
     let d = Store::open(&derived).unwrap();
-    let layouts: Vec<(u32, Option<Dtype>)> = d
-        .schema()
-        .unwrap()
-        .node_types
-        .iter()
-        .map(|t| (t.dim, t.dtype))
-        .collect();
-    assert_eq!(layouts[2], (6, Some(Dtype::F32)));
+    assert_eq!(layouts(&d)[2], (6, Some(Dtype::F32)));
     assert_eq!(d.feature_sections().sections().len(), 3);
     let mut again = vec![0f32; x.len()];
     d.read_feature_rows_f32(&authors, &mut again).unwrap();

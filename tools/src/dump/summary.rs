@@ -60,33 +60,27 @@ pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Resu
     writeln!(out, "  format          {format}")?;
     writeln!(out, "  nodes           {}", m.num_nodes)?;
     writeln!(out, "  edges           {}", m.num_edges)?;
+    let sections = store.feature_sections();
     let packing = match m.layout.rows_per_page() {
+        // Rows read in the row format above, stored per type.
+        _ if !sections.is_uniform() => format!(
+            "{} sections of {} pages, each type in its own layout",
+            sections.sections().len(),
+            sections.num_pages()
+        ),
         0 => format!(
             "a row spans {} pages, starting on a page boundary",
             m.layout.pages_per_row()
         ),
         n => format!("{n} rows/page"),
     };
-    let sections = store.feature_sections();
-    if sections.is_uniform() {
-        writeln!(
-            out,
-            "  features        dim {} {} ({} bytes/row, {packing})",
-            m.layout.dim,
-            m.layout.dtype.name(),
-            m.layout.row_bytes(),
-        )?;
-    } else {
-        writeln!(
-            out,
-            "  features        read as dim {} {} ({} bytes/row); stored per type in {} sections of {} pages",
-            m.layout.dim,
-            m.layout.dtype.name(),
-            m.layout.row_bytes(),
-            sections.sections().len(),
-            sections.num_pages(),
-        )?;
-    }
+    writeln!(
+        out,
+        "  features        dim {} {} ({} bytes/row, {packing})",
+        m.layout.dim,
+        m.layout.dtype.name(),
+        m.layout.row_bytes(),
+    )?;
     if let Some(schema) = store.schema() {
         print_schema(schema, out)?;
     }
