@@ -474,3 +474,57 @@ fn gen_hetero_gives_authors_features_of_their_own_layout() {
         .to_string();
     assert!(err.contains("needs --hetero"), "{err}");
 }
+
+/// A featured type without nodes, of a dimension of its own, imports: its
+/// empty feature file is not held to the next type's dimension.
+#[test]
+fn a_featured_type_without_nodes_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let write = |rel: &str, bytes: Vec<u8>| std::fs::write(d.join(rel), bytes).unwrap();
+    write(
+        "writes.npy",
+        npy_bytes("<i8", "(2, 2)", &i64_bytes(&[0, 0, 1, 0])),
+    );
+    write("a.npy", npy_bytes("<f4", "(2, 2)", &f32_bytes(&[1.0; 4])));
+    write("v.npy", npy_bytes("<f4", "(0, 7)", &[]));
+    write("p.npy", npy_bytes("<f4", "(1, 3)", &f32_bytes(&[2.0; 3])));
+    let numpy = |f: &str| serde_json::json!({"format": {"name": "numpy"}, "data": [f]});
+    let meta = serde_json::json!({
+        "graph_name": "empty-type",
+        "node_type": ["author", "venue", "paper"],
+        "num_nodes_per_chunk": [[2], [0], [1]],
+        "edge_type": ["author:writes:paper"],
+        "num_edges_per_chunk": [[2]],
+        "edges": {"author:writes:paper": numpy("writes.npy")},
+        "node_data": {
+            "author": {"feat": numpy("a.npy")},
+            "venue": {"feat": numpy("v.npy")},
+            "paper": {"feat": numpy("p.npy")},
+        },
+        "edge_data": {},
+    });
+    write("metadata.json", serde_json::to_vec(&meta).unwrap());
+    let out = d.join("store");
+    run_import(&[
+        "dgl",
+        p(&d.join("metadata.json")),
+        "--quiet",
+        "--out",
+        p(&out),
+    ])
+    .unwrap();
+    let s = Store::open(&out).unwrap();
+    assert_eq!(
+        layouts(&s),
+        vec![
+            (2, Some(Dtype::F32)),
+            (7, Some(Dtype::F32)),
+            (3, Some(Dtype::F32))
+        ]
+    );
+    let mut x = vec![0f32; 7];
+    s.read_feature_rows_f32(&[2], &mut x).unwrap();
+    assert_eq!(x, [2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0]);
+    s.verify().unwrap();
+}

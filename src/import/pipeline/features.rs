@@ -221,7 +221,9 @@ fn push_rows(
 /// (sorted, for remapped ids: store node i gets row `rows[i]`).
 pub fn features_from_npy(f: &NpyFile, rows: Option<&[u64]>, sink: &mut FeatureSink) -> Result<()> {
     let (n, dim) = feature_shape(f)?;
-    if dim != sink.dim() {
+    // An empty chunk adds no rows (and in a typed store it may be a type
+    // of no nodes, whose dimension the next rows need not share).
+    if n > 0 && dim != sink.dim() {
         return Err(bad(
             &f.path,
             None,
