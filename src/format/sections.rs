@@ -30,11 +30,6 @@ pub struct Section {
 }
 
 impl Section {
-    /// Pages the section takes.
-    pub fn pages(&self) -> u64 {
-        self.layout.num_pages(self.rows).unwrap_or(u64::MAX)
-    }
-
     /// The location of feature row `row` (which the section holds).
     fn locate(&self, row: u64) -> RowLocation {
         let loc = self.layout.locate(row - self.first_row);
