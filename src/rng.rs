@@ -11,7 +11,18 @@ pub fn mix64(mut x: u64) -> u64 {
 
 /// The seed of stream `index` for `purpose` under `seed`.
 pub fn stream_seed(seed: u64, purpose: u64, index: u64) -> u64 {
-    mix64(mix64(seed ^ purpose.wrapping_mul(0x9e37_79b9_7f4a_7c15)) ^ index)
+    stream_seed_keyed(purpose_key(seed, purpose), index)
+}
+
+/// The part of [`stream_seed`] that does not depend on the index: a hot
+/// loop over many indices computes it once.
+pub fn purpose_key(seed: u64, purpose: u64) -> u64 {
+    mix64(seed ^ purpose.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// [`stream_seed`] from its [`purpose_key`].
+pub fn stream_seed_keyed(key: u64, index: u64) -> u64 {
+    mix64(key ^ index)
 }
 
 /// wyrand: small, fast, statistically good enough for sampling.

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::format::pages::{Dtype, FeatureLayout};
-use crate::rng::stream_seed;
+use crate::rng::{purpose_key, stream_seed, stream_seed_keyed};
 use crate::store::edges::CscStats;
 use crate::store::{StoreBuilder, StoreSpec};
 
@@ -215,7 +215,8 @@ fn uniform_of(seed: u64, purpose: u64, v: u64) -> f64 {
 /// Class assignment, with per-class sorted member lists when there are
 /// too many classes for a forward scan to be cheap.
 struct Planted {
-    seed: u64,
+    /// `purpose_key(seed, PURPOSE_CLASS)`: a class costs one mix.
+    class_key: u64,
     classes: u32,
     nodes: u64,
     members: Option<Vec<Vec<u64>>>,
@@ -236,15 +237,16 @@ impl Planted {
             members
         });
         Planted {
-            seed: p.seed,
+            class_key: purpose_key(p.seed, PURPOSE_CLASS),
             classes: p.classes,
             nodes: p.nodes,
             members,
         }
     }
 
+    /// [`class_of`] this graph's node `v`.
     fn class(&self, v: u64) -> u32 {
-        class_of(self.seed, self.classes, v)
+        (stream_seed_keyed(self.class_key, v) % u64::from(self.classes)) as u32
     }
 
     /// The nearest node at or after `u` (wrapping) of class `c`; `u` itself
@@ -257,7 +259,15 @@ impl Planted {
                 list.get(i).or(list.first()).copied().unwrap_or(u)
             }
             None => (0..self.nodes)
-                .map(|k| (u + k) % self.nodes)
+                .map(|k| {
+                    // (u + k) mod nodes, without a division: u < nodes.
+                    let v = u + k;
+                    if v >= self.nodes {
+                        v - self.nodes
+                    } else {
+                        v
+                    }
+                })
                 .find(|&v| self.class(v) == c)
                 .unwrap_or(u),
         }
@@ -280,7 +290,7 @@ use features::{for_each_feature_block, labels};
 pub use raw::generate_raw;
 use topology::build_topology;
 #[cfg(test)]
-use topology::{edge_chunk, rmat_pair};
+use topology::{edge_chunk, rmat_pair, rmat_quadrant};
 
 // ------------------------------------------------------------------- outputs
 
@@ -519,6 +529,24 @@ mod tests {
     }
 
     #[test]
+    fn rmat_quadrants_split_at_the_thresholds() {
+        use topology::{RMAT_A, RMAT_AB, RMAT_ABC};
+        let cases = [
+            (0, (0, 0)),
+            (RMAT_A - 1, (0, 0)),
+            (RMAT_A, (0, 1)),
+            (RMAT_AB - 1, (0, 1)),
+            (RMAT_AB, (1, 0)),
+            (RMAT_ABC - 1, (1, 0)),
+            (RMAT_ABC, (1, 1)),
+            (0xffff, (1, 1)),
+        ];
+        for (bits, quadrant) in cases {
+            assert_eq!(rmat_quadrant(bits), quadrant, "bits {bits}");
+        }
+    }
+
+    #[test]
     fn scan_and_member_lists_agree() {
         let p = SynthParams {
             classes: SCAN_CLASSES,
@@ -528,6 +556,7 @@ mod tests {
         let mut lists = Planted::new(&p);
         let mut members = vec![Vec::new(); p.classes as usize];
         for v in 0..p.nodes {
+            assert_eq!(scan.class(v), class_of(p.seed, p.classes, v), "node {v}");
             members[scan.class(v) as usize].push(v);
         }
         lists.members = Some(members);

@@ -19,6 +19,15 @@ pub(super) const RMAT_A: u64 = 37_356;
 pub(super) const RMAT_AB: u64 = 49_807;
 pub(super) const RMAT_ABC: u64 = 62_259;
 
+/// The quadrant (source bit, destination bit) 16 random bits choose:
+/// a (0,0), b (0,1), c (1,0), d (1,1). Without branches: they would be
+/// unpredictable, and this is most of a draw's time.
+pub(super) fn rmat_quadrant(bits: u64) -> (u64, u64) {
+    let (past_a, past_ab, past_abc) = (bits >= RMAT_A, bits >= RMAT_AB, bits >= RMAT_ABC);
+    // b and d: past an odd number of thresholds.
+    (u64::from(past_ab), u64::from(past_a ^ past_ab ^ past_abc))
+}
+
 pub(super) fn rmat_pair(rng: &mut Wyrand, scale: u32, n: u64) -> (u64, u64) {
     loop {
         let (mut src, mut dst) = (0u64, 0u64);
@@ -27,17 +36,9 @@ pub(super) fn rmat_pair(rng: &mut Wyrand, scale: u32, n: u64) -> (u64, u64) {
             if level % 4 == 0 {
                 r = rng.next_u64();
             }
-            let x = r & 0xffff;
+            let bits = r & 0xffff;
             r >>= 16;
-            let (s, d) = if x < RMAT_A {
-                (0, 0)
-            } else if x < RMAT_AB {
-                (0, 1)
-            } else if x < RMAT_ABC {
-                (1, 0)
-            } else {
-                (1, 1)
-            };
+            let (s, d) = rmat_quadrant(bits);
             src = src << 1 | s;
             dst = dst << 1 | d;
         }
