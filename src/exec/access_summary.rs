@@ -12,7 +12,7 @@
 //! eight bytes per access.
 
 use crate::cache::belady::Update;
-use crate::id_set::IdSet;
+use crate::id_set::{IdRanks, IdSet};
 
 /// A superbatch's accesses, as far as the executor's look-ahead needs them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -118,10 +118,11 @@ fn first_sightings<'a, B: AsRef<[u64]> + 'a>(
     ids.dedup();
     let mut seen_at = vec![none; ids.len()];
     let mut pending = IdSet::of(ids.iter().copied());
+    let ranks = IdRanks::of(&pending);
     for (b, batch) in batches {
         for &id in batch.as_ref() {
             if pending.remove(id) {
-                if let Ok(at) = ids.binary_search(&id) {
+                if let Some(at) = ranks.rank(id) {
                     seen_at[at] = b as u32;
                 }
             }
