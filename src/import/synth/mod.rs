@@ -246,7 +246,7 @@ impl Planted {
 
     /// [`class_of`] this graph's node `v`.
     fn class(&self, v: u64) -> u32 {
-        (stream_seed_keyed(self.class_key, v) % u64::from(self.classes)) as u32
+        class_keyed(self.class_key, self.classes, v)
     }
 
     /// The nearest node at or after `u` (wrapping) of class `c`; `u` itself
@@ -276,7 +276,12 @@ impl Planted {
 
 /// The planted class of node `v`.
 pub fn class_of(seed: u64, classes: u32, v: u64) -> u32 {
-    (stream_seed(seed, PURPOSE_CLASS, v) % u64::from(classes)) as u32
+    class_keyed(purpose_key(seed, PURPOSE_CLASS), classes, v)
+}
+
+/// [`class_of`] from the class purpose's key.
+fn class_keyed(class_key: u64, classes: u32, v: u64) -> u32 {
+    (stream_seed_keyed(class_key, v) % u64::from(classes)) as u32
 }
 
 mod features;
