@@ -133,10 +133,22 @@ impl NpzArchive {
             ));
         }
         let cd = self.read_at(dir.offset, dir.size as usize)?;
-        let mut members = Vec::new();
+        let mut members: Vec<Member> = Vec::new();
+        let mut names = std::collections::HashSet::new();
         let mut i = 0usize;
         for k in 0..dir.entries {
             let (member, len) = central_entry(&self.path, &cd, i, dir.offset, (k, dir.entries))?;
+            if !names.insert(member.name.clone()) {
+                return Err(bad(
+                    &self.path,
+                    dir.offset + i as u64,
+                    format!(
+                        "central directory entry {k} repeats the member name {:?} (an archive \
+                         that names two arrays alike is ambiguous)",
+                        member.name
+                    ),
+                ));
+            }
             members.push(member);
             i += len;
         }
@@ -242,9 +254,12 @@ impl NpzArchive {
 
     /// The member named `name` or `name.npy`.
     pub fn member(&self, name: &str) -> Option<&Member> {
-        self.members
-            .iter()
-            .find(|m| m.name == name || m.name.strip_suffix(".npy") == Some(name))
+        let exact = self.members.iter().find(|m| m.name == name);
+        exact.or_else(|| {
+            self.members
+                .iter()
+                .find(|m| m.name.strip_suffix(".npy") == Some(name))
+        })
     }
 
     /// Offset of a member's data (after its local header).
@@ -752,6 +767,36 @@ mod tests {
                 && (e.contains("CRC") || e.contains("deflate") || e.contains("inflates")),
             "{e}"
         );
+    }
+
+    #[test]
+    fn repeated_member_names_are_refused_and_exact_names_win() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("dup.npz");
+        let mut w = NpzWriter::create(&p, false).unwrap();
+        w.add("x.npy", &npy_i64(&[1]), Method::Stored).unwrap();
+        w.add("x.npy", &npy_i64(&[2]), Method::Stored).unwrap();
+        w.finish().unwrap();
+        let e = NpzArchive::open(&p).err().unwrap().to_string();
+        assert!(
+            e.contains("dup.npz") && e.contains("entry 1 repeats the member name \"x.npy\""),
+            "{e}"
+        );
+        // "x" and "x.npy" differ: asking for either name gets that member,
+        // whichever order they were written in.
+        for order in [["x", "x.npy"], ["x.npy", "x"]] {
+            let p = dir.path().join(format!("{}.npz", order[0]));
+            let mut w = NpzWriter::create(&p, false).unwrap();
+            for (k, name) in order.iter().enumerate() {
+                w.add(name, &npy_i64(&[k as i64]), Method::Stored).unwrap();
+            }
+            w.finish().unwrap();
+            let a = NpzArchive::open(&p).unwrap();
+            for (k, name) in order.iter().enumerate() {
+                let x = a.array(name, dir.path()).unwrap();
+                assert_eq!(x.int_at(0), Some(k as i128), "{order:?} {name}");
+            }
+        }
     }
 
     /// An independent writer: Python's zipfile (standard library, no
