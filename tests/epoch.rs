@@ -485,3 +485,53 @@ fn the_planner_splits_the_caches_by_predicted_reads() {
     let p = plan_epoch(&store, &cfg, base + (1 << 20), explicit, 0).unwrap();
     assert_eq!((p.neighbor_cache_bytes, p.split), (1 << 16, None));
 }
+
+/// The planner's cache split counts the out-degrees; under `ginex` with
+/// the reuse prior it hands the prior it derives from them to the run
+/// (`MemoryPlan::apply`), which then does not count them again: the same
+/// prior as the run computes itself, the same batches, reads and final
+/// caches, and no time spent on it in the run.
+#[test]
+fn the_planned_reuse_prior_is_the_one_the_run_would_count() {
+    use ginex::internals::cache::belady::ReusePrior;
+    use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
+    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
+        nodes: 20_000,
+        avg_degree: 12.0,
+        dim: 64,
+        classes: 4,
+        seed: 8,
+        split: [0.3, 0.1, 0.1],
+        ..ginex::internals::import::synth::SynthParams::default()
+    });
+    let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
+    cfg.batch_size = 500;
+    let roomy = plan_epoch(&store, &cfg, 1 << 30, ExplicitSizes::default(), 0).unwrap();
+    let memory = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve + (3 << 20);
+    let plan = plan_epoch(&store, &cfg, memory, ExplicitSizes::default(), 0).unwrap();
+    assert!(plan.split.is_some(), "{}", plan.describe());
+    let prior = plan
+        .reuse_prior
+        .clone()
+        .expect("the split's out-degrees give the prior");
+    assert_eq!(*prior, ReusePrior::of_store(&store).unwrap());
+    let mut planned = cfg.clone();
+    plan.apply(&mut planned);
+    assert!(planned.out_degree_prior.is_some());
+    let mut counted = planned.clone();
+    counted.out_degree_prior = None;
+    let (with_plan, seen_with_plan) = run(&store, &planned);
+    let (with_count, seen_with_count) = run(&store, &counted);
+    assert_eq!(seen_with_plan, seen_with_count);
+    assert_eq!(with_plan.batches, with_count.batches);
+    assert_eq!(with_plan.init_reads, with_count.init_reads);
+    assert_eq!(with_plan.reuse_prior, std::time::Duration::ZERO);
+    assert!(with_count.reuse_prior > std::time::Duration::ZERO);
+    // Without the prior (or under another policy) the plan brings none.
+    let mut none = cfg.clone();
+    if let Some(g) = none.cache.ginex_mut() {
+        g.reuse_prior = false;
+    }
+    let p = plan_epoch(&store, &none, memory, ExplicitSizes::default(), 0).unwrap();
+    assert!(p.split.is_some() && p.reuse_prior.is_none());
+}

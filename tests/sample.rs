@@ -7,9 +7,11 @@ use std::collections::HashMap;
 
 use ginex::internals::import::synth::{NoProgress, SynthParams};
 use ginex::internals::io::Backend;
+use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::sample::neighbor_cache::NeighborCache;
 use ginex::internals::sample::sampler::{
-    batch_seed, decode_hops, encode_hops, sample_batch, EpochSampler, SampledBatch,
+    batch_seed, decode_hops, encode_hops, sample_batch, sample_in_lockstep, EpochSampler,
+    SampledBatch,
 };
 use ginex::internals::sample::source::{InMemoryTopology, ListCache, NeighborSource, StoreSource};
 use ginex::internals::store::gather::GatherOptions;
@@ -194,6 +196,139 @@ fn memory_disk_and_cached_sources_give_identical_batches() {
     let c = cached.counters();
     assert!(c.cache_hits > 0 && c.cache_misses > 0, "{c:?}");
     assert_eq!(disk.counters().cache_hits, 0);
+}
+
+/// FNV-1a over every batch's ids and hops: a fingerprint of the draws.
+fn fingerprint(batches: &[SampledBatch]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut eat = |x: u64| {
+        for byte in x.to_le_bytes() {
+            h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for b in batches {
+        eat(b.num_seeds as u64);
+        b.ids.iter().for_each(|&v| eat(v));
+        for hop in &b.hops {
+            eat(hop.num_dst as u64);
+            eat(hop.num_src as u64);
+            hop.src
+                .iter()
+                .chain(&hop.dst)
+                .for_each(|&x| eat(u64::from(x)));
+        }
+    }
+    h
+}
+
+/// Batches sampled in lockstep (a hop's lists asked for once, in node
+/// order, for all the round's batches, and drawn in parallel chunks) are
+/// the batches sampled one by one, from memory, the store and a cached
+/// store, with fanouts for all relations and per relation; and they are
+/// the batches the sampler drew before lockstep sampling existed (the
+/// fingerprint was taken with the one-batch-at-a-time sampler of commit
+/// 7db521a: a changed draw would change every runtime file and every
+/// saved neighbor cache's reuse).
+#[test]
+fn lockstep_rounds_sample_the_batches_one_by_one_sampling_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let topo = InMemoryTopology::load(&s).unwrap();
+    let cache = EveryThird(
+        (0..s.num_nodes())
+            .filter(|v| v % 3 == 0)
+            .map(|v| (v, topo.list(v).to_vec()))
+            .collect(),
+    );
+    let opts = GatherOptions {
+        direct: false,
+        ..GatherOptions::default()
+    };
+    let disk = StoreSource::new(&s, None, &opts).unwrap();
+    let cached = StoreSource::new(&s, Some(&cache), &opts).unwrap();
+    let train = s.splits().unwrap().unwrap().train;
+    let one_by_one: Vec<SampledBatch> = {
+        let sampler = EpochSampler::new(&topo, &train, 100, vec![10, 5, -1], 3, 1).unwrap();
+        (0..sampler.num_batches())
+            .map(|b| sampler.sample(b).unwrap())
+            .collect()
+    };
+    assert_eq!(fingerprint(&one_by_one), 0x6a44_096f_91b2_3cab);
+    let sources: [&dyn NeighborSource; 3] = [&topo, &disk, &cached];
+    for src in sources {
+        let sampler = EpochSampler::new(src, &train, 100, vec![10, 5, -1], 3, 1).unwrap();
+        let n = sampler.num_batches();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            // Rounds of 4 (the last one short), and the whole epoch at once.
+            let rounds: Vec<SampledBatch> = pool.install(|| {
+                (0..n)
+                    .step_by(4)
+                    .flat_map(|b| sampler.sample_round(b..(b + 4).min(n)).unwrap())
+                    .collect()
+            });
+            assert_eq!(rounds, one_by_one, "{threads} threads");
+            let whole = pool.install(|| sampler.sample_round(0..n).unwrap());
+            assert_eq!(whole, one_by_one, "{threads} threads, one round");
+        }
+    }
+    // Per-relation fanouts on a typed store, chunked by hand.
+    let typed_dir = dir.path().join("t");
+    std::fs::create_dir(&typed_dir).unwrap();
+    let typed = common::typed_store(&typed_dir, 2000);
+    let resolved = Fanouts::parse("cites=3:1,writes=2:0,topic_of=-1:0,written_by=0:2")
+        .unwrap()
+        .resolve(Some(typed.schema().unwrap()))
+        .unwrap();
+    let source = StoreSource::new(&typed, None, &opts).unwrap();
+    let train = typed.splits().unwrap().unwrap().train;
+    let sampler = EpochSampler::new(&source, &train, 40, resolved.clone(), 9, 0).unwrap();
+    let seeds: Vec<(&[u64], u64)> = (0..6)
+        .map(|b| (sampler.seeds(b), batch_seed(9, 0, b)))
+        .collect();
+    let alone: Vec<SampledBatch> = (0..6).map(|b| sampler.sample(b).unwrap()).collect();
+    for chunks in [1, 2, 7] {
+        let together = sample_in_lockstep(&source, &seeds, &resolved, chunks).unwrap();
+        assert_eq!(together, alone, "{chunks} chunks");
+    }
+}
+
+/// A lockstep round reads each list its batches share once, and reads
+/// neighbouring segments together: fewer reads than the same batches
+/// sampled one by one.
+#[test]
+fn a_lockstep_round_reads_fewer_segments_than_its_batches_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let train = s.splits().unwrap().unwrap().train;
+    let opts = GatherOptions {
+        direct: false,
+        ..GatherOptions::default()
+    };
+    let reads = |lockstep: bool| {
+        let source = StoreSource::new(&s, None, &opts).unwrap();
+        let sampler = EpochSampler::new(&source, &train, 50, vec![10, 10], 4, 0).unwrap();
+        let batches = if lockstep {
+            sampler.sample_round(0..8).unwrap()
+        } else {
+            (0..8).map(|b| sampler.sample(b).unwrap()).collect()
+        };
+        (batches, source.read_stats())
+    };
+    let (alone, alone_stats) = reads(false);
+    let (together, together_stats) = reads(true);
+    assert_eq!(together, alone);
+    assert!(
+        together_stats.segments < alone_stats.segments,
+        "{together_stats:?} against {alone_stats:?}"
+    );
+    assert!(
+        together_stats.list_reads * 2 < alone_stats.list_reads,
+        "{together_stats:?} against {alone_stats:?}"
+    );
 }
 
 #[test]

@@ -47,6 +47,12 @@ pub struct EpochConfig {
     /// Seed nodes: the training split shuffled per epoch (None), or these
     /// nodes in this order (evaluation, prediction).
     pub seed_nodes: Option<Vec<u64>>,
+    /// The store's reuse prior, where the caller has it already (the
+    /// `--memory` planner derives it from the out-degrees its cache split
+    /// counts, and [`MemoryPlan::apply`](crate::exec::plan::MemoryPlan::apply)
+    /// hands it on), so the run does not count them again; None: the run
+    /// computes it. Used only where [`GinexOptions::reuse_prior`] is on.
+    pub out_degree_prior: Option<std::sync::Arc<crate::cache::belady::ReusePrior>>,
 }
 
 /// A feature-cache policy with the options that only it has.
@@ -216,6 +222,7 @@ impl Default for EpochConfig {
             read_cost: Default::default(),
             max_batches: None,
             seed_nodes: None,
+            out_degree_prior: None,
         }
     }
 }

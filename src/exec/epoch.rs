@@ -193,6 +193,8 @@ pub fn run_epoch(
     };
     // (`+=`: the ginex policy's staged init adds its reader's reads.)
     report.add_gather_stats(&rows.stats());
+    let lists = source.read_stats();
+    (report.list_reads, report.list_bytes_read) = (lists.list_reads, lists.bytes_read);
     if ncache.is_some() {
         let c = source.counters();
         report.neighbor_hit_ratio =

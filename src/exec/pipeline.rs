@@ -50,7 +50,7 @@
 //! measured in `docs/performance.md`, "Where the reuse prior runs".)
 
 use std::path::Path;
-use std::sync::{mpsc, OnceLock};
+use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::cache::belady::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
@@ -239,7 +239,9 @@ struct Inspector<'a> {
     keep_runs: bool,
     /// The store the reuse prior is computed from (none without a prior).
     prior_of: Option<&'a Store>,
-    prior: OnceLock<ReusePrior>,
+    /// Set before the run where its configuration brings the prior
+    /// ([`EpochConfig::out_degree_prior`]).
+    prior: OnceLock<Arc<ReusePrior>>,
 }
 
 impl Inspector<'_> {
@@ -252,20 +254,22 @@ impl Inspector<'_> {
         Ok(sampled)
     }
 
-    /// Computes the reuse prior unless it is computed already (none when
-    /// the run has no prior); returns the time it took and when it ended.
+    /// Computes the reuse prior unless it is known already (computed, or
+    /// brought by the run's configuration; none when the run has no
+    /// prior); returns the time it took (zero when known) and when it
+    /// ended.
     fn compute_prior(&self) -> Result<(Duration, Instant)> {
         let mut took = Duration::ZERO;
-        timed(&mut took, || -> Result<()> {
-            if self.prior.get().is_none() {
+        if self.prior.get().is_none() {
+            timed(&mut took, || -> Result<()> {
                 let prior = match self.prior_of {
                     Some(store) => ReusePrior::of_store(store)?,
                     None => ReusePrior::none(),
                 };
-                let _ = self.prior.set(prior);
-            }
-            Ok(())
-        })?;
+                let _ = self.prior.set(Arc::new(prior));
+                Ok(())
+            })?;
+        }
         Ok((took, Instant::now()))
     }
 
@@ -295,7 +299,7 @@ impl Inspector<'_> {
         let spec = self.specs[s].clone();
         // Every schedule computes it before C(0); this is a no-op then.
         self.compute_prior()?;
-        let prior = self.prior.get_or_init(ReusePrior::none);
+        let prior = self.prior.get_or_init(|| Arc::new(ReusePrior::none()));
         let start = if self.carry_over {
             std::mem::take(carried)
         } else {
@@ -897,6 +901,13 @@ pub(crate) fn run_ginex(
         prior_of: ginex.reuse_prior.then_some(store),
         prior: OnceLock::new(),
     };
+    if let Some(prior) = config
+        .out_degree_prior
+        .clone()
+        .filter(|_| ginex.reuse_prior)
+    {
+        let _ = inspector.prior.set(prior);
+    }
     let open_rows = || GatherRows::for_staged_init(store, run.options);
     let rows: &dyn RowSource = run.rows;
     let mut executor = Executor {

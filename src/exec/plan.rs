@@ -43,6 +43,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cache::belady::ReusePrior;
 use crate::cache::feature_cache::FeatureCache;
 use crate::error::{Error, Result};
 use crate::exec::cache_split::{
@@ -222,6 +223,12 @@ pub struct MemoryPlan {
     /// How the caches' budget was split, when it was measured.
     #[serde(rename = "neighbor_cache_split", default)]
     pub split: Option<CacheSplit>,
+    /// The reuse prior, derived from the out-degrees the split counted
+    /// when the run uses one (not in the report): [`apply`](Self::apply)
+    /// hands it to the run, which then does not count them again. The
+    /// fixed part counts it either way.
+    #[serde(skip)]
+    pub reuse_prior: Option<std::sync::Arc<ReusePrior>>,
 }
 
 impl MemoryPlan {
@@ -315,8 +322,8 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     } else {
         0
     };
-    // Sampling rounds in flight (workers × 4 batches).
-    let sampling = req.workers.max(1) as u64 * 4 * ws.sampling_bytes();
+    // The lockstep sampling round in flight.
+    let sampling = crate::inspect::superbatch::sampling_round(req.workers) * ws.sampling_bytes();
     let before_superbatch = fixed + batch_buffers + PAGE_CACHE_RESERVE + sampling;
     let minimum = before_superbatch + per_batch;
     if req.memory < minimum {
@@ -355,6 +362,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let topology_bytes = store.num_edges() * store.index_width().bytes() as u64 + 8 * n;
     let cache_bytes = |rows: u64| feature_cache_bytes(&req.cache, rows, n, rb);
     let rows_within = |budget: u64| feature_cache_rows_within(&req.cache, budget, n, rb);
+    let mut reuse_prior = None;
     let (neighbor_cache_bytes, split) = match (req.neighbor_cache_bytes, &req.probe) {
         (Some(b), _) => (b, None),
         (None, _) if !uses_ncache => (0, None),
@@ -369,6 +377,11 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
                 topology_bytes,
                 &rows_within,
             )?;
+            if ginex.is_some_and(|g| g.reuse_prior) {
+                reuse_prior = Some(std::sync::Arc::new(ReusePrior::from_out_degrees(
+                    &out_degrees,
+                )));
+            }
             (split.neighbor_bytes, Some(split))
         }
         (None, _) => (
@@ -399,6 +412,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         feature_cache_bytes: cache_bytes(feature_cache_rows),
         working_set: ws,
         split,
+        reuse_prior,
     };
     if plan.total() > req.memory {
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
@@ -538,6 +552,9 @@ impl MemoryPlan {
     pub fn apply(&self, config: &mut crate::exec::epoch::EpochConfig) {
         config.feature_cache_rows = self.feature_cache_rows as usize;
         config.neighbor_cache_bytes = self.neighbor_cache_bytes;
+        if self.reuse_prior.is_some() {
+            config.out_degree_prior = self.reuse_prior.clone();
+        }
         if let Some(ginex) = config.cache.ginex_mut() {
             ginex.superbatch = self.superbatch;
         }
@@ -579,6 +596,7 @@ mod tests {
                 lookups: 100,
                 rows: 200,
             }),
+            reuse_prior: None,
         }
     }
 

@@ -102,7 +102,8 @@ pub struct EpochReport {
     /// Feature reads it issued: needed pages a few pages apart are merged
     /// into one read, so this is at most `pages_read`.
     pub feature_reads: u64,
-    /// Bytes read by the gather engine (rows and neighbor lists).
+    /// Bytes read by the gather engine for feature rows (neighbour lists:
+    /// `list_bytes_read`).
     pub bytes_read: u64,
     /// Feature gathers read as one sequential pass over their span instead
     /// of random reads (see [`crate::store::read_cost`]).
@@ -115,6 +116,11 @@ pub struct EpochReport {
     pub feature_read: Duration,
     /// Neighbor-cache hit ratio of sampling, if a cache was used.
     pub neighbor_hit_ratio: Option<f64>,
+    /// Reads sampling issued for neighbour lists that missed the neighbor
+    /// cache (CSC segments a few pages apart merged into one read).
+    pub list_reads: u64,
+    /// Bytes those reads took.
+    pub list_bytes_read: u64,
 }
 
 impl EpochReport {
@@ -218,6 +224,10 @@ pub struct ReportJson<'a> {
     pub sequential_passes: u64,
     /// [`EpochReport::neighbor_hit_ratio`].
     pub neighbor_cache_hit_ratio: Option<f64>,
+    /// [`EpochReport::list_reads`].
+    pub list_reads: u64,
+    /// [`EpochReport::list_bytes_read`].
+    pub list_bytes_read: u64,
     /// Stage times in seconds.
     pub seconds: StageSeconds,
     /// [`EpochReport::batches`].
@@ -282,6 +292,8 @@ impl<'a> ReportJson<'a> {
             bytes_read: r.bytes_read,
             sequential_passes: r.sequential_passes,
             neighbor_cache_hit_ratio: r.neighbor_hit_ratio,
+            list_reads: r.list_reads,
+            list_bytes_read: r.list_bytes_read,
             seconds: StageSeconds {
                 sample: r.sample.as_secs_f64(),
                 reuse_prior: r.reuse_prior.as_secs_f64(),
@@ -309,7 +321,8 @@ mod tests {
     use super::*;
 
     /// The document `to_json` wrote with `json!` before the serde form
-    /// (with the counters added since: sequential passes, read times).
+    /// (with the counters added since: sequential passes, read times, list
+    /// reads).
     fn json_macro_form(r: &EpochReport) -> Value {
         use serde_json::json;
         json!({
@@ -323,6 +336,7 @@ mod tests {
             "pages_read": r.pages_read, "feature_reads": r.feature_reads, "bytes_read": r.bytes_read,
             "sequential_passes": r.sequential_passes,
             "neighbor_cache_hit_ratio": r.neighbor_hit_ratio,
+            "list_reads": r.list_reads, "list_bytes_read": r.list_bytes_read,
             "seconds": {
                 "sample": r.sample.as_secs_f64(), "reuse_prior": r.reuse_prior.as_secs_f64(), "changeset": r.changeset.as_secs_f64(),
                 "load_runs": r.load_runs.as_secs_f64(), "cache_init": r.cache_init.as_secs_f64(),
@@ -380,6 +394,8 @@ mod tests {
             feature_reads: 60,
             bytes_read: 409_600,
             neighbor_hit_ratio: Some(0.25),
+            list_reads: 13,
+            list_bytes_read: 53_248,
             ..EpochReport::default()
         };
         let v = r.to_json();

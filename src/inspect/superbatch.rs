@@ -28,7 +28,26 @@ pub struct SampledRecord {
 pub trait BatchSource: Sync {
     /// Samples batch `batch`.
     fn sample(&self, batch: u64) -> Result<SampledRecord>;
+
+    /// Samples `batches`, in order, on the current rayon pool: the same
+    /// records as [`sample`](Self::sample) gives one by one (the default
+    /// does just that, in parallel).
+    fn sample_round(&self, batches: std::ops::Range<u64>) -> Result<Vec<SampledRecord>> {
+        batches.into_par_iter().map(|b| self.sample(b)).collect()
+    }
 }
+
+/// Batches of a lockstep sampling round ([`BatchSource::sample_round`]):
+/// four per worker, and at least [`MIN_SAMPLING_ROUND`]. A round's lists
+/// are read once and in file order, so larger rounds read less (rounds of
+/// 16 against 8 at 2.3 B edges: `docs/performance.md`, "Lockstep
+/// sampling"); the plan counts every batch of a round in memory.
+pub fn sampling_round(workers: usize) -> u64 {
+    (workers.max(1) as u64 * 4).max(MIN_SAMPLING_ROUND)
+}
+
+/// Fewest batches of a lockstep sampling round.
+pub const MIN_SAMPLING_ROUND: u64 = 16;
 
 /// What to inspect.
 #[derive(Debug, Clone)]
@@ -328,20 +347,21 @@ fn sample_to_file(
         })?;
     let mut writer = RunWriter::create(path, FileKind::RunSamples, &spec.stamp())?;
     let mut trace = Vec::with_capacity(spec.num_batches as usize);
-    // Rounds of a few batches per worker: bounded memory, records in order.
-    let round = (spec.workers.max(1) * 4) as u64;
+    // Rounds sampled in lockstep (a hop's lists read once for the round,
+    // in node order): bounded memory, records in order.
+    let round = sampling_round(spec.workers);
     let end = spec.first_batch + spec.num_batches;
     let mut next = spec.first_batch;
     while next < end {
         let upto = (next + round).min(end);
-        let sampled: Vec<Result<SampledRecord>> = pool.install(|| {
-            (next..upto)
-                .into_par_iter()
-                .map(|b| source.sample(b))
-                .collect()
-        });
+        let sampled = pool.install(|| source.sample_round(next..upto))?;
+        if sampled.len() as u64 != upto - next {
+            return Err(Error::internal(format!(
+                "batches {next}..{upto}: sampled {} records",
+                sampled.len()
+            )));
+        }
         for (b, rec) in (next..upto).zip(sampled) {
-            let rec = rec?;
             writer.append_ids(b, &rec.ids)?;
             writer.append(RecordKind::Adj, b, &rec.adj)?;
             trace.push(rec.ids);
@@ -538,12 +558,23 @@ fn describe(record: &Record) -> String {
 
 impl BatchSource for crate::sample::sampler::EpochSampler<'_> {
     fn sample(&self, batch: u64) -> Result<SampledRecord> {
-        let b = crate::sample::sampler::EpochSampler::sample(self, batch)?;
-        Ok(SampledRecord {
-            adj: crate::sample::sampler::encode_hops(&b.hops)?,
-            ids: b.ids,
-        })
+        record_of(crate::sample::sampler::EpochSampler::sample(self, batch)?)
     }
+
+    /// The round's batches in lockstep, each hop's lists read once.
+    fn sample_round(&self, batches: std::ops::Range<u64>) -> Result<Vec<SampledRecord>> {
+        crate::sample::sampler::EpochSampler::sample_round(self, batches)?
+            .into_par_iter()
+            .map(record_of)
+            .collect()
+    }
+}
+
+fn record_of(b: crate::sample::sampler::SampledBatch) -> Result<SampledRecord> {
+    Ok(SampledRecord {
+        adj: crate::sample::sampler::encode_hops(&b.hops)?,
+        ids: b.ids,
+    })
 }
 
 #[cfg(test)]

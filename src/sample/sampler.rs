@@ -21,6 +21,8 @@
 //! the same whatever order a neighbor source delivers lists in (cache hits
 //! first, say) and on any thread count.
 
+use rayon::prelude::*;
+
 use crate::hash::FxMap;
 
 use crate::error::{Error, Result};
@@ -107,73 +109,240 @@ pub fn sample_batch_with(
     fanouts: &ResolvedFanouts,
     batch_seed: u64,
 ) -> Result<SampledBatch> {
+    let mut one = sample_in_lockstep(source, &[(seeds, batch_seed)], fanouts, 1)?;
+    one.pop()
+        .ok_or_else(|| Error::internal("lockstep sampling of one batch returned none"))
+}
+
+/// Samples several batches hop by hop together: each batch exactly as
+/// [`sample_batch_with`] samples it alone (the draws are keyed by batch
+/// seed, hop and target position, and merged in target order), but each
+/// hop asks `source` for the lists of all the batches' targets at once,
+/// in node order, each list once. A store-backed source then reads a
+/// node's list once for every batch that needs it, and reads neighbouring
+/// segments together (`docs/performance.md`, "Lockstep sampling").
+///
+/// `batches`: (seeds, batch seed) of each batch. `chunks` splits each
+/// hop's node-ordered requests into that many runs, drawn in parallel on
+/// the current rayon pool (1: on this thread); the batches do not depend
+/// on it.
+pub fn sample_in_lockstep(
+    source: &dyn NeighborSource,
+    batches: &[(&[u64], u64)],
+    fanouts: &ResolvedFanouts,
+    chunks: usize,
+) -> Result<Vec<SampledBatch>> {
     let n = source.num_nodes();
-    let mut local: FxMap<u64, u32> = FxMap::default();
-    let mut ids: Vec<u64> = Vec::with_capacity(seeds.len() * 4);
-    for &s in seeds {
-        if s >= n {
-            return Err(Error::OutOfRange(format!(
-                "seed {s} is not below the node count {n}"
-            )));
+    let mut growing = batches
+        .iter()
+        .map(|&(seeds, _)| Growing::new(seeds, n))
+        .collect::<Result<Vec<_>>>()?;
+    let batch_seeds: Vec<u64> = batches.iter().map(|&(_, seed)| seed).collect();
+    for h in 0..fanouts.num_hops() {
+        let requests = HopRequests::of(&growing)?;
+        let drawn = requests.draw(source, fanouts, h, &batch_seeds, chunks)?;
+        let mut spans: Vec<Vec<Span>> = growing
+            .iter()
+            .map(|g| vec![Span::default(); g.ids.len()])
+            .collect();
+        for (c, part) in drawn.iter().enumerate() {
+            for &(b, i, start, len) in &part.spans {
+                spans[b as usize][i as usize] = Span {
+                    chunk: c,
+                    start,
+                    len,
+                };
+            }
         }
-        if local.insert(s, ids.len() as u32).is_none() {
-            ids.push(s);
+        let merge = |(g, spans): (&mut Growing, Vec<Span>)| {
+            g.push_hop(|i| {
+                let s = spans[i];
+                &drawn[s.chunk].flat[s.start..s.start + s.len]
+            })
+        };
+        if chunks > 1 {
+            growing
+                .par_iter_mut()
+                .zip(spans)
+                .map(merge)
+                .collect::<Result<()>>()?;
         } else {
-            return Err(Error::invalid_argument(format!(
-                "seed {s} appears twice in the batch"
-            )));
+            growing.iter_mut().zip(spans).try_for_each(merge)?;
         }
     }
-    let num_seeds = ids.len();
-    let mut hops = Vec::with_capacity(fanouts.num_hops());
-    let (mut positions, mut scratch) = (Vec::new(), Vec::new());
-    for h in 0..fanouts.num_hops() {
-        let num_dst = ids.len();
-        let targets: Vec<u64> = ids.clone();
-        // Draws per target, kept in target order (offsets into `drawn`).
-        let mut drawn: Vec<Vec<u64>> = vec![Vec::new(); num_dst];
-        source.with_lists(&targets, &mut |i, list| {
-            let mut rng = Wyrand(stream_seed(batch_seed, h as u64, i as u64));
-            let v = targets.get(i).copied().unwrap_or(u64::MAX);
-            fanouts.draw(h, v, list, &mut rng, &mut positions, &mut scratch);
-            let out = &mut drawn[i];
-            out.clear();
-            for &p in &positions {
-                // Lists may hold duplicate ids (multi-edges): draw each id once.
-                if out.last() != Some(&list[p]) {
-                    out.push(list[p]);
-                }
+    Ok(growing.into_iter().map(Growing::finish).collect())
+}
+
+/// A batch while it is sampled.
+struct Growing {
+    /// Local index of every node sampled so far.
+    local: FxMap<u64, u32>,
+    /// Every node sampled so far, seeds first.
+    ids: Vec<u64>,
+    num_seeds: usize,
+    /// Hops sampled so far, seeds' hop first.
+    hops: Vec<Hop>,
+}
+
+impl Growing {
+    fn new(seeds: &[u64], n: u64) -> Result<Self> {
+        let mut local: FxMap<u64, u32> = FxMap::default();
+        let mut ids: Vec<u64> = Vec::with_capacity(seeds.len() * 4);
+        for &s in seeds {
+            if s >= n {
+                return Err(Error::OutOfRange(format!(
+                    "seed {s} is not below the node count {n}"
+                )));
             }
-        })?;
+            if local.insert(s, ids.len() as u32).is_none() {
+                ids.push(s);
+            } else {
+                return Err(Error::invalid_argument(format!(
+                    "seed {s} appears twice in the batch"
+                )));
+            }
+        }
+        Ok(Growing {
+            local,
+            num_seeds: ids.len(),
+            ids,
+            hops: Vec::new(),
+        })
+    }
+
+    /// Adds a hop whose targets are every node so far; `drawn(i)` is
+    /// target `i`'s draw. New nodes are numbered in target order.
+    fn push_hop<'d>(&mut self, drawn: impl Fn(usize) -> &'d [u64]) -> Result<()> {
+        let num_dst = self.ids.len();
         let mut hop = Hop {
             num_dst,
             ..Hop::default()
         };
-        for (i, list) in drawn.iter().enumerate() {
-            for &u in list {
-                let next = ids.len() as u32;
-                let l = *local.entry(u).or_insert(next);
+        for i in 0..num_dst {
+            for &u in drawn(i) {
+                let next = self.ids.len() as u32;
+                let l = *self.local.entry(u).or_insert(next);
                 if l == next {
-                    ids.push(u);
+                    self.ids.push(u);
                 }
                 hop.src.push(l);
                 hop.dst.push(i as u32);
             }
         }
-        if ids.len() > u32::MAX as usize {
+        if self.ids.len() > u32::MAX as usize {
             return Err(Error::invalid_argument(
                 "a batch sampled more than 2^32 nodes; lower the batch size or fanouts",
             ));
         }
-        hop.num_src = ids.len();
-        hops.push(hop);
+        hop.num_src = self.ids.len();
+        self.hops.push(hop);
+        Ok(())
     }
-    hops.reverse();
-    Ok(SampledBatch {
-        ids,
-        num_seeds,
-        hops,
-    })
+
+    fn finish(mut self) -> SampledBatch {
+        self.hops.reverse();
+        SampledBatch {
+            ids: self.ids,
+            num_seeds: self.num_seeds,
+            hops: self.hops,
+        }
+    }
+}
+
+/// Where a target's draw lies: `flat[start..start + len]` of a chunk.
+#[derive(Debug, Clone, Copy, Default)]
+struct Span {
+    chunk: usize,
+    start: usize,
+    len: usize,
+}
+
+/// One hop's list requests of all batches in node order: `wanted[k]`
+/// holds node `nodes[k]`'s (batch, target position) pairs.
+struct HopRequests {
+    /// (node, batch, target position), sorted.
+    requests: Vec<(u64, u32, u32)>,
+    /// Distinct nodes, ascending.
+    nodes: Vec<u64>,
+    /// `requests[first[k]..first[k + 1]]` ask for `nodes[k]`.
+    first: Vec<usize>,
+}
+
+/// The draws of one chunk of a hop's requests.
+#[derive(Default)]
+struct ChunkDraws {
+    /// Drawn ids, a run per request.
+    flat: Vec<u64>,
+    /// (batch, target position, start in `flat`, count).
+    spans: Vec<(u32, u32, usize, usize)>,
+}
+
+impl HopRequests {
+    fn of(growing: &[Growing]) -> Result<Self> {
+        let total: usize = growing.iter().map(|g| g.ids.len()).sum();
+        let mut requests = Vec::with_capacity(total);
+        for (b, g) in growing.iter().enumerate() {
+            let b = u32::try_from(b)
+                .map_err(|_| Error::invalid_argument("more than 2^32 batches in lockstep"))?;
+            // Below 2^32 targets: push_hop refuses more.
+            requests.extend(g.ids.iter().enumerate().map(|(i, &v)| (v, b, i as u32)));
+        }
+        requests.sort_unstable();
+        let (mut nodes, mut first) = (Vec::new(), Vec::new());
+        for (k, r) in requests.iter().enumerate() {
+            if nodes.last() != Some(&r.0) {
+                nodes.push(r.0);
+                first.push(k);
+            }
+        }
+        first.push(requests.len());
+        Ok(HopRequests {
+            requests,
+            nodes,
+            first,
+        })
+    }
+
+    /// Draws hop `h` of every request, in `chunks` runs of nodes.
+    fn draw(
+        &self,
+        source: &dyn NeighborSource,
+        fanouts: &ResolvedFanouts,
+        h: usize,
+        batch_seeds: &[u64],
+        chunks: usize,
+    ) -> Result<Vec<ChunkDraws>> {
+        let per = self.nodes.len().div_ceil(chunks.max(1)).max(1);
+        let run = |c: usize| -> Result<ChunkDraws> {
+            let lo = (c * per).min(self.nodes.len());
+            let hi = (lo + per).min(self.nodes.len());
+            let mut out = ChunkDraws::default();
+            let (mut positions, mut scratch) = (Vec::new(), Vec::new());
+            source.with_lists(&self.nodes[lo..hi], &mut |k, list| {
+                let wanted = &self.requests[self.first[lo + k]..self.first[lo + k + 1]];
+                for &(v, b, i) in wanted {
+                    let seed = batch_seeds[b as usize];
+                    let mut rng = Wyrand(stream_seed(seed, h as u64, u64::from(i)));
+                    fanouts.draw(h, v, list, &mut rng, &mut positions, &mut scratch);
+                    let start = out.flat.len();
+                    for &p in &positions {
+                        // Lists may hold duplicate ids (multi-edges): draw
+                        // each id once.
+                        if out.flat.len() == start || out.flat.last() != Some(&list[p]) {
+                            out.flat.push(list[p]);
+                        }
+                    }
+                    out.spans.push((b, i, start, out.flat.len() - start));
+                }
+            })?;
+            Ok(out)
+        };
+        if chunks > 1 {
+            (0..chunks).into_par_iter().map(run).collect()
+        } else {
+            Ok(vec![run(0)?])
+        }
+    }
 }
 
 /// The random key of batch `batch` of `epoch` under the run seed.
@@ -260,6 +429,17 @@ impl<'a> EpochSampler<'a> {
             &self.fanouts,
             batch_seed(self.seed, self.epoch, b),
         )
+    }
+
+    /// Samples `batches` in lockstep ([`sample_in_lockstep`]), drawing on
+    /// the current rayon pool: the same batches as [`sample`](Self::sample)
+    /// one by one, with each hop's lists read once, in node order.
+    pub fn sample_round(&self, batches: std::ops::Range<u64>) -> Result<Vec<SampledBatch>> {
+        let round: Vec<(&[u64], u64)> = batches
+            .map(|b| (self.seeds(b), batch_seed(self.seed, self.epoch, b)))
+            .collect();
+        let chunks = rayon::current_num_threads().max(1);
+        sample_in_lockstep(self.source, &round, &self.fanouts, chunks)
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::format::csc::IndexWidth;
 use crate::format::header::FileKind;
-use crate::store::gather::{GatherOptions, Gatherer};
+use crate::store::gather::{GatherOptions, GatherStats, Gatherer};
 use crate::store::segments::check_segment;
 use crate::store::Store;
 
@@ -142,6 +142,11 @@ impl<'a> StoreSource<'a> {
     /// Counters so far.
     pub fn counters(&self) -> SourceCounters {
         self.counters.lock().map(|c| *c).unwrap_or_default()
+    }
+
+    /// The list reader's counters so far (lists, segments, reads, bytes).
+    pub fn read_stats(&self) -> GatherStats {
+        self.gatherer.lock().map(|g| g.stats()).unwrap_or_default()
     }
 
     /// Id width of the store.

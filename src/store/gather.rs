@@ -125,7 +125,10 @@ pub struct GatherOptions {
     /// apart are read as one (the pages between them read and dropped, up
     /// to 128 KiB a read); `None` reads each page (run) on its own. The
     /// bytes read grow, the reads issued shrink; only dense gathers, such
-    /// as a superbatch's init, have such gaps.
+    /// as a superbatch's init, have such gaps. CSC segments read for
+    /// neighbour lists ([`Gatherer::visit_lists`]) are merged across the
+    /// same gaps (up to 1 MiB a read): dense where a lockstep round asks
+    /// for its lists in node order.
     pub merge_gap_pages: Option<u64>,
     /// Whether a gather may read its pages' whole span in one sequential
     /// pass instead (see [`crate::store::read_cost`]).
@@ -453,6 +456,7 @@ impl Gatherer {
         let segments = store.segments();
         let (width, page) = (store.index_width().bytes() as u64, PAGE_SIZE as u64);
         let cap = self.chunk_bytes as u64;
+        let gap = self.merge_gap_pages.unwrap_or(0) * page;
         let mut in_group = crate::hash::FxMap::<usize, ()>::default();
         let (mut start, mut bytes) = (0usize, 0u64);
         for (i, &v) in nodes.iter().enumerate() {
@@ -460,10 +464,10 @@ impl Gatherer {
             if in_group.contains_key(&s) {
                 continue;
             }
-            // What reading the segment adds at most: its pages and a
-            // boundary page.
+            // What reading the segment adds at most: its pages, a
+            // boundary page and the merged gap before it.
             let more = segments.get(s).map_or(0, |seg| {
-                (seg.edge_count * width).div_ceil(page) * page + page
+                (seg.edge_count * width).div_ceil(page) * page + page + gap
             });
             if i > start && bytes + more > cap {
                 self.read_group(store, &nodes[start..i], &mut |k, list| {
@@ -504,10 +508,12 @@ impl Gatherer {
         let width = store.index_width().bytes() as u64;
         let page = PAGE_SIZE as u64;
         // Page-aligned reads covering the wanted segments; segments whose
-        // ranges share or touch a page are read together (up to
-        // MAX_MERGED_READ bytes), so a boundary page is read once.
+        // ranges share or touch a page, or lie at most `merge_gap_pages`
+        // apart, are read together (up to MAX_MERGED_READ bytes; the pages
+        // between are read and dropped), so a boundary page is read once.
         // spans: (file offset, bytes, buffer offset); seg_at[k]: where
         // segment unique[k]'s first byte lands in the buffer.
+        let gap = self.merge_gap_pages.unwrap_or(0) * page;
         let mut spans: Vec<(u64, usize, usize)> = Vec::with_capacity(unique.len());
         let mut seg_at = Vec::with_capacity(unique.len());
         let mut total = 0usize;
@@ -519,7 +525,7 @@ impl Gatherer {
             let b = end.div_ceil(page) * page;
             if let Some(last) = spans.last_mut() {
                 let last_end = last.0 + last.1 as u64;
-                if a <= last_end && b - last.0 <= MAX_MERGED_READ {
+                if a <= last_end + gap && b - last.0 <= MAX_MERGED_READ {
                     let grow = b.saturating_sub(last_end) as usize;
                     last.1 += grow;
                     total += grow;

@@ -130,7 +130,9 @@ pub struct DataArgs {
     /// Pre-sampling epochs (presc).
     #[arg(long, default_value_t = 1)]
     pub presc_rounds: u64,
-    /// Sampling workers (default: cores).
+    /// Sampling workers (default: cores). The inspector samples rounds of
+    /// workers × 4 batches (at least 16) in lockstep, each hop's lists read
+    /// once.
     #[arg(long)]
     pub workers: Option<usize>,
     /// Directory for runtime files (default: STORE.runs beside the store).
@@ -143,8 +145,10 @@ pub struct DataArgs {
     pub keep_runs: bool,
     /// Feature pages needed at most this many pages apart are read as one
     /// read, the pages between them read and dropped (fewer, larger reads:
-    /// a superbatch's init is dense enough to gain); `off` reads every page
-    /// on its own. `ginex bench io` measures the trade-off on a device.
+    /// a superbatch's init is dense enough to gain), and so are the CSC
+    /// pages of the neighbour lists a sampling round reads; `off` reads
+    /// every page on its own. `ginex bench io` measures the trade-off on a
+    /// device.
     #[arg(long, default_value_t = MergeGap::default(), value_parser = crate::args::merge_gap)]
     pub read_merge_gap: MergeGap,
     /// Read a gather's pages in one sequential pass over their span (reads
@@ -524,6 +528,13 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
                 .map_or("-".into(), |h| format!("{h:.3}"))
         );
     }
+    if config.cache != CacheConfig::Mmap {
+        eprintln!(
+            "  neighbour lists read: {} reads, MB read {:.1}",
+            r.list_reads,
+            r.list_bytes_read as f64 / 1e6
+        );
+    }
     let pages = if config.cache == CacheConfig::Mmap {
         "pages read not measured (page cache)".to_string()
     } else {
@@ -626,6 +637,7 @@ mod tests {
                 mean_edges: 20.25,
             },
             split: None,
+            reuse_prior: None,
         };
         let doc = EpochReportDoc {
             memory_plan: Some(&plan),

@@ -199,7 +199,9 @@ pub struct PredictArgs {
     /// Nodes per batch.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
-    /// Sampling workers (default: cores).
+    /// Sampling workers (default: cores). The inspector samples rounds of
+    /// workers × 4 batches (at least 16) in lockstep, each hop's lists read
+    /// once.
     #[arg(long)]
     pub workers: Option<usize>,
     /// Directory for runtime files (default: STORE.runs beside the store).
