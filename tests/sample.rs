@@ -151,6 +151,16 @@ fn draws_are_uniform_chi_square() {
 
 /// A cache holding every third node's list.
 struct EveryThird(HashMap<u64, Vec<u64>>);
+impl EveryThird {
+    fn of(topo: &InMemoryTopology, nodes: u64) -> Self {
+        EveryThird(
+            (0..nodes)
+                .filter(|v| v % 3 == 0)
+                .map(|v| (v, topo.list(v).to_vec()))
+                .collect(),
+        )
+    }
+}
 impl ListCache for EveryThird {
     fn lookup(&self, v: u64, out: &mut Vec<u64>) -> ginex::Result<bool> {
         Ok(match self.0.get(&v) {
@@ -168,12 +178,7 @@ fn memory_disk_and_cached_sources_give_identical_batches() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
     let topo = InMemoryTopology::load(&s).unwrap();
-    let cache = EveryThird(
-        (0..s.num_nodes())
-            .filter(|v| v % 3 == 0)
-            .map(|v| (v, topo.list(v).to_vec()))
-            .collect(),
-    );
+    let cache = EveryThird::of(&topo, s.num_nodes());
     let opts = GatherOptions {
         backend: Backend::Auto,
         queue_depth: 32,
@@ -234,12 +239,7 @@ fn lockstep_rounds_sample_the_batches_one_by_one_sampling_does() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(dir.path());
     let topo = InMemoryTopology::load(&s).unwrap();
-    let cache = EveryThird(
-        (0..s.num_nodes())
-            .filter(|v| v % 3 == 0)
-            .map(|v| (v, topo.list(v).to_vec()))
-            .collect(),
-    );
+    let cache = EveryThird::of(&topo, s.num_nodes());
     let opts = GatherOptions {
         direct: false,
         ..GatherOptions::default()
