@@ -11,7 +11,9 @@ use super::{
 /// plan; with `pages` (exact changesets only) also the plan that admits
 /// page companions ([`compute_changesets_paged`]), and of the two the one
 /// that reads fewer feature pages ([`plan_page_reads`]; the row plan on a
-/// tie), so admitting companions never reads more pages than not. An
+/// tie), so admitting companions never reads more pages than not. Where
+/// the row plan misses nothing the companion plan is not computed: it
+/// cannot read fewer pages (see the body). An
 /// `Err` is a plan that does not replay (a bug), naming the batch.
 pub fn cheapest_plan<B: AsRef<[u64]>>(
     batches: &[B],
@@ -190,12 +192,6 @@ mod tests {
     }
 
     proptest! {
-        /// Paged plans are legal replays (every companion arrives with a
-        /// page its batch reads), over carried superbatches with and
-        /// without a prior, and read no more rows than the row plan from
-        /// the same start (an observed property, not a proven one: the
-        /// pages are what `plan_superbatch` guarantees, by keeping the
-        /// cheaper plan).
         /// The plan taken is the row plan or the companion plan, whichever
         /// reads fewer pages (the row plan on a tie), also where the row
         /// plan misses nothing and the companion plan is not computed.
@@ -222,6 +218,12 @@ mod tests {
             prop_assert_eq!(got, want);
         }
 
+        /// Paged plans are legal replays (every companion arrives with a
+        /// page its batch reads), over carried superbatches with and
+        /// without a prior, and read no more rows than the row plan from
+        /// the same start (an observed property, not a proven one: the
+        /// pages are what `plan_superbatch` guarantees, by keeping the
+        /// cheaper plan).
         #[test]
         fn paged_plans_replay(
             superbatches in proptest::collection::vec(trace(), 1..4),
