@@ -257,8 +257,9 @@ struct Span {
     len: usize,
 }
 
-/// One hop's list requests of all batches in node order: `wanted[k]`
-/// holds node `nodes[k]`'s (batch, target position) pairs.
+/// One hop's list requests of all batches in node order:
+/// `requests[first[k]..first[k + 1]]` are node `nodes[k]`'s (batch,
+/// target position) pairs.
 struct HopRequests {
     /// (node, batch, target position), sorted.
     requests: Vec<(u64, u32, u32)>,
