@@ -157,6 +157,7 @@ pub use error::{Error, Result};
 pub use exec::epoch::{BatchStat, EpochReport};
 pub use exec::plan::{MemoryPlan, WorkingSet};
 pub use exec::policy::Policy;
+pub use format::edge_splits::{EdgeSplit, EdgeSplits, Negatives};
 pub use format::pages::{Dtype, FeatureLayout};
 pub use format::tables::Splits;
 pub use import::dgl::{import_dgl, DglImport};
