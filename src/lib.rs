@@ -47,6 +47,11 @@
 //!   [`ListSink`] writes one from rows and in-neighbor lists; [`Dtype`],
 //!   [`Splits`], [`VerifyReport`]; [`NodeIds`] maps the original ids of a
 //!   `--remap` / `--reorder` store (the ids users see) to store ids.
+//!   Link prediction: [`Store::edge_splits`] gives the [`EdgeSplits`]
+//!   (train / valid / test [`EdgeSplit`]s and their [`Negatives`]; the
+//!   held-out edges are not in the graph), imported with
+//!   [`CommonOptions::edge_splits`] ([`EdgeSplitSource`], [`EdgeSplitFiles`])
+//!   or written with [`StoreBuilder::write_edge_splits`].
 //! * **Data in**: [`import_files`] ([`FilesImport`]: `.npy` arrays and edge
 //!   lists), [`import_ogb`] ([`OgbImport`]), [`import_dgl`] ([`DglImport`]),
 //!   with [`CommonOptions`], [`CscOptions`] and an [`ImportReport`];
@@ -163,7 +168,7 @@ pub use format::tables::Splits;
 pub use import::dgl::{import_dgl, DglImport};
 pub use import::files::{import_files, FilesImport};
 pub use import::ogb::{import_ogb, OgbImport};
-pub use import::pipeline::{CommonOptions, ImportReport};
+pub use import::pipeline::{CommonOptions, EdgeSplitFiles, EdgeSplitSource, ImportReport};
 pub use import::reorder::{reorder_store, Reorder};
 pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};

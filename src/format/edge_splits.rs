@@ -202,9 +202,11 @@ impl EdgeSplits {
             }
         }
         keys.sort_unstable();
-        if let Some(w) = keys.windows(2).find(|w| w[0].0 == w[1].0) {
-            let ((a, b), s0, i0) = w[0];
-            let (_, s1, i1) = w[1];
+        let repeat = keys.windows(2).find_map(|w| match w {
+            [x, y] if x.0 == y.0 => Some((*x, *y)),
+            _ => None,
+        });
+        if let Some((((a, b), s0, i0), (_, s1, i1))) = repeat {
             let name = |s: usize| SPLIT_NAMES.get(s).copied().unwrap_or("?");
             return Err(if s0 == s1 {
                 format!(

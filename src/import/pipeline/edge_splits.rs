@@ -59,6 +59,10 @@ pub struct EdgeSplitFiles {
     pub valid_negatives: Option<PathBuf>,
     /// Test negatives, (P, K) destinations.
     pub test_negatives: Option<PathBuf>,
+    /// The edge input already leaves the valid and test edges out (the
+    /// layout of OGB's `ogbl-*` datasets and of `ginex-export`): each must
+    /// then be absent from it, instead of present.
+    pub held_out_excluded: bool,
 }
 
 impl EdgeSplitSource {
@@ -97,9 +101,14 @@ impl EdgeSplitSource {
                 fractions[0], fractions[1], fractions[2]
             ),
             EdgeSplitSource::Files(f) => format!(
-                "--valid-edges {} --test-edges {}",
+                "--valid-edges {} --test-edges {}{}",
                 f.valid.display(),
-                f.test.display()
+                f.test.display(),
+                if f.held_out_excluded {
+                    " --held-out-excluded"
+                } else {
+                    ""
+                }
             ),
         }
     }
@@ -151,12 +160,20 @@ fn check_disjoint(files: &[&Listed], undirected: bool) -> Result<()> {
     }
     keys.sort_unstable();
     for w in keys.windows(2) {
-        let [(k, f0, i0), (k1, f1, i1)] = [w[0], w[1]];
+        let [(k, f0, i0), (k1, f1, i1)] = match w {
+            [x, y] => [*x, *y],
+            _ => continue,
+        };
         if k != k1 {
             continue;
         }
-        let (a, b) = (files[f0], files[f1]);
-        let (row0, row1) = (a.rows[i0], b.rows[i1]);
+        let (Some(a), Some(b)) = (files.get(f0), files.get(f1)) else {
+            continue;
+        };
+        let (row0, row1) = (
+            a.rows.get(i0).copied().unwrap_or(0),
+            b.rows.get(i1).copied().unwrap_or(0),
+        );
         let what = if undirected {
             "the undirected edge"
         } else {
@@ -188,18 +205,20 @@ fn check_disjoint(files: &[&Listed], undirected: bool) -> Result<()> {
 }
 
 /// Reads a negatives file: `.npy` of shape (P, K), integer destination
-/// ids, one row per positive of `of`.
+/// ids whose source is their positive's, or (P, K, 2), (source,
+/// destination) pairs; one row per positive of `of`.
 fn read_negatives(path: &Path, of: &Listed, n: u64, map: Option<&IdMap>) -> Result<Negatives> {
     let f = NpyFile::open(path)?;
     let p = of.edges.len() as u64;
-    let (rows, k) = match f.header.shape.as_slice() {
-        [rows, k] if !f.header.fortran_order => (*rows, *k),
+    let (rows, k, pairs) = match f.header.shape.as_slice() {
+        [rows, k] if !f.header.fortran_order => (*rows, *k, false),
+        [rows, k, 2] if !f.header.fortran_order => (*rows, *k, true),
         s => {
             return Err(bad(
                 path,
                 None,
                 format!(
-                    "negatives have shape {s:?}{}; expected (P, K) in C order: K destination candidates for each of the {p} edges of {}",
+                    "negatives have shape {s:?}{}; expected (P, K) in C order, K destination candidates for each of the {p} edges of {} (or (P, K, 2): source-destination pairs)",
                     if f.header.fortran_order { " in Fortran order" } else { "" },
                     of.path.display()
                 ),
@@ -217,8 +236,10 @@ fn read_negatives(path: &Path, of: &Listed, n: u64, map: Option<&IdMap>) -> Resu
         ));
     }
     let (mut raw, mut vals) = (Vec::new(), Vec::new());
+    let width = if pairs { 2 } else { 1 };
     let mut dst = Vec::with_capacity((p * k) as usize);
-    let total = p * k;
+    let mut src = Vec::with_capacity(if pairs { (p * k) as usize } else { 0 });
+    let total = p * k * width;
     for first in (0..total).step_by(1 << 20) {
         let c = (1u64 << 20).min(total - first) as usize;
         if !f.read_ints(first, c, &mut raw, &mut vals)? {
@@ -230,16 +251,23 @@ fn read_negatives(path: &Path, of: &Listed, n: u64, map: Option<&IdMap>) -> Resu
         }
         for (i, &v) in vals.iter().enumerate() {
             let at = first + i as u64;
-            let row = at / k + 1;
-            dst.push(node_id(v, n, map, path, row, "negative")?);
+            let row = at / (k * width) + 1;
+            let id = node_id(v, n, map, path, row, "negative")?;
+            if pairs && at % 2 == 0 {
+                src.push(id);
+            } else {
+                dst.push(id);
+            }
         }
     }
     let k = k as usize;
-    let src = of
-        .edges
-        .iter()
-        .flat_map(|&(s, _)| std::iter::repeat_n(s, k))
-        .collect();
+    if !pairs {
+        src = of
+            .edges
+            .iter()
+            .flat_map(|&(s, _)| std::iter::repeat_n(s, k))
+            .collect();
+    }
     Ok(Negatives { k, src, dst })
 }
 
@@ -264,6 +292,8 @@ enum Plan {
         present: Vec<(u64, u64, usize)>,
         /// Whether each valid and test edge was found in the graph.
         found: [Vec<bool>; 2],
+        /// The edge input leaves the held-out edges out.
+        excluded: bool,
         train_found: Vec<bool>,
         next_absent: usize,
         next_present: usize,
@@ -357,6 +387,7 @@ impl SplitBuild {
         });
         present.sort_unstable();
         Ok(Plan::Files {
+            excluded: files.held_out_excluded,
             found: [
                 vec![false; valid.edges.len()],
                 vec![false; test.edges.len()],
@@ -533,17 +564,23 @@ impl SplitBuild {
                 negatives: [valid_neg, test_neg],
                 found,
                 train_found,
+                excluded,
                 ..
             } => {
                 for (l, found) in [&valid, &test].into_iter().zip(&found) {
                     let Some(l) = l else { continue };
-                    if let Some(i) = found.iter().position(|f| !f) {
+                    if let Some(i) = found.iter().position(|&f| f == excluded) {
                         let (s, d) = l.edges.get(i).copied().unwrap_or_default();
+                        let why = if excluded {
+                            "is an edge of the graph, but --held-out-excluded says the edge input leaves the held-out edges out"
+                        } else {
+                            "is not an edge of the graph; held-out edges are taken out of it, so they must be in it (give --held-out-excluded when the edge input already leaves them out)"
+                        };
                         return Err(bad(
                             &l.path,
                             l.rows.get(i).copied(),
                             format!(
-                                "the held-out edge {s} -> {d} is not an edge of the graph ({}); held-out edges are taken out of it, so they must be in it",
+                                "the held-out edge {s} -> {d} {why} ({})",
                                 self.source.display()
                             ),
                         ));

@@ -320,7 +320,7 @@ impl Build {
             Some(source) => Some(SplitBuild::new(
                 source,
                 self.n,
-                self.opts.undirected,
+                self.opts.undirected || self.opts.undirected_splits,
                 map,
                 inputs.first().map_or(Path::new("<edges>"), EdgeInput::path),
             )?),

@@ -63,6 +63,11 @@ pub struct CommonOptions {
     /// Link-prediction edge splits (`--edge-split` or edge files;
     /// format/edge-splits.md): the held-out edges are left out of the CSC.
     pub edge_splits: Option<EdgeSplitSource>,
+    /// The edge splits are undirected pairs although the edges are not
+    /// mirrored (`--undirected-splits`: an edge input that already holds
+    /// both directions, as `ginex-export` writes an undirected store);
+    /// implied by `undirected`.
+    pub undirected_splits: bool,
 }
 
 impl CommonOptions {
@@ -115,6 +120,7 @@ impl CommonOptions {
             segment_bytes: DEFAULT_SEGMENT_BYTES,
             reorder: Reorder::default(),
             edge_splits: None,
+            undirected_splits: false,
         }
     }
 }
