@@ -2,13 +2,15 @@
 //! sampled hops (`model`), one optimisation step and evaluation (`trainer`),
 //! what a run is asked to do (`options`), the passes of the executor's
 //! batches into the model (`pass`), the epoch loop (`run`), its
-//! checkpoints (`checkpoint`), the target type of a typed store (`target`), evaluation and prediction (`eval`), and
+//! checkpoints (`checkpoint`), the model's memory measured on its first
+//! batch for the memory plan (`memory`), the target type of a typed store (`target`), evaluation and prediction (`eval`), and
 //! exact layer-wise inference over the whole graph (`layerwise`). It
 //! reads the store only through the executor.
 
 pub mod checkpoint;
 pub mod eval;
 pub mod layerwise;
+pub mod memory;
 pub mod model;
 pub mod options;
 pub(crate) mod pass;
