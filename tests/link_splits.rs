@@ -399,3 +399,51 @@ fn a_held_out_edge_in_the_csc_or_a_damaged_file_fails_verification() {
         );
     }
 }
+
+/// `--reorder` renumbers the edge splits with the store: in original ids
+/// they are the unordered import's, and the reordered store verifies.
+#[test]
+fn reordered_imports_keep_the_same_splits_in_original_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = Store::open(random_store(dir.path(), "plain", "5")).unwrap();
+    let edges = dir.path().join("edges.txt");
+    let out = dir.path().join("bfs");
+    run_import(&[
+        "files",
+        "--edges",
+        p(&edges),
+        "--undirected",
+        "--edge-split",
+        "0.7,0.15,0.15",
+        "--split-seed",
+        "5",
+        "--reorder",
+        "bfs",
+        "--quiet",
+        "--out",
+        p(&out),
+    ])
+    .unwrap();
+    let bfs = Store::open(&out).unwrap();
+    bfs.verify().unwrap();
+    let orig = bfs.original_ids().unwrap().unwrap();
+    let key = |a: u64, b: u64| (a.min(b), a.max(b));
+    let sorted = |s: &EdgeSplit, map: &dyn Fn(u64) -> u64| {
+        let mut v: Vec<(u64, u64)> = s
+            .src
+            .iter()
+            .zip(&s.dst)
+            .map(|(&a, &b)| key(map(a), map(b)))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let (a, b) = (
+        plain.edge_splits().unwrap().unwrap(),
+        bfs.edge_splits().unwrap().unwrap(),
+    );
+    let back = |v: u64| orig[v as usize];
+    assert_eq!(sorted(&a.valid, &|v| v), sorted(&b.valid, &back));
+    assert_eq!(sorted(&a.test, &|v| v), sorted(&b.test, &back));
+    assert_eq!(plain.num_edges(), bfs.num_edges());
+}
