@@ -147,11 +147,14 @@ fn explicit_store(dir: &Path) -> PathBuf {
     let (train, valid, test) = (
         dir.join("train.npy"),
         dir.join("valid.npy"),
-        dir.join("test.txt"),
+        dir.join("test.npy"),
     );
     write_npy_edges(&train, &[(0, 1), (2, 3), (4, 9)]);
-    write_npy(&valid, "(2, 3)", &[10, 11, 12, 11, 12, 17]); // (2, E): (10,11), (11,12), (12,17)
-    write_edges(&test, &[(20, 21), (21, 26)]);
+    // (2, E): (10, 11), (11, 12), (12, 17).
+    write_npy(&valid, "(2, 3)", &[10, 11, 12, 11, 12, 17]);
+    // A square (2, 2) array is read as (E, 2), one edge a row: (20, 21),
+    // (26, 27); read as (2, E) it would be (20, 26), (21, 27), not edges.
+    write_npy(&test, "(2, 2)", &[20, 21, 26, 27]);
     let vn = dir.join("valid_neg.npy");
     write_npy(&vn, "(3, 2)", &[30, 31, 32, 33, 34, 35]);
     let out = dir.join("explicit");
@@ -202,7 +205,11 @@ fn explicit_files_are_stored_as_given() {
     assert!(s.test.negatives.is_none());
     assert_eq!(store.num_edges(), 2 * N - 5);
     let csc = csc_edges(&store);
-    for e in [(10, 11), (11, 12), (12, 17), (20, 21), (21, 26)] {
+    assert_eq!(
+        (s.test.src.clone(), s.test.dst.clone()),
+        (vec![20, 26], vec![21, 27])
+    );
+    for e in [(10, 11), (11, 12), (12, 17), (20, 21), (26, 27)] {
         assert!(!csc.contains(&e), "held-out {e:?} is in the CSC");
     }
     assert!(
