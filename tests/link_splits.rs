@@ -175,7 +175,10 @@ fn explicit_store(dir: &Path) -> PathBuf {
         p(&out),
     ])
     .unwrap();
-    assert!(report.contains("5 edges held out"), "{report}");
+    assert!(
+        report.contains("5 edges held out for link prediction, 115 left in the stored graph"),
+        "{report}"
+    );
     out
 }
 
