@@ -186,7 +186,10 @@ class FeatureStore(_PygFeatureStore):
     def _get_tensor(self, attr):
         t = self._type(attr)
         if t is None:
-            return None
+            have = ", ".join(f"{g}.{n}" if g else n for g, n in self._attrs)
+            raise KeyError(
+                f"{self.store.path}: no tensor {attr.group_name!r}/{attr.attr_name!r} (it has {have})"
+            )
         name, index = attr.attr_name, attr.index
         if name == "x":
             staged = self._staged.get(t.name)
