@@ -3,11 +3,14 @@ trained on Citeseer (Planetoid public split) with batches from
 ``ginex.pyg.NeighborLoader`` (the issue 41 target: >= 0.68 test accuracy
 over 3 seeds).
 
-    python python/pyg_citeseer.py [--data ../shared/data/citeseer] [--work work/citeseer]
+    python python/pyg_citeseer.py [--data DIR] [--work work/citeseer] [--epochs 50] [--seeds 0,1,2]
+
+--data defaults to $CITESEER or ../shared/data/citeseer beside the
+checkout (as tools/citeseer.sh).
 
 Imports the .npy files into a store (undirected) once, then per seed trains
 a 2-layer GraphSAGE (hidden 64, dropout 0.5, Adam lr 0.01, weight decay
-5e-4) for --epochs epochs on sampled batches (fanouts 25, 10; the 120
+5e-4) for --epochs epochs (default 50) on sampled batches (fanouts 25, 10; the 120
 training nodes in batches of 32, shuffled), evaluates validation and test
 with full fanouts (-1: exact, every in-neighbour) and reports the test
 accuracy at the best validation epoch. Prints the machine, the dataset and
@@ -76,18 +79,24 @@ def run(store, seed, epochs, fanouts):
 def main():
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--data", default=os.path.join(here, "..", "..", "..", "shared", "data", "citeseer"))
+    root = os.path.dirname(here)
+    ap.add_argument("--data", default=os.environ.get(
+        "CITESEER", os.path.join(root, "..", "shared", "data", "citeseer")))
     ap.add_argument("--work", default=os.path.join(here, "..", "work", "citeseer"))
-    ap.add_argument("--epochs", type=int, default=100)
+    ap.add_argument("--epochs", type=int, default=50)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch's intra-op threads (1: the model is small; more threads only contend on a shared machine)")
     ap.add_argument("--seeds", default="0,1,2")
     a = ap.parse_args()
+    torch.set_num_threads(a.threads)
     store = store_of(a.data, a.work)
     fanouts = [25, 10]
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, load {os.getloadavg()}")
     print(f"dataset: {a.data}: {store.num_nodes} nodes, {store.num_edges} edges (both directions), "
           f"dim {store.feature_dim}, {store.num_classes} classes")
     print(f"parameters: GraphSAGE 2 layers hidden 64 dropout 0.5, Adam lr 0.01 wd 5e-4, "
-          f"fanouts {fanouts}, batch 32, {a.epochs} epochs, test at the best validation epoch")
+          f"fanouts {fanouts}, batch 32, {a.epochs} epochs, test at the best validation epoch, "
+          f"{a.threads} torch thread(s)")
     accs = []
     for seed in (int(s) for s in a.seeds.split(",")):
         t = time.perf_counter()

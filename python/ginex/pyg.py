@@ -195,7 +195,7 @@ class FeatureStore(_PygFeatureStore):
             staged = self._staged.get(t.name)
             if staged is not None and index is staged[0]:
                 return staged[1]
-        rows = _local_rows(f"{t.name or 'x'}.{name}" if t.name else name, index, t.count)
+        rows = _local_rows(f"{t.name}.{name}" if t.name else name, index, t.count)
         if name == "x":
             x = self.store.features(rows + t.offset)
             if self._typed and x.shape[1] != t.dim:

@@ -286,3 +286,15 @@ def _env():
     root = str(Path(ginex.__file__).resolve().parents[1])
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def test_a_store_with_sparse_original_ids_is_refused(tmp_path):
+    edges = tmp_path / "edges.txt"
+    edges.write_text("10 2000\n2000 35\n35 10\n")
+    run_cli("ginex-import", "files", "--edges", edges, "--remap", "--out", tmp_path / "s", "-q")
+    with pytest.raises(ValueError, match="original ids are not 0..3"):
+        FeatureStore(tmp_path / "s")
+    with pytest.raises(ValueError, match="original ids are not 0..3"):
+        GraphStore(tmp_path / "s")
+    with pytest.raises(ValueError, match="original ids are not 0..3"):
+        NeighborLoader(tmp_path / "s", [2])
