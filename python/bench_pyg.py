@@ -4,7 +4,8 @@
 
     python python/bench_pyg.py --ginex target/release/ginex [--store S] [--memory 1GiB]
 
-Without --store it generates one with ``ginex gen`` under --work. Both
+Without --store it generates one under --work: ``ginex gen`` with --ginex,
+else uniform random edges through ``ginex.import_arrays``. Both
 sides run the same epochs (same store, policy, memory, fanouts, batch size,
 seed, shuffled training split), interleaved rep by rep; each times
 ``iter(loader)`` to the end of a loop that touches every batch as a
@@ -20,6 +21,9 @@ import statistics
 import subprocess
 import tempfile
 import time
+
+import numpy as np
+import torch
 
 import ginex
 from ginex.pyg import NeighborLoader
@@ -37,20 +41,32 @@ def main():
     ap.add_argument("--fanouts", default="10,10")
     ap.add_argument("--batch-size", type=int, default=1000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="torch.set_num_threads (default: torch's own). Only the drop-in calls torch "
+                         "(PyG stacks row/col into edge_index); on an oversubscribed machine torch's "
+                         "parallel copies wait on busy cores")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="ginex-bench-pyg-")
     store = a.store or os.path.join(work, "store")
     if not os.path.exists(store):
-        if not a.ginex:
-            raise SystemExit("--ginex is needed to generate a store (or give --store)")
-        subprocess.run([a.ginex, "gen", "--nodes", str(a.nodes), "--dim", str(a.dim), "--out", store],
-                       check=True, capture_output=True)
+        if a.ginex:
+            subprocess.run([a.ginex, "gen", "--nodes", str(a.nodes), "--dim", str(a.dim), "--out", store],
+                           check=True, capture_output=True)
+        else:  # uniform random edges (avg in-degree 10), 10 % training nodes
+            rng = np.random.default_rng(0)
+            n = a.nodes
+            ginex.import_arrays(store, rng.integers(0, n, (2, 10 * n)),
+                                x=rng.standard_normal((n, a.dim), dtype=np.float32),
+                                y=rng.integers(0, 10, n), train=np.arange(0, n, 10))
     fanouts = [int(f) for f in a.fanouts.split(",")]
+    if a.torch_threads:
+        torch.set_num_threads(a.torch_threads)
     s = ginex.Store(store)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()}")
     print(f"store: {store}: {s.num_nodes} nodes, {s.num_edges} edges, dim {s.feature_dim} {s.dtype}")
     print(f"parameters: policy {a.policy}, memory {a.memory}, fanouts {fanouts}, "
-          f"batch {a.batch_size}, split train shuffled, seed 0, {a.reps} reps")
+          f"batch {a.batch_size}, split train shuffled, seed 0, {a.reps} reps, "
+          f"torch threads {torch.get_num_threads()}")
 
     native = ginex.Loader(s, fanouts, batch_size=a.batch_size, policy=a.policy, memory=a.memory, seed=0)
     dropin = NeighborLoader(s, num_neighbors=fanouts, input_nodes="train", batch_size=a.batch_size,

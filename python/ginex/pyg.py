@@ -586,9 +586,10 @@ class NeighborLoader(NodeLoader):
         return name, np.ascontiguousarray(ids)
 
     def _positions(self, seeds):
-        """Positions of ``seeds`` in ``input_nodes`` (what PyG's NodeLoader indexes)."""
+        """Positions of ``seeds`` in ``input_nodes`` (what PyG's NodeLoader
+        indexes), as a list: torch's fetcher walks it element by element."""
         at = np.searchsorted(self._sorted_seeds, seeds)
-        return torch.from_numpy(self._order[at])
+        return self._order[at].tolist()
 
     @property
     def report(self):
