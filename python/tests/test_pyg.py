@@ -298,3 +298,20 @@ def test_a_store_with_sparse_original_ids_is_refused(tmp_path):
         GraphStore(tmp_path / "s")
     with pytest.raises(ValueError, match="original ids are not 0..3"):
         NeighborLoader(tmp_path / "s", [2])
+
+
+def test_typed_num_neighbors_by_edge_type(typed_path):
+    keys = [a.edge_type for a in GraphStore(typed_path).get_all_edge_attrs()]
+    named = keys[:2]
+    loader = NeighborLoader(typed_path, {k: [3, 2] for k in named}, input_nodes=("paper", "train"),
+                            batch_size=40)
+    assert loader.config["fanouts"] == ",".join(f"{k[1]}=3:2" for k in named)
+    edges = {k: 0 for k in keys}
+    for b in loader:
+        for k in keys:
+            edges[k] += b[k].edge_index.shape[1]
+    assert all(edges[k] > 0 for k in named) and all(edges[k] == 0 for k in keys[2:])
+    with pytest.raises(ValueError, match="fanouts"):
+        NeighborLoader(typed_path, {("paper", "nope", "paper"): [2]}, input_nodes=("paper", None))
+    with pytest.raises(ValueError, match="input_nodes: a typed store needs"):
+        NeighborLoader(typed_path, [2], input_nodes=torch.tensor([1, 2]))
