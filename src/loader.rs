@@ -34,6 +34,7 @@ use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use crate::exec::policy::Policy;
 use crate::format::pages::Dtype;
 use crate::sample::fanouts::Fanouts;
+use crate::sample::link::LinkLabels;
 use crate::sample::sampler::{epoch_order, Hop};
 use crate::sample::typed::{TypedBatch, TypedNodes};
 use crate::store::Store;
@@ -111,6 +112,9 @@ pub struct Batch {
     pub labels: Option<Vec<i32>>,
     /// CRC-32 of `rows`: the per-batch checksum of `ginex epoch --report`.
     pub checksum: u32,
+    /// A link batch's positive and negative edges, indices into the seeds
+    /// ([`LoaderBuilder::link`]); None for a node batch.
+    pub link: Option<LinkLabels>,
 }
 
 impl Batch {
@@ -183,6 +187,7 @@ impl Batch {
                     .collect()
             }),
             checksum: crate::format::crc32(b.rows),
+            link: b.link.cloned(),
         }
     }
 

@@ -252,6 +252,7 @@ fn run_per_batch(
             num_seeds: batch.num_seeds,
             hops: &batch.hops,
             rows: &out,
+            link: batch.link.as_ref(),
         })?;
         // The batch's small allocations (sampling, hops) are freed now; give
         // them back so that the heap does not keep the peak of every batch.

@@ -795,6 +795,7 @@ impl Executor<'_, '_, '_> {
             num_seeds,
             hops: &hops,
             rows: &self.out,
+            link: None,
         })?;
         if !update.is_empty() {
             if let Some(a) = arrivals {

@@ -55,6 +55,9 @@ pub struct SampledBatch {
     pub num_seeds: usize,
     /// Hops, input layer first (see the module docs).
     pub hops: Vec<Hop>,
+    /// A link batch's positive and negative edges over its seeds; None
+    /// for a node batch.
+    pub link: Option<crate::sample::link::LinkLabels>,
 }
 
 impl SampledBatch {
@@ -245,6 +248,7 @@ impl Growing {
             ids: self.ids,
             num_seeds: self.num_seeds,
             hops: self.hops,
+            link: None,
         }
     }
 }

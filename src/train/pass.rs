@@ -48,6 +48,7 @@ fn to_train_batch(b: &EpochBatch<'_>, store: &Store, labels: &[i32]) -> Result<T
         hops,
         labels,
         degrees,
+        link: b.link.cloned(),
     })
 }
 
