@@ -488,7 +488,8 @@ pub fn plan_epoch_with(
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
-    let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train)?;
+    let link = crate::exec::epoch::link_epoch(&source, store, config)?;
+    let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train, link.as_ref())?;
     let mut probe = ProbeAccesses::default();
     let ws = WorkingSet::probe_with(&sampler, PROBE_BATCHES, &mut probe)?;
     let batches = config
