@@ -98,7 +98,10 @@ fn every_policy_gathers_identical_link_batches_and_ginex_is_belady_optimal() {
         let sim = replay(&trace, curve, rows, &config, &StaticRanks::default()).unwrap();
         let r = &reports.iter().find(|(p, ..)| *p == policy).unwrap().1;
         let measured: Vec<u64> = r.batches.iter().map(|b| b.misses).collect();
-        assert_eq!(sim.batch_misses, measured, "{policy:?}: simulator vs run_epoch");
+        assert_eq!(
+            sim.batch_misses, measured,
+            "{policy:?}: simulator vs run_epoch"
+        );
     }
     let lru = &reports.iter().find(|(p, ..)| *p == Policy::Lru).unwrap().1;
     assert!(ginex.misses() < lru.misses(), "ginex should beat LRU");
@@ -164,7 +167,11 @@ fn a_link_batch_leaves_its_own_edges_out_of_its_neighbourhoods() {
     for undirected in [false, true] {
         let positives = Arc::new(LinkPositives::from_csc(&topo, undirected).unwrap());
         if undirected {
-            assert!(positives.src.iter().zip(&positives.dst).all(|(s, d)| s <= d));
+            assert!(positives
+                .src
+                .iter()
+                .zip(&positives.dst)
+                .all(|(s, d)| s <= d));
         } else {
             assert_eq!(positives.len() as u64, store.num_edges());
         }
@@ -286,7 +293,10 @@ fn the_loader_yields_the_epochs_link_batches() {
     assert!(got == want, "the loader's batches differ from run_epoch's");
     let (s, d, y) = got[0].2.binary();
     let p = got[0].2.num_pos();
-    assert_eq!((s.len(), d.len(), y.len()), (p * (1 + NEG), p * (1 + NEG), p * (1 + NEG)));
+    assert_eq!(
+        (s.len(), d.len(), y.len()),
+        (p * (1 + NEG), p * (1 + NEG), p * (1 + NEG))
+    );
     assert!(y[..p].iter().all(|&v| v == 1.0) && y[p..].iter().all(|&v| v == 0.0));
     let full = ginex::Loader::builder(&store)
         .batch_size(1000)

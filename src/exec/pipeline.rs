@@ -56,7 +56,6 @@ use std::time::{Duration, Instant};
 use crate::cache::belady::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
 use crate::cache::feature_cache::{FeatureCache, RowSource};
 use crate::error::{Error, Result};
-use crate::format::runtime::LinkStamp;
 use crate::exec::access_summary::AccessSummary;
 pub use crate::exec::config::Pipeline;
 use crate::exec::config::{EpochConfig, GinexOptions};
@@ -66,6 +65,7 @@ use crate::exec::rows::GatherRows;
 use crate::exec::staged_init::{
     chunks_in_page_order, join_reader, spawn_reader, with_staged_init, Arrivals, InitChunk,
 };
+use crate::format::runtime::LinkStamp;
 use crate::format::sections::FeatureSections;
 use crate::inspect::superbatch::{
     precompute_changesets, sample_superbatch, OwnedFiles, RunParams, SampledRecord,

@@ -13,9 +13,9 @@ use crate::format::runtime::{
     decode_payload, encode_payload, IdsPayload, InitPayload, LinkPayload, RecordHeader, RecordKind,
     RunStamp, Seq, UpdatePayload, RECORD_HEADER_SIZE,
 };
-use crate::sample::link::LinkLabels;
 use crate::format::version::{V1_2, V1_3};
 use crate::io::writer::ChecksummedWriter;
+use crate::sample::link::LinkLabels;
 
 /// Appends records to a new runtime file; [`finish`](Self::finish) writes
 /// the header and fsyncs.

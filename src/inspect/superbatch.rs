@@ -11,9 +11,9 @@ use crate::cache::belady::{cheapest_plan, Changesets, PageGroups, ReusePrior, Up
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
 use crate::format::runtime::{LinkStamp, RecordKind, RelationFanoutsStamp, RunStamp};
-use crate::sample::link::LinkLabels;
 use crate::inspect::runfile::{Record, RunReader, RunWriter};
 use crate::io::durable::refuse_existing;
+use crate::sample::link::LinkLabels;
 
 /// One sampled batch as the runtime files hold it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -526,7 +526,8 @@ impl SuperbatchReader {
         let link = if self.link {
             match self.samples.next_record()? {
                 Some(Record::Link { batch: b, labels }) if b == batch => {
-                    labels.check(ids.len(), &format!("link record of batch {batch}"))
+                    labels
+                        .check(ids.len(), &format!("link record of batch {batch}"))
                         .map_err(|e| self.bad_samples(e.to_string()))?;
                     Some(labels)
                 }
