@@ -465,6 +465,7 @@ impl<'s> LoaderBuilder<'s> {
                 Some(std::sync::Arc::new(LinkPositives::from_csc(
                     &source,
                     task.undirected,
+                    store.num_edges(),
                 )?))
             }
             None => None,

@@ -165,7 +165,8 @@ fn a_link_batch_leaves_its_own_edges_out_of_its_neighbourhoods() {
     let (_dir, store) = common::small_epoch_store();
     let topo = InMemoryTopology::load(&store).unwrap();
     for undirected in [false, true] {
-        let positives = Arc::new(LinkPositives::from_csc(&topo, undirected).unwrap());
+        let positives =
+            Arc::new(LinkPositives::from_csc(&topo, undirected, store.num_edges()).unwrap());
         if undirected {
             assert!(positives
                 .src

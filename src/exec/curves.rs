@@ -271,7 +271,8 @@ pub fn sample_link_trace(
     spec: &TraceSpec,
     task: crate::sample::link::LinkTask,
 ) -> Result<Trace> {
-    let positives = crate::sample::link::LinkPositives::from_csc(topo, task.undirected)?;
+    let positives =
+        crate::sample::link::LinkPositives::from_csc(topo, task.undirected, store.num_edges())?;
     let link = crate::sample::link::LinkEpoch {
         positives: std::sync::Arc::new(positives),
         task,
@@ -279,7 +280,14 @@ pub fn sample_link_trace(
     };
     let fanouts = spec.fanouts.resolve(store.schema())?;
     trace_of(spec, &|e| {
-        EpochSampler::link(topo, link.clone(), spec.batch_size, fanouts.clone(), spec.seed, e)
+        EpochSampler::link(
+            topo,
+            link.clone(),
+            spec.batch_size,
+            fanouts.clone(),
+            spec.seed,
+            e,
+        )
     })
 }
 

@@ -38,7 +38,11 @@ pub(crate) fn link_epoch(
     };
     let positives = match &config.link_positives {
         Some(p) => p.clone(),
-        None => std::sync::Arc::new(LinkPositives::from_csc(source, task.undirected)?),
+        None => std::sync::Arc::new(LinkPositives::from_csc(
+            source,
+            task.undirected,
+            store.num_edges(),
+        )?),
     };
     if positives.is_empty() {
         return Err(Error::invalid_argument(format!(

@@ -139,10 +139,20 @@ impl LinkPositives {
     /// source); with `undirected`, each pair once: the direction with
     /// `src < dst`, and self-loops once (the edge-split contract's
     /// "no explicit train split").
-    pub fn from_csc(source: &dyn NeighborSource, undirected: bool) -> Result<LinkPositives> {
+    /// `edges` (the CSC's edge count, or 0 when unknown) sizes the lists
+    /// up front, so they are not regrown past it.
+    pub fn from_csc(
+        source: &dyn NeighborSource,
+        undirected: bool,
+        edges: u64,
+    ) -> Result<LinkPositives> {
         const CHUNK: u64 = 1 << 16;
         let n = source.num_nodes();
-        let mut out = LinkPositives::default();
+        let want = if undirected { edges / 2 + 1 } else { edges } as usize;
+        let mut out = LinkPositives {
+            src: Vec::with_capacity(want),
+            dst: Vec::with_capacity(want),
+        };
         let mut lo = 0;
         while lo < n {
             let nodes: Vec<u64> = (lo..(lo + CHUNK).min(n)).collect();
@@ -157,6 +167,8 @@ impl LinkPositives {
             })?;
             lo += CHUNK;
         }
+        out.src.shrink_to_fit();
+        out.dst.shrink_to_fit();
         Ok(out)
     }
 
