@@ -34,7 +34,7 @@ use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use crate::exec::policy::Policy;
 use crate::format::pages::Dtype;
 use crate::sample::fanouts::Fanouts;
-use crate::sample::link::{LinkLabels, LinkPositives, LinkTask, NegMode};
+use crate::sample::link::{LinkLabels, LinkTask, NegMode};
 use crate::sample::sampler::{epoch_order, Hop};
 use crate::sample::typed::{TypedBatch, TypedNodes};
 use crate::store::Store;
@@ -458,15 +458,15 @@ impl<'s> LoaderBuilder<'s> {
             Some(_) => None,
             None => self.seed_order(shuffle)?,
         };
-        let link_positives = match self.link {
+        let mut link = self.link;
+        let link_positives = match &mut link {
             Some(task) => {
                 let options = crate::store::gather::GatherOptions::default();
                 let source = crate::sample::source::StoreSource::new(store, None, &options)?;
-                Some(std::sync::Arc::new(LinkPositives::from_csc(
-                    &source,
-                    task.undirected,
-                    store.num_edges(),
-                )?))
+                let (positives, undirected) =
+                    crate::exec::epoch::link_positives(store, &source, task.undirected)?;
+                task.undirected = undirected;
+                Some(positives)
             }
             None => None,
         };
@@ -497,7 +497,7 @@ impl<'s> LoaderBuilder<'s> {
             neighbor_cache: self.neighbor_cache.clone(),
             max_batches: self.max_batches,
             seed_nodes,
-            link: self.link,
+            link,
             link_positives: link_positives.clone(),
             ..EpochConfig::default()
         };

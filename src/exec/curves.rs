@@ -262,19 +262,20 @@ pub fn sample_trace(store: &Store, topo: &InMemoryTopology, spec: &TraceSpec) ->
     })
 }
 
-/// [`sample_trace`] of link batches (`ginex epoch --task link`): every edge
-/// of the CSC a positive (each undirected pair once), `task.neg`
-/// negatives each, drawn out of every node.
+/// [`sample_trace`] of link batches (`ginex epoch --task link`): the
+/// positives of [`link_positives`](crate::exec::epoch::link_positives),
+/// `task.neg` negatives each, drawn out of every node.
 pub fn sample_link_trace(
     store: &Store,
     topo: &InMemoryTopology,
     spec: &TraceSpec,
     task: crate::sample::link::LinkTask,
 ) -> Result<Trace> {
-    let positives =
-        crate::sample::link::LinkPositives::from_csc(topo, task.undirected, store.num_edges())?;
+    let mut task = task;
+    let (positives, undirected) = crate::exec::epoch::link_positives(store, topo, task.undirected)?;
+    task.undirected = undirected;
     let link = crate::sample::link::LinkEpoch {
-        positives: std::sync::Arc::new(positives),
+        positives,
         task,
         neg_range: 0..store.num_nodes(),
     };

@@ -25,24 +25,45 @@ use crate::sample::source::{ListCache, StoreSource};
 use crate::store::gather::GatherOptions;
 use crate::store::Store;
 
+/// The training positives of a link epoch on `store`, and whether the
+/// graph is undirected: the store's explicit train split when its edge
+/// splits have one, else every edge of `source`'s CSC (each pair once when
+/// undirected); undirected when `undirected` says so or the store's edge
+/// splits do.
+pub fn link_positives(
+    store: &Store,
+    source: &dyn crate::sample::source::NeighborSource,
+    undirected: bool,
+) -> Result<(std::sync::Arc<LinkPositives>, bool)> {
+    let splits = store.edge_splits()?;
+    let undirected = undirected || splits.as_ref().is_some_and(|s| s.undirected);
+    let positives = match splits.and_then(|s| s.train) {
+        Some(train) => LinkPositives {
+            src: train.src,
+            dst: train.dst,
+        },
+        None => LinkPositives::from_csc(source, undirected, store.num_edges())?,
+    };
+    Ok((std::sync::Arc::new(positives), undirected))
+}
+
 /// The link epoch of `config` (None: node batches): its positives (the
-/// config's, else every edge of `source`'s CSC, each undirected pair
-/// once), negatives drawn out of every node.
+/// config's, else [`link_positives`]), negatives drawn out of every node.
 pub(crate) fn link_epoch(
     source: &dyn crate::sample::source::NeighborSource,
     store: &Store,
     config: &EpochConfig,
 ) -> Result<Option<LinkEpoch>> {
-    let Some(task) = config.link else {
+    let Some(mut task) = config.link else {
         return Ok(None);
     };
     let positives = match &config.link_positives {
         Some(p) => p.clone(),
-        None => std::sync::Arc::new(LinkPositives::from_csc(
-            source,
-            task.undirected,
-            store.num_edges(),
-        )?),
+        None => {
+            let (p, undirected) = link_positives(store, source, task.undirected)?;
+            task.undirected = undirected;
+            p
+        }
     };
     if positives.is_empty() {
         return Err(Error::invalid_argument(format!(

@@ -169,8 +169,8 @@ pub struct DataArgs {
     #[arg(long)]
     pub max_batches: Option<u64>,
     /// What a batch holds: `node` (seed nodes of the training split) or
-    /// `link` (--batch-size positive edges, every edge of the graph
-    /// shuffled per epoch, with --neg negatives each; the seeds are their
+    /// `link` (--batch-size positive edges, the store's train edge split
+    /// or else every edge, shuffled per epoch, with --neg negatives each; the seeds are their
     /// endpoints, and the batch's own edges are left out of its sampled
     /// neighbourhoods).
     #[arg(long, default_value = "node", value_parser = ["node", "link"])]
@@ -184,9 +184,10 @@ pub struct DataArgs {
     /// destinations), PyG's names.
     #[arg(long, default_value = "binary", value_parser = crate::args::neg_mode)]
     pub neg_mode: ginex::NegMode,
-    /// The graph is undirected (--task link): each pair is one positive
-    /// (the direction with src <= dst), and a batch leaves both directions
-    /// of its edges out of its neighbourhoods.
+    /// The graph is undirected (--task link; implied by a store whose edge
+    /// splits are undirected): each pair is one positive (the direction
+    /// with src <= dst), and a batch leaves both directions of its edges
+    /// out of its neighbourhoods.
     #[arg(long)]
     pub undirected: bool,
 }
