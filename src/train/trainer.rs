@@ -237,6 +237,9 @@ pub struct TrainBatch {
     /// GCN's `d̂` (graph in-degree + 1) of every sampled node, in row
     /// order; empty = use the sampled block's degrees.
     pub degrees: Vec<f32>,
+    /// A link batch's positive and negative edges over its seeds (the
+    /// first rows); None for a node batch.
+    pub link: Option<crate::sample::link::LinkLabels>,
 }
 
 /// Loss and accuracy of one step.
@@ -702,6 +705,7 @@ mod tests {
             hops: vec![Hop::new(seeds, 3 * seeds, src, dst)],
             labels,
             degrees: Vec::new(),
+            link: None,
         }
     }
 
