@@ -37,10 +37,12 @@ try:
     from torch_geometric.data import EdgeAttr, TensorAttr
     from torch_geometric.data import FeatureStore as _PygFeatureStore
     from torch_geometric.data import GraphStore as _PygGraphStore
+    from torch_geometric.loader import LinkLoader as _PygLinkLoader
     from torch_geometric.loader import NodeLoader
     from torch_geometric.sampler import (
         BaseSampler,
         HeteroSamplerOutput,
+        NegativeSampling,
         NodeSamplerInput,
         SamplerOutput,
     )
@@ -51,13 +53,14 @@ except ImportError as e:  # pragma: no cover - exercised without torch_geometric
         "pyg-lib and torch-sparse are not needed."
     ) from e
 
-from . import GinexError, Loader, Store
+from . import GinexError, LinkLoader, Loader, Store
 from ._ginex import _pyg_csc, _pyg_relation_csc
 
 __all__ = [
     "FeatureStore",
     "GinexSampler",
     "GraphStore",
+    "LinkNeighborLoader",
     "NeighborLoader",
     "ReadOnlyStoreError",
 ]
@@ -302,6 +305,35 @@ def _stack(parts):
     return torch.from_numpy(np.ascontiguousarray(ei[0])), torch.from_numpy(np.ascontiguousarray(ei[1]))
 
 
+def _sampler_output(feature_store, b, metadata):
+    """An untyped native batch as PyG's ``SamplerOutput`` (each hop's
+    frontier edges, PyG's per-hop counts), its rows staged in
+    ``feature_store`` for PyG's ``filter_fn``. Node and link batches alike:
+    a link batch's seeds are its edges' endpoints."""
+    parts, num_edges = [], []
+    num_nodes = [b.batch_size]
+    before = 0
+    for ei, (num_src, num_dst) in zip(b.edge_index, b.size):
+        kept = _frontier(ei, before)
+        parts.append(kept)
+        num_edges.append(kept.shape[1])
+        num_nodes.append(num_src - num_dst)
+        before = num_dst
+    row, col = _stack(parts)
+    node = torch.from_numpy(b.ids)
+    feature_store._stage({None: (node, torch.from_numpy(b.x))})
+    return SamplerOutput(
+        node=node,
+        row=row,
+        col=col,
+        edge=None,
+        batch=None,
+        num_sampled_nodes=num_nodes,
+        num_sampled_edges=num_edges,
+        metadata=metadata,
+    )
+
+
 class GinexSampler(BaseSampler):
     """The sampler :class:`NeighborLoader` gives PyG's ``NodeLoader``: it
     hands out the batch ginex's executor prepared for these seeds (sampled
@@ -330,28 +362,7 @@ class GinexSampler(BaseSampler):
             return self._hetero(index, h)
         if not np.array_equal(b.ids[: b.batch_size], seeds):
             raise RuntimeError("ginex.pyg: the native batch's seeds differ from the loader's")
-        parts, num_edges = [], []
-        num_nodes = [b.batch_size]
-        before = 0
-        for ei, (num_src, num_dst) in zip(b.edge_index, b.size):
-            kept = _frontier(ei, before)
-            parts.append(kept)
-            num_edges.append(kept.shape[1])
-            num_nodes.append(num_src - num_dst)
-            before = num_dst
-        row, col = _stack(parts)
-        node = torch.from_numpy(b.ids)
-        loader.feature_store._stage({None: (node, torch.from_numpy(b.x))})
-        return SamplerOutput(
-            node=node,
-            row=row,
-            col=col,
-            edge=None,
-            batch=None,
-            num_sampled_nodes=num_nodes,
-            num_sampled_edges=num_edges,
-            metadata=(index.input_id, index.time),
-        )
+        return _sampler_output(loader.feature_store, b, (index.input_id, index.time))
 
     def _hetero(self, index, h):
         node, staged = {}, {}
@@ -385,7 +396,7 @@ class GinexSampler(BaseSampler):
 
     def sample_from_edges(self, index, neg_sampling=None):
         raise NotImplementedError(
-            "ginex.pyg.NeighborLoader samples from nodes; link batches are not supported here"
+            "ginex.pyg.NeighborLoader samples from nodes; use ginex.pyg.LinkNeighborLoader for link batches"
         )
 
 
@@ -628,3 +639,289 @@ def _fanouts(num_neighbors, graph_store):
     raise ValueError(
         f"num_neighbors: expected a list of counts per hop or a {{edge_type: counts}} dict, got {num_neighbors!r}"
     )
+
+
+# PyG LinkNeighborLoader arguments ginex does not support, with their defaults.
+_LINK_UNSUPPORTED = dict(
+    _UNSUPPORTED,
+    edge_label=None,
+    edge_label_time=None,
+    custom_cls=None,
+    input_id=None,
+)
+
+
+def _neg_count(neg_sampling, neg_sampling_ratio):
+    """``(K, mode)`` from PyG's ``neg_sampling`` / ``neg_sampling_ratio``
+    (K = 0 and binary: no negatives, every label 1)."""
+    if neg_sampling_ratio is not None and neg_sampling_ratio != 0:
+        if neg_sampling is not None:
+            raise ValueError("neg_sampling and neg_sampling_ratio: give one of them")
+        neg_sampling = NegativeSampling("binary", neg_sampling_ratio)
+    if neg_sampling is None:
+        return 0, "binary"
+    if isinstance(neg_sampling, str):
+        neg_sampling = NegativeSampling(neg_sampling)
+    elif isinstance(neg_sampling, dict):
+        neg_sampling = NegativeSampling(**neg_sampling)
+    if not isinstance(neg_sampling, NegativeSampling):
+        raise ValueError(f"neg_sampling: expected a NegativeSampling, a mode or a dict, got {neg_sampling!r}")
+    if neg_sampling.src_weight is not None or neg_sampling.dst_weight is not None:
+        raise ValueError(
+            "neg_sampling: weighted negatives are not supported by ginex.pyg.LinkNeighborLoader "
+            "(ginex draws negative destinations uniformly)"
+        )
+    amount = neg_sampling.amount
+    if isinstance(amount, bool) or float(amount) != int(amount):
+        raise ValueError(
+            f"neg_sampling: amount {amount!r}: ginex draws a whole number of negatives per "
+            "positive edge; give an integer"
+        )
+    return int(amount), neg_sampling.mode.value
+
+
+class _LinkSampler(BaseSampler):
+    """The sampler :class:`LinkNeighborLoader` gives PyG's ``LinkLoader``:
+    it hands out the link batch ginex's executor prepared for these
+    positive edges as PyG's ``SamplerOutput``, its supervision (indices
+    into ``n_id``) in the metadata PyG's ``LinkLoader.filter_fn`` reads.
+    It works only inside its loader, which owns the epoch's edge order."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def sample_from_nodes(self, index, **kwargs):
+        raise NotImplementedError(
+            "ginex.pyg.LinkNeighborLoader samples link batches; use ginex.pyg.NeighborLoader for node batches"
+        )
+
+    def sample_from_edges(self, index, neg_sampling=None):
+        loader = self._loader
+        b = loader._current
+        if b is None:
+            raise RuntimeError(
+                "ginex.pyg.LinkNeighborLoader samples only inside its epoch "
+                "(iterate the loader); calling loader(index) directly is not supported"
+            )
+        src, dst = _positives(b)
+        if not (np.array_equal(b.ids[src], index.row.numpy()) and np.array_equal(b.ids[dst], index.col.numpy())):
+            raise RuntimeError("ginex.pyg: the native batch's edges differ from the loader's")
+        if loader.neg_mode == "triplet":
+            p, k = len(src), loader.neg
+            neg = torch.from_numpy(np.ascontiguousarray(b.dst_neg_index)).view(p, k).squeeze(-1)
+            metadata = (
+                index.input_id,
+                torch.from_numpy(np.ascontiguousarray(b.src_index)),
+                torch.from_numpy(np.ascontiguousarray(b.dst_pos_index)),
+                neg,
+                None,
+            )
+        else:
+            metadata = (
+                index.input_id,
+                torch.from_numpy(np.ascontiguousarray(b.edge_label_index)),
+                torch.from_numpy(np.ascontiguousarray(b.edge_label)),
+                None,
+            )
+        return _sampler_output(loader.feature_store, b, metadata)
+
+
+def _positives(b):
+    """The batch's positive edges as indices into its ``ids``."""
+    if b.src_index is not None:
+        return b.src_index, b.dst_pos_index
+    p = len(b.edge_label) - int(np.count_nonzero(b.edge_label == 0))
+    return b.edge_label_index[0, :p], b.edge_label_index[1, :p]
+
+
+class _LinkEpochBatches(torch.utils.data.Sampler):
+    """The DataLoader's batch sampler: each pass runs one native link epoch
+    and yields its batches' positive edges as positions in the loader's
+    ``edge_label_index``, making each batch current for the sampler."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __len__(self):
+        return len(self._loader._native)
+
+    def __iter__(self):
+        loader = self._loader
+        epoch = iter(loader._native)
+        try:
+            for b in epoch:
+                src, dst = _positives(b)
+                loader._current = b
+                yield loader._positions(b.ids[src], b.ids[dst])
+        finally:
+            loader._current = None
+            loader.feature_store._stage({})
+            epoch.close()
+
+
+class LinkNeighborLoader(_PygLinkLoader):
+    """PyG's ``LinkNeighborLoader`` on a ginex store: the same arguments and
+    the same batches (``Data`` with ``n_id``, ``edge_index``, ``x``, ``y``,
+    ``input_id``, ``num_sampled_nodes``, ``num_sampled_edges`` and, in
+    binary mode, ``edge_label_index`` / ``edge_label`` — in triplet mode
+    ``src_index``, ``dst_pos_index``, ``dst_neg_index``), built on
+    :func:`ginex.LinkLoader`'s batches: ginex's executor samples them (the
+    batch's own positive edges left out of its neighbourhoods) and fetches
+    their rows through the Belady feature cache, because the loader owns
+    each epoch's edge order and hands it to the inspector ahead of time.
+
+    ``data``: a ginex store (a path, a ``ginex.Store`` or a
+    ``(ginex.pyg.FeatureStore, ginex.pyg.GraphStore)`` pair) in place of
+    PyG's ``Data``; untyped stores only. The positive edges are the store's
+    training edges: its train edge split when it has one, else every edge
+    of the graph (each pair once on an undirected store, or with
+    ``undirected=True``). ``edge_label_index`` must be None (explicit edges
+    are refused: ginex's link epochs run over the stored training edges);
+    the loader's ``edge_label_index`` attribute holds every edge of the
+    graph and a batch's ``input_id`` indexes it.
+
+    ``neg_sampling_ratio=K`` or ``neg_sampling=NegativeSampling("binary" |
+    "triplet", K)``: K uniform destination negatives per positive (the
+    positive's source; K a whole number, no weights). Neither: every label
+    is 1. ``shuffle``: ginex's link epochs are always shuffled
+    (deterministically from ``seed`` and the epoch), so ``shuffle=False``
+    is refused; the default (None) and True mean that order. ``drop_last``
+    is refused. ``batch_size`` counts positive edges.
+
+    ``memory``, ``policy``, ``superbatch``, ``seed``, ``run_dir``,
+    ``num_workers`` (the native executor's threads), ``report``,
+    ``memory_plan`` and ``config`` as in :class:`NeighborLoader`.
+    """
+
+    def __init__(
+        self,
+        data,
+        num_neighbors,
+        edge_label_index=None,
+        batch_size=1,
+        shuffle=None,
+        neg_sampling=None,
+        neg_sampling_ratio=None,
+        num_workers=0,
+        memory=None,
+        policy="ginex",
+        superbatch=None,
+        seed=0,
+        run_dir=None,
+        undirected=False,
+        transform=None,
+        transform_sampler_output=None,
+        filter_per_worker=None,
+        is_sorted=False,
+        drop_last=False,
+        **kwargs,
+    ):
+        for name, default in _LINK_UNSUPPORTED.items():
+            if name in kwargs:
+                value = kwargs.pop(name)
+                if value is not default and value != default:
+                    raise ValueError(
+                        f"{name}={value!r}: not supported by ginex.pyg.LinkNeighborLoader "
+                        "(ginex samples uniformly without replacement, directed, one subgraph per "
+                        "batch, over the store's training edges labelled 1)"
+                    )
+        if filter_per_worker:
+            raise ValueError("filter_per_worker=True: ginex.pyg.LinkNeighborLoader filters in this process")
+        if edge_label_index is not None:
+            raise ValueError(
+                "edge_label_index: ginex.pyg.LinkNeighborLoader trains on the store's training edges "
+                "(its train edge split, else every edge) and cannot take given edges; leave it None "
+                "(evaluate held-out edges with ginex.pyg.NeighborLoader over their endpoints)"
+            )
+        if shuffle is not None and not shuffle:
+            raise ValueError(
+                "shuffle=False: ginex's link epochs always shuffle the training edges "
+                "(deterministically from seed and epoch); leave shuffle as None or True"
+            )
+        if drop_last:
+            raise ValueError("drop_last=True: not supported by ginex.pyg.LinkNeighborLoader")
+        if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], FeatureStore):
+            feature_store, graph_store = data
+            if not isinstance(graph_store, GraphStore):
+                raise TypeError("data: expected (ginex.pyg.FeatureStore, ginex.pyg.GraphStore)")
+        else:
+            store = _open(data)
+            feature_store, graph_store = FeatureStore(store), GraphStore(store)
+        store = feature_store.store
+        if feature_store._typed:
+            raise ValueError(
+                f"data: {store.path} is a typed store; ginex.pyg.LinkNeighborLoader takes untyped "
+                "stores (link batches over one relation are not supported yet)"
+            )
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
+        if num_workers is not None and num_workers < 0:
+            raise ValueError(f"num_workers: {num_workers} must be >= 0")
+        neg, mode = _neg_count(neg_sampling, neg_sampling_ratio)
+        self.feature_store = feature_store
+        self.neg, self.neg_mode = neg, mode
+        self._native = LinkLoader(
+            store,
+            _fanouts(num_neighbors, graph_store),
+            batch_size=batch_size,
+            neg=neg,
+            neg_mode=mode,
+            undirected=undirected,
+            policy=policy,
+            memory=memory,
+            superbatch=superbatch,
+            seed=seed,
+            workers=num_workers or None,
+            run_dir=run_dir,
+        )
+        # Every edge of the graph (user ids), and its (src, dst) keys sorted
+        # for mapping a batch's positives to their positions.
+        row, colptr = graph_store.get_edge_index(EdgeAttr(None, "csc", size=graph_store._edge_attrs[0][1]))
+        col = torch.repeat_interleave(torch.arange(len(colptr) - 1, dtype=torch.long), colptr.diff())
+        edges = torch.stack([row, col])
+        self._n = len(colptr) - 1
+        keys = row.numpy() * self._n + col.numpy()
+        self._key_order = np.argsort(keys, kind="stable")
+        self._sorted_keys = keys[self._key_order]
+        self._current = None
+        self.num_neighbors = num_neighbors
+        super().__init__(
+            data=(feature_store, graph_store),
+            link_sampler=_LinkSampler(self),
+            edge_label_index=(None, edges),  # PyG's form for a (FeatureStore, GraphStore) pair
+            neg_sampling=None if neg == 0 and mode == "binary" else NegativeSampling(mode, max(neg, 1)),
+            transform=transform,
+            transform_sampler_output=transform_sampler_output,
+            filter_per_worker=False,
+            batch_sampler=_LinkEpochBatches(self),
+            num_workers=0,
+            **kwargs,
+        )
+        self.edge_label_index = edges
+
+    def _positions(self, src, dst):
+        """Positions of the edges ``src -> dst`` in ``edge_label_index`` (the
+        first of parallel edges), as a list."""
+        keys = src.astype(np.int64) * self._n + dst.astype(np.int64)
+        at = np.searchsorted(self._sorted_keys, keys)
+        if at.size and (int(at.max()) >= len(self._sorted_keys) or not np.array_equal(self._sorted_keys[at], keys)):
+            raise RuntimeError("ginex.pyg: a native link batch holds an edge that is not in the graph")
+        return self._key_order[at].tolist()
+
+    @property
+    def report(self):
+        """The report of the last epoch that ran to the end (a dict), or None."""
+        return self._native.report
+
+    @property
+    def memory_plan(self):
+        """The native loader's memory plan (a dict) when ``memory`` was given."""
+        return self._native.memory_plan
+
+    @property
+    def config(self):
+        """The native loader's configuration (a dict)."""
+        return self._native.config
+
+    def __repr__(self):
+        return f"ginex.pyg.LinkNeighborLoader({self.feature_store.store.path!s}, batches={len(self)})"
