@@ -15,6 +15,11 @@ one changed import and one changed argument.
   PyG's: ``Data`` / ``HeteroData`` with ``n_id``, ``batch_size``,
   ``num_sampled_nodes``, ``num_sampled_edges``, ``input_id``, ``x``, ``y``
   and the masks.
+* :class:`LinkNeighborLoader` — PyG's own ``LinkLoader`` over
+  ``ginex.LinkLoader``'s link batches, the same way: ``Data`` with
+  ``edge_label_index`` / ``edge_label`` (binary) or ``src_index`` /
+  ``dst_pos_index`` / ``dst_neg_index`` (triplet), the batch's own edges
+  left out of its ``edge_index``.
 
 Only ``torch`` and ``torch_geometric`` are needed: PyG's own sampler backends
 ``pyg-lib`` and ``torch-sparse`` are not (ginex samples natively).
