@@ -95,6 +95,31 @@ def test_every_positive_once_per_epoch_and_epochs_reshuffle(tmp_path):
     assert epochs[0] != epochs[1]
 
 
+def test_an_undirected_edge_split_store_trains_on_its_pairs_once(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 300
+    pairs = rng.integers(0, n, (1500, 2))
+    pairs = np.unique(np.sort(pairs[pairs[:, 0] != pairs[:, 1]], axis=1), axis=0)
+    np.save(tmp_path / "edges.npy", pairs)
+    np.save(tmp_path / "x.npy", rng.standard_normal((n, 8)).astype(np.float32))
+    run_cli("ginex-import", "files", "--edges", tmp_path / "edges.npy", "--features", tmp_path / "x.npy",
+            "--undirected", "--edge-split", "0.8,0.1,0.1", "--split-seed", 1,
+            "--out", tmp_path / "lp", "-q")
+    s = ginex.Store(tmp_path / "lp")
+    kept = {(u, v) for u, v in _edges(s) if u < v}  # the training pairs, once each
+    assert 0 < len(kept) < len(pairs)
+    loader = LinkNeighborLoader(s, num_neighbors=[4, 4], batch_size=100, neg_sampling_ratio=1)
+    got = []
+    for b in loader:
+        p = b.input_id.numel()
+        pos = b.n_id[b.edge_label_index[:, :p]].t().tolist()
+        got.extend(map(tuple, pos))
+        sampled = set(map(tuple, b.n_id[b.edge_index].t().tolist()))
+        # Neither direction of a positive pair is in the batch's edge_index.
+        assert not ({(u, v) for u, v in pos} | {(v, u) for u, v in pos}) & sampled
+    assert sorted(tuple(sorted(e)) for e in got) == sorted(kept)
+
+
 @pytest.mark.parametrize("neg", [1, 3])
 def test_triplet_mode_matches_pygs_layout(store_path, neg):
     kw = dict(num_neighbors=FANOUTS, batch_size=BATCH, seed=SEED)
