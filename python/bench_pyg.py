@@ -1,8 +1,11 @@
 """Throughput of the PyG drop-in against ginex.Loader (the issue 41 target:
 ``ginex.pyg.NeighborLoader`` iterates >= 0.9x the seeds/s of
-``ginex.Loader`` on the same store and memory).
+``ginex.Loader`` on the same store and memory), and with ``--link K`` the
+link drop-in ``ginex.pyg.LinkNeighborLoader`` against ``ginex.LinkLoader``
+(K negatives per positive, binary mode; positive edges/s, every edge of the
+graph a positive).
 
-    python python/bench_pyg.py --ginex target/release/ginex [--store S] [--memory 1GiB]
+    python python/bench_pyg.py --ginex target/release/ginex [--store S] [--memory 1GiB] [--link K]
 
 Without --store it generates one under --work: ``ginex gen`` with --ginex,
 else uniform random edges through ``ginex.import_arrays``. Both
@@ -26,7 +29,7 @@ import numpy as np
 import torch
 
 import ginex
-from ginex.pyg import NeighborLoader
+from ginex.pyg import LinkNeighborLoader, NeighborLoader
 
 
 def main():
@@ -45,6 +48,8 @@ def main():
                     help="torch.set_num_threads (default: torch's own). Only the drop-in calls torch "
                          "(PyG stacks row/col into edge_index); on an oversubscribed machine torch's "
                          "parallel copies wait on busy cores")
+    ap.add_argument("--link", type=int, default=None, metavar="K",
+                    help="time link batches (K negatives each) instead of node batches")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="ginex-bench-pyg-")
     store = a.store or os.path.join(work, "store")
@@ -65,29 +70,44 @@ def main():
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()}")
     print(f"store: {store}: {s.num_nodes} nodes, {s.num_edges} edges, dim {s.feature_dim} {s.dtype}")
     print(f"parameters: policy {a.policy}, memory {a.memory}, fanouts {fanouts}, "
-          f"batch {a.batch_size}, split train shuffled, seed 0, {a.reps} reps, "
+          f"batch {a.batch_size}, {'every edge' if a.link is not None else 'split train'} shuffled, "
+          f"seed 0, {a.reps} reps, "
           f"torch threads {torch.get_num_threads()}")
 
-    native = ginex.Loader(s, fanouts, batch_size=a.batch_size, policy=a.policy, memory=a.memory, seed=0)
-    dropin = NeighborLoader(s, num_neighbors=fanouts, input_nodes="train", batch_size=a.batch_size,
-                            shuffle=True, policy=a.policy, memory=a.memory, seed=0)
-    times = {"ginex.Loader": [], "ginex.pyg.NeighborLoader": []}
+    if a.link is None:
+        native = ginex.Loader(s, fanouts, batch_size=a.batch_size, policy=a.policy, memory=a.memory, seed=0)
+        dropin = NeighborLoader(s, num_neighbors=fanouts, input_nodes="train", batch_size=a.batch_size,
+                                shuffle=True, policy=a.policy, memory=a.memory, seed=0)
+        names, unit = ("ginex.Loader", "ginex.pyg.NeighborLoader"), "seeds"
+    else:
+        print(f"link: {a.link} negatives per positive, binary; batch = positive edges")
+        native = ginex.LinkLoader(s, fanouts, batch_size=a.batch_size, neg=a.link, policy=a.policy,
+                                  memory=a.memory, seed=0)
+        dropin = LinkNeighborLoader(s, num_neighbors=fanouts, batch_size=a.batch_size,
+                                    neg_sampling_ratio=a.link, shuffle=True, policy=a.policy,
+                                    memory=a.memory, seed=0)
+        names, unit = ("ginex.LinkLoader", "ginex.pyg.LinkNeighborLoader"), "positives"
+    times = {name: [] for name in names}
     seeds = {}
     for rep in range(a.reps):
-        for name, loader in (("ginex.Loader", native), ("ginex.pyg.NeighborLoader", dropin)):
+        for name, loader in zip(names, (native, dropin)):
             n = 0
             t = time.perf_counter()
             for b in loader:
-                _ = (b.x, b.y, b.edge_index)
-                n += b.batch_size
+                if a.link is None:
+                    _ = (b.x, b.y, b.edge_index)
+                    n += b.batch_size
+                else:
+                    _ = (b.x, b.edge_index, b.edge_label_index, b.edge_label)
+                    n += int((b.edge_label == 1).sum())
             times[name].append(time.perf_counter() - t)
             seeds[name] = n
-    assert seeds["ginex.Loader"] == seeds["ginex.pyg.NeighborLoader"]
-    n = seeds["ginex.Loader"]
+    assert seeds[names[0]] == seeds[names[1]]
+    n = seeds[names[0]]
     med = {k: statistics.median(v) for k, v in times.items()}
     for k, v in times.items():
-        print(f"{k:26s}: {med[k]:.3f} s/epoch  {n / med[k]:10.0f} seeds/s  (runs {[round(x, 3) for x in v]})")
-    print(f"ratio (drop-in / ginex.Loader seeds/s): {med['ginex.Loader'] / med['ginex.pyg.NeighborLoader']:.3f}")
+        print(f"{k:30s}: {med[k]:.3f} s/epoch  {n / med[k]:10.0f} {unit}/s  (runs {[round(x, 3) for x in v]})")
+    print(f"ratio (drop-in / {names[0]} {unit}/s): {med[names[0]] / med[names[1]]:.3f}")
     print(f"load after: {os.getloadavg()}")
 
 
