@@ -126,6 +126,8 @@ pub struct ImportReport {
     pub csc: CscStats,
     /// Wall time per phase.
     pub phases: Vec<(&'static str, Duration)>,
+    /// What the output says about the inputs (a dropped weight column).
+    pub notes: Vec<String>,
 }
 
 /// An error about `path` at 1-based position `at` (line or element).
