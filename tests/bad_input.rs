@@ -289,8 +289,8 @@ fn zero_workers_and_changeset_every_are_refused() {
     for args in [
         &["epoch", "S", "--workers", "0"][..],
         &["epoch", "S", "--changeset-every", "0"],
-        &["sample", "S", "--workers", "0"],
-        &["sample", "S", "--changeset-every", "0"],
+        &["inspect", "S", "--workers", "0"],
+        &["inspect", "S", "--changeset-every", "0"],
     ] {
         let err = ginex(args).unwrap_err().to_string();
         assert!(

@@ -208,7 +208,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             num_batches: args.superbatch.min(sampler.num_batches() - first),
             workers,
             capacity,
-            every: args.changeset_every.max(1),
+            every: args.changeset_every,
             page_companions: None,
             run: ginex::internals::inspect::superbatch::RunParams {
                 store_id: ginex::internals::sample::neighbor_cache::store_identity(&store),
