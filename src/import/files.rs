@@ -12,7 +12,9 @@ use crate::import::npy::NpyFile;
 use crate::import::pipeline::{
     bad, check_passes, edges_from, feature_shape, features_from_npy, for_each_id, labels_from_npy,
     progress, random_split, read_ids, Build, CommonOptions, EdgeInput, ImportReport,
+    SQUARE_EDGE_ARRAY,
 };
+
 use crate::import::remap::{IdCollector, IdMap};
 
 /// What to import.
@@ -119,6 +121,10 @@ const NO_EDGE_LINES: &str =
 pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     let input = EdgeInput::from_path(&opts.edges)?;
     if let EdgeInput::Array(a) = &input {
+        // (E, 2) rows or a (2, E) edge_index: a (2, 2) array is both.
+        if a.header.shape == [2, 2] {
+            return Err(bad(&opts.edges, None, SQUARE_EDGE_ARRAY));
+        }
         if a.header.is_empty() {
             return Err(no_edges(
                 &opts.edges,

@@ -475,8 +475,10 @@ impl Read for GzipReader {
 }
 
 /// Most decompressed bytes [`Lines::blame_gzip`] reads past a bad line to
-/// find the stream's own error (4 GiB): beyond it the line's error stands.
-const MAX_BLAME_READ: u64 = 4 << 30;
+/// find the stream's own error (1 GiB, a few seconds; a damaged deflate
+/// stream usually fails within a block, at the latest at its member's
+/// CRC): beyond it the line's error stands.
+const MAX_BLAME_READ: u64 = 1 << 30;
 
 /// Line-by-line reading with the noise of real files removed: BOM, CRLF,
 /// blank lines and `#`/`%` comments skipped; every error names the file

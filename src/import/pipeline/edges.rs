@@ -50,8 +50,8 @@ impl EdgeInput {
     }
 }
 
-/// Why a (2, 2) edge array is refused (docs/ginex-import.md, "Edge
-/// arrays").
+/// Why `ginex-import files` refuses a (2, 2) edge array, whose layout the
+/// shape cannot tell (docs/ginex-import.md, "Edge arrays").
 pub const SQUARE_EDGE_ARRAY: &str = "edge array has shape (2, 2), which is both two (src, dst) rows (E, 2) and a (2, E) edge_index of two edges: the layout is ambiguous, so it is refused. Write the two edges as a text list instead (one `src dst` line per edge, e.g. numpy.savetxt('edges.txt', rows, fmt='%d'))";
 
 /// Calls `f(src, dst, position)` for every edge of `input` (position: the
@@ -82,9 +82,10 @@ pub fn edges_noting(
                 ));
             }
             let (e, pairs_in_rows) = match h.shape.as_slice() {
-                // Both (E, 2) rows of (src, dst) and a (2, E) edge_index:
-                // which graph it means cannot be told from the shape.
-                [2, 2] => return Err(bad(path, None, SQUARE_EDGE_ARRAY)),
+                // A (2, 2) array is read as (E, 2): a format that names
+                // its layout (DGL's numpy edge chunks are (E, 2)) says so;
+                // `files --edges`, whose input could be either, refuses it
+                // first (SQUARE_EDGE_ARRAY).
                 [e, 2] if !h.fortran_order => (*e, true),
                 [2, e] if !h.fortran_order => (*e, false),
                 [e, 2] => (*e, false), // Fortran (E, 2) is laid out like C (2, E)

@@ -27,7 +27,9 @@ mod features;
 mod tables;
 pub(crate) mod typed;
 
-pub use edges::{check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink};
+pub use edges::{
+    check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink, SQUARE_EDGE_ARRAY,
+};
 pub use features::{feature_shape, features_from_npy, FeatureSink};
 pub use tables::{for_each_id, label_value, labels_from_npy, random_split, read_ids, read_ids_by};
 
