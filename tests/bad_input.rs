@@ -151,7 +151,7 @@ fn a_square_edge_array_is_refused_as_ambiguous() {
     }
 }
 
-/// Item 4: `features.pages` records the row format (v1.6); a manifest
+/// Item 4: `features.pages` records the row format (v1.7); a manifest
 /// that says dim 64 f16 over pages of dim 32 f32 (the same 128 bytes a
 /// row) is refused by `--verify`, `epoch` and export; a v1.0 store
 /// (no record) still opens.
@@ -160,7 +160,7 @@ fn feature_pages_that_disagree_with_the_manifest_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = gen_store(dir.path(), "s", "4");
     let pages = std::fs::read(store.join("features.pages")).unwrap();
-    assert_eq!(&pages[12..16], &[1, 0, 6, 0], "written as 1.6");
+    assert_eq!(&pages[12..16], &[1, 0, 7, 0], "written as 1.7");
     assert_eq!(
         &pages[64..76],
         &FeatureLayout::new(32, Dtype::F32).unwrap().encode_record()

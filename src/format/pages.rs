@@ -9,11 +9,11 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::format::bytes::le_u32;
 use crate::format::header::HEADER_SIZE;
-use crate::format::version::{Version, V1_6};
+use crate::format::version::{Version, V1_7};
 use crate::format::PAGE_SIZE;
 
 /// File offset of the layout record in the `features.pages` header (from
-/// v1.6; format/features.md, "The layout record"): right after the common
+/// v1.7; format/features.md, "The layout record"): right after the common
 /// header. Its fields:
 pub const LAYOUT_RECORD_OFFSET: usize = HEADER_SIZE;
 /// The row format's elements per row (`u32`).
@@ -144,7 +144,7 @@ pub struct RowLocation {
 }
 
 impl FeatureLayout {
-    /// The layout record of a v1.6 `features.pages` header: the bytes at
+    /// The layout record of a v1.7 `features.pages` header: the bytes at
     /// file offsets [`LAYOUT_RECORD_OFFSET`]..[`LAYOUT_RECORD_END`].
     pub fn encode_record(&self) -> [u8; LAYOUT_RECORD_END - LAYOUT_RECORD_OFFSET] {
         let mut head = Vec::with_capacity(LAYOUT_RECORD_END - LAYOUT_RECORD_OFFSET);
@@ -160,10 +160,10 @@ impl FeatureLayout {
 
     /// The layout a `features.pages` header records: `head` holds the
     /// file's first [`LAYOUT_RECORD_END`] bytes (or more), `version` its
-    /// decoded common header's. `None` for a file older than 1.6, which
+    /// decoded common header's. `None` for a file older than 1.7, which
     /// records none (zero padding there).
     pub fn decode_record(head: &[u8], version: Version, path: &Path) -> Result<Option<Self>> {
-        if version < V1_6 {
+        if version < V1_7 {
             return Ok(None);
         }
         let field = |from: usize, to: usize| {
@@ -314,7 +314,7 @@ mod tests {
     fn the_layout_record_round_trips_and_refuses_damage() {
         let path = Path::new("features.pages");
         let mut head = vec![0u8; PAGE_SIZE];
-        let v16 = crate::format::version::V1_6;
+        let v16 = crate::format::version::V1_7;
         // A 1.0 file records nothing.
         assert_eq!(
             FeatureLayout::decode_record(&head, crate::format::version::V1_0, path).unwrap(),

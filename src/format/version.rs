@@ -39,14 +39,19 @@ pub const V1_4: Version = Version { major: 1, minor: 4 };
 /// format/features.md "Sections"). A schema of one layout is still
 /// written as 1.3, byte for byte; every other kind is unchanged.
 pub const V1_5: Version = Version { major: 1, minor: 5 };
-/// Version 1.6: the `features.pages` header records the row format's
+/// Version 1.6: edge splits for link prediction, a new kind
+/// (`edge_splits`, format/edge-splits.md; readers before 1.6 refuse a
+/// manifest that lists it). Every other kind is unchanged.
+pub const V1_6: Version = Version { major: 1, minor: 6 };
+/// Version 1.7: the `features.pages` header records the row format's
 /// dimension and dtype after the common header (format/features.md, "The
 /// layout record"), so a manifest that disagrees with the pages is
-/// refused at open. `features.pages` is written as 1.6; every other kind
-/// is unchanged. A 1.0 `features.pages` (zero padding there) still opens.
-pub const V1_6: Version = Version { major: 1, minor: 6 };
+/// refused at open. `features.pages` is written as 1.7; every other kind
+/// is unchanged. An older `features.pages` (zero padding there) still
+/// opens.
+pub const V1_7: Version = Version { major: 1, minor: 7 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_6;
+pub const CURRENT: Version = V1_7;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

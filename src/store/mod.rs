@@ -7,6 +7,7 @@
 //! disk and every read from disk is checked against its page or segment CRC.
 
 mod builder;
+pub mod edge_splits;
 pub mod edges;
 pub mod gather;
 mod node_ids;
@@ -545,7 +546,7 @@ impl Store {
 }
 
 /// Refuses a `features.pages` whose header records another row format
-/// than the manifest's (from v1.6; an older file records none): the same
+/// than the manifest's (from v1.7; an older file records none): the same
 /// bytes a row read as `dim 64 f16` instead of `dim 32 f32` would pass
 /// every checksum.
 fn check_layout_record(
@@ -555,7 +556,7 @@ fn check_layout_record(
     manifest: &Manifest,
 ) -> Result<()> {
     use crate::format::pages::{LAYOUT_DIM_OFFSET, LAYOUT_RECORD_END};
-    if version < crate::format::version::V1_6 {
+    if version < crate::format::version::V1_7 {
         return Ok(());
     }
     let mut head = [0u8; LAYOUT_RECORD_END];

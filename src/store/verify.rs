@@ -8,9 +8,10 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::pages::{FeatureLayout, LAYOUT_RECORD_END};
-use crate::format::version::V1_6;
+use crate::format::version::V1_7;
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, stream_crc, STREAM_CHUNK};
+use crate::store::edge_splits::CscCheck;
 use crate::store::relation_counts::RelationCounts;
 use crate::store::segments::check_segment;
 use crate::store::{read_checked_file, Store};
@@ -44,10 +45,10 @@ fn stream_payload(
     let file = open(&path)?;
     let mut head = vec![0u8; header_len as usize];
     crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
-    // A v1.6 `features.pages` has its layout record (checked at open)
+    // A v1.7 `features.pages` has its layout record (checked at open)
     // before the padding.
     let version = FileHeader::decode(&head, &path)?.version;
-    let padding = if kind == FileKind::FeaturePages && version >= V1_6 {
+    let padding = if kind == FileKind::FeaturePages && version >= V1_7 {
         LAYOUT_RECORD_END
     } else {
         HEADER_SIZE
@@ -139,7 +140,9 @@ impl Store {
         report.pages = crcs.len() as u64;
         report.files += 1;
 
-        report.bytes += self.verify_indices(progress)?;
+        let edge_splits = self.edge_splits()?;
+        let mut csc_check = edge_splits.as_ref().map(CscCheck::new);
+        report.bytes += self.verify_indices(progress, csc_check.as_mut())?;
         report.segments = self.segments().len() as u64;
         report.files += 1;
 
@@ -147,6 +150,7 @@ impl Store {
             (FileKind::Labels, self.labels()?.is_some()),
             (FileKind::Splits, self.splits()?.is_some()),
             (FileKind::OriginalIds, self.original_ids()?.is_some()),
+            (FileKind::EdgeSplits, edge_splits.is_some()),
         ] {
             if present {
                 report.files += 1;
@@ -157,8 +161,14 @@ impl Store {
     }
 
     /// Streams `indices` segment by segment: payload CRC, segment CRCs, ids
-    /// in range and each list sorted.
-    fn verify_indices(&self, progress: &mut dyn FnMut(u64)) -> Result<u64> {
+    /// in range and each list sorted; with edge splits, that the held-out
+    /// edges are absent and the listed training edges present.
+    fn verify_indices(
+        &self,
+        progress: &mut dyn FnMut(u64),
+        mut edge_splits: Option<&mut CscCheck>,
+    ) -> Result<u64> {
+        let splits_path = self.path_of(FileKind::EdgeSplits);
         let path = self.path_of(FileKind::Indices);
         let width = self.index_width();
         let wb = width.bytes() as u64;
@@ -209,6 +219,9 @@ impl Store {
                         format!("in-neighbors of node {v} are not sorted"),
                     ));
                 }
+                if let Some(check) = edge_splits.as_deref_mut() {
+                    check.list(v, list, &splits_path)?;
+                }
                 if let Some(counts) = &mut relations {
                     counts.add(v, list).map_err(|(j, reason)| {
                         let at = width.edge_file_offset(indptr[v as usize] + j as u64);
@@ -242,6 +255,9 @@ impl Store {
         Error::check_crc(&path, "payload", PAGE_SIZE as u64, header_crc, got)?;
         if let Some(counts) = relations {
             counts.check(&self.path_of(FileKind::Schema))?;
+        }
+        if let Some(check) = edge_splits {
+            check.finish(&splits_path)?;
         }
         Ok(entry_len)
     }
