@@ -114,7 +114,28 @@ impl Fanouts {
         if f.is_empty() || f.iter().any(|&k| k == 0 || k < -1) {
             return Err(bad(s, "each fanout must be positive or -1"));
         }
+        if f.len() > MAX_RUN_FANOUTS {
+            return Err(bad(
+                s,
+                format!(
+                    "{} hops; at most {MAX_RUN_FANOUTS} are supported (MAX_RUN_FANOUTS)",
+                    f.len()
+                ),
+            ));
+        }
         Ok(Fanouts::Uniform(f))
+    }
+
+    /// [`Fanouts::parse`] for the option `flag` (`--eval-fanouts`): its
+    /// errors name that option instead of `--fanouts`.
+    pub fn parse_as(s: &str, flag: &str) -> Result<Fanouts> {
+        Fanouts::parse(s).map_err(|e| match e {
+            Error::InvalidArgument(m) => Error::InvalidArgument(
+                m.strip_prefix("--fanouts ")
+                    .map_or_else(|| m.clone(), |rest| format!("{flag} {rest}")),
+            ),
+            other => other,
+        })
     }
 
     /// Per-relation fanouts from `(relation, counts per hop)` pairs, the
@@ -640,6 +661,25 @@ pub(crate) fn draw_positions(rng: &mut Wyrand, d: usize, k: usize, out: &mut Vec
 mod tests {
     use super::*;
     use crate::format::schema::test_schema;
+
+    #[test]
+    fn too_many_hops_and_the_option_name_are_said_when_parsed() {
+        let many = vec!["1"; MAX_RUN_FANOUTS + 1].join(",");
+        let err = Fanouts::parse(&many).unwrap_err().to_string();
+        assert!(
+            err.contains("65 hops; at most 64 are supported (MAX_RUN_FANOUTS)"),
+            "{err}"
+        );
+        Fanouts::parse(&vec!["1"; MAX_RUN_FANOUTS].join(",")).unwrap();
+        let err = Fanouts::parse_as("0", "--eval-fanouts")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--eval-fanouts \"0\": each fanout must be positive or -1"),
+            "{err}"
+        );
+        assert!(!err.contains("--fanouts"), "{err}");
+    }
 
     fn schema() -> Schema {
         test_schema(

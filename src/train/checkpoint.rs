@@ -12,7 +12,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::checkpoint_meta::{CheckpointMeta, Progress};
+use crate::checkpoint_meta::{
+    run_identity, verify_checkpoint, verify_dir, weights_of_file, CheckpointMeta, Progress,
+    WeightsRecord, NO_WEIGHTS_CRC,
+};
 use crate::error::{Error, Result};
 use crate::io::durable::{atomic_temporary_owner, write_atomic};
 use crate::sample::neighbor_cache::store_identity;
@@ -21,8 +24,10 @@ use crate::train::model::{InitKind, ModelKind};
 use crate::train::options::{LrSchedule, TrainOptions};
 use crate::train::trainer::{EmbedTable, TrainConfig, Trainer};
 
-/// Version of the metadata document ([`CheckpointDoc::format`]).
-const META_FORMAT: u32 = 2;
+/// Version of the metadata document ([`CheckpointDoc::format`]). 3: the
+/// document records its weights' length and CRC-32 (`weights`) and the
+/// run's identity (`run_identity`), added by [`save_checkpoint`].
+const META_FORMAT: u32 = 3;
 
 /// The checkpoint's metadata document (`epoch-NNNNN.json`): the
 /// configuration (what must match to resume, and what `predict` rebuilds
@@ -233,9 +238,15 @@ pub(crate) fn save_checkpoint(
 ) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
     let stem = stem_of(epoch);
-    write_checkpoint_file(dir, &format!("{stem}.ot"), |p| trainer.save(p))?;
+    let mut weights = None;
+    write_checkpoint_file(dir, &format!("{stem}.ot"), |p| {
+        trainer.save(p)?;
+        weights = Some(weights_of_file(p)?);
+        Ok(())
+    })?;
+    let meta = sealed_meta(meta, weights)?;
     write_checkpoint_file(dir, &format!("{stem}.json"), |p| {
-        std::fs::write(p, serde_json::to_vec_pretty(meta).unwrap_or_default())
+        std::fs::write(p, serde_json::to_vec_pretty(&meta).unwrap_or_default())
             .map_err(|e| Error::io("write", p, e))
     })?;
     write_checkpoint_file(dir, "LATEST", |p| {
@@ -248,6 +259,25 @@ pub(crate) fn save_checkpoint(
         }
     }
     Ok(())
+}
+
+/// `meta` with what ties it to its weights and its run: `weights` (the
+/// `.ot` file's length and CRC-32) and `run_identity`
+/// ([`crate::checkpoint_meta::run_identity`]), both checked by
+/// [`crate::checkpoint_meta::verify_checkpoint`].
+fn sealed_meta(meta: &Value, weights: Option<WeightsRecord>) -> Result<Value> {
+    let weights = weights.ok_or_else(|| Error::internal("checkpoint weights not written"))?;
+    let mut meta = meta.clone();
+    let identity = run_identity(&meta);
+    let obj = meta
+        .as_object_mut()
+        .ok_or_else(|| Error::internal("checkpoint metadata is not an object"))?;
+    obj.insert(
+        "weights".into(),
+        serde_json::to_value(weights).unwrap_or_default(),
+    );
+    obj.insert("run_identity".into(), identity.into());
+    Ok(meta)
 }
 
 /// The `epoch-*.ot` / `epoch-*.json` files of `dir` with their stems.
@@ -333,7 +363,15 @@ pub(crate) fn load_stem(
     expected: &Value,
     keys: &[&str],
 ) -> Result<CheckpointMeta> {
-    let meta = read_meta(dir, stem)?;
+    // The metadata is that epoch's and the weights are those it records.
+    let verified = verify_checkpoint(dir, stem)?;
+    if !verified.weights_checked {
+        tracing::warn!(
+            "checkpoint {}: {NO_WEIGHTS_CRC}",
+            dir.join(format!("{stem}.ot")).display()
+        );
+    }
+    let meta = verified.meta;
     let found = &meta.value;
     let mismatches: Vec<String> = keys
         .iter()
@@ -473,10 +511,13 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
 /// accuracy when the run recorded one, else the latest. Returns its stem
 /// and metadata.
 pub fn predict_checkpoint(dir: &Path) -> Result<(String, Value)> {
-    let latest = latest_checkpoint(dir)?;
-    let stem = stem_of(latest.progress.best_epoch.unwrap_or(latest.epoch));
-    let meta = read_meta(dir, &stem)?;
-    Ok((stem, meta.value))
+    // The latest and the best, verified and of one run.
+    let verified = verify_dir(dir)?;
+    let chosen = verified
+        .into_iter()
+        .last()
+        .ok_or_else(|| Error::internal("a verified checkpoint directory with no checkpoint"))?;
+    Ok((chosen.stem, chosen.meta.value))
 }
 
 #[cfg(test)]
@@ -533,7 +574,7 @@ mod tests {
             stopped_early: false,
         });
         let want = serde_json::json!({
-            "format": 2, "epoch": 5, "epochs": 10, "model": "gat", "hidden": 64, "layers": 2,
+            "format": 3, "epoch": 5, "epochs": 10, "model": "gat", "hidden": 64, "layers": 2,
             "dropout": 0.5, "input_dropout": 0.25, "lr": 0.01,
             "lr_schedule": {"kind": "step", "every": 3, "gamma": 0.5},
             "weight_decay": 0.05, "optimizer": "adamw", "init": "glorot",

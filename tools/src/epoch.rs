@@ -126,7 +126,7 @@ pub struct DataArgs {
     #[arg(long)]
     pub no_page_companions: bool,
     /// k of the k-hop approximation (ginex).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
     pub changeset_every: usize,
     /// Pre-sampling epochs (presc).
     #[arg(long, default_value_t = 1)]
@@ -134,7 +134,7 @@ pub struct DataArgs {
     /// Sampling workers (default: cores). The inspector samples rounds of
     /// workers × 4 batches (at least 16) in lockstep, each hop's lists read
     /// once.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     pub workers: Option<usize>,
     /// Directory for runtime files (default: STORE.runs beside the store).
     /// Each run writes only in a new `run-PID-NANOS/` directory of its own

@@ -74,10 +74,10 @@ pub struct InspectArgs {
     #[arg(long, conflicts_with = "feature_cache_bytes")]
     pub feature_cache_rows: Option<usize>,
     /// Sampling worker threads (default: number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     pub workers: Option<usize>,
     /// k of the k-hop approximation: the cache changes every k batches.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
     pub changeset_every: usize,
     /// Run directory (created if missing). Refused, before anything is
     /// written, if it already holds this superbatch's files; nothing in it
@@ -208,7 +208,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             num_batches: args.superbatch.min(sampler.num_batches() - first),
             workers,
             capacity,
-            every: args.changeset_every.max(1),
+            every: args.changeset_every,
             page_companions: None,
             run: ginex::internals::inspect::superbatch::RunParams {
                 store_id: ginex::internals::sample::neighbor_cache::store_identity(&store),

@@ -103,8 +103,8 @@ pub struct KnobArgs {
     pub lr_gamma: f64,
     /// Fanouts of evaluation passes, as --fanouts takes them (default:
     /// --fanouts; -1 = full neighbourhoods, e.g. --eval-fanouts -1,-1).
-    #[arg(long, allow_hyphen_values = true)]
-    pub eval_fanouts: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::args::eval_fanouts)]
+    pub eval_fanouts: Option<Fanouts>,
     /// Stop after N evaluations without a better validation accuracy (the
     /// best epoch's checkpoint is kept and used by predict either way).
     #[arg(long)]
@@ -204,7 +204,7 @@ pub struct PredictArgs {
     /// Sampling workers (default: cores). The inspector samples rounds of
     /// workers × 4 batches (at least 16) in lockstep, each hop's lists read
     /// once.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     pub workers: Option<usize>,
     /// Directory for runtime files (default: STORE.runs beside the store).
     #[arg(long)]
@@ -317,11 +317,7 @@ fn options(
         resume,
         overwrite: knobs.overwrite,
         lr_schedule: LrSchedule::parse(&knobs.lr_schedule, knobs.lr_step_every, knobs.lr_gamma)?,
-        eval_fanouts: knobs
-            .eval_fanouts
-            .as_deref()
-            .map(Fanouts::parse)
-            .transpose()?,
+        eval_fanouts: knobs.eval_fanouts.clone(),
         early_stop: knobs.early_stop,
         device: model.device,
         target_type: knobs.target_type.clone(),
@@ -610,7 +606,9 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     };
     let classes = u64::from(store.num_classes());
     crate::create_parent_dirs(&args.out)?;
-    let mut w = NpyWriter::create(&args.out, "<f4", &[classes])?;
+    // A temporary renamed onto --out when complete: a failure (a full
+    // disk) leaves no partial file.
+    let mut w = NpyWriter::create_output(&args.out, "<f4", &[classes])?;
     let mut bytes = Vec::with_capacity(logits.len() * 4);
     for x in &logits {
         bytes.extend_from_slice(&x.to_le_bytes());

@@ -243,8 +243,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             write_json(path, &cap.json)?;
         }
         if let Some(path) = &args.plot {
-            std::fs::write(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))
-                .map_err(|e| Error::io("write", path, e))?;
+            crate::write_report(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))?;
             eprintln!("  plot: {}", path.display());
         }
         return Ok(());
@@ -292,16 +291,15 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             "{}-pages.svg",
             path.file_stem().unwrap_or_default().to_string_lossy()
         ));
-        std::fs::write(path, walls).map_err(|e| Error::io("write", path, e))?;
-        std::fs::write(&pages_path, pages).map_err(|e| Error::io("write", &pages_path, e))?;
+        crate::write_report(path, walls)?;
+        crate::write_report(&pages_path, pages)?;
         eprintln!("  plots: {} {}", path.display(), pages_path.display());
     }
     Ok(())
 }
 
 fn write_json(path: &Path, v: &Value) -> Result<()> {
-    std::fs::write(path, serde_json::to_vec_pretty(v).unwrap_or_default())
-        .map_err(|e| Error::io("write", path, e))?;
+    crate::write_report(path, serde_json::to_vec_pretty(v).unwrap_or_default())?;
     eprintln!("  json: {}", path.display());
     Ok(())
 }
