@@ -118,6 +118,7 @@
 //!   its batches through a bounded channel.
 //! * `train` — models and the trainer loop on tch (cargo feature `train`).
 //! * `checkpoint_meta` — the trainer's checkpoint metadata, parsed without tch.
+//! * `link_metrics` — link-prediction metrics (AUC, AP, MRR, Hits@K), without tch.
 //! * `verify` — verification of any file ginex writes, by its kind.
 //! * [`progress`], `size`, `rng`, `hash` — progress reporting to a sink
 //!   the application installs, byte-size parsing, seeded random streams,
@@ -140,7 +141,7 @@ pub mod internals;
 
 // The crate's own paths (`crate::store::…`) name the same modules.
 pub(crate) use internals::{
-    cache, error, exec, export, format, import, inspect, io, sample, size, store,
+    cache, error, exec, export, format, import, inspect, io, link_metrics, sample, size, store,
 };
 #[cfg(feature = "train")]
 pub(crate) use internals::{checkpoint_meta, train};
