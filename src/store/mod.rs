@@ -7,6 +7,7 @@
 //! disk and every read from disk is checked against its page or segment CRC.
 
 mod builder;
+pub mod edge_splits;
 pub mod edges;
 pub mod gather;
 mod node_ids;
