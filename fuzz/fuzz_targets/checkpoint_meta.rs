@@ -13,6 +13,7 @@ fuzz_target!(|data: &[u8]| {
         let back = parse_meta(&again, Path::new("fuzz")).unwrap();
         assert_eq!(back.epoch, m.epoch);
         assert_eq!(back.progress.best_epoch, m.progress.best_epoch);
+        assert_eq!(back.link_decoder, m.link_decoder);
     }
     if let Ok(name) = parse_latest(data, Path::new("fuzz")) {
         assert!(name.starts_with("epoch-") && !name.contains('/'));

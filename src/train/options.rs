@@ -98,6 +98,8 @@ pub struct TrainOptions {
     /// The node type to classify on a typed store (None: the only
     /// labelled type; see [`crate::train::target`]).
     pub target_type: Option<String>,
+    /// Link prediction: negatives per positive training edge.
+    pub neg: usize,
 }
 
 impl TrainOptions {
@@ -116,6 +118,7 @@ impl TrainOptions {
             early_stop: None,
             device: Device::Cpu,
             target_type: None,
+            neg: 1,
         }
     }
 }
