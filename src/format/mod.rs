@@ -10,6 +10,7 @@
 
 pub mod bytes;
 pub mod csc;
+pub mod edge_splits;
 pub mod header;
 pub mod manifest;
 pub mod neighbor_cache;

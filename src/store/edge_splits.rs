@@ -1,45 +1,10 @@
-//! TEMPORARY STUB of the link-store helper's edge splits (issue #40,
-//! contract section 1): the types the trainer codes against, and a reader
-//! that finds none. Replaced by link-store's module when it lands.
+//! TEMPORARY STUB of the link-store helper's reader (issue #40, contract
+//! section 1): finds no edge splits. Replaced by link-store's module when
+//! it lands.
 
 use crate::error::Result;
+use crate::format::edge_splits::EdgeSplits;
 use crate::store::Store;
-
-/// Held-out (or training) positive edges of one split, and the negatives
-/// they are evaluated against.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EdgeSplit {
-    /// Source of each positive.
-    pub src: Vec<u64>,
-    /// Destination of each positive.
-    pub dst: Vec<u64>,
-    /// K negatives per positive.
-    pub negatives: Option<Negatives>,
-}
-
-/// K negatives per positive, row-major.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Negatives {
-    /// Negatives per positive.
-    pub k: usize,
-    /// Sources.
-    pub src: Vec<u64>,
-    /// Destinations.
-    pub dst: Vec<u64>,
-}
-
-/// A store's edge splits.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EdgeSplits {
-    /// Imported undirected.
-    pub undirected: bool,
-    /// None = every CSC edge is a training positive.
-    pub train: Option<EdgeSplit>,
-    /// Validation edges.
-    pub valid: EdgeSplit,
-    /// Test edges.
-    pub test: EdgeSplit,
-}
 
 impl Store {
     /// The store's edge splits; Ok(None) when it was imported without any.

@@ -14,9 +14,9 @@ use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::exec::epoch::EpochConfig;
+use crate::format::edge_splits::{EdgeSplit, EdgeSplits};
 use crate::link_metrics::LinkMetrics;
 use crate::rng::{stream_seed, Wyrand};
-use crate::store::edge_splits::{EdgeSplit, EdgeSplits};
 use crate::store::gather::{GatherOptions, Gatherer};
 use crate::store::Store;
 use crate::train::eval::{logits, predict_trainer};
@@ -412,7 +412,7 @@ mod tests {
         let (_, drawn, k) = held_out_pairs(&split, 10, Some(4));
         assert_eq!((drawn.len(), k), (8, 4));
         assert_eq!(drawn.src, vec![1, 1, 1, 1, 2, 2, 2, 2]);
-        split.negatives = Some(crate::store::edge_splits::Negatives {
+        split.negatives = Some(crate::format::edge_splits::Negatives {
             k: 3,
             src: vec![1; 6],
             dst: vec![0, 5, 6, 7, 8, 9],

@@ -13,9 +13,9 @@ use serde_json::Value;
 use crate::checkpoint_meta::Progress;
 use crate::error::{Error, Result};
 use crate::exec::epoch::EpochReport;
+use crate::format::edge_splits::EdgeSplits;
 use crate::link_metrics::LinkMetrics;
 use crate::progress::{human_rate, Bar};
-use crate::store::edge_splits::EdgeSplits;
 use crate::store::Store;
 use crate::train::checkpoint::{
     checkpoint_meta, latest_stem, load_stem, prepare_fresh_dir, remove_stale_temporaries,
