@@ -47,6 +47,11 @@
 //!   [`ListSink`] writes one from rows and in-neighbor lists; [`Dtype`],
 //!   [`Splits`], [`VerifyReport`]; [`NodeIds`] maps the original ids of a
 //!   `--remap` / `--reorder` store (the ids users see) to store ids.
+//!   Link prediction: [`Store::edge_splits`] gives the [`EdgeSplits`]
+//!   (train / valid / test [`EdgeSplit`]s and their [`Negatives`]; the
+//!   held-out edges are not in the graph), imported with
+//!   [`CommonOptions::edge_splits`] ([`EdgeSplitSource`], [`EdgeSplitFiles`])
+//!   or written with [`StoreBuilder::write_edge_splits`].
 //! * **Data in**: [`import_files`] ([`FilesImport`]: `.npy` arrays and edge
 //!   lists), [`import_ogb`] ([`OgbImport`]), [`import_dgl`] ([`DglImport`]),
 //!   with [`CommonOptions`], [`CscOptions`] and an [`ImportReport`];
@@ -158,12 +163,13 @@ pub use error::{Error, Result};
 pub use exec::epoch::{BatchStat, EpochReport};
 pub use exec::plan::{MemoryPlan, WorkingSet};
 pub use exec::policy::Policy;
+pub use format::edge_splits::{EdgeSplit, EdgeSplits, Negatives};
 pub use format::pages::{Dtype, FeatureLayout};
 pub use format::tables::Splits;
 pub use import::dgl::{import_dgl, DglImport};
 pub use import::files::{import_files, FilesImport};
 pub use import::ogb::{import_ogb, OgbImport};
-pub use import::pipeline::{CommonOptions, ImportReport};
+pub use import::pipeline::{CommonOptions, EdgeSplitFiles, EdgeSplitSource, ImportReport};
 pub use import::reorder::{reorder_store, Reorder};
 pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};

@@ -390,10 +390,10 @@ fn bench_store(dir: &Path) -> std::path::PathBuf {
 }
 
 /// `ginex bench outofcore --ratios` runs every policy at one cap per ratio
-/// (the features over the ratio), sets their pages against the page floor,
-/// and tabulates, plots and writes every cap.
+/// (the features over the ratio), sets their pages against the row-cache
+/// bound (no policy reads fewer), and tabulates, plots and writes every cap.
 #[test]
-fn bench_outofcore_sweeps_ratios_against_the_page_floor() {
+fn bench_outofcore_sweeps_ratios_against_the_row_cache_bound() {
     if let Some(why) = cgroup_unavailable() {
         eprintln!("skipped: {why}");
         return;
@@ -421,7 +421,13 @@ fn bench_outofcore_sweeps_ratios_against_the_page_floor() {
         .unwrap();
     let err = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{err}");
-    for want in ["ratio sweep", "page floor:", "x floor", "floor "] {
+    for want in [
+        "ratio sweep",
+        "row-cache bound:",
+        "page-cache optimum at the same bytes:",
+        "x bound",
+        "bound ",
+    ] {
         assert!(err.contains(want), "{want:?} missing in:\n{err}");
     }
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -432,15 +438,21 @@ fn bench_outofcore_sweeps_ratios_against_the_page_floor() {
         let floor = result["page_floor"]["floor"].as_u64().unwrap();
         let needed = result["page_floor"]["pages_needed"].as_u64().unwrap();
         assert!(floor > 0 && floor <= needed, "{result}");
-        // `none` reads every page every batch touches: the floor's trace is
+        let bound = result["page_floor"]["row_bound"].as_u64().unwrap();
+        assert!(bound > 0 && bound <= needed, "{result}");
+        let summary = result["summary"].as_array().unwrap();
+        // `none` reads every page every batch touches: the bound's trace is
         // the children's own.
-        let none = result["summary"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["policy"] == "none")
-            .unwrap();
+        let none = summary.iter().find(|s| s["policy"] == "none").unwrap();
         assert_eq!(none["pages_read"].as_u64(), Some(needed), "{result}");
+        for s in summary {
+            let pages = s["pages_read"].as_u64().unwrap();
+            assert!(
+                pages >= bound,
+                "{} read {pages} < bound {bound}",
+                s["policy"]
+            );
+        }
     }
     let walls = std::fs::read_to_string(&plot).unwrap();
     let pages = std::fs::read_to_string(dir.path().join("sweep-pages.svg")).unwrap();
@@ -448,7 +460,7 @@ fn bench_outofcore_sweeps_ratios_against_the_page_floor() {
         walls.contains(">ginex<") && walls.contains(">none<"),
         "{walls}"
     );
-    assert!(pages.contains(">page floor<"), "{pages}");
+    assert!(pages.contains(">row-cache bound<"), "{pages}");
 }
 
 /// `ginex bench outofcore` runs each policy as its own process inside a

@@ -535,3 +535,91 @@ fn the_planned_reuse_prior_is_the_one_the_run_would_count() {
     let p = plan_epoch(&store, &none, memory, ExplicitSizes::default(), 0).unwrap();
     assert!(p.split.is_some() && p.reuse_prior.is_none());
 }
+
+/// No row policy reads fewer feature pages than the row-cache bound
+/// (`exec::page_floor`), on a store in the generator's order, the same
+/// graph with random node ids, and that one renumbered breadth-first: the
+/// bound is a lower bound, not a reference a policy can beat (the old page
+/// floor was beaten by 0.62× on random ids).
+#[test]
+fn no_policy_reads_fewer_pages_than_the_row_cache_bound() {
+    use ginex::internals::exec::curves::Trace;
+    use ginex::internals::exec::page_floor::page_floor;
+    use ginex::internals::format::csc::DEFAULT_SEGMENT_BYTES;
+    use ginex::internals::import::reorder::{node_order, write_reordered, Reorder};
+    use ginex::internals::import::synth::SynthParams;
+
+    // 1 KiB rows, four to a page: 2000 nodes on 500 pages, far more than
+    // the 120-row cache's bound holds.
+    let (dir, gen_order) = common::temp_synth_store(&SynthParams {
+        nodes: 2000,
+        avg_degree: 8.0,
+        dim: 256,
+        classes: 4,
+        seed: 21,
+        split: [0.3, 0.1, 0.1],
+        ..SynthParams::default()
+    });
+    let mut random: Vec<u64> = (0..gen_order.num_nodes()).collect();
+    let mut state = 99u64;
+    for i in (1..random.len()).rev() {
+        // A fixed LCG: the same random ids every run.
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        random.swap(i, ((state >> 33) % (i as u64 + 1)) as usize);
+    }
+    let random_ids = write_reordered(
+        &gen_order,
+        &random,
+        &dir.path().join("random"),
+        DEFAULT_SEGMENT_BYTES,
+    )
+    .and_then(Store::open)
+    .unwrap();
+    let bfs = node_order(&random_ids, Reorder::Bfs).unwrap();
+    let reordered = write_reordered(
+        &random_ids,
+        &bfs,
+        &dir.path().join("bfs"),
+        DEFAULT_SEGMENT_BYTES,
+    )
+    .and_then(Store::open)
+    .unwrap();
+    for (layout, store) in [
+        ("gen order", &gen_order),
+        ("random ids", &random_ids),
+        ("bfs", &reordered),
+    ] {
+        for policy in Policy::ALL {
+            if policy == Policy::Mmap {
+                continue; // reads through the kernel's page cache, not a row cache
+            }
+            let mut cfg = common::epoch_config(policy, &dir.path().join("runs"));
+            cfg.feature_cache_rows = 120;
+            let mut trace = Trace::default();
+            let r = run_epoch(store, &cfg, &mut |b| {
+                trace.push(b.ids);
+                Ok(())
+            })
+            .unwrap();
+            let rows = cfg.feature_cache_rows as u64;
+            let f = page_floor(&trace, store.feature_sections(), rows, rows * 1024);
+            assert!(
+                f.row_bound < f.pages_needed,
+                "{layout}: the bound is trivial: {f:?}"
+            );
+            if policy == Policy::Ginex && layout == "random ids" {
+                // Why the page-cache optimum is no bound: a row cache keeps
+                // rows of more pages than a page cache of its bytes.
+                assert!(r.pages_read < f.floor, "{} >= {}", r.pages_read, f.floor);
+            }
+            assert!(
+                r.pages_read >= f.row_bound,
+                "{layout}, {policy:?}: read {} pages, below the row-cache bound {}",
+                r.pages_read,
+                f.row_bound
+            );
+        }
+    }
+}

@@ -254,7 +254,8 @@ fn bench_curves_writes_table_json_plot_and_replays_its_own_trace() {
         "s3fifo",
         "clock",
         "miss ratio / ginex's (Belady with page companions",
-        "page floor",
+        "the row-cache bound",
+        "page opt",
     ] {
         assert!(table.contains(name), "{name} missing from\n{table}");
     }
@@ -281,6 +282,17 @@ fn bench_curves_writes_table_json_plot_and_replays_its_own_trace() {
     }
     assert!(
         floors.windows(2).all(|w| floor(&w[1]) <= floor(&w[0])),
+        "{floors:?}"
+    );
+    // The row-cache bound: at most the page-cache optimum (its cache has a
+    // page for every row), at least the distinct pages, falling too.
+    let bound = |f: &serde_json::Value| f["row_bound"].as_u64().unwrap();
+    for f in floors {
+        assert!(f["distinct_pages"].as_u64().unwrap() <= bound(f), "{f}");
+        assert!(bound(f) <= floor(f), "{f}");
+    }
+    assert!(
+        floors.windows(2).all(|w| bound(&w[1]) <= bound(&w[0])),
         "{floors:?}"
     );
 

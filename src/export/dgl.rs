@@ -8,6 +8,7 @@
 //! OUT/node_data/_N/label-<i>.npy       (N_i,) int64, -1 = no label        [store has labels]
 //! OUT/node_data/_N/{train,val,test}_mask-<i>.npy  (N_i,) bool            [store has splits]
 //! OUT/node_data/_N/orig_id-<i>.npy     (N_i,) int64 original ids          [store has them]
+//! OUT/edge_splits/*.npy                link-prediction splits, beside the format  [store has them]
 //! ```
 //!
 //! One node type `_N` and one edge type `_N:_E:_N` (DGL's names for a
@@ -265,6 +266,13 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     b.finish_and_clear();
     report.phases.push(("node data", started.elapsed()));
 
+    // Edge splits: DGL's chunked format has no place for them; they go
+    // beside it, in the files `ginex-import` reads back.
+    let link = match store.edge_splits()? {
+        Some(s) => Some(crate::export::link::write_reimport_files(&mut dir, &s)?),
+        None => None,
+    };
+
     // Metadata, last.
     let meta = json!({
         "graph_name": export_name(&store, opts.graph_name.as_deref()),
@@ -276,7 +284,7 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
         "node_data": { NODE_TYPE: node_data_json(keys) },
         "edge_data": {},
     });
-    finish_export(dir, report, &meta, &store)
+    finish_export(dir, report, &meta, &store, link.as_ref())
 }
 
 /// The `format` of edge chunks in the metadata.
@@ -306,12 +314,13 @@ fn finish_export(
     mut report: ExportReport,
     meta: &Value,
     store: &Store,
+    link: Option<&crate::export::link::LinkFiles>,
 ) -> Result<ExportReport> {
     let text = serde_json::to_string_pretty(meta)
         .map_err(|e| Error::invalid_argument(format!("metadata.json: {e}")))?;
     dir.write_file("metadata.json", &[text.as_bytes(), b"\n"])?;
     let path = dir.commit_into(&mut report)?;
-    report.reimport = reimport_command(store, &path, report.feature_descr);
+    report.reimport = reimport_command(store, &path, report.feature_descr, link);
     report.path = path;
     Ok(report)
 }
@@ -378,7 +387,12 @@ impl NodeTables<'_> {
 }
 
 /// The `ginex-import dgl` command that rebuilds the store from the export.
-fn reimport_command(store: &Store, out: &std::path::Path, descr: &str) -> String {
+fn reimport_command(
+    store: &Store,
+    out: &std::path::Path,
+    descr: &str,
+    link: Option<&crate::export::link::LinkFiles>,
+) -> String {
     let mut cmd = format!("ginex-import dgl {}", out.join("metadata.json").display());
     let dtype = dtype_flag(store);
     if dtype != "f32" || descr != "<f4" {
@@ -386,6 +400,9 @@ fn reimport_command(store: &Store, out: &std::path::Path, descr: &str) -> String
     }
     if store.manifest().file(FileKind::Labels).is_some() {
         cmd.push_str(&format!(" --num-classes {}", store.num_classes()));
+    }
+    if let Some(link) = link {
+        cmd.push_str(&link.reimport_flags(out));
     }
     cmd.push_str(" --out STORE");
     cmd

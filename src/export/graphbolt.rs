@@ -9,6 +9,8 @@
 //! OUT/data/orig_id.npy           (N,) int64 original ids                  [store has them]
 //! OUT/set/<split>_seed_nodes.npy (K,) int64 node ids of the split         [store has splits]
 //! OUT/set/<split>_labels.npy     (K,) int64 their labels                  [and labels]
+//! OUT/set/link_<split>_*.npy     link_prediction item sets                [store has edge splits]
+//! OUT/edge_splits/*.npy          the edge splits as ginex-import reads them [store has edge splits]
 //! ```
 //!
 //! Node features are `in_memory: false` (GraphBolt memory-maps them, or
@@ -274,11 +276,11 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
         features.push_str(&feature_yaml("orig_id", "data/orig_id.npy"));
     }
 
-    // The task.
+    // The tasks.
     let mut tasks = String::new();
     if let Some(cursors) = src.split_cursors()? {
         dir.mkdir("set")?;
-        tasks.push_str("tasks:\n  - name: node_classification\n");
+        tasks.push_str("  - name: node_classification\n");
         if labels.is_some() {
             tasks.push_str(&format!("    num_classes: {}\n", store.num_classes()));
         }
@@ -293,6 +295,20 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
             tasks.push_str(&format!("    {key}:\n{entry}"));
         }
     }
+    let edge_splits = store.edge_splits()?;
+    let link = match &edge_splits {
+        Some(s) => {
+            dir.mkdir("set")?;
+            tasks.push_str(&crate::export::link::write_graphbolt_task(
+                &mut dir, &src, s,
+            )?);
+            Some(crate::export::link::write_reimport_files(&mut dir, s)?)
+        }
+        None => None,
+    };
+    if !tasks.is_empty() {
+        tasks.insert_str(0, "tasks:\n");
+    }
     report.phases.push(("node data", started.elapsed()));
 
     let yaml = format!(
@@ -302,7 +318,13 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
     );
     dir.write_file("metadata.yaml", &[yaml.as_bytes()])?;
     let path = dir.commit_into(&mut report)?;
-    report.reimport = reimport_command(&store, &path, opts.edge_format, labels.is_some());
+    report.reimport = reimport_command(
+        &store,
+        &path,
+        opts.edge_format,
+        labels.is_some(),
+        link.as_ref(),
+    );
     report.path = path;
     Ok(report)
 }
@@ -313,6 +335,7 @@ fn reimport_command(
     out: &std::path::Path,
     format: EdgeFormat,
     labels: bool,
+    link: Option<&crate::export::link::LinkFiles>,
 ) -> String {
     let p = |rel: &str| out.join(rel).display().to_string();
     let edges = match format {
@@ -347,6 +370,9 @@ fn reimport_command(
     }
     if store.manifest().file(FileKind::OriginalIds).is_some() {
         cmd.push_str(&format!(" --orig-ids {}", p("data/orig_id.npy")));
+    }
+    if let Some(link) = link {
+        cmd.push_str(&link.reimport_flags(out));
     }
     cmd.push_str(" --out STORE");
     cmd

@@ -22,6 +22,7 @@
 pub mod dgl;
 pub mod graphbolt;
 pub mod hetero;
+pub mod link;
 pub mod sink;
 pub mod source;
 

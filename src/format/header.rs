@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
-use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_3};
+use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_3, V1_6};
 use crate::format::PAGE_SIZE;
 
 /// PNG-style magic: a high byte, the name, CR LF, DOS EOF, LF.
@@ -74,11 +74,13 @@ pub enum FileKind {
     RunChanges = 12,
     /// The node types and relations of a typed store (v1.3).
     Schema = 13,
+    /// Link-prediction edge splits and their negatives (v1.6).
+    EdgeSplits = 14,
 }
 
 impl FileKind {
     /// Every kind, in numeric order.
-    pub const ALL: [FileKind; 13] = [
+    pub const ALL: [FileKind; 14] = [
         FileKind::Manifest,
         FileKind::FeaturePages,
         FileKind::PageChecksums,
@@ -92,6 +94,7 @@ impl FileKind {
         FileKind::RunSamples,
         FileKind::RunChanges,
         FileKind::Schema,
+        FileKind::EdgeSplits,
     ];
 
     /// Decodes the numeric kind.
@@ -115,6 +118,7 @@ impl FileKind {
             FileKind::RunSamples => "run-samples",
             FileKind::RunChanges => "run-changes",
             FileKind::Schema => "schema",
+            FileKind::EdgeSplits => "edge-splits",
         }
     }
 
@@ -137,6 +141,7 @@ impl FileKind {
         match self {
             FileKind::NeighborCache => V1_1,
             FileKind::RunSamples | FileKind::RunChanges | FileKind::Schema => V1_3,
+            FileKind::EdgeSplits => V1_6,
             _ => V1_0,
         }
     }

@@ -64,6 +64,7 @@ pub fn store_file_name(kind: FileKind) -> &'static str {
         FileKind::Splits => "splits",
         FileKind::OriginalIds => "orig_ids",
         FileKind::Schema => "schema",
+        FileKind::EdgeSplits => "edge_splits",
         FileKind::NeighborCache | FileKind::RunSamples | FileKind::RunChanges => kind.name(),
     }
 }

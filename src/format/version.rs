@@ -39,8 +39,12 @@ pub const V1_4: Version = Version { major: 1, minor: 4 };
 /// format/features.md "Sections"). A schema of one layout is still
 /// written as 1.3, byte for byte; every other kind is unchanged.
 pub const V1_5: Version = Version { major: 1, minor: 5 };
+/// Version 1.6: edge splits for link prediction, a new kind
+/// (`edge_splits`, format/edge-splits.md; readers before 1.6 refuse a
+/// manifest that lists it). Every other kind is unchanged.
+pub const V1_6: Version = Version { major: 1, minor: 6 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_5;
+pub const CURRENT: Version = V1_6;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

@@ -140,7 +140,8 @@ fn invert(order: &[u64], n: u64) -> Result<Vec<u64>> {
 const FEATURE_BLOCK_ROWS: usize = 4096;
 
 /// Writes `src` with its nodes renumbered by `order` (`order[new] = old`)
-/// to a new store at `out`: features, topology, labels, splits, and the
+/// to a new store at `out`: features, topology, labels, splits, edge
+/// splits, and the
 /// original ids (the source's original ids where it has them, else its
 /// ids). Returns the committed path.
 pub fn write_reordered(
@@ -199,6 +200,9 @@ pub fn write_reordered(
             dst.sort_unstable();
         }
         b.write_splits(&Splits::from_lists(lists))?;
+    }
+    if let Some(es) = src.edge_splits()? {
+        b.write_edge_splits(&es.map_ids(map)?)?;
     }
     let orig = src.original_ids()?;
     let ids = order

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::csc::{IndexWidth, Segment, SegmentPlanner, DEFAULT_SEGMENT_BYTES};
+use crate::format::edge_splits::EdgeSplits;
 use crate::format::header::{FileHeader, FileKind};
 use crate::format::manifest::{store_file_name, FileEntry, Manifest, REQUIRED_FILES};
 use crate::format::pages::FeatureLayout;
@@ -255,6 +256,20 @@ impl StoreBuilder {
             )));
         }
         self.write_small(FileKind::Splits, |p| splits.encode(p))
+    }
+
+    /// Writes the link-prediction edge splits (format/edge-splits.md):
+    /// checked first ([`EdgeSplits::validate`]: lengths, ids in range, no
+    /// edge twice in a split or in two splits), nothing written on error.
+    /// That the held-out edges are absent from the CSC and the listed
+    /// training edges present is the caller's to ensure (the importer
+    /// removes them while it builds the CSC; `Store::verify` checks it).
+    pub fn write_edge_splits(&mut self, splits: &EdgeSplits) -> Result<()> {
+        splits
+            .validate(self.spec.num_nodes)
+            .map_err(|what| Error::invalid_argument(format!("edge splits: {what}")))?;
+        let payload = splits.encode();
+        self.write_small(FileKind::EdgeSplits, |p| *p = payload)
     }
 
     /// Writes the original id of every node (for inputs whose ids were remapped).

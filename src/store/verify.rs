@@ -10,6 +10,7 @@ use crate::format::header::{FileKind, HEADER_SIZE};
 use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, stream_crc, STREAM_CHUNK};
+use crate::store::edge_splits::CscCheck;
 use crate::store::relation_counts::RelationCounts;
 use crate::store::segments::check_segment;
 use crate::store::{read_checked_file, Store};
@@ -129,7 +130,9 @@ impl Store {
         report.pages = crcs.len() as u64;
         report.files += 1;
 
-        report.bytes += self.verify_indices(progress)?;
+        let edge_splits = self.edge_splits()?;
+        let mut csc_check = edge_splits.as_ref().map(CscCheck::new);
+        report.bytes += self.verify_indices(progress, csc_check.as_mut())?;
         report.segments = self.segments().len() as u64;
         report.files += 1;
 
@@ -137,6 +140,7 @@ impl Store {
             (FileKind::Labels, self.labels()?.is_some()),
             (FileKind::Splits, self.splits()?.is_some()),
             (FileKind::OriginalIds, self.original_ids()?.is_some()),
+            (FileKind::EdgeSplits, edge_splits.is_some()),
         ] {
             if present {
                 report.files += 1;
@@ -147,8 +151,14 @@ impl Store {
     }
 
     /// Streams `indices` segment by segment: payload CRC, segment CRCs, ids
-    /// in range and each list sorted.
-    fn verify_indices(&self, progress: &mut dyn FnMut(u64)) -> Result<u64> {
+    /// in range and each list sorted; with edge splits, that the held-out
+    /// edges are absent and the listed training edges present.
+    fn verify_indices(
+        &self,
+        progress: &mut dyn FnMut(u64),
+        mut edge_splits: Option<&mut CscCheck>,
+    ) -> Result<u64> {
+        let splits_path = self.path_of(FileKind::EdgeSplits);
         let path = self.path_of(FileKind::Indices);
         let width = self.index_width();
         let wb = width.bytes() as u64;
@@ -199,6 +209,9 @@ impl Store {
                         format!("in-neighbors of node {v} are not sorted"),
                     ));
                 }
+                if let Some(check) = edge_splits.as_deref_mut() {
+                    check.list(v, list, &splits_path)?;
+                }
                 if let Some(counts) = &mut relations {
                     counts.add(v, list).map_err(|(j, reason)| {
                         let at = width.edge_file_offset(indptr[v as usize] + j as u64);
@@ -232,6 +245,9 @@ impl Store {
         Error::check_crc(&path, "payload", PAGE_SIZE as u64, header_crc, got)?;
         if let Some(counts) = relations {
             counts.check(&self.path_of(FileKind::Schema))?;
+        }
+        if let Some(check) = edge_splits {
+            check.finish(&splits_path)?;
         }
         Ok(entry_len)
     }

@@ -12,7 +12,9 @@ use ginex::internals::error::{Error, Result};
 use ginex::internals::import::dgl::{import_dgl, DglImport};
 use ginex::internals::import::files::{import_files, FilesImport};
 use ginex::internals::import::ogb::{import_ogb, OgbImport};
-use ginex::internals::import::pipeline::{CommonOptions, ImportReport};
+use ginex::internals::import::pipeline::{
+    CommonOptions, EdgeSplitFiles, EdgeSplitSource, ImportReport,
+};
 use ginex::internals::store::edges::CscOptions;
 
 /// Import a dataset into a ginex store (written atomically, verified).
@@ -80,6 +82,49 @@ pub struct CommonArgs {
     /// disk space while both exist).
     #[arg(long, default_value = "none", value_parser = crate::args::reorder)]
     pub reorder: ginex::internals::import::reorder::Reorder,
+    /// Link prediction: a random transductive split of the edges (the
+    /// GAE protocol), TRAIN,VALID,TEST fractions summing to 1, e.g.
+    /// 0.85,0.05,0.10. Each edge (each pair with --undirected) is held out
+    /// as a valid or test edge with those probabilities, decided by a hash
+    /// of the pair and --split-seed; held-out edges are left out of the
+    /// graph, and each gets one random non-edge pair as its negative.
+    /// Self-loops always stay.
+    #[arg(long, value_name = "TRAIN,VALID,TEST", conflicts_with_all = ["train_edges", "valid_edges", "test_edges"])]
+    pub edge_split: Option<String>,
+    /// Seed of --edge-split (default 0).
+    #[arg(long, requires = "edge_split")]
+    pub split_seed: Option<u64>,
+    /// Link prediction: training positive edges (.npy (E,2)/(2,E) or text,
+    /// like --edges; each must be an edge of the graph). Default: every
+    /// edge left in the graph.
+    #[arg(long, requires_all = ["valid_edges", "test_edges"])]
+    pub train_edges: Option<PathBuf>,
+    /// Link prediction: validation edges (like --edges). Each must be an
+    /// edge of the graph; it is left out of the stored graph.
+    #[arg(long, requires = "test_edges")]
+    pub valid_edges: Option<PathBuf>,
+    /// Link prediction: test edges (like --valid-edges).
+    #[arg(long, requires = "valid_edges")]
+    pub test_edges: Option<PathBuf>,
+    /// Negatives of the validation edges: .npy of shape (P, K), K
+    /// destination candidates for each of the P validation edges, whose
+    /// source is the edge's (the OGB ogbl-citation2 protocol).
+    #[arg(long, requires = "valid_edges")]
+    pub valid_negatives: Option<PathBuf>,
+    /// Negatives of the test edges (like --valid-negatives).
+    #[arg(long, requires = "test_edges")]
+    pub test_negatives: Option<PathBuf>,
+    /// The edge input already leaves the valid and test edges out (OGB's
+    /// ogbl-* datasets, ginex-export): each must then be absent from it.
+    /// Without it each must be an edge of it, and is taken out.
+    #[arg(long, requires = "valid_edges")]
+    pub held_out_excluded: bool,
+    /// The split edges are undirected pairs ((u, v) and (v, u) are one
+    /// edge; both directions are held out) although the edges are not
+    /// mirrored: for an edge input that already holds both directions,
+    /// as ginex-export writes an undirected store. Implied by --undirected.
+    #[arg(long)]
+    pub undirected_splits: bool,
     /// No progress bars on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -94,7 +139,23 @@ impl CommonArgs {
     fn options(&self) -> Result<CommonOptions> {
         crate::create_parent_dirs(&self.out)?;
         let (dtype, type_dtypes) = CommonOptions::parse_dtypes(&self.dtype)?;
+        let edge_splits = match (&self.edge_split, &self.valid_edges, &self.test_edges) {
+            (Some(text), _, _) => {
+                Some(EdgeSplitSource::random(text, self.split_seed.unwrap_or(0))?)
+            }
+            (None, Some(valid), Some(test)) => Some(EdgeSplitSource::Files(EdgeSplitFiles {
+                train: self.train_edges.clone(),
+                valid: valid.clone(),
+                test: test.clone(),
+                valid_negatives: self.valid_negatives.clone(),
+                test_negatives: self.test_negatives.clone(),
+                held_out_excluded: self.held_out_excluded,
+            })),
+            _ => None,
+        };
         Ok(CommonOptions {
+            edge_splits,
+            undirected_splits: self.undirected_splits,
             dtype,
             type_dtypes,
             undirected: self.undirected,
@@ -234,6 +295,14 @@ fn print_report(out: &mut dyn Write, r: &ImportReport, secs: f64) -> Result<()> 
         r.nodes, r.edges_read, r.csc.edges_out, r.csc.duplicates_removed, r.csc.self_loops_removed
     )
     .map_err(w)?;
+    if r.edges_held_out > 0 {
+        writeln!(
+            out,
+            "  {} edges held out for link prediction (not in the stored graph; ginex-dump shows the edge splits)",
+            r.edges_held_out
+        )
+        .map_err(w)?;
+    }
     for (phase, d) in &r.phases {
         writeln!(out, "  {phase:<26} {:>9.2} s", d.as_secs_f64()).map_err(w)?;
     }

@@ -156,5 +156,5 @@ pub(super) fn export(
         "node_data": Value::Object(node_data),
         "edge_data": {},
     });
-    finish_export(dir, report, &meta, store)
+    finish_export(dir, report, &meta, store, None)
 }

@@ -13,6 +13,7 @@ use crate::progress::Bar;
 use crate::store::edges::EdgeBucketer;
 use crate::store::relation_counts::{CountingSink, RelationCounts};
 
+use super::edge_splits::{SplitBuild, SplitSink};
 use super::{bad, progress, Build};
 
 /// Where edges come from.
@@ -309,6 +310,21 @@ impl Build {
         expected: u64,
     ) -> Result<Vec<u64>> {
         let started = Instant::now();
+        let mut split = match &self.opts.edge_splits {
+            None => None,
+            Some(_) if ends.is_some() => {
+                return Err(Error::invalid_argument(
+                    "edge splits (--edge-split, --valid-edges, ...) are supported for stores of one node type only",
+                ))
+            }
+            Some(source) => Some(SplitBuild::new(
+                source,
+                self.n,
+                self.opts.undirected || self.opts.undirected_splits,
+                map,
+                inputs.first().map_or(Path::new("<edges>"), EdgeInput::path),
+            )?),
+        };
         let scratch = self.builder.staging_path().join("scratch");
         let expected = if self.opts.undirected {
             expected.saturating_mul(2)
@@ -340,7 +356,18 @@ impl Build {
         let started = Instant::now();
         let mut topo = self.builder.topology_writer()?;
         match self.builder.schema().cloned() {
-            None => self.report.csc = bucketer.finish(self.opts.csc, &mut topo)?,
+            None => match split.as_mut() {
+                None => self.report.csc = bucketer.finish(self.opts.csc, &mut topo)?,
+                Some(split) => {
+                    let mut sink = SplitSink {
+                        inner: &mut topo,
+                        split,
+                        node: 0,
+                        kept: Vec::new(),
+                    };
+                    self.report.csc = bucketer.finish(self.opts.csc, &mut sink)?;
+                }
+            },
             Some(schema) => {
                 let mut counting = CountingSink {
                     inner: &mut topo,
@@ -353,6 +380,16 @@ impl Build {
             }
         }
         self.builder.add_topology(topo)?;
+        if let Some(split) = split {
+            self.report.edges_held_out = split.removed();
+            let s = split.finish(&mut self.builder)?;
+            tracing::info!(
+                valid = s.valid.len(),
+                test = s.test.len(),
+                held_out = self.report.edges_held_out,
+                "edge splits written"
+            );
+        }
         tracing::info!(
             edges_read = self.report.edges_read,
             edges_kept = self.report.csc.edges_out,

@@ -22,11 +22,13 @@ use crate::progress::Bar;
 use crate::store::edges::{CscOptions, CscStats};
 use crate::store::{Store, StoreBuilder, StoreSpec};
 
+mod edge_splits;
 mod edges;
 mod features;
 mod tables;
 pub(crate) mod typed;
 
+pub use edge_splits::{EdgeSplitFiles, EdgeSplitSource};
 pub use edges::{check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink};
 pub use features::{feature_shape, features_from_npy, FeatureSink};
 pub use tables::{for_each_id, label_value, labels_from_npy, random_split, read_ids, read_ids_by};
@@ -58,6 +60,14 @@ pub struct CommonOptions {
     /// Node order of the store (`--reorder`); anything but `none` builds
     /// the store, then writes it renumbered (see [`crate::import::reorder`]).
     pub reorder: Reorder,
+    /// Link-prediction edge splits (`--edge-split` or edge files;
+    /// format/edge-splits.md): the held-out edges are left out of the CSC.
+    pub edge_splits: Option<EdgeSplitSource>,
+    /// The edge splits are undirected pairs although the edges are not
+    /// mirrored (`--undirected-splits`: an edge input that already holds
+    /// both directions, as `ginex-export` writes an undirected store);
+    /// implied by `undirected`.
+    pub undirected_splits: bool,
 }
 
 impl CommonOptions {
@@ -109,6 +119,8 @@ impl CommonOptions {
             out: out.into(),
             segment_bytes: DEFAULT_SEGMENT_BYTES,
             reorder: Reorder::default(),
+            edge_splits: None,
+            undirected_splits: false,
         }
     }
 }
@@ -122,8 +134,11 @@ pub struct ImportReport {
     pub nodes: u64,
     /// Edges read from the input.
     pub edges_read: u64,
-    /// CSC statistics.
+    /// CSC statistics (before held-out edges are taken out).
     pub csc: CscStats,
+    /// Edges taken out of the CSC as held-out link-prediction edges
+    /// (every copy, both directions of an undirected pair).
+    pub edges_held_out: u64,
     /// Wall time per phase.
     pub phases: Vec<(&'static str, Duration)>,
 }

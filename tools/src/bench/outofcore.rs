@@ -273,10 +273,10 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
         points.push(SweepPoint {
             ratio,
             summaries: cap.summaries,
-            floor: cap.floor.map(|(_, f)| f.floor),
+            bound: cap.floor.map(|(_, f)| f.row_bound),
         });
     }
-    eprintln!("\nratio sweep (median wall s; pages / page floor):");
+    eprintln!("\nratio sweep (median wall s; pages / row-cache bound):");
     eprint!("{}", sweep_table(&points));
     if let Some(path) = &args.json {
         let v = sorted_json(&SweepDoc {
@@ -487,22 +487,18 @@ fn bench_cap(
     eprint!("{}", table(&summaries, &base, args.train));
     eprintln!("  stage seconds (the child's own report, median):");
     eprint!("{}", stage_table(&summaries));
-    // The floor at the largest feature cache any policy planned under the
-    // cap (the most generous, so the lowest floor).
+    // The bounds at the largest feature cache any policy planned under the
+    // cap (the most generous, so the lowest bound: one that holds for every
+    // policy).
     let floor_rows = summaries.iter().filter_map(|s| s.feature_cache_rows).max();
     let floor = match (args.train, floor_rows) {
         (false, Some(rows)) => {
             let started = Instant::now();
             let cache_bytes = rows * store.layout().row_bytes() as u64;
-            let f = epoch_page_floor(&store, &args.store, &args.extra, cache_bytes)?;
+            let f = epoch_page_floor(&store, &args.store, &args.extra, rows, cache_bytes)?;
             eprint!(
                 "{}",
-                page_floor_table(
-                    &summaries,
-                    f.floor,
-                    f.capacity_pages,
-                    &ReadCostModel::default()
-                )
+                page_floor_table(&summaries, &f, &ReadCostModel::default())
             );
             eprintln!(
                 "    ({} rows of cache = {} pages; pages the epoch's batches touch {}, distinct {}; computed in {:.1} s, outside the cap)",
@@ -559,8 +555,10 @@ fn bench_cap(
             pages_needed: f.pages_needed,
             distinct_pages: f.distinct_pages,
             floor: f.floor,
+            row_bound_capacity_pages: f.row_bound_capacity_pages,
+            row_bound: f.row_bound,
             read_cost: ReadCostModel::default().to_arg(),
-            floor_cost_seconds: floor_cost_seconds(f.floor, &ReadCostModel::default()),
+            row_bound_cost_seconds: floor_cost_seconds(f.row_bound, &ReadCostModel::default()),
             io_seconds: summaries
                 .iter()
                 .map(|s| (s.policy.clone(), io_seconds(s)))
@@ -588,6 +586,7 @@ fn epoch_page_floor(
     store: &Store,
     path: &Path,
     extra: &[String],
+    cache_rows: u64,
     cache_bytes: u64,
 ) -> Result<PageFloor> {
     #[derive(clap::Parser)]
@@ -615,7 +614,12 @@ fn epoch_page_floor(
     };
     let topo = InMemoryTopology::load(store)?;
     let trace = sample_trace(store, &topo, &spec)?;
-    Ok(page_floor(&trace, store.feature_sections(), cache_bytes))
+    Ok(page_floor(
+        &trace,
+        store.feature_sections(),
+        cache_rows,
+        cache_bytes,
+    ))
 }
 
 /// The `--json` document of one memory cap of `ginex bench outofcore`.
@@ -666,7 +670,10 @@ struct ParametersDoc<'a> {
     page_cache_dropped: bool,
 }
 
-/// The page floor of the epoch's batches at the cache size of the cap.
+/// The page bounds of the epoch's batches at the cache size of the cap:
+/// the row-cache bound (no policy of `cache_rows` rows reads fewer pages)
+/// and the page-cache optimum at the same bytes (`floor`, over
+/// `capacity_pages` pages; not a bound for row caches).
 #[derive(Serialize)]
 struct FloorDoc {
     cache_rows: u64,
@@ -674,8 +681,10 @@ struct FloorDoc {
     pages_needed: u64,
     distinct_pages: u64,
     floor: u64,
+    row_bound_capacity_pages: u64,
+    row_bound: u64,
     read_cost: String,
-    floor_cost_seconds: f64,
+    row_bound_cost_seconds: f64,
     io_seconds: std::collections::BTreeMap<String, Option<f64>>,
 }
 

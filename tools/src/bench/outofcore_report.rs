@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use ginex::internals::exec::page_floor::PageFloor;
 use ginex::internals::store::read_cost::ReadCostModel;
 
 use super::outofcore_json::{ReportKeys, RunJson};
@@ -415,28 +416,34 @@ pub fn table(summaries: &[PolicySummary], baseline: &str, train: bool) -> String
     s
 }
 
-/// Pages each policy needed against the page floor (`floor` pages for a
-/// page cache of `capacity_pages`), one row per policy: the cost every
-/// policy pays in reads, and how far it is from the optimum of caching
-/// pages with the same bytes. A policy that counts no pages (mmap reads
-/// through the kernel) shows `-`. A policy that counts no pages (mmap reads
-/// through the kernel) shows `-`.
+/// Pages each policy read against the row-cache bound (`f.row_bound`:
+/// no row cache of `f.cache_rows` rows reads fewer), one row per policy,
+/// with the page-cache optimum at the same bytes (`f.floor`) printed
+/// beside it under its own name: a row policy may read fewer pages than
+/// that one. A policy that counts no pages (mmap reads through the
+/// kernel) shows `-`.
 ///
 /// The last two columns set each policy's I/O time (its `cache_init` and
-/// `gather` stages, median) against the floor's cost under the read-cost
-/// model `cost`: every floor page one single-page random read.
+/// `gather` stages, median) against the bound's cost under the read-cost
+/// model `cost`: every bound page one single-page random read.
 pub fn page_floor_table(
     summaries: &[PolicySummary],
-    floor: u64,
-    capacity_pages: u64,
+    f: &PageFloor,
     cost: &ReadCostModel,
 ) -> String {
-    let floor_s = floor_cost_seconds(floor, cost);
+    let bound = f.row_bound;
+    let bound_s = floor_cost_seconds(bound, cost);
     let mut s = format!(
-        "  page floor: {floor} pages (offline optimum of a {capacity_pages}-page cache over the epoch's trace); \
-         its cost {floor_s:.2} s at {:.1} µs a page (--read-cost {cost})\n  {:<8} {:>12} {:>12} {:>10} {:>8} {:>13}\n",
+        "  row-cache bound: {bound} pages (no cache of {} rows reads fewer: the offline optimum of a {}-page cache over the epoch's trace); \
+         its cost {bound_s:.2} s at {:.1} µs a page (--read-cost {cost})\n  \
+         page-cache optimum at the same bytes: {} pages (a {}-page cache of whole pages; a row cache can read fewer)\n  \
+         {:<8} {:>12} {:>12} {:>10} {:>8} {:>13}\n",
+        f.cache_rows,
+        f.row_bound_capacity_pages,
         cost.read_us(1),
-        "policy", "cache rows", "pages", "x floor", "I/O s", "x floor cost"
+        f.floor,
+        f.capacity_pages,
+        "policy", "cache rows", "pages", "x bound", "I/O s", "x bound cost"
     );
     for p in summaries {
         let io = io_seconds(p);
@@ -445,19 +452,19 @@ pub fn page_floor_table(
             p.policy,
             opt(p.feature_cache_rows),
             opt(p.pages_read.filter(|&n| n > 0)),
-            p.pages_read.filter(|&n| n > 0 && floor > 0).map_or_else(
+            p.pages_read.filter(|&n| n > 0 && bound > 0).map_or_else(
                 || "-".into(),
-                |n| format!("{:.2}x", n as f64 / floor as f64)
+                |n| format!("{:.2}x", n as f64 / bound as f64)
             ),
             io.map_or("-".into(), |t| format!("{t:.2}")),
-            io.filter(|_| floor_s > 0.0)
-                .map_or("-".into(), |t| format!("{:.2}x", t / floor_s)),
+            io.filter(|_| bound_s > 0.0)
+                .map_or("-".into(), |t| format!("{:.2}x", t / bound_s)),
         );
     }
     s
 }
 
-/// Seconds the page floor costs under `cost`: each page one single-page
+/// Seconds `floor` pages cost under `cost`: each page one single-page
 /// random read.
 pub fn floor_cost_seconds(floor: u64, cost: &ReadCostModel) -> f64 {
     floor as f64 * cost.read_us(1) / 1e6
@@ -475,19 +482,19 @@ pub fn io_seconds(p: &PolicySummary) -> Option<f64> {
 }
 
 /// One cap of a ratio sweep: the features-over-memory ratio, the
-/// policies' summaries and the page floor there.
+/// policies' summaries and the row-cache bound there.
 #[derive(Debug, Clone)]
 pub struct SweepPoint {
     /// Feature bytes over the cap.
     pub ratio: f64,
     /// Every policy at this cap.
     pub summaries: Vec<PolicySummary>,
-    /// The page floor at this cap, when computed.
-    pub floor: Option<u64>,
+    /// The row-cache bound at this cap, when computed.
+    pub bound: Option<u64>,
 }
 
 /// The ratio sweep as a table: a row per policy, a column per ratio, each
-/// cell `median wall s  pages/floor`.
+/// cell `median wall s  pages/bound` (the row-cache bound).
 pub fn sweep_table(points: &[SweepPoint]) -> String {
     let mut policies: Vec<&str> = Vec::new();
     for p in points {
@@ -499,7 +506,7 @@ pub fn sweep_table(points: &[SweepPoint]) -> String {
     }
     let mut s = format!("  {:<8}", "policy");
     for p in points {
-        s += &format!(" {:>20}", format!("{}x: wall, pages/floor", p.ratio));
+        s += &format!(" {:>20}", format!("{}x: wall, pages/bound", p.ratio));
     }
     s.push('\n');
     for policy in policies {
@@ -511,7 +518,7 @@ pub fn sweep_table(points: &[SweepPoint]) -> String {
                 .map_or_else(|| "-".into(), |w| format!("{:.2}", w.1));
             let pages = match (
                 summary.and_then(|x| x.pages_read).filter(|&n| n > 0),
-                p.floor,
+                p.bound,
             ) {
                 (Some(n), Some(f)) if f > 0 => format!("{:.2}x", n as f64 / f as f64),
                 _ => "-".into(),
@@ -520,16 +527,16 @@ pub fn sweep_table(points: &[SweepPoint]) -> String {
         }
         s.push('\n');
     }
-    s += &format!("  {:<8}", "floor");
+    s += &format!("  {:<8}", "bound");
     for p in points {
-        s += &format!(" {:>20}", format!("{} pages", opt(p.floor)));
+        s += &format!(" {:>20}", format!("{} pages", opt(p.bound)));
     }
     s.push('\n');
     s
 }
 
 /// Two line charts of a ratio sweep: median wall seconds per policy, and
-/// millions of pages read per policy with the page floor, against the
+/// millions of pages read per policy with the row-cache bound, against the
 /// features-over-memory ratio.
 pub fn sweep_plots(points: &[SweepPoint]) -> (String, String) {
     let mut walls: Vec<Series> = Vec::new();
@@ -556,9 +563,9 @@ pub fn sweep_plots(points: &[SweepPoint]) -> (String, String) {
         }
         add(
             &mut pages,
-            "page floor",
+            "row-cache bound",
             p.ratio,
-            p.floor.map(|n| n as f64 / 1e6),
+            p.bound.map(|n| n as f64 / 1e6),
         );
     }
     (
@@ -707,7 +714,7 @@ mod tests {
                 ],
                 &names(&["ginex", "lru"]),
             ),
-            floor: Some(floor),
+            bound: Some(floor),
         };
         let points = vec![at(2.0, 10.0, 100), at(5.0, 30.0, 200)];
         let t = sweep_table(&points);
@@ -727,11 +734,11 @@ mod tests {
             walls.contains(">ginex<") && walls.contains(">lru<"),
             "{walls}"
         );
-        assert!(pages.contains(">page floor<"), "{pages}");
+        assert!(pages.contains(">row-cache bound<"), "{pages}");
     }
 
     #[test]
-    fn pages_are_read_from_the_report_and_set_against_the_floor() {
+    fn pages_are_read_from_the_report_and_set_against_the_bound() {
         let report = serde_json::json!({"pages_read": 300, "misses": 1,
             "parameters": {"feature_cache_rows": 77}});
         let m = metrics_from_report(&report, false);
@@ -750,8 +757,18 @@ mod tests {
             us_per_page: 1000.0,
             us_per_page_sequential: 1.0,
         };
-        let t = page_floor_table(&summaries, 100, 64, &model);
-        assert!(t.contains("page floor: 100 pages"), "{t}");
+        let bounds = PageFloor {
+            cache_rows: 77,
+            capacity_pages: 19,
+            pages_needed: 900,
+            distinct_pages: 500,
+            floor: 160,
+            row_bound_capacity_pages: 77,
+            row_bound: 100,
+        };
+        let t = page_floor_table(&summaries, &bounds, &model);
+        assert!(t.contains("row-cache bound: 100 pages"), "{t}");
+        assert!(t.contains("at the same bytes: 160 pages"), "{t}");
         // 100 pages at 10 ms each: 1 s.
         assert!(t.contains("its cost 1.00 s"), "{t}");
         let ginex = t
@@ -761,13 +778,13 @@ mod tests {
         let cols: Vec<&str> = ginex.split_whitespace().collect();
         assert_eq!(cols[2..4], ["250", "2.50x"], "{ginex}");
         // The records' stages: cache_init + gather, median over two runs.
-        // 1.1 + 2.2 s of I/O against a 1 s floor.
+        // 1.1 + 2.2 s of I/O against the 1 s of the bound.
         assert_eq!(cols[4..], ["3.30", "3.30x"], "{ginex}");
         // No pages counted (mmap) or no successful run: no ratio.
         let mut mmap = summaries[0].clone();
         mmap.policy = "mmap".into();
         mmap.pages_read = Some(0);
-        let t_mmap = page_floor_table(&[mmap], 100, 64, &model);
+        let t_mmap = page_floor_table(&[mmap], &bounds, &model);
         let row = t_mmap
             .lines()
             .find(|l| l.trim_start().starts_with("mmap"))

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use ginex::internals::format::csc::Segment;
+use ginex::internals::format::edge_splits::{EdgeSplit, EdgeSplits};
 use ginex::internals::format::header::FileHeader;
 use ginex::internals::format::manifest::Manifest;
 use ginex::internals::format::runtime::RunStamp;
@@ -26,6 +27,7 @@ pub(super) struct SummaryDoc<'a> {
     pub pages_per_row: u64,
     pub in_degree: DegreeDoc,
     pub splits: Option<SplitCounts>,
+    pub edge_splits: Option<EdgeSplitCounts>,
     pub truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<&'a Schema>,
@@ -299,4 +301,76 @@ pub(super) struct SplitsDoc {
     pub train: Vec<u64>,
     pub valid: Vec<u64>,
     pub test: Vec<u64>,
+}
+
+/// The counts of one edge split (the store summary).
+#[derive(Serialize)]
+pub(super) struct EdgeSplitCount {
+    pub edges: usize,
+    pub k: usize,
+}
+
+/// The counts of a store's edge splits (the store summary).
+#[derive(Serialize)]
+pub(super) struct EdgeSplitCounts {
+    pub undirected: bool,
+    pub train: Option<EdgeSplitCount>,
+    pub valid: EdgeSplitCount,
+    pub test: EdgeSplitCount,
+}
+
+impl EdgeSplitCounts {
+    pub fn of(s: &EdgeSplits) -> EdgeSplitCounts {
+        let count = |s: &EdgeSplit| EdgeSplitCount {
+            edges: s.len(),
+            k: s.k(),
+        };
+        EdgeSplitCounts {
+            undirected: s.undirected,
+            train: s.train.as_ref().map(count),
+            valid: count(&s.valid),
+            test: count(&s.test),
+        }
+    }
+}
+
+/// One edge split of an edge-splits file, its lists cut to `limit`
+/// positives (and their negatives).
+#[derive(Serialize)]
+pub(super) struct EdgeSplitDoc {
+    pub edges: usize,
+    pub k: usize,
+    pub src: Vec<u64>,
+    pub dst: Vec<u64>,
+    pub neg_src: Vec<u64>,
+    pub neg_dst: Vec<u64>,
+}
+
+impl EdgeSplitDoc {
+    /// The doc of `s` and whether it was cut.
+    pub fn of(s: &EdgeSplit, limit: Option<usize>) -> (EdgeSplitDoc, bool) {
+        let p = limit.map_or(s.len(), |l| l.min(s.len()));
+        let k = s.k();
+        let (neg_src, neg_dst) = s.negatives.as_ref().map_or((Vec::new(), Vec::new()), |n| {
+            (n.src[..p * k].to_vec(), n.dst[..p * k].to_vec())
+        });
+        let doc = EdgeSplitDoc {
+            edges: s.len(),
+            k,
+            src: s.src[..p].to_vec(),
+            dst: s.dst[..p].to_vec(),
+            neg_src,
+            neg_dst,
+        };
+        (doc, p < s.len())
+    }
+}
+
+/// An edge-splits file's content.
+#[derive(Serialize)]
+pub(super) struct EdgeSplitsDoc {
+    pub undirected: bool,
+    pub train: Option<EdgeSplitDoc>,
+    pub valid: EdgeSplitDoc,
+    pub test: EdgeSplitDoc,
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::format::bytes::{le_u32, le_u64};
 use ginex::internals::format::csc::decode_segment_table;
+use ginex::internals::format::edge_splits::EdgeSplits;
 use ginex::internals::format::header::{FileHeader, FileKind};
 use ginex::internals::format::manifest::{store_file_name, Manifest};
 use ginex::internals::format::pages::FeatureLayout;
@@ -19,8 +20,9 @@ use ginex::internals::format::PAGE_SIZE;
 use ginex::internals::store::Store;
 
 use super::docs::{
-    DegreeDoc, FileDoc, HeaderDoc, ListDoc, ManifestDoc, NeighborCacheDoc, RecordDoc, RowDoc,
-    RunDoc, SegmentDoc, SplitCounts, SplitsDoc, SummaryDoc,
+    DegreeDoc, EdgeSplitCounts, EdgeSplitDoc, EdgeSplitsDoc, FileDoc, HeaderDoc, ListDoc,
+    ManifestDoc, NeighborCacheDoc, RecordDoc, RowDoc, RunDoc, SegmentDoc, SplitCounts, SplitsDoc,
+    SummaryDoc,
 };
 use super::summary::degree_stats;
 use crate::sorted_json;
@@ -51,6 +53,7 @@ pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value>
             max,
         },
         splits: splits.as_ref().map(SplitCounts::of),
+        edge_splits: store.edge_splits()?.as_ref().map(EdgeSplitCounts::of),
         truncated,
         schema: store.schema(),
         original_ids,
@@ -222,6 +225,21 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 sorted_json(&records.iter().map(RecordDoc::of).collect::<Vec<_>>()),
                 t,
             )
+        }
+        FileKind::EdgeSplits => {
+            let m = sibling_manifest(path)?;
+            let s = EdgeSplits::decode(payload, m.num_nodes, path).map_err(at)?;
+            let train = s.train.as_ref().map(|t| EdgeSplitDoc::of(t, limit));
+            let (valid, t1) = EdgeSplitDoc::of(&s.valid, limit);
+            let (test, t2) = EdgeSplitDoc::of(&s.test, limit);
+            let t0 = train.as_ref().is_some_and(|t| t.1);
+            let doc = EdgeSplitsDoc {
+                undirected: s.undirected,
+                train: train.map(|t| t.0),
+                valid,
+                test,
+            };
+            ("edge_splits", sorted_json(&doc), t0 || t1 || t2)
         }
         FileKind::OriginalIds => {
             let m = sibling_manifest(path)?;

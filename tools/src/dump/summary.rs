@@ -47,6 +47,32 @@ fn print_schema(
     Ok(())
 }
 
+/// The edge splits' counts: positives and negatives per split.
+fn print_edge_splits(
+    s: &ginex::internals::format::edge_splits::EdgeSplits,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let one = |s: &ginex::internals::format::edge_splits::EdgeSplit| match s.k() {
+        0 => format!("{} (no negatives)", s.len()),
+        k => format!("{} ({k} negatives each)", s.len()),
+    };
+    let train = s
+        .train
+        .as_ref()
+        .map_or_else(|| "every CSC edge".to_string(), |t| one(t));
+    writeln!(
+        out,
+        "  edge splits     {}; train {train}, valid {}, test {}",
+        if s.undirected {
+            "undirected pairs"
+        } else {
+            "directed edges"
+        },
+        one(&s.valid),
+        one(&s.test)
+    )
+}
+
 pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
     let m = store.manifest();
     writeln!(out, "store {}", store.dir().display())?;
@@ -117,6 +143,9 @@ pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Resu
             s.valid.len(),
             s.test.len()
         )?;
+    }
+    if let Ok(Some(s)) = store.edge_splits() {
+        print_edge_splits(&s, out)?;
     }
     writeln!(out, "  files")?;
     let mut total = 0;
