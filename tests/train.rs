@@ -83,6 +83,7 @@ fn options(
         device: tch::Device::Cpu,
         target_type: None,
         neg: 1,
+        neg_sampling: Default::default(),
     }
 }
 

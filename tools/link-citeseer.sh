@@ -13,7 +13,9 @@
 #
 # Environment: CITESEER (input dir), OUT (work dir, default target/link-citeseer),
 # GINEX_BIN (dir with ginex and ginex-import), EPOCHS (200), EVAL_EVERY (5),
-# HIDDEN (32), OMP_NUM_THREADS (1).
+# HIDDEN (32), NEG_SAMPLING (random: GAE's training negatives, uniform
+# pairs as its held-out ones; corrupt: the positive's source with a uniform
+# destination), OMP_NUM_THREADS (1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEEDS="${1:-3}"
@@ -22,6 +24,7 @@ OUT="${OUT:-$PWD/target/link-citeseer}"
 EPOCHS="${EPOCHS:-200}"
 EVAL_EVERY="${EVAL_EVERY:-5}"
 HIDDEN="${HIDDEN:-32}"
+NEG_SAMPLING="${NEG_SAMPLING:-random}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 if [ -z "${GINEX_BIN:-}" ]; then
   GINEX_BIN=target/release
@@ -32,18 +35,19 @@ mkdir -p "$OUT"
 
 # GAE's recipe: 2 GCN layers (hidden 32 here for both), no dropout, Adam
 # lr 0.01, 200 epochs, full-batch (every training edge in one batch, full
-# neighbourhoods), one uniform negative per training edge per epoch.
-RECIPE=(--task link --decoder dot --neg 1 --model gcn --hidden "$HIDDEN" --dropout 0 --lr 0.01
+# neighbourhoods), one negative per training edge per epoch, drawn as a
+# uniform pair of nodes as GAE draws them.
+RECIPE=(--task link --decoder dot --neg 1 --neg-sampling "$NEG_SAMPLING" --model gcn --hidden "$HIDDEN" --dropout 0 --lr 0.01
         --fanouts=-1,-1 --eval-fanouts=-1,-1 --batch-size 1000000 --policy none --workers 1
         --device cpu --epochs "$EPOCHS" --eval-every "$EVAL_EVERY")
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); recipe: ${RECIPE[*]}"
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, load $(cut -d' ' -f1-3 /proc/loadavg); recipe: ${RECIPE[*]}"
 printf '| seed | test AUC | test AP | popularity AUC | popularity AP |\n|---|---|---|---|---|\n'
 rows=()
 for seed in $(seq 0 $((SEEDS - 1))); do
   store="$OUT/store-$seed"
   if [ ! -d "$store" ]; then
     "$GINEX_BIN/ginex-import" files --edges "$DATA/edges.npy" --features "$DATA/features.npy" \
-      --undirected --edge-split 0.85,0.05,0.10 --split-seed "$seed" --quiet --out "$store"
+      --undirected --edge-split 0.85,0.05,0.10 --split-seed "$seed" --quiet --out "$store" >/dev/null
   fi
   "$GINEX_BIN/ginex" train "$store" "${RECIPE[@]}" --seed "$seed" --run-dir "$OUT/runs" \
     --checkpoint "$OUT/ckpt-$seed" --overwrite --report "$OUT/train-$seed.json" >"$OUT/train-$seed.log"

@@ -23,16 +23,16 @@ if [ -z "${GINEX_BIN:-}" ]; then
 fi
 [ -n "${LIBTORCH_USE_PYTORCH:-}" ] || eval "$(bash tools/setup-libtorch.sh --env)"
 mkdir -p "$OUT"
-GEN=(--nodes "$NODES" --avg-degree 10 --dim 32 --classes 8 --seed 3 --split 0.5,0.1,0.1)
+GEN=(--nodes "$NODES" --avg-degree 10 --dim 32 --classes 16 --feature-noise 0.5 --seed 3 --split 0.5,0.1,0.1)
 [ -d "$OUT/raw" ] || "$GINEX_BIN/ginex" gen "${GEN[@]}" --raw "$OUT/raw" >/dev/null
 if [ ! -d "$OUT/store" ]; then
   "$GINEX_BIN/ginex-import" files --edges "$OUT/raw/edges.npy" --features "$OUT/raw/features.npy" \
-    --undirected --edge-split 0.85,0.05,0.10 --split-seed 0 --quiet --out "$OUT/store"
+    --undirected --edge-split 0.85,0.05,0.10 --split-seed 0 --quiet --out "$OUT/store" >/dev/null
 fi
-TRAIN=(--task link --decoder dot --neg 1 --model sage --hidden 64 --dropout 0 --lr 0.005
+TRAIN=(--task link --decoder dot --neg 1 --model sage --hidden 64 --dropout 0 --lr 0.01
        --fanouts 10,10 --eval-fanouts 10,10 --batch-size 2000 --epochs "$EPOCHS" --policy ginex
-       --memory 1GiB --device cpu --seed 0)
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+       --memory 2GiB --device cpu --seed 0)
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "store: ginex gen ${GEN[*]}, imported --undirected --edge-split 0.85,0.05,0.10 --split-seed 0"
 echo "train: ${TRAIN[*]}"
 "$GINEX_BIN/ginex" train "$OUT/store" "${TRAIN[@]}" --run-dir "$OUT/runs" \

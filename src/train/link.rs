@@ -30,6 +30,38 @@ const PURPOSE_EDGE_ORDER: u64 = 0x4c49_4e4b_0001;
 const PURPOSE_NEGATIVES: u64 = 0x4c49_4e4b_0002;
 const PURPOSE_EVAL_NEGATIVES: u64 = 0x4c49_4e4b_0003;
 
+/// How a link batch draws its negatives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NegSampling {
+    /// The positive's source with a uniformly drawn destination (PyG's
+    /// and DGL's link samplers, OGB's evaluation negatives).
+    #[default]
+    Corrupt,
+    /// A uniformly drawn source and destination (GAE's training
+    /// negatives, drawn as its evaluation negatives are).
+    Random,
+}
+
+impl NegSampling {
+    /// Parses `corrupt` or `random`.
+    pub fn parse(s: &str) -> Result<Self> {
+        Error::parse_name(
+            s,
+            "negative sampling",
+            &[NegSampling::Corrupt, NegSampling::Random],
+            NegSampling::name,
+        )
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            NegSampling::Corrupt => "corrupt",
+            NegSampling::Random => "random",
+        }
+    }
+}
+
 /// Positive edges as two parallel id lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Edges {
@@ -83,15 +115,15 @@ pub fn training_edges(store: &Store, splits: Option<&EdgeSplits>) -> Result<Edge
     Ok(edges)
 }
 
-/// One link batch: `positives` (indices into `edges`) with `neg` uniform
-/// destination corruptions each. Returns the batch's seeds (the distinct
+/// One link batch: `positives` (indices into `edges`) with `neg`
+/// negatives each, drawn by `sampling`. Returns the batch's seeds (the distinct
 /// endpoints in first-appearance order: source, destination, negatives of
 /// positive 0, then of positive 1, …) and its pairs as local indices:
 /// the positives first (label 1), then every negative (label 0).
 pub fn link_batch(
     edges: &Edges,
     positives: &[usize],
-    neg: usize,
+    (neg, sampling): (usize, NegSampling),
     num_nodes: u64,
     rng: &mut Wyrand,
 ) -> (Vec<u64>, LinkPairs) {
@@ -116,7 +148,10 @@ pub fn link_batch(
         pairs.dst.push(d);
         pairs.label.push(1.0);
         for _ in 0..neg {
-            neg_src.push(s);
+            neg_src.push(match sampling {
+                NegSampling::Corrupt => s,
+                NegSampling::Random => at(rng.below(num_nodes.max(1))),
+            });
             neg_dst.push(at(rng.below(num_nodes.max(1))));
         }
     }
@@ -134,7 +169,7 @@ pub(crate) fn link_train_pass(
     store: &Store,
     data: &EpochConfig,
     trainer: &mut Trainer,
-    (edges, neg): (&Edges, usize),
+    (edges, neg): (&Edges, (usize, NegSampling)),
     after_step: &mut dyn FnMut(&StepStats),
 ) -> Result<crate::exec::epoch::EpochReport> {
     let mut order: Vec<usize> = (0..edges.len()).collect();
@@ -375,7 +410,8 @@ mod tests {
             dst: vec![6, 5, 9],
         };
         let mut rng = Wyrand(3);
-        let (seeds, pairs) = link_batch(&edges, &[0, 1, 2], 2, 100, &mut rng);
+        let corrupt = (2, NegSampling::Corrupt);
+        let (seeds, pairs) = link_batch(&edges, &[0, 1, 2], corrupt, 100, &mut rng);
         // Positives first, then 2 negatives each with the positive's source.
         assert_eq!(pairs.len(), 9);
         assert_eq!(&pairs.label[..3], &[1.0; 3]);
@@ -393,8 +429,14 @@ mod tests {
         assert_eq!(distinct.len(), seeds.len());
         assert_eq!(&seeds[..2], &[5, 6]);
         // Deterministic from the stream.
-        let again = link_batch(&edges, &[0, 1, 2], 2, 100, &mut Wyrand(3));
+        let again = link_batch(&edges, &[0, 1, 2], corrupt, 100, &mut Wyrand(3));
         assert_eq!(again, (seeds, pairs));
+        // Random negatives draw their sources too.
+        let random = (4, NegSampling::Random);
+        let (seeds, pairs) = link_batch(&edges, &[0, 1, 2], random, 1000, &mut Wyrand(3));
+        let sources: Vec<u64> = pairs.src[3..].iter().map(|&i| seeds[i as usize]).collect();
+        assert!(sources.iter().any(|v| ![5, 7].contains(v)), "{sources:?}");
+        assert!(pairs.label[3..].iter().all(|&l| l == 0.0));
     }
 
     #[test]

@@ -100,6 +100,8 @@ pub struct TrainOptions {
     pub target_type: Option<String>,
     /// Link prediction: negatives per positive training edge.
     pub neg: usize,
+    /// Link prediction: how the training negatives are drawn.
+    pub neg_sampling: crate::train::link::NegSampling,
 }
 
 impl TrainOptions {
@@ -119,6 +121,7 @@ impl TrainOptions {
             device: Device::Cpu,
             target_type: None,
             neg: 1,
+            neg_sampling: crate::train::link::NegSampling::Corrupt,
         }
     }
 }

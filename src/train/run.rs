@@ -303,7 +303,7 @@ enum Supervision {
     Link {
         edges: Edges,
         /// None: the store has no held-out edges (no evaluation).
-        splits: Option<EdgeSplits>,
+        splits: Option<Box<EdgeSplits>>,
     },
 }
 
@@ -318,7 +318,10 @@ impl Supervision {
                     store.dir().display()
                 )));
             }
-            return Ok(Supervision::Link { edges, splits });
+            return Ok(Supervision::Link {
+                edges,
+                splits: splits.map(Box::new),
+            });
         }
         let labels = store.labels()?.ok_or_else(|| {
             Error::invalid_argument(format!(
@@ -530,20 +533,26 @@ fn link_epoch(
         &format!("epoch {epoch}"),
         false,
     );
-    let report = link_train_pass(store, &data, trainer, (edges, opts.neg), &mut |s| {
-        batch_losses.push(s.mean_loss());
-        total.add(s);
-        bar.inc_with_message(|| {
-            format!(
-                "loss {:.4}, {}",
-                total.mean_loss(),
-                human_rate(
-                    total.labelled as f64 / started.elapsed().as_secs_f64().max(1e-9),
-                    "pairs"
+    let report = link_train_pass(
+        store,
+        &data,
+        trainer,
+        (edges, (opts.neg, opts.neg_sampling)),
+        &mut |s| {
+            batch_losses.push(s.mean_loss());
+            total.add(s);
+            bar.inc_with_message(|| {
+                format!(
+                    "loss {:.4}, {}",
+                    total.mean_loss(),
+                    human_rate(
+                        total.labelled as f64 / started.elapsed().as_secs_f64().max(1e-9),
+                        "pairs"
+                    )
                 )
-            )
-        });
-    })?;
+            });
+        },
+    )?;
     bar.finish_and_clear();
     Ok(EpochResult {
         epoch,

@@ -20,6 +20,7 @@ use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};
 use ginex::internals::train::decoder::Task;
 use ginex::internals::train::eval::{predict, predict_layerwise};
 use ginex::internals::train::layerwise::LayerwiseOptions;
+use ginex::internals::train::link::NegSampling;
 use ginex::internals::train::model::{InitKind, ModelKind};
 use ginex::internals::train::options::{LrSchedule, TrainOptions};
 use ginex::internals::train::run::train;
@@ -136,17 +137,26 @@ pub struct TaskArgs {
     /// destination corruption) [default: 1].
     #[arg(long, value_name = "K")]
     pub neg: Option<usize>,
+    /// Link prediction: corrupt (the positive's source with a uniform
+    /// destination, as PyG's and DGL's link samplers) or random (a uniform
+    /// source and destination, GAE's training negatives) [default: corrupt].
+    #[arg(long, value_parser = ["corrupt", "random"])]
+    pub neg_sampling: Option<String>,
 }
 
 impl TaskArgs {
-    /// The task and the negatives per positive.
-    fn parse(&self) -> Result<(Task, usize)> {
+    /// The task, the negatives per positive and how they are drawn.
+    fn parse(&self) -> Result<(Task, usize, NegSampling)> {
         let task = Task::parse(&self.task, self.decoder.as_deref())?;
-        match (task, self.neg) {
-            (Task::Node, Some(k)) => Err(Error::invalid_argument(format!(
+        let sampling = NegSampling::parse(self.neg_sampling.as_deref().unwrap_or("corrupt"))?;
+        match (task, self.neg, &self.neg_sampling) {
+            (Task::Node, Some(k), _) => Err(Error::invalid_argument(format!(
                 "--neg {k} is for --task link (node classification has no negatives)"
             ))),
-            (_, k) => Ok((task, k.unwrap_or(1))),
+            (Task::Node, _, Some(s)) => Err(Error::invalid_argument(format!(
+                "--neg-sampling {s} is for --task link (node classification has no negatives)"
+            ))),
+            (_, k, _) => Ok((task, k.unwrap_or(1), sampling)),
         }
     }
 }
@@ -306,7 +316,7 @@ fn per_node_tables_bytes(store: &Store, splits: bool) -> u64 {
 fn options(
     store: &Store,
     (data, model, knobs): (&DataArgs, &ModelArgs, &KnobArgs),
-    (task, neg): (Task, usize),
+    (task, neg, neg_sampling): (Task, usize, NegSampling),
     epochs: u64,
     eval_every: u64,
     resume: bool,
@@ -361,6 +371,7 @@ fn options(
         device: model.device,
         target_type: knobs.target_type.clone(),
         neg,
+        neg_sampling,
     })
 }
 
@@ -378,9 +389,10 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     let what = match opts.model.task {
         Task::Node => format!("{} classes", store.num_classes()),
         Task::Link(d) => format!(
-            "link prediction, {} decoder, {} negative(s) per edge",
+            "link prediction, {} decoder, {} {} negative(s) per edge",
             d.name(),
-            opts.neg
+            opts.neg,
+            opts.neg_sampling.name()
         ),
     };
     writeln!(
@@ -421,6 +433,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
             task: m.task.name(),
             decoder: m.task.decoder().map(|d| d.name()),
             neg: m.task.decoder().map(|_| opts.neg),
+            neg_sampling: m.task.decoder().map(|_| opts.neg_sampling.name()),
             hidden: m.hidden,
             dropout: m.dropout,
             lr: m.lr,
@@ -717,6 +730,8 @@ struct TrainReport<'a> {
     decoder: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     neg: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    neg_sampling: Option<&'static str>,
     hidden: i64,
     dropout: f64,
     lr: f64,
