@@ -21,7 +21,7 @@ fuzz_dir="$(pwd)"
 
 seconds="${1:-10}"
 shift || true
-all_targets=(header manifest segment_table tables runtime_record ncache_list
+all_targets=(header manifest segment_table tables edge_splits runtime_record ncache_list
   npy_header npz_directory dgl_metadata text_edges checkpoint_meta)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 case "$seconds" in '' | *[!0-9]*)
@@ -99,6 +99,15 @@ for fixture in ../tests/fixtures/v1-*; do
   done
 done
 printf 'GXRC' >"$corpus_root/runtime_record/magic"
+# edge_splits: [num_nodes] [payload], the worked example of format/edge-splits.md.
+{
+  byte 4
+  printf '\1\0\0\0\0\0\0\0'
+  head -c 16 /dev/zero
+  printf '\1\0\0\0\0\0\0\0\1\0\0\0\0\0\0\0'
+  printf '\1\0\0\0\0\0\0\0\2\0\0\0\1\0\0\0'
+  for v in 0 1 2 3 1 2 0 3; do byte "$v"; head -c 7 /dev/zero; done
+} >"$corpus_root/edge_splits/example"
 
 # Import decoders (issue 14): a .npy header, .npz archives (when `zip` is
 # installed), a DGL metadata document and text edge lists.

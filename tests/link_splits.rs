@@ -147,11 +147,14 @@ fn explicit_store(dir: &Path) -> PathBuf {
     let (train, valid, test) = (
         dir.join("train.npy"),
         dir.join("valid.npy"),
-        dir.join("test.txt"),
+        dir.join("test.npy"),
     );
     write_npy_edges(&train, &[(0, 1), (2, 3), (4, 9)]);
-    write_npy(&valid, "(2, 3)", &[10, 11, 12, 11, 12, 17]); // (2, E): (10,11), (11,12), (12,17)
-    write_edges(&test, &[(20, 21), (21, 26)]);
+    // (2, E): (10, 11), (11, 12), (12, 17).
+    write_npy(&valid, "(2, 3)", &[10, 11, 12, 11, 12, 17]);
+    // A square (2, 2) array is read as (E, 2), one edge a row: (20, 21),
+    // (26, 27); read as (2, E) it would be (20, 26), (21, 27), not edges.
+    write_npy(&test, "(2, 2)", &[20, 21, 26, 27]);
     let vn = dir.join("valid_neg.npy");
     write_npy(&vn, "(3, 2)", &[30, 31, 32, 33, 34, 35]);
     let out = dir.join("explicit");
@@ -172,7 +175,10 @@ fn explicit_store(dir: &Path) -> PathBuf {
         p(&out),
     ])
     .unwrap();
-    assert!(report.contains("5 edges held out"), "{report}");
+    assert!(
+        report.contains("5 edges held out for link prediction, 115 left in the stored graph"),
+        "{report}"
+    );
     out
 }
 
@@ -202,7 +208,11 @@ fn explicit_files_are_stored_as_given() {
     assert!(s.test.negatives.is_none());
     assert_eq!(store.num_edges(), 2 * N - 5);
     let csc = csc_edges(&store);
-    for e in [(10, 11), (11, 12), (12, 17), (20, 21), (21, 26)] {
+    assert_eq!(
+        (s.test.src.clone(), s.test.dst.clone()),
+        (vec![20, 26], vec![21, 27])
+    );
+    for e in [(10, 11), (11, 12), (12, 17), (20, 21), (26, 27)] {
         assert!(!csc.contains(&e), "held-out {e:?} is in the CSC");
     }
     assert!(
@@ -398,4 +408,52 @@ fn a_held_out_edge_in_the_csc_or_a_damaged_file_fails_verification() {
             "flipping byte {pos} of edge_splits went unnoticed"
         );
     }
+}
+
+/// `--reorder` renumbers the edge splits with the store: in original ids
+/// they are the unordered import's, and the reordered store verifies.
+#[test]
+fn reordered_imports_keep_the_same_splits_in_original_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = Store::open(random_store(dir.path(), "plain", "5")).unwrap();
+    let edges = dir.path().join("edges.txt");
+    let out = dir.path().join("bfs");
+    run_import(&[
+        "files",
+        "--edges",
+        p(&edges),
+        "--undirected",
+        "--edge-split",
+        "0.7,0.15,0.15",
+        "--split-seed",
+        "5",
+        "--reorder",
+        "bfs",
+        "--quiet",
+        "--out",
+        p(&out),
+    ])
+    .unwrap();
+    let bfs = Store::open(&out).unwrap();
+    bfs.verify().unwrap();
+    let orig = bfs.original_ids().unwrap().unwrap();
+    let key = |a: u64, b: u64| (a.min(b), a.max(b));
+    let sorted = |s: &EdgeSplit, map: &dyn Fn(u64) -> u64| {
+        let mut v: Vec<(u64, u64)> = s
+            .src
+            .iter()
+            .zip(&s.dst)
+            .map(|(&a, &b)| key(map(a), map(b)))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let (a, b) = (
+        plain.edge_splits().unwrap().unwrap(),
+        bfs.edge_splits().unwrap().unwrap(),
+    );
+    let back = |v: u64| orig[v as usize];
+    assert_eq!(sorted(&a.valid, &|v| v), sorted(&b.valid, &back));
+    assert_eq!(sorted(&a.test, &|v| v), sorted(&b.test, &back));
+    assert_eq!(plain.num_edges(), bfs.num_edges());
 }

@@ -3,7 +3,8 @@
 # layer too, with a project-local libtorch it installs on first use), and a
 # short fuzz smoke run. The README's check command; .ci/run calls exactly
 # this. Installs what it needs itself (rustfmt/clippy components, torch,
-# the Python package's venv python/.venv with numpy/pytest/maturin).
+# numpy/pytest/maturin/torch_geometric in that venv for the Python package's
+# tests; python/.venv without torch under GINEX_SKIP_TRAIN=1).
 # GINEX_SKIP_TRAIN=1 / GINEX_SKIP_FUZZ=1 skip those parts for quick local runs.
 set -euo pipefail
 # One build per run: incremental caches would only cost disk (GBs) and time.
@@ -34,7 +35,7 @@ cargo test -p ginex --doc 2>&1 | tee -a "$LOG"
 for example in open_and_inspect import_arrays train_loop; do
   cargo run -q -p ginex --example "$example"
 done
-step "Python package: pytest in python/.venv (tools/python-check.sh)"
+step "Python package: pytest, ginex.pyg included (tools/python-check.sh)"
 bash tools/python-check.sh 2>&1 | tee -a "$LOG"
 
 if [ "${GINEX_SKIP_TRAIN:-0}" != "1" ]; then

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The Python package's tests (python/tests, pytest), run by tools/check.sh.
-# Makes its own venv, python/.venv (numpy, pytest, maturin), on first use.
+# Runs in the project venv .venv that tools/setup-libtorch.sh makes (torch),
+# with numpy, pytest, maturin and torch_geometric installed into it on
+# first use, so the ginex.pyg tests (python/tests/test_pyg.py) run too.
+# GINEX_SKIP_TRAIN=1 (no torch wanted): the lighter python/.venv (numpy,
+# pytest, maturin) instead, and the ginex.pyg tests skip, saying why.
 #
 # Quick mode (default): cargo builds the extension with the same settings
 # as the rest of the workspace (no rebuild churn), the .so is placed in
@@ -11,16 +15,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${GINEX_PYTHON:-python3}"
-VENV=python/.venv
 if ! command -v "$PYTHON" >/dev/null 2>&1; then
   echo "python-check: $PYTHON not found; install Python >= 3.9 (or set GINEX_PYTHON)" >&2
   exit 1
 fi
-if [ ! -x "$VENV/bin/python" ]; then
-  "$PYTHON" -m venv "$VENV"
+PACKAGES=(numpy pytest maturin)
+if [ "${GINEX_SKIP_TRAIN:-0}" = "1" ]; then
+  VENV=python/.venv
+  echo "python-check: GINEX_SKIP_TRAIN=1: python/.venv without torch; the ginex.pyg tests skip" >&2
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  IMPORTS="import numpy, pytest"
+else
+  # torch from setup-libtorch.sh (the version tch needs), PyG beside it.
+  VENV="${GINEX_VENV:-$PWD/.venv}"
+  PYTHON="$PYTHON" GINEX_VENV="$VENV" bash tools/setup-libtorch.sh
+  PACKAGES+=("torch_geometric>=2.5")
+  IMPORTS="import numpy, pytest, torch_geometric"
 fi
-if ! "$VENV/bin/python" -c "import numpy, pytest" >/dev/null 2>&1 || [ ! -x "$VENV/bin/maturin" ]; then
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check numpy pytest maturin
+if ! "$VENV/bin/python" -W ignore -c "$IMPORTS" >/dev/null 2>&1 || [ ! -x "$VENV/bin/maturin" ]; then
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PACKAGES[@]}"
 fi
 
 # The extension and the CLI binaries the tests compare against (no --bins:

@@ -789,6 +789,8 @@ struct LoaderArgs {
     workers: Option<usize>,
     run_dir: Option<PathBuf>,
     max_batches: Option<u64>,
+    /// Seeds given as node ids (store ids), in place of `split`.
+    seeds: Option<Arc<Vec<u64>>>,
 }
 
 impl LoaderArgs {
@@ -810,6 +812,9 @@ impl LoaderArgs {
         if let Some(m) = self.max_batches {
             b = b.max_batches(m);
         }
+        if let Some(s) = &self.seeds {
+            b = b.seed_nodes(s.to_vec());
+        }
         b
     }
 }
@@ -817,7 +822,7 @@ impl LoaderArgs {
 /// `ginex.Loader(store, fanouts, batch_size=1000, policy="ginex",
 /// memory=None, superbatch=None, seed=0, split="train", shuffle=True,
 /// epoch=0, max_batches=None, workers=None, run_dir=None,
-/// input_layer_first=False)`: batches of a store under a cache policy, from
+/// input_layer_first=False, seeds=None)`: batches of a store under a cache policy, from
 /// the executor of `ginex epoch` ([`ginex::Loader`]).
 ///
 /// `store` is a `ginex.Store` or a path; `fanouts` a list of counts per
@@ -829,7 +834,9 @@ impl LoaderArgs {
 /// `memory` one budget for the data path ("4GiB" or bytes), planned as
 /// `ginex epoch --memory` plans it (without it: a 256 MiB feature cache, no
 /// neighbor cache, superbatches of 100); `split` "train", "valid", "test"
-/// or "all"; `run_dir` where runtime files go (default STORE.runs).
+/// or "all"; `seeds` node ids (original ids; an int array or list, no
+/// repeats) to draw the seeds from instead of `split`, in that order
+/// unless shuffled; `run_dir` where runtime files go (default STORE.runs).
 ///
 /// Iterating starts an epoch — the next epoch number each time, so each
 /// pass reshuffles, as PyG's loaders do; the sizes planned for the first
@@ -858,7 +865,7 @@ impl Loader {
     #[new]
     #[pyo3(signature = (store, fanouts, batch_size=1000, policy="ginex", memory=None,
         superbatch=None, seed=0, split="train", shuffle=true, epoch=0, max_batches=None,
-        workers=None, run_dir=None, input_layer_first=false))]
+        workers=None, run_dir=None, input_layer_first=false, seeds=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -876,6 +883,7 @@ impl Loader {
         workers: Option<usize>,
         run_dir: Option<PathBuf>,
         input_layer_first: bool,
+        seeds: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let (store, ids): (Store, Arc<NodeIds>) = match store.cast::<PyStore>() {
             Ok(s) => (s.get().store.clone(), s.get().ids.clone()),
@@ -904,6 +912,9 @@ impl Loader {
         if superbatch.is_some_and(|s| s <= 0) {
             return Err(arg_err("superbatch", "must be positive"));
         }
+        let seeds = seeds
+            .map(|s| seed_store_ids(&ids, store.num_nodes(), s))
+            .transpose()?;
         let args = LoaderArgs {
             fanouts,
             batch_size: batch_size as usize,
@@ -914,6 +925,7 @@ impl Loader {
             workers,
             run_dir,
             max_batches,
+            seeds,
         };
         let memory = memory.map(|m| parse_bytes("memory", m)).transpose()?;
         let mut b = args.builder(&store, epoch);
@@ -1004,13 +1016,38 @@ impl Loader {
             Some(counts) => d.set_item("fanouts", counts.to_vec())?,
             None => d.set_item("fanouts", a.fanouts.to_string())?,
         }
-        d.set_item("split", a.split.name())?;
+        match &a.seeds {
+            Some(s) => d.set_item("split", format!("seeds ({} nodes)", s.len()))?,
+            None => d.set_item("split", a.split.name())?,
+        }
         d.set_item("shuffle", a.shuffle)?;
         d.set_item("seed", a.seed)?;
         d.set_item("next_epoch", self.next_epoch)?;
         Ok(d)
     }
 }
+
+/// `seeds=`: user node ids as store ids, each checked (range, repeats).
+fn seed_store_ids(ids: &NodeIds, n: u64, v: &Bound<'_, PyAny>) -> PyResult<Arc<Vec<u64>>> {
+    let user = node_ids("seeds", v)?;
+    let mut seen = vec![false; n as usize];
+    let mut out = Vec::with_capacity(user.len());
+    for id in user {
+        let s = ids.store_id(id).map_err(|_| {
+            arg_err(
+                "seeds",
+                format!("node id {id} is not a node of the store ({n} nodes)"),
+            )
+        })?;
+        if std::mem::replace(&mut seen[s as usize], true) {
+            return Err(arg_err("seeds", format!("node id {id} repeats")));
+        }
+        out.push(s);
+    }
+    Ok(Arc::new(out))
+}
+
+mod pyg;
 
 #[pymodule]
 fn _ginex(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -1020,6 +1057,7 @@ fn _ginex(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Epoch>()?;
     m.add_class::<Batch>()?;
     m.add_function(wrap_pyfunction!(import_files, m)?)?;
+    pyg::register(m)?;
     m.add("GinexError", py.get_type::<GinexError>())?;
     m.add("CorruptStoreError", py.get_type::<CorruptStoreError>())?;
     m.add("POLICIES", Policy::ALL.map(Policy::name).to_vec())?;

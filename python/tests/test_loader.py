@@ -187,3 +187,19 @@ def test_an_abandoned_loader_leaves_no_runtime_files_and_no_threads(store_path, 
     with iter(make()) as it:
         next(it)
     assert_clean(run_dir, before)
+
+
+def test_seeds_replace_the_split_in_their_order(store_path):
+    store = ginex.Store(store_path)
+    loader = ginex.Loader(store, [3], batch_size=2, seeds=np.array([5, 3, 2999]), shuffle=False)
+    assert [b.ids[: b.batch_size].tolist() for b in loader] == [[5, 3], [2999]]
+    assert loader.config["split"] == "seeds (3 nodes)"
+    shuffled = ginex.Loader(store, [3], batch_size=10, seeds=list(range(40, 60)), shuffle=True, seed=1)
+    got = [s for b in shuffled for s in b.ids[: b.batch_size].tolist()]
+    assert sorted(got) == list(range(40, 60)) and got != list(range(40, 60))
+    with pytest.raises(ValueError, match="seeds: node id 3 repeats"):
+        ginex.Loader(store, [3], seeds=[3, 4, 3])
+    with pytest.raises(ValueError, match="seeds: node id 3000 is not a node"):
+        ginex.Loader(store, [3], seeds=[1, 3000])
+    with pytest.raises(ValueError, match="seeds: node id -1 is negative"):
+        ginex.Loader(store, [3], seeds=[1, -1])

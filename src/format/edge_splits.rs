@@ -130,6 +130,7 @@ impl EdgeSplits {
 
     /// The splits with every id `v` replaced by `map(v)` (a store written
     /// renumbered).
+    #[doc(hidden)]
     pub fn map_ids(&self, map: impl Fn(u64) -> Result<u64>) -> Result<EdgeSplits> {
         let ids = |v: &[u64]| v.iter().map(|&x| map(x)).collect::<Result<Vec<u64>>>();
         let one = |s: &EdgeSplit| -> Result<EdgeSplit> {
@@ -225,6 +226,7 @@ impl EdgeSplits {
     }
 
     /// Encodes the payload (the splits must pass [`validate`](Self::validate)).
+    #[doc(hidden)]
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::new();
         let mut flags = 0;
@@ -273,6 +275,7 @@ impl EdgeSplits {
     /// Decodes a payload of a store of `n` nodes and checks it
     /// ([`validate`](Self::validate)). `path` is for errors; offsets are
     /// payload offsets.
+    #[doc(hidden)]
     pub fn decode(p: &[u8], n: u64, path: &Path) -> Result<EdgeSplits> {
         let bad = |at: usize, what: String| Error::corrupt(path, at as u64, what);
         if p.len() < ARRAYS_OFFSET {

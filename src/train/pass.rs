@@ -11,7 +11,13 @@ use crate::store::Store;
 use crate::train::model::Hop;
 use crate::train::trainer::TrainBatch;
 
-fn to_train_batch(b: &EpochBatch<'_>, store: &Store, labels: &[i32]) -> Result<TrainBatch> {
+/// The trainer's batch of an executor batch: rows decoded to f32, hops
+/// annotated with the store's schema, the seeds' labels, GCN's degrees.
+pub(crate) fn to_train_batch(
+    b: &EpochBatch<'_>,
+    store: &Store,
+    labels: &[i32],
+) -> Result<TrainBatch> {
     let dim = store.feature_dim() as usize;
     let mut features = vec![0f32; b.ids.len() * dim];
     store.dtype().decode_to_f32(b.rows, &mut features);

@@ -15,7 +15,7 @@ use ginex::internals::exec::config::{
 };
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
+use ginex::internals::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use ginex::internals::exec::policy::Policy;
 use ginex::internals::exec::report::ReportJson;
 use ginex::internals::store::Store;
@@ -178,12 +178,38 @@ impl DataArgs {
         store: &Store,
         extra_bytes: u64,
     ) -> Result<(EpochConfig, Option<MemoryPlan>)> {
-        let row_bytes = store.layout().row_bytes() as u64;
+        let mut config = self.unplanned(store);
+        let plan = self.plan(store, &mut config, &|_| extra_bytes)?;
+        Ok((config, plan))
+    }
+
+    /// Plans `config` under `--memory` when it is given, with
+    /// `extra_bytes(working set)` for what the caller needs beside the data
+    /// path (a model priced by the batches it will see), and applies the
+    /// plan; returns it to be shown.
+    pub fn plan(
+        &self,
+        store: &Store,
+        config: &mut EpochConfig,
+        extra_bytes: &dyn Fn(&WorkingSet) -> u64,
+    ) -> Result<Option<MemoryPlan>> {
+        let Some(m) = self.memory else {
+            return Ok(None);
+        };
         let explicit = ExplicitSizes {
             feature_cache_bytes: self.feature_cache_bytes,
             neighbor_cache_bytes: self.neighbor_cache_bytes,
             superbatch: self.superbatch,
         };
+        let plan = plan_epoch_with(store, config, m, explicit, extra_bytes)?;
+        plan.apply(config);
+        Ok(Some(plan))
+    }
+
+    /// The epoch configuration for `store` (epoch 0) before `--memory`
+    /// sizes its caches ([`plan`](Self::plan) does).
+    pub fn unplanned(&self, store: &Store) -> EpochConfig {
+        let row_bytes = store.layout().row_bytes() as u64;
         let ginex = GinexOptions {
             superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
             changeset_every: self.changeset_every,
@@ -193,14 +219,14 @@ impl DataArgs {
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
         };
-        let mut config = EpochConfig {
+        EpochConfig {
             cache: CacheConfig::new(self.policy, ginex, self.presc_rounds),
             feature_cache_rows: feature_cache_rows_for(
-                explicit.feature_cache_bytes,
+                self.feature_cache_bytes,
                 row_bytes,
                 store.num_nodes(),
             ),
-            neighbor_cache_bytes: explicit.neighbor_cache_bytes.unwrap_or(0),
+            neighbor_cache_bytes: self.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.sampling.batch_size,
             fanouts: self.sampling.fanouts.clone(),
             seed: self.sampling.seed,
@@ -215,16 +241,7 @@ impl DataArgs {
             read_cost: self.read_cost,
             max_batches: self.max_batches,
             ..EpochConfig::default()
-        };
-        let plan = match self.memory {
-            Some(m) => {
-                let plan = plan_epoch(store, &config, m, explicit, extra_bytes)?;
-                plan.apply(&mut config);
-                Some(plan)
-            }
-            None => None,
-        };
-        Ok((config, plan))
+        }
     }
 }
 

@@ -298,8 +298,9 @@ fn print_report(out: &mut dyn Write, r: &ImportReport, secs: f64) -> Result<()> 
     if r.edges_held_out > 0 {
         writeln!(
             out,
-            "  {} edges held out for link prediction (not in the stored graph; ginex-dump shows the edge splits)",
-            r.edges_held_out
+            "  {} edges held out for link prediction, {} left in the stored graph (ginex-dump shows the edge splits)",
+            r.edges_held_out,
+            r.csc.edges_out.saturating_sub(r.edges_held_out)
         )
         .map_err(w)?;
     }

@@ -11,6 +11,7 @@ use crate::epoch::{DataArgs, SamplingArgs};
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
 use ginex::internals::error::{Error, Result};
+use ginex::internals::exec::epoch::EpochConfig;
 use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::policy::Policy;
 use ginex::internals::import::npy_write::NpyWriter;
@@ -21,6 +22,7 @@ use ginex::internals::train::decoder::Task;
 use ginex::internals::train::eval::{predict, predict_layerwise};
 use ginex::internals::train::layerwise::LayerwiseOptions;
 use ginex::internals::train::link::NegSampling;
+use ginex::internals::train::memory::{measure, ModelFootprint, FALLBACK_BYTES};
 use ginex::internals::train::model::{InitKind, ModelKind};
 use ginex::internals::train::options::{LrSchedule, TrainOptions};
 use ginex::internals::train::run::train;
@@ -287,14 +289,6 @@ pub struct PredictArgs {
     pub layerwise: bool,
 }
 
-/// What `--memory` keeps for libtorch and the model beside the data path:
-/// libtorch's resident code and thread pools, the model and optimizer
-/// state, and the activations and gradients of a batch (what a SAGE run
-/// on the 8M-node store took above its data path: `docs/performance.md`,
-/// "Memory allocation and constants"). Activations of much larger batches
-/// are not planned: choose fanouts that fit.
-const TRAIN_EXTRA_BYTES: u64 = 1 << 30;
-
 /// What `train` (`splits`: true) or `predict` holds per node of `store`
 /// beside the data path and the model, for `--memory`: the labels (4 bytes
 /// a node, looked up by every batch) and, for `train`, the splits it
@@ -313,6 +307,21 @@ fn per_node_tables_bytes(store: &Store, splits: bool) -> u64 {
     labels + splits
 }
 
+/// The model's memory for the plan: [`measure`]d on the first batch of
+/// `seeds` (a training step when `train`, else a forward pass), shown on
+/// stderr.
+fn measure_model(
+    store: &Store,
+    config: &TrainConfig,
+    data: &EpochConfig,
+    seeds: &[u64],
+    how: (bool, ginex::internals::train::tch::Device),
+) -> Result<ModelFootprint> {
+    let footprint = measure(store, config, data, seeds, how)?;
+    eprintln!("{}", footprint.describe());
+    Ok(footprint)
+}
+
 fn options(
     store: &Store,
     (data, model, knobs): (&DataArgs, &ModelArgs, &KnobArgs),
@@ -328,33 +337,40 @@ fn options(
             model.model.name()
         )));
     }
-    let (data_cfg, plan) = data.config(
-        store,
-        TRAIN_EXTRA_BYTES + per_node_tables_bytes(store, true),
-    )?;
-    if let Some(p) = plan {
-        eprintln!("{}", p.describe());
+    let mut data_cfg = data.unplanned(store);
+    let model_cfg = TrainConfig {
+        model: model.model,
+        hidden: model.hidden,
+        dropout: model.dropout,
+        lr: model.lr,
+        layers: data_cfg.fanouts.num_hops(),
+        seed: data.sampling.seed,
+        weight_decay: knobs.weight_decay,
+        optimizer: knobs.optimizer,
+        input_dropout: knobs.input_dropout,
+        init: knobs.init,
+        heads: knobs.heads,
+        out_heads: knobs.out_heads,
+        attn_dropout: knobs.attn_dropout.unwrap_or(model.dropout),
+        relation_dst: Vec::new(),
+        embed: model.embed.iter().map(EmbedTable::named).collect(),
+        num_bases: model.num_bases,
+        task,
+    };
+    if data.memory.is_some() {
+        let train = store.splits()?.map(|s| s.train).unwrap_or_default();
+        let model_bytes =
+            measure_model(store, &model_cfg, &data_cfg, &train, (true, model.device))?;
+        let tables = per_node_tables_bytes(store, true);
+        let plan = data.plan(store, &mut data_cfg, &|ws| {
+            model_bytes.bytes_for(ws) + tables
+        })?;
+        if let Some(p) = plan {
+            eprintln!("{}", p.describe());
+        }
     }
     Ok(TrainOptions {
-        model: TrainConfig {
-            model: model.model,
-            hidden: model.hidden,
-            dropout: model.dropout,
-            lr: model.lr,
-            layers: data_cfg.fanouts.num_hops(),
-            seed: data.sampling.seed,
-            weight_decay: knobs.weight_decay,
-            optimizer: knobs.optimizer,
-            input_dropout: knobs.input_dropout,
-            init: knobs.init,
-            heads: knobs.heads,
-            out_heads: knobs.out_heads,
-            attn_dropout: knobs.attn_dropout.unwrap_or(model.dropout),
-            relation_dst: Vec::new(),
-            embed: model.embed.iter().map(EmbedTable::named).collect(),
-            num_bases: model.num_bases,
-            task,
-        },
+        model: model_cfg,
         data: data_cfg,
         epochs,
         eval_every,
@@ -602,16 +618,6 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         read_cost: Default::default(),
         max_batches: None,
     };
-    let (data_cfg, plan) = data.config(
-        &store,
-        TRAIN_EXTRA_BYTES + per_node_tables_bytes(&store, false),
-    )?;
-    if let Some(p) = plan.filter(|_| !args.layerwise) {
-        eprintln!("{}", p.describe());
-    }
-    let mut opts = TrainOptions::new(config, data_cfg, 0);
-    opts.checkpoint = Some(args.checkpoint.clone());
-    opts.device = args.device;
     // --nodes holds original ids; without it every node, in ascending
     // original id (the rows of the output).
     let ids = ginex::NodeIds::of(&store)?;
@@ -619,6 +625,22 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         None => ids.user_order(),
         Some(path) => crate::read_node_ids(&ids, path)?,
     };
+    let mut data_cfg = data.unplanned(&store);
+    let tables = per_node_tables_bytes(&store, false);
+    if args.layerwise {
+        // Layer-wise inference plans its own buffers within --memory.
+        data.plan(&store, &mut data_cfg, &|_| FALLBACK_BYTES + tables)?;
+    } else if data.memory.is_some() {
+        let model_bytes = measure_model(&store, &config, &data_cfg, &nodes, (false, args.device))?;
+        if let Some(p) = data.plan(&store, &mut data_cfg, &|ws| {
+            model_bytes.bytes_for(ws) + tables
+        })? {
+            eprintln!("{}", p.describe());
+        }
+    }
+    let mut opts = TrainOptions::new(config, data_cfg, 0);
+    opts.checkpoint = Some(args.checkpoint.clone());
+    opts.device = args.device;
     writeln!(
         out,
         "predicting with {} of {} ({} {}, hidden {}, fanouts {})",

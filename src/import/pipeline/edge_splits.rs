@@ -92,26 +92,6 @@ impl EdgeSplitSource {
         }
         Ok(EdgeSplitSource::Random { fractions, seed })
     }
-
-    /// The `ginex-import` flags that give this source (for messages).
-    pub fn flags(&self) -> String {
-        match self {
-            EdgeSplitSource::Random { fractions, seed } => format!(
-                "--edge-split {},{},{} --split-seed {seed}",
-                fractions[0], fractions[1], fractions[2]
-            ),
-            EdgeSplitSource::Files(f) => format!(
-                "--valid-edges {} --test-edges {}{}",
-                f.valid.display(),
-                f.test.display(),
-                if f.held_out_excluded {
-                    " --held-out-excluded"
-                } else {
-                    ""
-                }
-            ),
-        }
-    }
 }
 
 /// The edges of one split file: store ids and their 1-based rows.
@@ -282,22 +262,25 @@ enum Plan {
         held: [Vec<(u64, u64)>; 2],
     },
     /// Listed edges.
-    Files {
-        /// train (if given), valid, test.
-        lists: [Option<Listed>; 3],
-        negatives: [Option<Negatives>; 2],
-        /// Directed edges to remove: (dst, src, split 1|2, index), sorted.
-        absent: Vec<(u64, u64, usize, usize)>,
-        /// Training edges that must be kept: (dst, src, index), sorted.
-        present: Vec<(u64, u64, usize)>,
-        /// Whether each valid and test edge was found in the graph.
-        found: [Vec<bool>; 2],
-        /// The edge input leaves the held-out edges out.
-        excluded: bool,
-        train_found: Vec<bool>,
-        next_absent: usize,
-        next_present: usize,
-    },
+    Files(Box<FilePlan>),
+}
+
+/// The plan of listed edges (see [`Plan::Files`]).
+struct FilePlan {
+    /// train (if given), valid, test.
+    lists: [Option<Listed>; 3],
+    negatives: [Option<Negatives>; 2],
+    /// Directed edges to remove: (dst, src, split 1|2, index), sorted.
+    absent: Vec<(u64, u64, usize, usize)>,
+    /// Training edges that must be kept: (dst, src, index), sorted.
+    present: Vec<(u64, u64, usize)>,
+    /// Whether each valid and test edge was found in the graph.
+    found: [Vec<bool>; 2],
+    /// The edge input leaves the held-out edges out.
+    excluded: bool,
+    train_found: Vec<bool>,
+    next_absent: usize,
+    next_present: usize,
 }
 
 /// The edge splits of one import, from planning to the written file.
@@ -386,7 +369,7 @@ impl SplitBuild {
                 .collect()
         });
         present.sort_unstable();
-        Ok(Plan::Files {
+        Ok(Plan::Files(Box::new(FilePlan {
             excluded: files.held_out_excluded,
             found: [
                 vec![false; valid.edges.len()],
@@ -399,7 +382,7 @@ impl SplitBuild {
             present,
             next_absent: 0,
             next_present: 0,
-        })
+        })))
     }
 
     /// Filters the in-neighbor list of `dst` into `out` (the edges that
@@ -432,7 +415,11 @@ impl SplitBuild {
                                 } else {
                                     2
                                 };
-                                if split > 0 && (!undirected || s < dst) {
+                                // Keyed by the pair: on an undirected graph
+                                // both directions push it (deduplicated in
+                                // `finish`), so a pair with one direction
+                                // only is held out too.
+                                if split > 0 {
                                     if let Some(h) = held.get_mut(split - 1) {
                                         h.push((a, b));
                                     }
@@ -448,15 +435,16 @@ impl SplitBuild {
                     }
                 }
             }
-            Plan::Files {
-                absent,
-                present,
-                found,
-                train_found,
-                next_absent,
-                next_present,
-                ..
-            } => {
+            Plan::Files(plan) => {
+                let FilePlan {
+                    absent,
+                    present,
+                    found,
+                    train_found,
+                    next_absent,
+                    next_present,
+                    ..
+                } = &mut **plan;
                 let start = *next_absent;
                 while absent.get(*next_absent).is_some_and(|a| a.0 <= dst) {
                     *next_absent += 1;
@@ -516,9 +504,13 @@ impl SplitBuild {
             Plan::Random {
                 fractions,
                 seed,
-                held: [valid, test],
+                held: [mut valid, mut test],
                 ..
             } => {
+                for list in [&mut valid, &mut test] {
+                    list.sort_unstable();
+                    list.dedup();
+                }
                 for (name, f, list) in [
                     ("valid", fractions[1], &valid),
                     ("test", fractions[2], &test),
@@ -559,14 +551,15 @@ impl SplitBuild {
                     test: split(&test, tn),
                 }
             }
-            Plan::Files {
-                lists: [train, valid, test],
-                negatives: [valid_neg, test_neg],
-                found,
-                train_found,
-                excluded,
-                ..
-            } => {
+            Plan::Files(plan) => {
+                let FilePlan {
+                    lists: [train, valid, test],
+                    negatives: [valid_neg, test_neg],
+                    found,
+                    train_found,
+                    excluded,
+                    ..
+                } = *plan;
                 for (l, found) in [&valid, &test].into_iter().zip(&found) {
                     let Some(l) = l else { continue };
                     if let Some(i) = found.iter().position(|&f| f == excluded) {
@@ -687,10 +680,24 @@ fn sample_negatives(
         if pending.is_empty() {
             break;
         }
-        pending.sort_unstable();
-        let is_edge = csc.contains_sorted(&pending)?;
-        for (&(b, a, i), edge) in pending.iter().zip(is_edge) {
-            if !edge {
+        // Both directions on an undirected graph (its CSC is symmetric when
+        // the import mirrored it, but not necessarily with
+        // --undirected-splits).
+        let mut queries = pending.clone();
+        if undirected {
+            queries.extend(pending.iter().map(|&(b, a, i)| (a, b, i)));
+        }
+        queries.sort_unstable();
+        let mut rejected = vec![false; need];
+        for (&(_, _, i), edge) in queries.iter().zip(csc.contains_sorted(&queries)?) {
+            if edge {
+                if let Some(r) = rejected.get_mut(i) {
+                    *r = true;
+                }
+            }
+        }
+        for &(b, a, i) in &pending {
+            if !rejected.get(i).copied().unwrap_or(true) {
                 if let Some(s) = slots.get_mut(i) {
                     *s = Some((a, b));
                 }

@@ -59,7 +59,7 @@ fn print_edge_splits(
     let train = s
         .train
         .as_ref()
-        .map_or_else(|| "every CSC edge".to_string(), |t| one(t));
+        .map_or_else(|| "every CSC edge".to_string(), &one);
     writeln!(
         out,
         "  edge splits     {}; train {train}, valid {}, test {}",
