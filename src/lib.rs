@@ -146,10 +146,10 @@ pub mod internals;
 
 // The crate's own paths (`crate::store::…`) name the same modules.
 pub(crate) use internals::{
-    cache, error, exec, export, format, import, inspect, io, link_metrics, sample, size, store,
+    cache, error, exec, export, format, import, inspect, io, sample, size, store,
 };
 #[cfg(feature = "train")]
-pub(crate) use internals::{checkpoint_meta, train};
+pub(crate) use internals::{checkpoint_meta, link_metrics, train};
 
 // Internal only.
 pub(crate) mod hash;
