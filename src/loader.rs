@@ -34,6 +34,7 @@ use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use crate::exec::policy::Policy;
 use crate::format::pages::Dtype;
 use crate::sample::fanouts::Fanouts;
+use crate::sample::link::{LinkLabels, LinkTask, NegMode};
 use crate::sample::sampler::{epoch_order, Hop};
 use crate::sample::typed::{TypedBatch, TypedNodes};
 use crate::store::Store;
@@ -111,6 +112,9 @@ pub struct Batch {
     pub labels: Option<Vec<i32>>,
     /// CRC-32 of `rows`: the per-batch checksum of `ginex epoch --report`.
     pub checksum: u32,
+    /// A link batch's positive and negative edges, indices into the seeds
+    /// ([`LoaderBuilder::link`]); None for a node batch.
+    pub link: Option<LinkLabels>,
 }
 
 impl Batch {
@@ -183,6 +187,7 @@ impl Batch {
                     .collect()
             }),
             checksum: crate::format::crc32(b.rows),
+            link: b.link.cloned(),
         }
     }
 
@@ -234,6 +239,7 @@ pub struct LoaderBuilder<'s> {
     run_dir: Option<PathBuf>,
     max_batches: Option<u64>,
     reserve_bytes: u64,
+    link: Option<LinkTask>,
 }
 
 impl<'s> LoaderBuilder<'s> {
@@ -370,6 +376,54 @@ impl<'s> LoaderBuilder<'s> {
         self
     }
 
+    /// Link batches: `batch_size` positive edges each (every edge of the
+    /// graph, shuffled per epoch from the seed and the epoch), with `neg`
+    /// negatives per positive (uniform destination corruption); the
+    /// batch's seeds are their endpoints and [`Batch::link`] indexes them.
+    /// The batch's own edges are left out of its sampled neighbourhoods.
+    /// Seeds set by [`split`](Self::split) or
+    /// [`seed_nodes`](Self::seed_nodes) are ignored.
+    pub fn link(mut self, neg: usize) -> Self {
+        let task = self.link.get_or_insert(LinkTask {
+            neg,
+            mode: NegMode::default(),
+            undirected: false,
+        });
+        task.neg = neg;
+        self
+    }
+
+    /// How link batches present their negatives (for the caller: the
+    /// batches are the same); implies [`link`](Self::link) with one
+    /// negative when it was not called.
+    pub fn neg_mode(mut self, mode: NegMode) -> Self {
+        self.link = Some(LinkTask {
+            mode,
+            ..self.link.unwrap_or(LinkTask {
+                neg: 1,
+                mode,
+                undirected: false,
+            })
+        });
+        self
+    }
+
+    /// Whether the graph is undirected (link batches): each pair is one
+    /// positive, and a batch leaves both directions of its edges out of
+    /// its neighbourhoods. Default: off.
+    pub fn undirected(mut self, on: bool) -> Self {
+        if let Some(task) = &mut self.link {
+            task.undirected = on;
+        } else {
+            self.link = Some(LinkTask {
+                neg: 1,
+                mode: NegMode::default(),
+                undirected: on,
+            });
+        }
+        self
+    }
+
     /// Bytes of the budget to leave to the caller (a model, an optimiser).
     pub fn reserve_bytes(mut self, bytes: u64) -> Self {
         self.reserve_bytes = bytes;
@@ -400,7 +454,22 @@ impl<'s> LoaderBuilder<'s> {
         let shuffle = self
             .shuffle
             .unwrap_or(matches!(self.seeds, Seeds::Split(Split::Train)));
-        let seed_nodes = self.seed_order(shuffle)?;
+        let seed_nodes = match self.link {
+            Some(_) => None,
+            None => self.seed_order(shuffle)?,
+        };
+        let mut link = self.link;
+        let link_positives = match &mut link {
+            Some(task) => {
+                let options = crate::store::gather::GatherOptions::default();
+                let source = crate::sample::source::StoreSource::new(store, None, &options)?;
+                let (positives, undirected) =
+                    crate::exec::epoch::link_positives(store, &source, task.undirected)?;
+                task.undirected = undirected;
+                Some(positives)
+            }
+            None => None,
+        };
         let row_bytes = store.layout().row_bytes() as u64;
         let ginex = GinexOptions {
             superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
@@ -428,6 +497,8 @@ impl<'s> LoaderBuilder<'s> {
             neighbor_cache: self.neighbor_cache.clone(),
             max_batches: self.max_batches,
             seed_nodes,
+            link,
+            link_positives: link_positives.clone(),
             ..EpochConfig::default()
         };
         let labels = store.labels()?;
@@ -451,10 +522,17 @@ impl<'s> LoaderBuilder<'s> {
             }
             None => None,
         };
-        let seeds = match &config.seed_nodes {
-            Some(order) => order.len(),
-            None => store.splits()?.map_or(0, |s| s.train.len()),
+        let seeds = match (&link_positives, &config.seed_nodes) {
+            (Some(p), _) => p.len(),
+            (None, Some(order)) => order.len(),
+            (None, None) => store.splits()?.map_or(0, |s| s.train.len()),
         };
+        if seeds == 0 && link_positives.is_some() {
+            return Err(Error::invalid_argument(format!(
+                "{}: the link loader has no positive edges (the graph has no edges)",
+                store.dir().display()
+            )));
+        }
         if seeds == 0 {
             return Err(Error::invalid_argument(format!(
                 "{}: the loader has no seed nodes ({})",
@@ -609,6 +687,7 @@ impl Loader {
             run_dir: None,
             max_batches: None,
             reserve_bytes: 0,
+            link: None,
         }
     }
 

@@ -457,3 +457,69 @@ fn reordered_imports_keep_the_same_splits_in_original_ids() {
     assert_eq!(sorted(&a.test, &|v| v), sorted(&b.test, &back));
     assert_eq!(plain.num_edges(), bfs.num_edges());
 }
+
+/// Link epochs (#40) train on the stored splits: the explicit train edges
+/// exactly when the store has them, else every CSC pair once on an
+/// undirected split store (whose held-out pairs are in neither); and the
+/// store's undirected splits make a batch leave both directions of its
+/// positives out of its neighbourhoods.
+#[test]
+fn link_epochs_train_on_the_stored_splits() {
+    use ginex::internals::exec::epoch::link_positives;
+    use ginex::internals::sample::link::{LinkEpoch, LinkTask, NegMode};
+    use ginex::internals::sample::sampler::EpochSampler;
+    use ginex::internals::sample::source::InMemoryTopology;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(explicit_store(dir.path())).unwrap();
+    let topo = InMemoryTopology::load(&store).unwrap();
+    let (pos, undirected) = link_positives(&store, &topo, false).unwrap();
+    let train = store.edge_splits().unwrap().unwrap().train.unwrap();
+    assert_eq!((&pos.src, &pos.dst), (&train.src, &train.dst));
+    assert!(!undirected);
+
+    let store = Store::open(random_store(dir.path(), "r", "3")).unwrap();
+    let topo = InMemoryTopology::load(&store).unwrap();
+    let (pos, undirected) = link_positives(&store, &topo, false).unwrap();
+    assert!(undirected, "the splits are undirected");
+    let s = store.edge_splits().unwrap().unwrap();
+    assert!(s.train.is_none());
+    let pairs: HashSet<(u64, u64)> = pos
+        .src
+        .iter()
+        .copied()
+        .zip(pos.dst.iter().copied())
+        .collect();
+    let csc = csc_edges(&store);
+    assert_eq!(pairs.len(), csc.len() / 2);
+    assert!(pairs.iter().all(|&(u, v)| u < v && csc.contains(&(u, v))));
+    for (u, v) in s.valid.src.iter().zip(&s.valid.dst) {
+        assert!(!pairs.contains(&(*u.min(v), *u.max(v))), "held-out {u}-{v}");
+    }
+    let link = LinkEpoch {
+        positives: pos.clone(),
+        task: LinkTask {
+            neg: 2,
+            mode: NegMode::Binary,
+            undirected,
+        },
+        neg_range: 0..store.num_nodes(),
+    };
+    let sampler = EpochSampler::link(&topo, link, 8, vec![-1, -1], 5, 0).unwrap();
+    for b in 0..sampler.num_batches() {
+        let batch = sampler.sample(b).unwrap();
+        let l = batch.link.as_ref().unwrap();
+        let own: HashSet<(u64, u64)> = (0..l.num_pos())
+            .flat_map(|i| {
+                let (u, v) = (batch.ids[l.src[i] as usize], batch.ids[l.dst[i] as usize]);
+                [(u, v), (v, u)]
+            })
+            .collect();
+        for h in &batch.hops {
+            for (&s, &d) in h.src.iter().zip(&h.dst) {
+                let e = (batch.ids[s as usize], batch.ids[d as usize]);
+                assert!(!own.contains(&e), "batch {b} sampled its own edge {e:?}");
+            }
+        }
+    }
+}

@@ -12,6 +12,8 @@ Belady-cached neighbor-sampling loader of ``ginex epoch``.
   ``batch.hetero()`` gives a :class:`HeteroBatch`: per-type ``x_dict`` and
   ``n_id_dict``, per-relation ``edge_index_dict`` (PyG's heterogeneous
   ``NeighborLoader`` layout) and ``to_hetero_data()`` for PyG.
+* :func:`LinkLoader` iterates link batches (positive edges with ``neg``
+  negatives each) in PyG ``LinkNeighborLoader``'s layout.
 
 numpy in and out; torch users call ``torch.from_numpy`` (zero-copy).
 Errors are Python exceptions carrying the CLI's message: ``ValueError``
@@ -44,6 +46,7 @@ __all__ = [
     "Epoch",
     "GinexError",
     "HeteroBatch",
+    "LinkLoader",
     "Loader",
     "POLICIES",
     "Store",
@@ -240,3 +243,38 @@ def import_arrays(
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return Store(out)
+
+
+def LinkLoader(store, fanouts, batch_size=1000, neg=1, neg_mode="binary", undirected=False, **kwargs):
+    """Link batches for link prediction, PyG ``LinkNeighborLoader``'s way.
+
+    Each batch holds ``batch_size`` positive edges (every edge of the graph,
+    shuffled per epoch from ``seed`` and the epoch; each pair once with
+    ``undirected=True``) and ``neg`` negatives per positive (uniform
+    destination corruption: the positive's source, a node drawn uniformly).
+    The batch's seeds (``ids[:batch_size]`` of the batch, its
+    ``batch_size`` attribute) are the distinct endpoints; its sampled
+    neighbourhoods leave out the batch's own positive edges (and, with
+    ``undirected=True``, their reverses), DGL's ``exclude="self"``.
+
+    ``neg_mode="binary"``: ``edge_label_index`` ((2, P(1+K)) int64 indices
+    into ``ids``: the P positives, then the P×K negatives) and
+    ``edge_label`` (float32, 1 for positives, 0 for negatives).
+    ``neg_mode="triplet"``: ``src_index`` and ``dst_pos_index`` (P each)
+    and ``dst_neg_index`` ((P, K)). Batches are the same in both modes;
+    only their presentation differs.
+
+    Every other argument is :class:`Loader`'s (``policy``, ``memory``,
+    ``seed``, ``epoch``, ``max_batches``, ``workers``, ``run_dir``,
+    ``superbatch``, ``input_layer_first``), except ``split`` and
+    ``shuffle``, which link batches do not use.
+    """
+    for unused in ("split", "shuffle"):
+        if unused in kwargs:
+            raise TypeError(f"LinkLoader() does not take {unused!r}: link batches cover every edge")
+    if isinstance(neg, bool) or not isinstance(neg, int) or neg < 0:
+        raise ValueError(f"neg: {neg!r} must be a count of negatives (an int >= 0)")
+    return Loader(
+        store, fanouts, batch_size=batch_size, neg=neg, neg_mode=neg_mode,
+        undirected=undirected, **kwargs,
+    )

@@ -22,9 +22,12 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+mod link;
+use link::{LinkArrays, LinkOut};
+
 use ginex::internals::format::schema::Schema;
 use ginex::internals::sample::fanouts::Fanouts;
-use ginex::{Dtype, Error, FilesImport, NodeIds, Policy, Split, Store, TypedBatch};
+use ginex::{Dtype, Error, FilesImport, NegMode, NodeIds, Policy, Split, Store, TypedBatch};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::create_exception;
@@ -457,9 +460,11 @@ struct BatchOut {
     /// the edge count, and `(num_src, num_dst)`.
     layers: Vec<(Vec<i64>, usize, (usize, usize))>,
     checksum: u32,
+    /// A link batch's labels.
+    link: Option<LinkOut>,
 }
 
-fn convert(b: ginex::Batch, input_layer_first: bool, ids: &NodeIds) -> BatchOut {
+fn convert(b: ginex::Batch, input_layer_first: bool, ids: &NodeIds, mode: NegMode) -> BatchOut {
     let hop = |h: &ginex::Hop| {
         let mut ei = Vec::with_capacity(h.src.len() * 2);
         ei.extend(h.src.iter().map(|&v| i64::from(v)));
@@ -482,6 +487,7 @@ fn convert(b: ginex::Batch, input_layer_first: bool, ids: &NodeIds) -> BatchOut 
         y: b.labels.map(|l| l.into_iter().map(i64::from).collect()),
         layers,
         checksum: b.checksum,
+        link: b.link.as_ref().map(|l| LinkOut::of(l, mode)),
     }
 }
 
@@ -497,6 +503,8 @@ struct Epoch {
     /// A typed store's schema, for `Batch.hetero()`.
     schema: Option<Arc<Schema>>,
     input_layer_first: bool,
+    /// How link batches present their negatives.
+    neg_mode: NegMode,
     /// The report once the epoch finished, as JSON.
     report: Mutex<Option<String>>,
     /// The Python loader's slot for its last report.
@@ -518,7 +526,13 @@ impl Drop for Epoch {
 /// indexing `ids`), `size` (per layer, `(num_src, num_dst)`), `batch_size`
 /// (the number of seeds), `checksum` (CRC-32 of the rows as stored, the
 /// `checksum` of `ginex epoch --report`), `index` (batch number).
-/// `hetero()`: the typed view of a typed store's batch.
+/// `hetero()`: the typed view of a typed store's batch. A link batch
+/// (`ginex.LinkLoader`) also has, as PyG's `LinkNeighborLoader`, indices
+/// into `ids`: in binary mode `edge_label_index` ((2, P(1+K)) int64: the P
+/// positives, then the P×K negatives, each negative's source its
+/// positive's) and `edge_label` (float32, 1 then 0); in triplet mode
+/// `src_index`, `dst_pos_index` (P each) and `dst_neg_index` ((P, K)); the
+/// fields of the other mode, and all of them on a node batch, are None.
 #[pyclass(module = "ginex", frozen)]
 struct Batch {
     #[pyo3(get)]
@@ -537,6 +551,16 @@ struct Batch {
     batch_size: usize,
     #[pyo3(get)]
     checksum: u32,
+    #[pyo3(get)]
+    edge_label_index: Option<Py<PyArray2<i64>>>,
+    #[pyo3(get)]
+    edge_label: Option<Py<PyArray1<f32>>>,
+    #[pyo3(get)]
+    src_index: Option<Py<PyArray1<i64>>>,
+    #[pyo3(get)]
+    dst_pos_index: Option<Py<PyArray1<i64>>>,
+    #[pyo3(get)]
+    dst_neg_index: Option<Py<PyArray2<i64>>>,
     /// The store's schema when it is typed.
     schema: Option<Arc<Schema>>,
     /// The order of `edge_index` / `size`.
@@ -688,6 +712,7 @@ fn make_batch(
         edge_index.append(a.into_pyarray(py))?;
         size.append((num_src, num_dst))?;
     }
+    let link = LinkArrays::wrap(py, b.link)?;
     Ok(Batch {
         index: b.index,
         ids: Array1::from(b.ids).into_pyarray(py).unbind(),
@@ -697,6 +722,11 @@ fn make_batch(
         size: size.unbind(),
         batch_size: b.num_seeds,
         checksum: b.checksum,
+        edge_label_index: link.edge_label_index,
+        edge_label: link.edge_label,
+        src_index: link.src_index,
+        dst_pos_index: link.dst_pos_index,
+        dst_neg_index: link.dst_neg_index,
         schema,
         input_layer_first,
     })
@@ -714,11 +744,12 @@ impl Epoch {
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Batch>> {
         let first = self.input_layer_first;
+        let mode = self.neg_mode;
         let next = py.detach(|| {
             let mut g = self.loader.lock().ok()?;
             let loader = g.as_mut()?;
             match loader.next() {
-                Some(Ok(b)) => Some(Ok(convert(b, first, &self.ids))),
+                Some(Ok(b)) => Some(Ok(convert(b, first, &self.ids, mode))),
                 Some(Err(e)) => {
                     g.take();
                     Some(Err(e))
@@ -791,6 +822,9 @@ struct LoaderArgs {
     max_batches: Option<u64>,
     /// Seeds given as node ids (store ids), in place of `split`.
     seeds: Option<Arc<Vec<u64>>>,
+    /// Link batches: (negatives per positive, their presentation,
+    /// undirected).
+    link: Option<(usize, NegMode, bool)>,
 }
 
 impl LoaderArgs {
@@ -815,6 +849,9 @@ impl LoaderArgs {
         if let Some(s) = &self.seeds {
             b = b.seed_nodes(s.to_vec());
         }
+        if let Some((neg, mode, undirected)) = self.link {
+            b = b.link(neg).neg_mode(mode).undirected(undirected);
+        }
         b
     }
 }
@@ -822,8 +859,12 @@ impl LoaderArgs {
 /// `ginex.Loader(store, fanouts, batch_size=1000, policy="ginex",
 /// memory=None, superbatch=None, seed=0, split="train", shuffle=True,
 /// epoch=0, max_batches=None, workers=None, run_dir=None,
-/// input_layer_first=False, seeds=None)`: batches of a store under a cache policy, from
-/// the executor of `ginex epoch` ([`ginex::Loader`]).
+/// input_layer_first=False, seeds=None, neg=None, neg_mode="binary",
+/// undirected=False)`: batches of a store under a cache policy, from the
+/// executor of `ginex epoch` ([`ginex::Loader`]). `neg` (K) makes link
+/// batches of `batch_size` positive edges with K negatives each
+/// (`ginex.LinkLoader`); `split`, `seeds` and `shuffle` are then unused
+/// (every edge, shuffled per epoch).
 ///
 /// `store` is a `ginex.Store` or a path; `fanouts` a list of counts per
 /// hop (`[10, 5]`, -1 = all) or, on a typed store, per relation: the
@@ -865,7 +906,8 @@ impl Loader {
     #[new]
     #[pyo3(signature = (store, fanouts, batch_size=1000, policy="ginex", memory=None,
         superbatch=None, seed=0, split="train", shuffle=true, epoch=0, max_batches=None,
-        workers=None, run_dir=None, input_layer_first=false, seeds=None))]
+        workers=None, run_dir=None, input_layer_first=false, seeds=None, neg=None,
+        neg_mode="binary", undirected=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -884,6 +926,9 @@ impl Loader {
         run_dir: Option<PathBuf>,
         input_layer_first: bool,
         seeds: Option<&Bound<'_, PyAny>>,
+        neg: Option<usize>,
+        neg_mode: &str,
+        undirected: bool,
     ) -> PyResult<Self> {
         let (store, ids): (Store, Arc<NodeIds>) = match store.cast::<PyStore>() {
             Ok(s) => (s.get().store.clone(), s.get().ids.clone()),
@@ -926,6 +971,14 @@ impl Loader {
             run_dir,
             max_batches,
             seeds,
+            link: match neg {
+                Some(k) => Some((
+                    k,
+                    NegMode::parse(neg_mode).map_err(|e| arg_err("neg_mode", e))?,
+                    undirected,
+                )),
+                None => None,
+            },
         };
         let memory = memory.map(|m| parse_bytes("memory", m)).transpose()?;
         let mut b = args.builder(&store, epoch);
@@ -979,6 +1032,7 @@ impl Loader {
             ids: self.ids.clone(),
             schema: self.schema.clone(),
             input_layer_first: self.input_layer_first,
+            neg_mode: self.args.link.map_or(NegMode::Binary, |l| l.1),
             report: Mutex::new(None),
             shared_report: self.report.clone(),
         })
@@ -1023,6 +1077,11 @@ impl Loader {
         d.set_item("shuffle", a.shuffle)?;
         d.set_item("seed", a.seed)?;
         d.set_item("next_epoch", self.next_epoch)?;
+        if let Some((neg, mode, undirected)) = a.link {
+            d.set_item("neg", neg)?;
+            d.set_item("neg_mode", mode.name())?;
+            d.set_item("undirected", undirected)?;
+        }
         Ok(d)
     }
 }

@@ -29,16 +29,22 @@ pub fn top_presampled(
     rounds: u64,
     k: usize,
 ) -> Result<Vec<u64>> {
-    let mut counts = vec![0u64; source.num_nodes() as usize];
+    top_presampled_by(source.num_nodes(), rounds, k, &|epoch| {
+        EpochSampler::new(source, train, batch_size, fanouts.clone(), seed, epoch)
+    })
+}
+
+/// [`top_presampled`] over the epochs `sampler(epoch)` samples (node or
+/// link batches) of a graph of `num_nodes` nodes.
+pub fn top_presampled_by<'s>(
+    num_nodes: u64,
+    rounds: u64,
+    k: usize,
+    sampler: &dyn Fn(u64) -> Result<EpochSampler<'s>>,
+) -> Result<Vec<u64>> {
+    let mut counts = vec![0u64; num_nodes as usize];
     for r in 0..rounds.max(1) {
-        let sampler = EpochSampler::new(
-            source,
-            train,
-            batch_size,
-            fanouts.clone(),
-            seed,
-            u64::MAX - r,
-        )?;
+        let sampler = sampler(u64::MAX - r)?;
         for b in 0..sampler.num_batches() {
             for &id in &sampler.sample(b)?.ids {
                 counts[id as usize] += 1;

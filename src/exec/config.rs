@@ -53,6 +53,12 @@ pub struct EpochConfig {
     /// hands it on), so the run does not count them again; None: the run
     /// computes it. Used only where [`GinexOptions::reuse_prior`] is on.
     pub out_degree_prior: Option<std::sync::Arc<crate::cache::belady::ReusePrior>>,
+    /// Link batches: positive edges with negatives ([`crate::sample::link`])
+    /// instead of node seeds; None: node batches.
+    pub link: Option<crate::sample::link::LinkTask>,
+    /// The link epoch's training positives where the caller has them
+    /// (None: every edge of the CSC, each undirected pair once).
+    pub link_positives: Option<std::sync::Arc<crate::sample::link::LinkPositives>>,
 }
 
 /// A feature-cache policy with the options that only it has.
@@ -223,6 +229,8 @@ impl Default for EpochConfig {
             max_batches: None,
             seed_nodes: None,
             out_degree_prior: None,
+            link: None,
+            link_positives: None,
         }
     }
 }

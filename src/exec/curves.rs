@@ -256,16 +256,55 @@ pub fn sample_trace(store: &Store, topo: &InMemoryTopology, spec: &TraceSpec) ->
             store.dir().display()
         )));
     }
+    let fanouts = spec.fanouts.resolve(store.schema())?;
+    trace_of(spec, &|e| {
+        EpochSampler::new(topo, &train, spec.batch_size, fanouts.clone(), spec.seed, e)
+    })
+}
+
+/// [`sample_trace`] of link batches (`ginex epoch --task link`): the
+/// positives of [`link_positives`](crate::exec::epoch::link_positives),
+/// `task.neg` negatives each, drawn out of every node.
+pub fn sample_link_trace(
+    store: &Store,
+    topo: &InMemoryTopology,
+    spec: &TraceSpec,
+    task: crate::sample::link::LinkTask,
+) -> Result<Trace> {
+    let mut task = task;
+    let (positives, undirected) = crate::exec::epoch::link_positives(store, topo, task.undirected)?;
+    task.undirected = undirected;
+    let link = crate::sample::link::LinkEpoch {
+        positives,
+        task,
+        neg_range: 0..store.num_nodes(),
+    };
+    let fanouts = spec.fanouts.resolve(store.schema())?;
+    trace_of(spec, &|e| {
+        EpochSampler::link(
+            topo,
+            link.clone(),
+            spec.batch_size,
+            fanouts.clone(),
+            spec.seed,
+            e,
+        )
+    })
+}
+
+/// The trace of `spec`'s epochs, epoch `e`'s batches from `sampler(e)`.
+fn trace_of<'s>(
+    spec: &TraceSpec,
+    sampler: &dyn Fn(u64) -> Result<EpochSampler<'s>>,
+) -> Result<Trace> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(spec.workers.max(1))
         .build()
         .map_err(|e| Error::invalid_argument(format!("cannot start sampling threads: {e}")))?;
-    let fanouts = spec.fanouts.resolve(store.schema())?;
     let mut trace = Trace::from_batches::<Vec<u64>>(&[]);
     let mut left = spec.max_batches.unwrap_or(u64::MAX);
     for e in spec.epoch..spec.epoch.saturating_add(spec.epochs) {
-        let sampler =
-            EpochSampler::new(topo, &train, spec.batch_size, fanouts.clone(), spec.seed, e)?;
+        let sampler = sampler(e)?;
         let n = sampler.num_batches().min(left);
         // Rounds of a few batches per thread: bounded memory, batch order.
         let round = (spec.workers.max(1) * 4) as u64;

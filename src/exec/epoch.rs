@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::cache::dynamic::RowGather;
 use crate::cache::feature_cache::FeatureCache;
 use crate::cache::new_row_cache;
-use crate::cache::static_policy::{top_out_degree, top_presampled};
+use crate::cache::static_policy::{top_out_degree, top_presampled_by};
 use crate::error::{Error, Result};
 use crate::exec::config::CacheConfig;
 pub use crate::exec::config::EpochConfig;
@@ -17,21 +17,88 @@ pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
 use crate::format::neighbor_cache::Codec;
+use crate::sample::link::{LinkEpoch, LinkPositives};
 use crate::sample::neighbor_cache_reuse::{open_or_build, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
+use crate::sample::source::NeighborSource;
 use crate::sample::source::{ListCache, StoreSource};
 use crate::store::gather::GatherOptions;
 use crate::store::Store;
 
+/// The training positives of a link epoch on `store`, and whether the
+/// graph is undirected: the store's explicit train split when its edge
+/// splits have one, else every edge of `source`'s CSC (each pair once when
+/// undirected); undirected when `undirected` says so or the store's edge
+/// splits do.
+pub fn link_positives(
+    store: &Store,
+    source: &dyn crate::sample::source::NeighborSource,
+    undirected: bool,
+) -> Result<(std::sync::Arc<LinkPositives>, bool)> {
+    let splits = store.edge_splits()?;
+    let undirected = undirected || splits.as_ref().is_some_and(|s| s.undirected);
+    let positives = match splits.and_then(|s| s.train) {
+        Some(train) => LinkPositives {
+            src: train.src,
+            dst: train.dst,
+        },
+        None => LinkPositives::from_csc(source, undirected, store.num_edges())?,
+    };
+    Ok((std::sync::Arc::new(positives), undirected))
+}
+
+/// The link epoch of `config` (None: node batches): its positives (the
+/// config's, else [`link_positives`]), negatives drawn out of every node.
+pub(crate) fn link_epoch(
+    source: &dyn crate::sample::source::NeighborSource,
+    store: &Store,
+    config: &EpochConfig,
+) -> Result<Option<LinkEpoch>> {
+    let Some(mut task) = config.link else {
+        return Ok(None);
+    };
+    let positives = match &config.link_positives {
+        Some(p) => p.clone(),
+        None => {
+            let (p, undirected) = link_positives(store, source, task.undirected)?;
+            task.undirected = undirected;
+            p
+        }
+    };
+    if positives.is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "{} has no edges to train link prediction on",
+            store.dir().display()
+        )));
+    }
+    Ok(Some(LinkEpoch {
+        positives,
+        task,
+        neg_range: 0..store.num_nodes(),
+    }))
+}
+
 /// The sampler of `config`'s epoch over `source`, its fanouts bound to
-/// `store`'s schema.
+/// `store`'s schema: link batches over `link` when given, else node
+/// batches.
 pub(crate) fn make_sampler<'s>(
     source: &'s dyn crate::sample::source::NeighborSource,
     store: &Store,
     config: &EpochConfig,
     train: &[u64],
+    link: Option<&LinkEpoch>,
 ) -> Result<EpochSampler<'s>> {
     let fanouts = config.fanouts.resolve(store.schema())?;
+    if let Some(link) = link {
+        return EpochSampler::link(
+            source,
+            link.clone(),
+            config.batch_size,
+            fanouts,
+            config.seed,
+            config.epoch,
+        );
+    }
     match &config.seed_nodes {
         Some(order) => EpochSampler::with_order(
             source,
@@ -61,14 +128,14 @@ pub fn run_epoch(
     // The train split only where it is used (the epoch's seeds, or the
     // `presc` policy's presampling): a run over given nodes (predict,
     // evaluation) does not hold it beside them.
-    let uses_train =
-        config.seed_nodes.is_none() || matches!(config.cache, CacheConfig::Presc { .. });
+    let uses_train = config.link.is_none()
+        && (config.seed_nodes.is_none() || matches!(config.cache, CacheConfig::Presc { .. }));
     let train = if uses_train {
         store.splits()?.map(|s| s.train).unwrap_or_default()
     } else {
         Vec::new()
     };
-    if config.seed_nodes.is_none() && train.is_empty() {
+    if config.link.is_none() && config.seed_nodes.is_none() && train.is_empty() {
         return Err(Error::invalid_argument(format!(
             "{} has no training nodes (no splits file or an empty train split)",
             store.dir().display()
@@ -79,7 +146,8 @@ pub fn run_epoch(
     let mut report = EpochReport::default();
     if config.cache == CacheConfig::Mmap {
         let mapped = MmapStore::open(store)?;
-        let sampler = make_sampler(&mapped, store, config, &train)?;
+        let link = link_epoch(&mapped, store, config)?;
+        let sampler = make_sampler(&mapped, store, config, &train, link.as_ref())?;
         run_per_batch(
             store,
             config,
@@ -119,7 +187,8 @@ pub fn run_epoch(
         ncache.as_ref().map(|c| c as &dyn ListCache),
         &options,
     )?;
-    let sampler = make_sampler(&source, store, config, &train)?;
+    let link = link_epoch(&source, store, config)?;
+    let sampler = make_sampler(&source, store, config, &train, link.as_ref())?;
     let rows = GatherRows::new(store, &options)?;
     let capacity = config.feature_cache_rows;
     let result = match &config.cache {
@@ -161,15 +230,13 @@ pub fn run_epoch(
             let (selected, capacity) = match config.cache {
                 CacheConfig::Degree => (top_out_degree(store, capacity)?, capacity),
                 CacheConfig::Presc { rounds } => (
-                    top_presampled(
-                        &source,
-                        &train,
-                        config.batch_size,
-                        &sampler.fanouts,
-                        config.seed,
-                        rounds,
-                        capacity,
-                    )?,
+                    top_presampled_by(source.num_nodes(), rounds, capacity, &|e| {
+                        let presample = EpochConfig {
+                            epoch: e,
+                            ..config.clone()
+                        };
+                        make_sampler(&source, store, &presample, &train, link.as_ref())
+                    })?,
                     capacity,
                 ),
                 _ => (Vec::new(), 0),
@@ -252,6 +319,7 @@ fn run_per_batch(
             num_seeds: batch.num_seeds,
             hops: &batch.hops,
             rows: &out,
+            link: batch.link.as_ref(),
         })?;
         // The batch's small allocations (sampling, hops) are freed now; give
         // them back so that the heap does not keep the peak of every batch.

@@ -65,6 +65,7 @@ use crate::exec::rows::GatherRows;
 use crate::exec::staged_init::{
     chunks_in_page_order, join_reader, spawn_reader, with_staged_init, Arrivals, InitChunk,
 };
+use crate::format::runtime::LinkStamp;
 use crate::format::sections::FeatureSections;
 use crate::inspect::superbatch::{
     precompute_changesets, sample_superbatch, OwnedFiles, RunParams, SampledRecord,
@@ -208,6 +209,10 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
         relation_fanouts,
         carry_over: ginex.carry_over,
         reuse_prior: ginex.reuse_prior,
+        link: run.sampler.link.as_ref().map(|l| LinkStamp {
+            neg: l.task.neg as u64,
+            undirected: l.task.undirected,
+        }),
     };
     let companions =
         PageGroups::of_sections(run.store.feature_sections()).filter(|_| ginex.page_companions);
@@ -772,6 +777,10 @@ impl Executor<'_, '_, '_> {
         let b = p.spec.first_batch + i as u64;
         let hops = decode_hops(&rec.adj)?;
         let num_seeds = hops.last().map_or(rec.ids.len(), |h| h.num_dst);
+        if let Some(l) = &rec.link {
+            l.check(num_seeds, &format!("link record of batch {b}"))
+                .map_err(|e| Error::corrupt(&p.files.paths().samples, 0, e.to_string()))?;
+        }
         self.out.resize(rec.ids.len() * rb, 0);
         let companions = if p.spec.every == 1 {
             page_companions(update, rec.ids.len(), &p.files)?
@@ -795,6 +804,7 @@ impl Executor<'_, '_, '_> {
             num_seeds,
             hops: &hops,
             rows: &self.out,
+            link: rec.link.as_ref(),
         })?;
         if !update.is_empty() {
             if let Some(a) = arrivals {

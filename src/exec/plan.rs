@@ -488,13 +488,18 @@ pub fn plan_epoch_with(
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
-    let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train)?;
+    let link = crate::exec::epoch::link_epoch(&source, store, config)?;
+    let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train, link.as_ref())?;
     let mut probe = ProbeAccesses::default();
     let ws = WorkingSet::probe_with(&sampler, PROBE_BATCHES, &mut probe)?;
     let batches = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
-    let seeds = sampler.order.len() as u64;
+    // A link epoch holds its positives (16 bytes each) beside its order
+    // (8), where a node epoch holds its order and labels (16 per seed):
+    // count a positive as one and a half seeds.
+    let seeds =
+        sampler.order.len() as u64 + link.as_ref().map_or(0, |l| l.positives.len() as u64 / 2);
     drop(sampler);
     drop(source);
     crate::io::heap::release_free_memory();

@@ -22,6 +22,8 @@ pub struct EpochBatch<'a> {
     pub hops: &'a [Hop],
     /// `ids.len()` rows in the store dtype, in `ids` order.
     pub rows: &'a [u8],
+    /// A link batch's edges over its seeds; None for a node batch.
+    pub link: Option<&'a crate::sample::link::LinkLabels>,
 }
 
 /// Per-batch counters (serialized as one entry of the report's `per_batch`).

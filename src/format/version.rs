@@ -41,7 +41,10 @@ pub const V1_4: Version = Version { major: 1, minor: 4 };
 pub const V1_5: Version = Version { major: 1, minor: 5 };
 /// Version 1.6: edge splits for link prediction, a new kind
 /// (`edge_splits`, format/edge-splits.md; readers before 1.6 refuse a
-/// manifest that lists it). Every other kind is unchanged.
+/// manifest that lists it); and link batches: a runtime file of a link
+/// run records its negatives at the end of its `run` record and holds a
+/// `link` record after each batch's `adj` (format/runtime.md), and is
+/// written as 1.6. Every other kind is unchanged.
 pub const V1_6: Version = Version { major: 1, minor: 6 };
 /// The newest version this build reads and writes.
 pub const CURRENT: Version = V1_6;

@@ -10,11 +10,12 @@ use crate::cache::belady::Update;
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::runtime::{
-    decode_payload, encode_payload, IdsPayload, InitPayload, RecordHeader, RecordKind, RunStamp,
-    Seq, UpdatePayload, RECORD_HEADER_SIZE,
+    decode_payload, encode_payload, IdsPayload, InitPayload, LinkPayload, RecordHeader, RecordKind,
+    RunStamp, Seq, UpdatePayload, RECORD_HEADER_SIZE,
 };
 use crate::format::version::{V1_2, V1_3};
 use crate::io::writer::ChecksummedWriter;
+use crate::sample::link::LinkLabels;
 
 /// Appends records to a new runtime file; [`finish`](Self::finish) writes
 /// the header and fsyncs.
@@ -50,6 +51,20 @@ impl RunWriter {
             8 + ids.len() * 8,
         )?;
         self.append(RecordKind::Ids, batch, &p)
+    }
+
+    /// Appends a link batch's edges over its seeds.
+    pub fn append_link(&mut self, batch: u64, l: &LinkLabels) -> Result<()> {
+        let p = encode_payload(
+            &LinkPayload {
+                src: Seq::borrowed(&l.src),
+                dst: Seq::borrowed(&l.dst),
+                neg: l.neg as u64,
+                neg_dst: Seq::borrowed(&l.neg_dst),
+            },
+            32 + (l.src.len() * 2 + l.neg_dst.len()) * 4,
+        )?;
+        self.append(RecordKind::Link, batch, &p)
     }
 
     /// Appends the cache init (ids to load before `first_batch`).
@@ -112,6 +127,14 @@ pub enum Record {
         batch: u64,
         /// The changeset.
         update: Update,
+    },
+    /// A link batch's edges over its seeds.
+    Link {
+        /// Batch index.
+        batch: u64,
+        /// Its positives and negatives (shapes checked; indices checked
+        /// against the batch's seeds by the reader that knows them).
+        labels: LinkLabels,
     },
 }
 
@@ -321,6 +344,20 @@ fn decode_record(h: RecordHeader, p: Vec<u8>, path: &Path, base: u64) -> Result<
             ))
         }
         RecordKind::Adj => Record::Adj { batch, payload: p },
+        RecordKind::Link => {
+            let l = decode_payload::<LinkPayload>(&p).map_err(bad)?;
+            let labels = LinkLabels {
+                src: l.src.into_vec(),
+                dst: l.dst.into_vec(),
+                neg: usize::try_from(l.neg).map_err(|_| bad(format!("K = {}", l.neg)))?,
+                neg_dst: l.neg_dst.into_vec(),
+            };
+            // Shapes only: every index is below u32::MAX.
+            labels
+                .check(u32::MAX as usize, "link")
+                .map_err(|e| bad(e.to_string()))?;
+            Record::Link { batch, labels }
+        }
         RecordKind::Ids => Record::Ids {
             batch,
             ids: decode_payload::<IdsPayload>(&p)

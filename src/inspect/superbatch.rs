@@ -10,9 +10,10 @@ use rayon::prelude::*;
 use crate::cache::belady::{cheapest_plan, Changesets, PageGroups, ReusePrior, Update};
 use crate::error::{Error, Result};
 use crate::format::header::FileKind;
-use crate::format::runtime::{RecordKind, RelationFanoutsStamp, RunStamp};
+use crate::format::runtime::{LinkStamp, RecordKind, RelationFanoutsStamp, RunStamp};
 use crate::inspect::runfile::{Record, RunReader, RunWriter};
 use crate::io::durable::refuse_existing;
+use crate::sample::link::LinkLabels;
 
 /// One sampled batch as the runtime files hold it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,6 +22,8 @@ pub struct SampledRecord {
     pub ids: Vec<u64>,
     /// The hop adjacencies, encoded by the sampler.
     pub adj: Vec<u8>,
+    /// A link batch's edges over its seeds (None: a node batch).
+    pub link: Option<LinkLabels>,
 }
 
 /// Produces batch `b` of an epoch; must be a pure function of `b` (and the
@@ -96,6 +99,8 @@ pub struct RunParams {
     /// Whether the changesets rank nodes beyond the superbatch by a reuse
     /// prior (see [`ReusePrior`]).
     pub reuse_prior: bool,
+    /// Link batches' negatives and exclusion (None: node batches).
+    pub link: Option<LinkStamp>,
 }
 
 impl RunParams {
@@ -130,6 +135,7 @@ impl SuperbatchSpec {
             carry_over: self.run.carry_over,
             reuse_prior: self.run.reuse_prior,
             relation_fanouts: self.run.relation_fanouts.clone(),
+            link: self.run.link,
         }
     }
 }
@@ -364,6 +370,17 @@ fn sample_to_file(
         for (b, rec) in (next..upto).zip(sampled) {
             writer.append_ids(b, &rec.ids)?;
             writer.append(RecordKind::Adj, b, &rec.adj)?;
+            match (&rec.link, spec.run.link.is_some()) {
+                (Some(link), true) => writer.append_link(b, link)?,
+                (None, false) => {}
+                (link, _) => {
+                    return Err(Error::internal(format!(
+                        "batch {b}: a {} batch in a {} run",
+                        if link.is_some() { "link" } else { "node" },
+                        if link.is_some() { "node" } else { "link" }
+                    )))
+                }
+            }
             trace.push(rec.ids);
         }
         next = upto;
@@ -415,6 +432,8 @@ pub struct SuperbatchReader {
     held_update: Option<Record>,
     first_batch: u64,
     num_batches: u64,
+    /// Whether each batch has a `link` record after its `adj`.
+    link: bool,
     /// Batches read so far.
     read: u64,
 }
@@ -438,6 +457,7 @@ impl SuperbatchReader {
             held_update,
             first_batch: expected.first_batch,
             num_batches: expected.num_batches,
+            link: expected.link.is_some(),
             read: 0,
         })
     }
@@ -503,6 +523,23 @@ impl SuperbatchReader {
                 )))
             }
         };
+        let link = if self.link {
+            match self.samples.next_record()? {
+                Some(Record::Link { batch: b, labels }) if b == batch => {
+                    labels
+                        .check(ids.len(), &format!("link record of batch {batch}"))
+                        .map_err(|e| self.bad_samples(e.to_string()))?;
+                    Some(labels)
+                }
+                _ => {
+                    return Err(self.bad_samples(format!(
+                        "the link record of batch {batch} does not follow its adj"
+                    )))
+                }
+            }
+        } else {
+            None
+        };
         let update = match self.next_change()? {
             Some(Record::Update { batch: b, update }) if b == batch => update,
             Some(Record::Update { batch: b, .. }) => {
@@ -522,7 +559,7 @@ impl SuperbatchReader {
             }
         };
         self.read += 1;
-        Ok(Some((SampledRecord { ids, adj }, update)))
+        Ok(Some((SampledRecord { ids, adj, link }, update)))
     }
 
     fn next_change(&mut self) -> Result<Option<Record>> {
@@ -552,6 +589,7 @@ fn describe(record: &Record) -> String {
         Record::Adj { batch, .. } => ("adj", batch),
         Record::Init { batch, .. } => ("init", batch),
         Record::Update { batch, .. } => ("update", batch),
+        Record::Link { batch, .. } => ("link", batch),
     };
     format!("{kind} record of batch {batch}")
 }
@@ -574,6 +612,7 @@ fn record_of(b: crate::sample::sampler::SampledBatch) -> Result<SampledRecord> {
     Ok(SampledRecord {
         adj: crate::sample::sampler::encode_hops(&b.hops)?,
         ids: b.ids,
+        link: b.link,
     })
 }
 
@@ -593,6 +632,7 @@ mod tests {
             Ok(SampledRecord {
                 adj: ids.iter().map(|&x| x as u8).collect(),
                 ids,
+                link: None,
             })
         }
     }
@@ -769,6 +809,7 @@ mod tests {
             relation_fanouts: None,
             carry_over: true,
             reuse_prior: false,
+            link: None,
         }
     }
 

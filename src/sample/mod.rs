@@ -1,10 +1,12 @@
 //! Sampling: the k-hop neighbor sampler, its fanouts (one count per hop,
 //! or per relation on a typed store) and the neighbor sources it reads
 //! lists from (in memory, or the store through batched reads behind a
-//! neighbor cache). Knows nothing about features. `typed` reads a batch
+//! neighbor cache). Knows nothing about features. `link` makes link
+//! batches (positive edges with negatives) for link prediction. `typed` reads a batch
 //! through a typed store's schema (node types, relations).
 
 pub mod fanouts;
+pub mod link;
 pub mod neighbor_cache;
 pub mod neighbor_cache_pick;
 pub mod neighbor_cache_reuse;

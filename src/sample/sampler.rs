@@ -31,6 +31,7 @@ use crate::format::runtime::{
 };
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::fanouts::{Fanouts, ResolvedFanouts};
+use crate::sample::link::{Excluded, LinkEpoch};
 use crate::sample::source::NeighborSource;
 
 /// One sampled hop: a bipartite graph in local indices (into `ids`).
@@ -55,6 +56,9 @@ pub struct SampledBatch {
     pub num_seeds: usize,
     /// Hops, input layer first (see the module docs).
     pub hops: Vec<Hop>,
+    /// A link batch's positive and negative edges over its seeds; None
+    /// for a node batch.
+    pub link: Option<crate::sample::link::LinkLabels>,
 }
 
 impl SampledBatch {
@@ -132,6 +136,20 @@ pub fn sample_in_lockstep(
     fanouts: &ResolvedFanouts,
     chunks: usize,
 ) -> Result<Vec<SampledBatch>> {
+    sample_in_lockstep_excluding(source, batches, &[], fanouts, chunks)
+}
+
+/// [`sample_in_lockstep`] with batch `b`'s draws made from its targets'
+/// in-lists without the edges `excluded[b]` lists (a link batch's own
+/// edges, [`crate::sample::link`]); batches past `excluded.len()` exclude
+/// nothing.
+pub fn sample_in_lockstep_excluding(
+    source: &dyn NeighborSource,
+    batches: &[(&[u64], u64)],
+    excluded: &[&Excluded],
+    fanouts: &ResolvedFanouts,
+    chunks: usize,
+) -> Result<Vec<SampledBatch>> {
     let n = source.num_nodes();
     let mut growing = batches
         .iter()
@@ -140,7 +158,7 @@ pub fn sample_in_lockstep(
     let batch_seeds: Vec<u64> = batches.iter().map(|&(_, seed)| seed).collect();
     for h in 0..fanouts.num_hops() {
         let requests = HopRequests::of(&growing)?;
-        let drawn = requests.draw(source, fanouts, h, &batch_seeds, chunks)?;
+        let drawn = requests.draw(source, fanouts, h, (&batch_seeds, excluded), chunks)?;
         let mut spans: Vec<Vec<Span>> = growing
             .iter()
             .map(|g| vec![Span::default(); g.ids.len()])
@@ -245,6 +263,7 @@ impl Growing {
             ids: self.ids,
             num_seeds: self.num_seeds,
             hops: self.hops,
+            link: None,
         }
     }
 }
@@ -310,7 +329,7 @@ impl HopRequests {
         source: &dyn NeighborSource,
         fanouts: &ResolvedFanouts,
         h: usize,
-        batch_seeds: &[u64],
+        (batch_seeds, excluded): (&[u64], &[&Excluded]),
         chunks: usize,
     ) -> Result<Vec<ChunkDraws>> {
         let per = self.nodes.len().div_ceil(chunks.max(1)).max(1);
@@ -318,10 +337,14 @@ impl HopRequests {
             let lo = (c * per).min(self.nodes.len());
             let hi = (lo + per).min(self.nodes.len());
             let mut out = ChunkDraws::default();
-            let (mut positions, mut scratch) = (Vec::new(), Vec::new());
-            source.with_lists(&self.nodes[lo..hi], &mut |k, list| {
+            let (mut positions, mut scratch, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+            source.with_lists(&self.nodes[lo..hi], &mut |k, whole| {
                 let wanted = &self.requests[self.first[lo + k]..self.first[lo + k + 1]];
                 for &(v, b, i) in wanted {
+                    let list = match excluded.get(b as usize) {
+                        Some(x) if x.filter(v, whole, &mut kept) => &kept[..],
+                        _ => whole,
+                    };
                     let seed = batch_seeds[b as usize];
                     let mut rng = Wyrand(stream_seed(seed, h as u64, u64::from(i)));
                     fanouts.draw(h, v, list, &mut rng, &mut positions, &mut scratch);
@@ -355,7 +378,8 @@ pub fn batch_seed(seed: u64, epoch: u64, batch: u64) -> u64 {
 pub struct EpochSampler<'a> {
     /// Where lists come from.
     pub source: &'a dyn NeighborSource,
-    /// This epoch's seed order.
+    /// This epoch's seed order; in a link epoch, its order of positive
+    /// edges (indices into [`LinkEpoch::positives`]).
     pub order: Vec<u64>,
     /// Seeds per batch.
     pub batch_size: usize,
@@ -365,9 +389,28 @@ pub struct EpochSampler<'a> {
     pub seed: u64,
     /// Epoch number.
     pub epoch: u64,
+    /// Link batches (`order` cut into batches of positive edges, each
+    /// with its negatives; [`crate::sample::link`]); None: node batches.
+    pub link: Option<LinkEpoch>,
 }
 
 impl<'a> EpochSampler<'a> {
+    /// The sampler of `epoch`'s link batches: `link`'s positives shuffled
+    /// from the run seed, `batch_size` positives per batch.
+    pub fn link(
+        source: &'a dyn NeighborSource,
+        link: LinkEpoch,
+        batch_size: usize,
+        fanouts: impl Into<ResolvedFanouts>,
+        seed: u64,
+        epoch: u64,
+    ) -> Result<Self> {
+        let order = link.order(seed, epoch);
+        let mut sampler = Self::with_order(source, order, batch_size, fanouts, seed, epoch)?;
+        sampler.link = Some(link);
+        Ok(sampler)
+    }
+
     /// The sampler of `epoch` over the training nodes `train`.
     pub fn new(
         source: &'a dyn NeighborSource,
@@ -407,6 +450,7 @@ impl<'a> EpochSampler<'a> {
             fanouts: fanouts.into(),
             seed,
             epoch,
+            link: None,
         })
     }
 
@@ -415,7 +459,7 @@ impl<'a> EpochSampler<'a> {
         self.order.len().div_ceil(self.batch_size) as u64
     }
 
-    /// The seeds of batch `b`.
+    /// The seeds of batch `b` (a link epoch: its positive edges' indices).
     pub fn seeds(&self, b: u64) -> &[u64] {
         let lo = (b as usize * self.batch_size).min(self.order.len());
         let hi = (lo + self.batch_size).min(self.order.len());
@@ -424,6 +468,12 @@ impl<'a> EpochSampler<'a> {
 
     /// Samples batch `b`.
     pub fn sample(&self, b: u64) -> Result<SampledBatch> {
+        if self.link.is_some() {
+            let mut one = self.sample_round(b..b + 1)?;
+            return one
+                .pop()
+                .ok_or_else(|| Error::internal("a link round of one batch returned none"));
+        }
         sample_batch_with(
             self.source,
             self.seeds(b),
@@ -436,10 +486,33 @@ impl<'a> EpochSampler<'a> {
     /// the current rayon pool: the same batches as [`sample`](Self::sample)
     /// one by one, with each hop's lists read once, in node order.
     pub fn sample_round(&self, batches: std::ops::Range<u64>) -> Result<Vec<SampledBatch>> {
+        let chunks = rayon::current_num_threads().max(1);
+        if let Some(link) = &self.link {
+            let made = batches
+                .clone()
+                .map(|b| link.batch(self.seeds(b), self.seed, self.epoch, b))
+                .collect::<Result<Vec<_>>>()?;
+            let round: Vec<(&[u64], u64)> = made
+                .iter()
+                .zip(batches)
+                .map(|(m, b)| (&m.seeds[..], batch_seed(self.seed, self.epoch, b)))
+                .collect();
+            let excluded: Vec<&Excluded> = made.iter().map(|m| &m.excluded).collect();
+            let mut sampled = sample_in_lockstep_excluding(
+                self.source,
+                &round,
+                &excluded,
+                &self.fanouts,
+                chunks,
+            )?;
+            for (s, m) in sampled.iter_mut().zip(made) {
+                s.link = Some(m.labels);
+            }
+            return Ok(sampled);
+        }
         let round: Vec<(&[u64], u64)> = batches
             .map(|b| (self.seeds(b), batch_seed(self.seed, self.epoch, b)))
             .collect();
-        let chunks = rayon::current_num_threads().max(1);
         sample_in_lockstep(self.source, &round, &self.fanouts, chunks)
     }
 }

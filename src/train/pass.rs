@@ -54,6 +54,7 @@ pub(crate) fn to_train_batch(
         hops,
         labels,
         degrees,
+        link: b.link.cloned(),
     })
 }
 

@@ -242,6 +242,9 @@ pub struct TrainBatch {
     /// GCN's `d̂` (graph in-degree + 1) of every sampled node, in row
     /// order; empty = use the sampled block's degrees.
     pub degrees: Vec<f32>,
+    /// A link batch's positive and negative edges over its seeds (the
+    /// first rows); None for a node batch.
+    pub link: Option<crate::sample::link::LinkLabels>,
 }
 
 /// The supervision of a link batch in PyG's binary form: pairs of the
@@ -885,6 +888,7 @@ mod tests {
             hops: vec![Hop::new(seeds, 3 * seeds, src, dst)],
             labels,
             degrees: Vec::new(),
+            link: None,
         }
     }
 

@@ -97,6 +97,11 @@ pub fn pipeline(s: &str) -> Result<Pipeline, String> {
     Pipeline::parse(s).map_err(|e| e.to_string())
 }
 
+/// `--neg-mode binary` (binary, triplet).
+pub fn neg_mode(s: &str) -> Result<ginex::NegMode, String> {
+    ginex::NegMode::parse(s).map_err(|e| e.to_string())
+}
+
 /// `--model sage` (sage, gcn, gat, mlp).
 #[cfg(feature = "train")]
 pub fn model(s: &str) -> Result<ginex::internals::train::model::ModelKind, String> {

@@ -1,5 +1,6 @@
 //! `ginex epoch`: one epoch of data preparation under a policy, measured.
 
+use ginex::internals::sample::link::LinkTask;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -167,9 +168,40 @@ pub struct DataArgs {
     /// Stop each pass after this many batches.
     #[arg(long)]
     pub max_batches: Option<u64>,
+    /// What a batch holds: `node` (seed nodes of the training split) or
+    /// `link` (--batch-size positive edges, the store's train edge split
+    /// or else every edge, shuffled per epoch, with --neg negatives each; the seeds are their
+    /// endpoints, and the batch's own edges are left out of its sampled
+    /// neighbourhoods).
+    #[arg(long, default_value = "node", value_parser = ["node", "link"])]
+    pub task: String,
+    /// Negatives per positive edge (--task link): uniform destination
+    /// corruption (the positive's source, a node drawn uniformly).
+    #[arg(long, default_value_t = 1)]
+    pub neg: usize,
+    /// How link batches present their negatives (--task link): binary
+    /// (labelled edges) or triplet (source, positive and negative
+    /// destinations), PyG's names.
+    #[arg(long, default_value = "binary", value_parser = crate::args::neg_mode)]
+    pub neg_mode: ginex::NegMode,
+    /// The graph is undirected (--task link; implied by a store whose edge
+    /// splits are undirected): each pair is one positive (the direction
+    /// with src <= dst), and a batch leaves both directions of its edges
+    /// out of its neighbourhoods.
+    #[arg(long)]
+    pub undirected: bool,
 }
 
 impl DataArgs {
+    /// The link task of `--task link` (None for `node`).
+    pub fn link_task(&self) -> Option<LinkTask> {
+        (self.task == "link").then_some(LinkTask {
+            neg: self.neg,
+            mode: self.neg_mode,
+            undirected: self.undirected,
+        })
+    }
+
     /// The epoch configuration for `store` (epoch 0), planned under
     /// `--memory` when it is given (`extra_bytes`: what the caller needs
     /// beside the data path); the plan is returned to be shown.
@@ -240,6 +272,7 @@ impl DataArgs {
             sequential_reads: self.sequential_reads,
             read_cost: self.read_cost,
             max_batches: self.max_batches,
+            link: self.link_task(),
             ..EpochConfig::default()
         }
     }
@@ -308,6 +341,8 @@ pub struct ReportParameters<'a> {
     pub presc_rounds: u64,
     /// Sampling workers.
     pub workers: usize,
+    /// `node`, or `link` with its negatives per positive edge.
+    pub task: String,
 }
 
 /// The `store` of an [`EpochReportDoc`].
@@ -355,6 +390,15 @@ impl<'a> EpochReportDoc<'a> {
                     _ => DEFAULT_PRESC_ROUNDS,
                 },
                 workers: config.workers,
+                task: match config.link {
+                    None => "node".to_string(),
+                    Some(l) => format!(
+                        "link (neg {}, {}{})",
+                        l.neg,
+                        l.mode.name(),
+                        if l.undirected { ", undirected" } else { "" }
+                    ),
+                },
             },
             crc_checked: config.cache != CacheConfig::Mmap,
             store: ReportStore {

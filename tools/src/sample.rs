@@ -221,6 +221,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 carry_over: false,
                 // A lone superbatch from an empty cache: no prior is used.
                 reuse_prior: false,
+                link: None,
             },
         };
         // Created only now, after the arguments are checked; removed again

@@ -337,6 +337,13 @@ fn options(
             model.model.name()
         )));
     }
+    if data.link_task().is_some() {
+        // The data path makes link batches (`ginex epoch --task link`);
+        // the trainer's link decoder and loss are #40's training piece.
+        return Err(Error::invalid_argument(
+            "--task link: this build's trainer classifies nodes only; run link epochs with `ginex epoch --task link`",
+        ));
+    }
     let mut data_cfg = data.unplanned(store);
     let model_cfg = TrainConfig {
         model: model.model,
@@ -617,6 +624,10 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         sequential_reads: Default::default(),
         read_cost: Default::default(),
         max_batches: None,
+        task: "node".into(),
+        neg: 1,
+        neg_mode: Default::default(),
+        undirected: false,
     };
     // --nodes holds original ids; without it every node, in ascending
     // original id (the rows of the output).

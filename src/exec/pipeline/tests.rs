@@ -56,7 +56,8 @@ fn run_in(
     let options = GatherOptions::default();
     let source = StoreSource::new(store, None, &options)?;
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
-    let sampler = make_sampler(&source, store, config, &train)?;
+    let link = crate::exec::epoch::link_epoch(&source, store, config)?;
+    let sampler = make_sampler(&source, store, config, &train, link.as_ref())?;
     let rows = GatherRows::new(store, &options)?;
     let run = GinexRun {
         config,

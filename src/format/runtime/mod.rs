@@ -60,6 +60,9 @@ pub enum RecordKind {
     /// The store, run and parameters the file belongs to (v1.2; the first
     /// record of every file; batch field = the superbatch's first batch).
     Run = 5,
+    /// A link batch's positive and negative edges over its seeds (v1.6;
+    /// after its `adj` record, in the samples file of a link run).
+    Link = 6,
 }
 
 impl RecordKind {
@@ -71,6 +74,7 @@ impl RecordKind {
             RecordKind::Init,
             RecordKind::Update,
             RecordKind::Run,
+            RecordKind::Link,
         ]
         .into_iter()
         .find(|k| *k as u16 == v)
@@ -84,6 +88,7 @@ impl RecordKind {
             RecordKind::Init => "init",
             RecordKind::Update => "update",
             RecordKind::Run => "run",
+            RecordKind::Link => "link",
         }
     }
 }
@@ -374,11 +379,25 @@ pub struct HopPayload<'a> {
     pub dst: Seq<'a, u32>,
 }
 
+/// `link` payload: a link batch's supervision, indices into its seeds
+/// (`sample::link::LinkLabels`).
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct LinkPayload<'a> {
+    /// Source of each positive edge (P).
+    pub src: Seq<'a, u32>,
+    /// Destination of each positive edge (P).
+    pub dst: Seq<'a, u32>,
+    /// Negatives per positive (K).
+    pub neg: u64,
+    /// Negative destinations, `P × K` row-major.
+    pub neg_dst: Seq<'a, u32>,
+}
+
 /// Most fanouts a run record holds, and most hops an `adj` record holds.
 pub const MAX_RUN_FANOUTS: usize = 64;
 
 mod stamp;
-pub use stamp::{RelationFanoutsStamp, RunStamp, MAX_STAMP_RELATIONS};
+pub use stamp::{LinkStamp, RelationFanoutsStamp, RunStamp, MAX_STAMP_RELATIONS};
 
 #[cfg(test)]
 mod tests {
@@ -453,6 +472,23 @@ mod tests {
         want.extend(le(&[2]));
         want.extend([0u32, 0].iter().flat_map(|x| x.to_le_bytes()));
         assert_eq!(encode_payload(&adj, 0).unwrap(), want);
+        let link = LinkPayload {
+            src: Seq::borrowed(&[0, 3]),
+            dst: Seq::borrowed(&[1, 4]),
+            neg: 1,
+            neg_dst: Seq::borrowed(&[2, 5]),
+        };
+        let u32s = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let mut want = le(&[2]);
+        want.extend(u32s(&[0, 3]));
+        want.extend(le(&[2]));
+        want.extend(u32s(&[1, 4]));
+        want.extend(le(&[1, 2]));
+        want.extend(u32s(&[2, 5]));
+        assert_eq!(encode_payload(&link, 0).unwrap(), want);
+        assert_eq!(want.len(), 32 + 4 * (2 * 2 + 2));
+        assert_eq!(decode_payload::<LinkPayload>(&want).unwrap(), link);
+        assert!(decode_payload::<LinkPayload>(&want[..want.len() - 1]).is_err());
     }
 
     proptest! {

@@ -12,7 +12,7 @@ use bincode::{Decode, Encode};
 
 use super::{decode_payload, encode_payload, Seq, MAX_RUN_FANOUTS};
 use crate::error::{Error, Result};
-use crate::format::version::{Version, V1_3, V1_4};
+use crate::format::version::{Version, V1_3, V1_4, V1_6};
 
 /// What a runtime file belongs to: its store, its run (seed, epoch,
 /// seed order) and the parameters that shaped it: the `run` payload
@@ -55,6 +55,18 @@ pub struct RunStamp {
     pub reuse_prior: bool,
     /// Per-relation fanouts (v1.4), None for one count per hop.
     pub relation_fanouts: Option<RelationFanoutsStamp>,
+    /// A link run's negatives and exclusion (v1.6), None for node batches.
+    pub link: Option<LinkStamp>,
+}
+
+/// What makes a run's batches link batches: the `link` of a v1.6 `run`
+/// record (its samples file has a `link` record after each `adj`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode)]
+pub struct LinkStamp {
+    /// Negatives per positive edge (K).
+    pub neg: u64,
+    /// Whether each positive's reverse edge is excluded too (undirected).
+    pub undirected: bool,
 }
 
 /// The per-relation fanouts a run samples with, bound to its store's
@@ -169,9 +181,17 @@ impl Encode for RunStamp {
         self.changeset_every.encode(e)?;
         self.carry_over.encode(e)?;
         self.reuse_prior.encode(e)?;
-        match &self.relation_fanouts {
-            Some(r) => r.encode(e),
-            None => Ok(()),
+        match (&self.relation_fanouts, &self.link) {
+            (Some(r), None) => r.encode(e),
+            (None, None) => Ok(()),
+            // v1.6: relation fanouts behind a presence byte, then the link.
+            (r, Some(link)) => {
+                u8::from(r.is_some()).encode(e)?;
+                if let Some(r) = r {
+                    r.encode(e)?;
+                }
+                link.encode(e)
+            }
         }
     }
 }
@@ -196,6 +216,7 @@ impl<C> Decode<C> for RunStamp {
             carry_over: bool::decode(d)?,
             reuse_prior: bool::decode(d)?,
             relation_fanouts: None,
+            link: None,
         })
     }
 }
@@ -213,11 +234,31 @@ impl<C> Decode<C> for RunStampV14 {
 }
 bincode::impl_borrow_decode!(RunStampV14);
 
+/// A v1.6 `run` payload: a v1.3 one, a presence byte (0 or 1) and then
+/// `relation_fanouts` when it is 1, then `link`.
+struct RunStampV16(RunStamp);
+
+impl<C> Decode<C> for RunStampV16 {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let mut stamp = <RunStamp as Decode<C>>::decode(d)?;
+        stamp.relation_fanouts = match u8::decode(d)? {
+            0 => None,
+            1 => Some(RelationFanoutsStamp::decode(d)?),
+            _ => return Err(DecodeError::Other("a presence byte other than 0 or 1")),
+        };
+        stamp.link = Some(LinkStamp::decode(d)?);
+        Ok(RunStampV16(stamp))
+    }
+}
+bincode::impl_borrow_decode!(RunStampV16);
+
 impl RunStamp {
-    /// The version of a runtime file holding this stamp: 1.4 with
-    /// per-relation fanouts, else 1.3.
+    /// The version of a runtime file holding this stamp: 1.6 for link
+    /// batches, else 1.4 with per-relation fanouts, else 1.3.
     pub fn version(&self) -> Version {
-        if self.relation_fanouts.is_some() {
+        if self.link.is_some() {
+            V1_6
+        } else if self.relation_fanouts.is_some() {
             V1_4
         } else {
             V1_3
@@ -233,7 +274,9 @@ impl RunStamp {
     /// runtime file of format `version` (1.4: with relation fanouts).
     pub fn decode(p: &[u8], path: &Path, base: u64, version: Version) -> Result<RunStamp> {
         let bad = |what: String| Error::corrupt(path, base, format!("run record: {what}"));
-        let stamp: RunStamp = if version >= V1_4 {
+        let stamp: RunStamp = if version >= V1_6 {
+            decode_payload::<RunStampV16>(p).map_err(bad)?.0
+        } else if version >= V1_4 {
             decode_payload::<RunStampV14>(p).map_err(bad)?.0
         } else {
             decode_payload(p).map_err(bad)?
@@ -284,6 +327,17 @@ impl RunStamp {
             ("k", self.changeset_every.to_string()),
             ("carry-over", self.carry_over.to_string()),
             ("reuse prior", self.reuse_prior.to_string()),
+            (
+                "task",
+                match self.link {
+                    None => "node".to_string(),
+                    Some(l) => format!(
+                        "link (neg {}{})",
+                        l.neg,
+                        if l.undirected { ", undirected" } else { "" }
+                    ),
+                },
+            ),
         ]
     }
 
@@ -364,6 +418,7 @@ pub(super) mod tests {
             carry_over: true,
             reuse_prior: true,
             relation_fanouts: None,
+            link: None,
         }
     }
 
@@ -427,6 +482,58 @@ pub(super) mod tests {
             "{err}"
         );
         assert!(s.check(&s, Path::new("x")).is_ok());
+    }
+
+    /// A link run's stamp makes a v1.6 run record: the v1.3 fields, the
+    /// presence byte of relation fanouts (and them), then the link (the
+    /// bytes format/runtime.md spells out); each decodes only as 1.6.
+    #[test]
+    fn link_makes_a_v1_6_run_record() {
+        let link = LinkStamp {
+            neg: 5,
+            undirected: true,
+        };
+        let s = RunStamp {
+            link: Some(link),
+            ..stamp()
+        };
+        assert_eq!(s.version(), V1_6);
+        let mut want = stamp().encode().unwrap();
+        assert_eq!(want.len(), 82 + 16);
+        want.push(0);
+        want.extend(le(&[5]));
+        want.push(1);
+        let p = s.encode().unwrap();
+        assert_eq!(p, want);
+        assert_eq!(RunStamp::decode(&p, Path::new("r"), 0, V1_6).unwrap(), s);
+        assert!(RunStamp::decode(&p, Path::new("r"), 0, V1_4).is_err());
+        assert!(RunStamp::decode(&stamp().encode().unwrap(), Path::new("r"), 0, V1_6).is_err());
+        // With relation fanouts: presence byte 1, then the v1.4 block.
+        let r = RunStamp {
+            link: Some(link),
+            ..relation_stamp()
+        };
+        let v14 = relation_stamp().encode().unwrap();
+        let mut want = v14[..82].to_vec();
+        want.push(1);
+        want.extend(&v14[82..]);
+        want.extend(le(&[5]));
+        want.push(1);
+        let p = r.encode().unwrap();
+        assert_eq!(p, want);
+        assert_eq!(RunStamp::decode(&p, Path::new("r"), 0, V1_6).unwrap(), r);
+        let mut bad = p.clone();
+        bad[82] = 2;
+        assert!(RunStamp::decode(&bad, Path::new("r"), 0, V1_6).is_err());
+        // A node run's file is refused by a link run, naming the task.
+        let err = s
+            .check(&stamp(), Path::new("sb-000003.samples"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("task: expected node, found link (neg 5, undirected)"),
+            "{err}"
+        );
     }
 
     fn relation_stamp() -> RunStamp {

@@ -28,7 +28,7 @@ use crate::machine::{drop_caches, load_average, machine_description};
 use crate::size::parse_bytes;
 use crate::sorted_json;
 use ginex::internals::error::{Error, Result};
-use ginex::internals::exec::curves::{sample_trace, TraceSpec};
+use ginex::internals::exec::curves::{sample_link_trace, sample_trace, TraceSpec};
 use ginex::internals::exec::page_floor::{page_floor, PageFloor};
 use ginex::internals::exec::policy::Policy;
 use ginex::internals::sample::source::InMemoryTopology;
@@ -613,7 +613,10 @@ fn epoch_page_floor(
         workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let topo = InMemoryTopology::load(store)?;
-    let trace = sample_trace(store, &topo, &spec)?;
+    let trace = match data.link_task() {
+        Some(task) => sample_link_trace(store, &topo, &spec, task)?,
+        None => sample_trace(store, &topo, &spec)?,
+    };
     Ok(page_floor(
         &trace,
         store.feature_sections(),

@@ -220,6 +220,13 @@ pub(super) enum RecordDoc<'a> {
         out_ids: &'a [u64],
         in_positions: &'a [u64],
     },
+    Link {
+        batch: u64,
+        src: &'a [u32],
+        dst: &'a [u32],
+        neg: usize,
+        neg_dst: &'a [u32],
+    },
 }
 
 impl<'a> RecordDoc<'a> {
@@ -239,6 +246,13 @@ impl<'a> RecordDoc<'a> {
                 in_ids: &update.in_ids,
                 out_ids: &update.out_ids,
                 in_positions: &update.in_positions,
+            },
+            Record::Link { batch, labels } => RecordDoc::Link {
+                batch: *batch,
+                src: &labels.src,
+                dst: &labels.dst,
+                neg: labels.neg,
+                neg_dst: &labels.neg_dst,
             },
         }
     }

@@ -1,0 +1,364 @@
+//! Link batches: batches of positive training edges with `K` negatives
+//! each (uniform destination corruption), for link prediction (#40).
+//!
+//! A link batch is a node batch whose seeds are the endpoints of its
+//! edges, so the inspector plans their features like any seeds and every
+//! cache policy runs it unchanged. Its seeds are the distinct endpoints
+//! in first-appearance order (`src_0, dst_0, negatives of 0, src_1, …`);
+//! its [`LinkLabels`] index them.
+//!
+//! Determinism: the epoch's edge order is the positives' indices shuffled
+//! from the run seed exactly as node seeds are ([`epoch_order`]); batch
+//! `b`'s negatives come from a random stream keyed by its batch seed
+//! ([`batch_seed`]), so a batch depends on (seed, epoch, batch) only and
+//! is the same whatever the worker count or schedule.
+//!
+//! Exclusion (DGL's `exclude="self"`): the batch's own positive edges
+//! `s → d` (and on undirected stores their reverses `d → s`) are removed
+//! from the in-lists its sampler draws from, at every hop, so a model
+//! cannot read the answer off the sampled graph.
+
+use crate::error::{Error, Result};
+use crate::hash::FxMap;
+use crate::rng::{stream_seed, Wyrand};
+use crate::sample::sampler::{batch_seed, epoch_order};
+use crate::sample::source::NeighborSource;
+
+/// How a link batch presents its negatives (PyG's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NegMode {
+    /// `edge_label_index` and `edge_label`: positives labelled 1, then
+    /// negatives labelled 0 ([`LinkLabels::binary`]).
+    #[default]
+    Binary,
+    /// `src_index`, `dst_pos_index`, `dst_neg_index` (`P × K`).
+    Triplet,
+}
+
+impl NegMode {
+    /// Parses `binary` or `triplet`.
+    pub fn parse(s: &str) -> Result<NegMode> {
+        match s {
+            "binary" => Ok(NegMode::Binary),
+            "triplet" => Ok(NegMode::Triplet),
+            other => Err(Error::invalid_argument(format!(
+                "--neg-mode {other:?}: expected binary or triplet"
+            ))),
+        }
+    }
+
+    /// The name [`parse`](Self::parse) takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            NegMode::Binary => "binary",
+            NegMode::Triplet => "triplet",
+        }
+    }
+}
+
+/// The supervision of a link batch, as indices into the batch's seeds
+/// (`ids[..num_seeds]`): P positive edges, K negatives each (uniform
+/// destination corruption: the source is the positive's source).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkLabels {
+    /// Source of each positive edge (P).
+    pub src: Vec<u32>,
+    /// Destination of each positive edge (P).
+    pub dst: Vec<u32>,
+    /// Negatives per positive (K).
+    pub neg: usize,
+    /// Negative destinations, `P × K` row-major: negative `j` of positive
+    /// `i` is `(src[i], neg_dst[i * K + j])`.
+    pub neg_dst: Vec<u32>,
+}
+
+impl LinkLabels {
+    /// Positive edges (P).
+    pub fn num_pos(&self) -> usize {
+        self.src.len()
+    }
+
+    /// Binary mode: (edge_label_index rows [src; dst], edge_label): P
+    /// positives labelled 1 first, then P*K negatives labelled 0 (source =
+    /// the positive's source, repeated K times in order).
+    pub fn binary(&self) -> (Vec<u32>, Vec<u32>, Vec<f32>) {
+        let (p, k) = (self.src.len(), self.neg);
+        let mut src = Vec::with_capacity(p * (1 + k));
+        let mut dst = Vec::with_capacity(p * (1 + k));
+        src.extend_from_slice(&self.src);
+        dst.extend_from_slice(&self.dst);
+        for (i, &s) in self.src.iter().enumerate() {
+            src.extend(std::iter::repeat_n(s, k));
+            dst.extend_from_slice(&self.neg_dst[i * k..(i + 1) * k]);
+        }
+        let mut label = vec![1f32; p];
+        label.resize(p * (1 + k), 0.0);
+        (src, dst, label)
+    }
+
+    /// Checks the shapes and that every index is below `num_seeds`
+    /// (`what` names the record in the error).
+    pub fn check(&self, num_seeds: usize, what: &str) -> Result<()> {
+        let bad = |why: String| Error::invalid_argument(format!("{what}: {why}"));
+        if self.dst.len() != self.src.len() {
+            return Err(bad(format!(
+                "{} positive sources but {} destinations",
+                self.src.len(),
+                self.dst.len()
+            )));
+        }
+        if self.src.len().checked_mul(self.neg) != Some(self.neg_dst.len()) {
+            return Err(bad(format!(
+                "{} negatives for {} positives with K = {}",
+                self.neg_dst.len(),
+                self.src.len(),
+                self.neg
+            )));
+        }
+        let all = self.src.iter().chain(&self.dst).chain(&self.neg_dst);
+        if let Some(&i) = all.into_iter().find(|&&i| i as usize >= num_seeds) {
+            return Err(bad(format!(
+                "edge endpoint {i} is not below the batch's {num_seeds} seeds"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The training positives of a link epoch, store ids (`src[i] → dst[i]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkPositives {
+    /// Sources.
+    pub src: Vec<u64>,
+    /// Destinations.
+    pub dst: Vec<u64>,
+}
+
+impl LinkPositives {
+    /// Every edge of `source`'s CSC, in CSC order (by destination, then
+    /// source); with `undirected`, each pair once: the direction with
+    /// `src < dst`, and self-loops once (the edge-split contract's
+    /// "no explicit train split").
+    /// `edges` (the CSC's edge count, or 0 when unknown) sizes the lists
+    /// up front, so they are not regrown past it.
+    pub fn from_csc(
+        source: &dyn NeighborSource,
+        undirected: bool,
+        edges: u64,
+    ) -> Result<LinkPositives> {
+        const CHUNK: u64 = 1 << 16;
+        let n = source.num_nodes();
+        let want = if undirected { edges / 2 + 1 } else { edges } as usize;
+        let mut out = LinkPositives {
+            src: Vec::with_capacity(want),
+            dst: Vec::with_capacity(want),
+        };
+        let mut lo = 0;
+        while lo < n {
+            let nodes: Vec<u64> = (lo..(lo + CHUNK).min(n)).collect();
+            source.with_lists(&nodes, &mut |i, list| {
+                let v = nodes[i];
+                for &u in list {
+                    if !undirected || u <= v {
+                        out.src.push(u);
+                        out.dst.push(v);
+                    }
+                }
+            })?;
+            lo += CHUNK;
+        }
+        out.src.shrink_to_fit();
+        out.dst.shrink_to_fit();
+        Ok(out)
+    }
+
+    /// Positive edges.
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+}
+
+/// What makes an epoch's batches link batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkTask {
+    /// Negatives per positive (K, `--neg`).
+    pub neg: usize,
+    /// How batches present them (the loaders'; sampling ignores it).
+    pub mode: NegMode,
+    /// Whether the graph is undirected: each pair is one positive and a
+    /// batch's positives exclude their reverse edges too.
+    pub undirected: bool,
+}
+
+const PURPOSE_NEGATIVES: u64 = 13;
+
+/// One epoch of link batches over `positives`: their indices shuffled
+/// from the run seed, cut into batches of `batch_size` positives.
+#[derive(Debug, Clone)]
+pub struct LinkEpoch {
+    /// The training positives.
+    pub positives: std::sync::Arc<LinkPositives>,
+    /// Negatives per positive, whether reverses are excluded.
+    pub task: LinkTask,
+    /// Negative destinations are drawn uniformly out of `lo..hi`.
+    pub neg_range: std::ops::Range<u64>,
+}
+
+/// One link batch before sampling.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkBatchSeeds {
+    /// Distinct endpoints in first-appearance order.
+    pub seeds: Vec<u64>,
+    /// The batch's supervision, indices into `seeds`.
+    pub labels: LinkLabels,
+    /// The edges to leave out of its sampled neighbourhoods.
+    pub excluded: Excluded,
+}
+
+impl LinkEpoch {
+    /// The epoch's order of positive indices (`epoch_order` of `0..P`).
+    pub fn order(&self, seed: u64, epoch: u64) -> Vec<u64> {
+        let all: Vec<u64> = (0..self.positives.len() as u64).collect();
+        epoch_order(&all, seed, epoch)
+    }
+
+    /// Batch `b` of the epoch whose order is `order` (its positives'
+    /// indices `edges`).
+    pub fn batch(&self, edges: &[u64], seed: u64, epoch: u64, b: u64) -> Result<LinkBatchSeeds> {
+        let k = self.task.neg;
+        if k > 0 && self.neg_range.is_empty() {
+            return Err(Error::invalid_argument(
+                "--neg needs nodes to draw negatives from",
+            ));
+        }
+        let mut rng = Wyrand(stream_seed(
+            batch_seed(seed, epoch, b),
+            PURPOSE_NEGATIVES,
+            0,
+        ));
+        let mut local: FxMap<u64, u32> = FxMap::default();
+        let mut seeds = Vec::with_capacity(edges.len() * (2 + k));
+        let mut at = |v: u64, seeds: &mut Vec<u64>| -> u32 {
+            let next = seeds.len() as u32;
+            let l = *local.entry(v).or_insert(next);
+            if l == next {
+                seeds.push(v);
+            }
+            l
+        };
+        let mut labels = LinkLabels {
+            neg: k,
+            ..LinkLabels::default()
+        };
+        let mut excluded = Vec::with_capacity(edges.len() * 2);
+        let width = self.neg_range.end - self.neg_range.start;
+        for &e in edges {
+            let (s, d) = (
+                self.positives.src[e as usize],
+                self.positives.dst[e as usize],
+            );
+            labels.src.push(at(s, &mut seeds));
+            labels.dst.push(at(d, &mut seeds));
+            for _ in 0..k {
+                let t = self.neg_range.start + rng.below(width);
+                labels.neg_dst.push(at(t, &mut seeds));
+            }
+            // In-list of d holds s.
+            excluded.push((d, s));
+            if self.task.undirected {
+                excluded.push((s, d));
+            }
+        }
+        Ok(LinkBatchSeeds {
+            seeds,
+            labels,
+            excluded: Excluded::new(excluded),
+        })
+    }
+}
+
+/// Edges a batch leaves out of its sampled neighbourhoods, as (target,
+/// in-neighbour) pairs, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Excluded(Vec<(u64, u64)>);
+
+impl Excluded {
+    /// The set of `pairs` (target, in-neighbour).
+    pub fn new(mut pairs: Vec<(u64, u64)>) -> Excluded {
+        pairs.sort_unstable();
+        pairs.dedup();
+        Excluded(pairs)
+    }
+
+    /// Whether nothing is excluded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `v`'s in-list `list` without its excluded neighbours into `out`
+    /// (every copy of a multi-edge); false (and `out` untouched) when
+    /// none of `v`'s edges is excluded.
+    pub fn filter(&self, v: u64, list: &[u64], out: &mut Vec<u64>) -> bool {
+        let lo = self.0.partition_point(|&(t, _)| t < v);
+        let hi = self.0.partition_point(|&(t, _)| t <= v);
+        if lo == hi {
+            return false;
+        }
+        let gone = &self.0[lo..hi];
+        out.clear();
+        out.extend(
+            list.iter()
+                .copied()
+                .filter(|u| gone.binary_search(&(v, *u)).is_err()),
+        );
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_lists_positives_then_negatives_with_the_sources_repeated() {
+        let l = LinkLabels {
+            src: vec![0, 3],
+            dst: vec![1, 4],
+            neg: 2,
+            neg_dst: vec![2, 1, 5, 0],
+        };
+        let (s, d, y) = l.binary();
+        assert_eq!(s, [0, 3, 0, 0, 3, 3]);
+        assert_eq!(d, [1, 4, 2, 1, 5, 0]);
+        assert_eq!(y, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+        l.check(6, "x").unwrap();
+        let e = l.check(5, "link record").unwrap_err().to_string();
+        assert!(e.contains("link record") && e.contains("5 seeds"), "{e}");
+        let mut torn = l.clone();
+        torn.neg_dst.pop();
+        assert!(torn.check(6, "x").is_err());
+    }
+
+    #[test]
+    fn excluded_filters_every_copy_of_the_pair_and_only_it() {
+        let x = Excluded::new(vec![(5, 2), (5, 7), (9, 1)]);
+        let mut out = vec![42];
+        assert!(!x.filter(6, &[1, 2], &mut out));
+        assert_eq!(out, [42]);
+        assert!(x.filter(5, &[1, 2, 2, 3, 7], &mut out));
+        assert_eq!(out, [1, 3]);
+    }
+
+    #[test]
+    fn neg_mode_parses_its_names() {
+        for m in [NegMode::Binary, NegMode::Triplet] {
+            assert_eq!(NegMode::parse(m.name()).unwrap(), m);
+        }
+        assert!(NegMode::parse("pairs").is_err());
+    }
+}
