@@ -971,6 +971,7 @@ mod tests {
             hops: vec![Hop::new(nodes, nodes, src, dst)],
             labels: vec![-1; nodes],
             degrees: Vec::new(),
+            link: None,
         };
         (batch, pairs)
     }
