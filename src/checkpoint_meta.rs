@@ -64,6 +64,10 @@ pub struct CheckpointMeta {
     pub weights: Option<WeightsRecord>,
     /// The run's identity ([`run_identity`]; `None` before format 3).
     pub identity: Option<u32>,
+    /// The decoder of a link-prediction checkpoint (`"task": "link"`,
+    /// `"decoder": NAME`); None for node classification (no `task` key, as
+    /// in every checkpoint written before link prediction).
+    pub link_decoder: Option<String>,
     /// The whole document (configuration keys included).
     pub value: Value,
 }
@@ -306,6 +310,17 @@ pub fn parse_value(value: Value, path: &Path) -> Result<CheckpointMeta> {
         complete: flag("complete")?,
         stopped_early: flag("stopped_early")?,
     };
+    let link_decoder = match present("task").map(Value::as_str) {
+        None | Some(Some("node")) => None,
+        Some(Some("link")) => Some(
+            present("decoder")
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty() && d.len() <= 64)
+                .ok_or_else(|| bad("decoder", "a decoder's name (a link task has one)"))?
+                .to_string(),
+        ),
+        Some(_) => return Err(bad("task", "\"node\", \"link\" or null")),
+    };
     if let Some(best) = progress.best_epoch {
         if best > epoch {
             return Err(Error::corrupt(
@@ -358,6 +373,7 @@ pub fn parse_value(value: Value, path: &Path) -> Result<CheckpointMeta> {
         progress,
         weights,
         identity,
+        link_decoder,
         value,
     })
 }
@@ -426,6 +442,31 @@ mod tests {
         assert_eq!(m.progress.best_valid, Some(0.5));
         assert_eq!(m.progress.best_test, None);
         assert_eq!(m.value["model"], "sage");
+        assert_eq!(m.link_decoder, None);
+    }
+
+    #[test]
+    fn a_link_checkpoint_names_its_decoder() {
+        let path = Path::new("epoch-00001.json");
+        let m = parse_meta(br#"{"epoch": 1, "task": "link", "decoder": "dot"}"#, path).unwrap();
+        assert_eq!(m.link_decoder.as_deref(), Some("dot"));
+        let node = parse_meta(br#"{"epoch": 1, "task": "node"}"#, path).unwrap();
+        assert_eq!(node.link_decoder, None);
+        for (doc, want) in [
+            (
+                &br#"{"epoch": 1, "task": "link"}"#[..],
+                "\"decoder\" is missing",
+            ),
+            (
+                br#"{"epoch": 1, "task": "link", "decoder": 3}"#,
+                "\"decoder\" is 3",
+            ),
+            (br#"{"epoch": 1, "task": 7}"#, "\"task\" is 7"),
+            (br#"{"epoch": 1, "task": "graph"}"#, "\"task\" is \"graph\""),
+        ] {
+            let err = parse_meta(doc, path).unwrap_err().to_string();
+            assert!(err.contains(want), "{err}");
+        }
     }
 
     #[test]

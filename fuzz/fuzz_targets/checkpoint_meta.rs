@@ -20,6 +20,7 @@ fuzz_target!(|data: &[u8]| {
         if let Some(id) = m.identity {
             assert_eq!(id, run_identity(&m.value));
         }
+        assert_eq!(back.link_decoder, m.link_decoder);
     }
     if let Ok(name) = parse_latest(data, Path::new("fuzz")) {
         assert!(name.starts_with("epoch-") && !name.contains('/'));

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::io::durable::{atomic_temporary_owner, write_atomic};
 use crate::sample::neighbor_cache::store_identity;
 use crate::store::Store;
+use crate::train::decoder::{DecoderKind, Task};
 use crate::train::model::{InitKind, ModelKind};
 use crate::train::options::{LrSchedule, TrainOptions};
 use crate::train::trainer::{EmbedTable, TrainConfig, Trainer};
@@ -43,6 +44,13 @@ pub(crate) struct CheckpointDoc<'a> {
     pub epochs: u64,
     /// [`ModelKind::name`].
     pub model: &'static str,
+    /// [`Task::name`] of a link-prediction run (absent for node
+    /// classification, as before link prediction existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<&'static str>,
+    /// [`DecoderKind::name`] of a link-prediction run (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoder: Option<&'static str>,
     /// Hidden width.
     pub hidden: i64,
     /// Node types with a learnable embedding (absent when none, as
@@ -115,6 +123,8 @@ impl<'a> CheckpointDoc<'a> {
             epoch,
             epochs: opts.epochs,
             model: m.model.name(),
+            task: (m.task != Task::Node).then(|| m.task.name()),
+            decoder: m.task.decoder().map(DecoderKind::name),
             hidden: m.hidden,
             embed: m.embed.iter().map(|e| e.name.as_str()).collect(),
             num_bases: m.num_bases,
@@ -168,8 +178,10 @@ pub(crate) fn checkpoint_meta(
 }
 
 /// Keys that shape the model: `predict` takes them from the checkpoint.
-pub(crate) const MODEL_KEYS: [&str; 9] = [
+pub(crate) const MODEL_KEYS: [&str; 11] = [
     "model",
+    "task",
+    "decoder",
     "hidden",
     "embed",
     "num_bases",
@@ -460,6 +472,12 @@ struct ModelMeta {
     /// R-GCN's bases (0 when absent).
     #[serde(default, deserialize_with = "lenient")]
     num_bases: Option<usize>,
+    /// [`Task::name`] (node classification when absent).
+    #[serde(default, deserialize_with = "lenient")]
+    task: Option<String>,
+    /// [`DecoderKind::name`] of a link task.
+    #[serde(default, deserialize_with = "lenient")]
+    decoder: Option<String>,
 }
 
 /// A value of type `T`, or `None` when the document holds another type
@@ -488,7 +506,16 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
     }
     let m = ModelMeta::deserialize(meta).map_err(|_| bad("model"))?;
     let model = ModelKind::parse(m.model.as_deref().ok_or_else(|| bad("model"))?)?;
+    // A task this version does not know is refused: its outputs would be
+    // misread.
+    let task = match (m.task.as_deref(), m.decoder.as_deref()) {
+        (None | Some("node"), _) => Task::Node,
+        (Some("link"), Some(d)) => Task::Link(DecoderKind::parse(d).map_err(|_| bad("decoder"))?),
+        (Some("link"), None) => return Err(bad("decoder")),
+        (Some(_), _) => return Err(bad("task")),
+    };
     Ok(TrainConfig {
+        task,
         model,
         hidden: m.hidden.ok_or_else(|| bad("hidden"))?,
         layers: m.layers.ok_or_else(|| bad("layers"))? as usize,
@@ -532,6 +559,8 @@ mod tests {
             epoch: 5,
             epochs: 10,
             model: "gat",
+            task: None,
+            decoder: None,
             hidden: 64,
             embed: Vec::new(),
             num_bases: 0,
@@ -610,6 +639,21 @@ mod tests {
     }
 
     #[test]
+    fn a_link_document_records_its_task_and_decoder() {
+        let mut d = doc(Progress::default());
+        d.task = Some("link");
+        d.decoder = Some("mlp");
+        let v = d.to_json();
+        assert_eq!((&v["task"], &v["decoder"]), (&"link".into(), &"mlp".into()));
+        let c = config_from_meta(&v).unwrap();
+        assert_eq!(c.task, Task::Link(DecoderKind::Mlp));
+        // A node run writes neither key, as before link prediction.
+        let v = doc(Progress::default()).to_json();
+        assert!(v.get("task").is_none() && v.get("decoder").is_none());
+        assert_eq!(config_from_meta(&v).unwrap().task, Task::Node);
+    }
+
+    #[test]
     fn an_old_document_reads_with_defaults() {
         // Before heads, out_heads, seed and init were recorded; and a
         // value of another type is taken as absent, as before.
@@ -641,6 +685,16 @@ mod tests {
             ),
             (serde_json::json!([1]), "\"model\""),
         ] {
+            let err = config_from_meta(&doc).unwrap_err().to_string();
+            assert!(err.contains(&format!("no valid {key}")), "{doc}: {err}");
+        }
+        for (task, decoder, key) in [
+            ("link", None, "\"decoder\""),
+            ("link", Some("cosine"), "\"decoder\""),
+            ("graph", None, "\"task\""),
+        ] {
+            let doc = serde_json::json!({"model": "gcn", "hidden": 8, "layers": 2,
+                "task": task, "decoder": decoder});
             let err = config_from_meta(&doc).unwrap_err().to_string();
             assert!(err.contains(&format!("no valid {key}")), "{doc}: {err}");
         }

@@ -14,6 +14,8 @@ pub mod gen;
 pub mod import;
 pub mod machine;
 pub mod neighbor_cache;
+#[cfg(feature = "train")]
+pub mod predict_link;
 pub mod sample;
 pub mod size;
 pub mod svg;

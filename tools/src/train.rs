@@ -18,8 +18,10 @@ use ginex::internals::import::npy_write::NpyWriter;
 use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::store::Store;
 use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};
+use ginex::internals::train::decoder::Task;
 use ginex::internals::train::eval::{predict, predict_layerwise};
 use ginex::internals::train::layerwise::LayerwiseOptions;
+use ginex::internals::train::link::NegSampling;
 use ginex::internals::train::memory::{measure, ModelFootprint, FALLBACK_BYTES};
 use ginex::internals::train::model::{InitKind, ModelKind};
 use ginex::internals::train::options::{LrSchedule, TrainOptions};
@@ -119,6 +121,48 @@ pub struct KnobArgs {
     pub overwrite: bool,
 }
 
+/// What `ginex train` learns.
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// node: classify nodes by their labels; link: predict edges (the
+    /// encoder's last layer gives node embeddings of --hidden width, a
+    /// decoder scores pairs of them, trained with binary cross-entropy on
+    /// the training edges against --neg negatives each, validated on the
+    /// store's held-out edges: see `ginex-import --edge-split`).
+    #[arg(long, default_value = "node", value_parser = ["node", "link"])]
+    pub task: String,
+    /// Link prediction: dot (inner product, GAE) or mlp (Hadamard product
+    /// through a 2-layer MLP) [default: dot].
+    #[arg(long, value_parser = ["dot", "mlp"])]
+    pub decoder: Option<String>,
+    /// Link prediction: negatives per positive training edge (uniform
+    /// destination corruption) [default: 1].
+    #[arg(long, value_name = "K")]
+    pub neg: Option<usize>,
+    /// Link prediction: corrupt (the positive's source with a uniform
+    /// destination, as PyG's and DGL's link samplers) or random (a uniform
+    /// source and destination, GAE's training negatives) [default: corrupt].
+    #[arg(long, value_parser = ["corrupt", "random"])]
+    pub neg_sampling: Option<String>,
+}
+
+impl TaskArgs {
+    /// The task, the negatives per positive and how they are drawn.
+    fn parse(&self) -> Result<(Task, usize, NegSampling)> {
+        let task = Task::parse(&self.task, self.decoder.as_deref())?;
+        let sampling = NegSampling::parse(self.neg_sampling.as_deref().unwrap_or("corrupt"))?;
+        match (task, self.neg, &self.neg_sampling) {
+            (Task::Node, Some(k), _) => Err(Error::invalid_argument(format!(
+                "--neg {k} is for --task link (node classification has no negatives)"
+            ))),
+            (Task::Node, _, Some(s)) => Err(Error::invalid_argument(format!(
+                "--neg-sampling {s} is for --task link (node classification has no negatives)"
+            ))),
+            (_, k, _) => Ok((task, k.unwrap_or(1), sampling)),
+        }
+    }
+}
+
 /// Train a GNN on a store through the out-of-core data path.
 ///
 /// Example: ginex train STORE --model sage --fanouts 10,10,10 --epochs 5 --policy ginex --checkpoint ckpt/
@@ -133,6 +177,9 @@ pub struct TrainArgs {
     /// Training knobs.
     #[command(flatten)]
     pub knobs: KnobArgs,
+    /// The task.
+    #[command(flatten)]
+    pub task: TaskArgs,
     /// Epochs.
     #[arg(long, default_value_t = 10)]
     pub epochs: u64,
@@ -167,9 +214,30 @@ pub struct PredictArgs {
     /// Checkpoint directory written by `ginex train --checkpoint`.
     #[arg(long)]
     pub checkpoint: PathBuf,
-    /// Output .npy (must not exist).
+    /// Output .npy (must not exist): the logits of a node classifier; with
+    /// --task link and --score, the pairs' scores.
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
+    /// node or link (default: the checkpoint's task; a different value is
+    /// an error). Link: node embeddings from layer-wise inference (exact,
+    /// within --memory), the scores of given pairs, and the test edges'
+    /// AUC, AP, MRR and Hits@K beside an in-degree popularity baseline.
+    #[arg(long, value_parser = ["node", "link"])]
+    pub task: Option<String>,
+    /// Link: write the embedding of every node (or of --nodes) here, an
+    /// .npy of shape (nodes, width) in the order of the nodes.
+    #[arg(long)]
+    pub embeddings: Option<PathBuf>,
+    /// Link: score the node pairs of this .npy (integers of shape (P, 2),
+    /// original ids) into --out, an .npy of P logits.
+    #[arg(long)]
+    pub score: Option<PathBuf>,
+    /// Link: rank each test edge against K uniform destination
+    /// corruptions (the positive's source with a random node, drawn the
+    /// same every run) instead of the split's stored negatives, for MRR
+    /// and Hits@K on a split imported with one negative per edge.
+    #[arg(long, value_name = "K")]
+    pub test_neg: Option<usize>,
     /// File with one node id per line, in the ids of the imported input
     /// (a --remap or --reorder store's original ids); the output rows
     /// follow it. Default: every node, in ascending original id.
@@ -256,9 +324,8 @@ fn measure_model(
 
 fn options(
     store: &Store,
-    data: &DataArgs,
-    model: &ModelArgs,
-    knobs: &KnobArgs,
+    (data, model, knobs): (&DataArgs, &ModelArgs, &KnobArgs),
+    (task, neg, neg_sampling): (Task, usize, NegSampling),
     epochs: u64,
     eval_every: u64,
     resume: bool,
@@ -295,6 +362,7 @@ fn options(
         relation_dst: Vec::new(),
         embed: model.embed.iter().map(EmbedTable::named).collect(),
         num_bases: model.num_bases,
+        task,
     };
     if data.memory.is_some() {
         let train = store.splits()?.map(|s| s.train).unwrap_or_default();
@@ -321,6 +389,8 @@ fn options(
         early_stop: knobs.early_stop,
         device: model.device,
         target_type: knobs.target_type.clone(),
+        neg,
+        neg_sampling,
     })
 }
 
@@ -329,21 +399,28 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.data.sampling.store)?;
     let opts = options(
         &store,
-        &args.data,
-        &args.model,
-        &args.knobs,
+        (&args.data, &args.model, &args.knobs),
+        args.task.parse()?,
         args.epochs,
         args.eval_every,
         args.resume,
     )?;
+    let what = match opts.model.task {
+        Task::Node => format!("{} classes", store.num_classes()),
+        Task::Link(d) => format!(
+            "link prediction, {} decoder, {} {} negative(s) per edge",
+            d.name(),
+            opts.neg,
+            opts.neg_sampling.name()
+        ),
+    };
     writeln!(
         out,
-        "training {} on {} ({} nodes, dim {}, {} classes) with policy {}, device {:?}, machine: {}",
+        "training {} on {} ({} nodes, dim {}, {what}) with policy {}, device {:?}, machine: {}",
         opts.model.model.name(),
         store.dir().display(),
         store.num_nodes(),
         store.feature_dim(),
-        store.num_classes(),
         opts.data.cache.policy().name(),
         opts.device,
         machine_description()
@@ -372,6 +449,10 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
         );
         let v = TrainReport {
             model: m.model.name(),
+            task: m.task.name(),
+            decoder: m.task.decoder().map(|d| d.name()),
+            neg: m.task.decoder().map(|_| opts.neg),
+            neg_sampling: m.task.decoder().map(|_| opts.neg_sampling.name()),
             hidden: m.hidden,
             dropout: m.dropout,
             lr: m.lr,
@@ -445,6 +526,26 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
     let (stem, meta) = predict_checkpoint(&args.checkpoint)?;
     let mut config = config_from_meta(&meta)?;
+    if let Some(t) = args.task.as_deref().filter(|&t| t != config.task.name()) {
+        return Err(Error::invalid_argument(format!(
+            "--task {t} but the checkpoint {} of {} was trained for --task {}",
+            stem,
+            args.checkpoint.display(),
+            config.task.name()
+        )));
+    }
+    if config.task != Task::Node {
+        return crate::predict_link::run(args, &store, (&stem, &meta), config, out);
+    }
+    if args.embeddings.is_some() || args.score.is_some() || args.test_neg.is_some() {
+        return Err(Error::invalid_argument(
+            "--embeddings, --score and --test-neg are for link-prediction checkpoints (train --task link)",
+        ));
+    }
+    let out_path = args
+        .out
+        .as_ref()
+        .ok_or_else(|| Error::invalid_argument("predict needs --out FILE.npy for the logits"))?;
     let fanouts = match &args.fanouts {
         Some(f) => Fanouts::parse(f)?,
         None => serde_json::from_value::<Fanouts>(meta["eval_fanouts"].clone())
@@ -605,10 +706,10 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         predict(&store, &opts, &nodes)?
     };
     let classes = u64::from(store.num_classes());
-    crate::create_parent_dirs(&args.out)?;
-    // A temporary renamed onto --out when complete: a failure (a full
+    crate::create_parent_dirs(out_path)?;
+    // A temporary renamed onto the output when complete: a failure (a full
     // disk) leaves no partial file.
-    let mut w = NpyWriter::create_output(&args.out, "<f4", &[classes])?;
+    let mut w = NpyWriter::create_output(out_path, "<f4", &[classes])?;
     let mut bytes = Vec::with_capacity(logits.len() * 4);
     for x in &logits {
         bytes.extend_from_slice(&x.to_le_bytes());
@@ -618,7 +719,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "wrote {} ({} nodes x {classes} logits)",
-        args.out.display(),
+        out_path.display(),
         nodes.len()
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
@@ -655,6 +756,13 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
 #[derive(Debug, Serialize)]
 struct TrainReport<'a> {
     model: &'static str,
+    task: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decoder: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    neg: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    neg_sampling: Option<&'static str>,
     hidden: i64,
     dropout: f64,
     lr: f64,
