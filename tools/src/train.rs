@@ -121,24 +121,18 @@ pub struct KnobArgs {
     pub overwrite: bool,
 }
 
-/// What `ginex train` learns.
+/// What `ginex train --task link` learns with (`--task` and `--neg` are
+/// the data path's: with `link` the encoder's last layer gives node
+/// embeddings of --hidden width, a decoder scores pairs of them, trained
+/// with binary cross-entropy on the training edges against --neg
+/// negatives each, validated on the store's held-out edges: see
+/// `ginex-import --edge-split`).
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// node: classify nodes by their labels; link: predict edges (the
-    /// encoder's last layer gives node embeddings of --hidden width, a
-    /// decoder scores pairs of them, trained with binary cross-entropy on
-    /// the training edges against --neg negatives each, validated on the
-    /// store's held-out edges: see `ginex-import --edge-split`).
-    #[arg(long, default_value = "node", value_parser = ["node", "link"])]
-    pub task: String,
     /// Link prediction: dot (inner product, GAE) or mlp (Hadamard product
     /// through a 2-layer MLP) [default: dot].
     #[arg(long, value_parser = ["dot", "mlp"])]
     pub decoder: Option<String>,
-    /// Link prediction: negatives per positive training edge (uniform
-    /// destination corruption) [default: 1].
-    #[arg(long, value_name = "K")]
-    pub neg: Option<usize>,
     /// Link prediction: corrupt (the positive's source with a uniform
     /// destination, as PyG's and DGL's link samplers) or random (a uniform
     /// source and destination, GAE's training negatives) [default: corrupt].
@@ -148,17 +142,17 @@ pub struct TaskArgs {
 
 impl TaskArgs {
     /// The task, the negatives per positive and how they are drawn.
-    fn parse(&self) -> Result<(Task, usize, NegSampling)> {
-        let task = Task::parse(&self.task, self.decoder.as_deref())?;
+    fn parse(&self, data: &DataArgs) -> Result<(Task, usize, NegSampling)> {
+        let task = Task::parse(&data.task, self.decoder.as_deref())?;
         let sampling = NegSampling::parse(self.neg_sampling.as_deref().unwrap_or("corrupt"))?;
-        match (task, self.neg, &self.neg_sampling) {
-            (Task::Node, Some(k), _) => Err(Error::invalid_argument(format!(
+        match (task, data.neg, &self.neg_sampling) {
+            (Task::Node, k, _) if k != 1 => Err(Error::invalid_argument(format!(
                 "--neg {k} is for --task link (node classification has no negatives)"
             ))),
             (Task::Node, _, Some(s)) => Err(Error::invalid_argument(format!(
                 "--neg-sampling {s} is for --task link (node classification has no negatives)"
             ))),
-            (_, k, _) => Ok((task, k.unwrap_or(1), sampling)),
+            (_, k, _) => Ok((task, k, sampling)),
         }
     }
 }
@@ -337,13 +331,6 @@ fn options(
             model.model.name()
         )));
     }
-    if data.link_task().is_some() {
-        // The data path makes link batches (`ginex epoch --task link`);
-        // the trainer's link decoder and loss are #40's training piece.
-        return Err(Error::invalid_argument(
-            "--task link: this build's trainer classifies nodes only; run link epochs with `ginex epoch --task link`",
-        ));
-    }
     let mut data_cfg = data.unplanned(store);
     let model_cfg = TrainConfig {
         model: model.model,
@@ -376,6 +363,8 @@ fn options(
             eprintln!("{}", p.describe());
         }
     }
+    // The trainer builds its own link batches over the training edges.
+    data_cfg.link = None;
     Ok(TrainOptions {
         model: model_cfg,
         data: data_cfg,
@@ -400,7 +389,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     let opts = options(
         &store,
         (&args.data, &args.model, &args.knobs),
-        args.task.parse()?,
+        args.task.parse(&args.data)?,
         args.epochs,
         args.eval_every,
         args.resume,
