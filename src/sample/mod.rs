@@ -5,6 +5,7 @@
 //! through a typed store's schema (node types, relations).
 
 pub mod fanouts;
+pub mod labor;
 pub mod neighbor_cache;
 pub mod neighbor_cache_pick;
 pub mod neighbor_cache_reuse;

@@ -20,6 +20,12 @@
 //! target position), and draws are merged in target order, so the batch is
 //! the same whatever order a neighbor source delivers lists in (cache hits
 //! first, say) and on any thread count.
+//!
+//! With a LABOR sampler ([`crate::sample::labor`], chosen with
+//! [`ResolvedFanouts::with_sampler`]) a hop first collects every target's
+//! candidate list (per relation run on a typed store), then draws the
+//! whole batch's hop at once from one variate per candidate vertex; the
+//! kept edges carry importance weights ([`Hop::weights`]).
 
 use rayon::prelude::*;
 
@@ -31,10 +37,11 @@ use crate::format::runtime::{
 };
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::fanouts::{Fanouts, ResolvedFanouts};
+use crate::sample::labor::{labor_draw, Group, LaborDraw, LaborKey};
 use crate::sample::source::NeighborSource;
 
 /// One sampled hop: a bipartite graph in local indices (into `ids`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hop {
     /// Targets: `ids[..num_dst]`.
     pub num_dst: usize,
@@ -44,10 +51,13 @@ pub struct Hop {
     pub src: Vec<u32>,
     /// Target of each edge.
     pub dst: Vec<u32>,
+    /// Each edge's importance weight, each target's summing to 1 (LABOR,
+    /// [`crate::sample::labor`]); empty: unweighted (neighbor sampling).
+    pub weights: Vec<f32>,
 }
 
 /// A sampled batch.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SampledBatch {
     /// Every sampled node once, seeds first: the gather order.
     pub ids: Vec<u64>,
@@ -132,6 +142,25 @@ pub fn sample_in_lockstep(
     fanouts: &ResolvedFanouts,
     chunks: usize,
 ) -> Result<Vec<SampledBatch>> {
+    let keys: Vec<LaborKey> = batches
+        .iter()
+        .map(|&(_, seed)| LaborKey::of_seed(seed))
+        .collect();
+    sample_keyed(source, batches, &keys, fanouts, chunks)
+}
+
+/// [`sample_in_lockstep`] with each batch's LABOR variates keyed by
+/// `labor_keys` (one per batch; [`crate::sample::labor::SamplerConfig::batch_key`]).
+pub fn sample_keyed(
+    source: &dyn NeighborSource,
+    batches: &[(&[u64], u64)],
+    labor_keys: &[LaborKey],
+    fanouts: &ResolvedFanouts,
+    chunks: usize,
+) -> Result<Vec<SampledBatch>> {
+    if labor_keys.len() != batches.len() {
+        return Err(Error::internal("one LABOR key per batch"));
+    }
     let n = source.num_nodes();
     let mut growing = batches
         .iter()
@@ -146,28 +175,44 @@ pub fn sample_in_lockstep(
             .map(|g| vec![Span::default(); g.ids.len()])
             .collect();
         for (c, part) in drawn.iter().enumerate() {
-            for &(b, i, start, len) in &part.spans {
+            for (r, &(b, i, start, len)) in part.spans.iter().enumerate() {
                 spans[b as usize][i as usize] = Span {
                     chunk: c,
                     start,
                     len,
+                    groups: part.group_spans.get(r).copied().unwrap_or_default(),
                 };
             }
         }
-        let merge = |(g, spans): (&mut Growing, Vec<Span>)| {
-            g.push_hop(|i| {
-                let s = spans[i];
-                &drawn[s.chunk].flat[s.start..s.start + s.len]
-            })
+        let sampler = fanouts.sampler();
+        let hop_key = if sampler.layer_dependency {
+            0
+        } else {
+            h as u64 + 1
+        };
+        let merge = |((g, spans), key): ((&mut Growing, Vec<Span>), &LaborKey)| {
+            let Some(iterations) = sampler.sampler.iterations() else {
+                return g.push_hop(false, |i| {
+                    let s = spans[i];
+                    (&drawn[s.chunk].flat[s.start..s.start + s.len], &[][..])
+                });
+            };
+            let draw = labor_of(&drawn, &spans, iterations, key, hop_key);
+            g.push_hop(true, |i| draw.of(i))
         };
         if chunks > 1 {
             growing
                 .par_iter_mut()
                 .zip(spans)
+                .zip(labor_keys)
                 .map(merge)
                 .collect::<Result<()>>()?;
         } else {
-            growing.iter_mut().zip(spans).try_for_each(merge)?;
+            growing
+                .iter_mut()
+                .zip(spans)
+                .zip(labor_keys)
+                .try_for_each(merge)?;
         }
     }
     Ok(growing.into_iter().map(Growing::finish).collect())
@@ -211,15 +256,24 @@ impl Growing {
     }
 
     /// Adds a hop whose targets are every node so far; `drawn(i)` is
-    /// target `i`'s draw. New nodes are numbered in target order.
-    fn push_hop<'d>(&mut self, drawn: impl Fn(usize) -> &'d [u64]) -> Result<()> {
+    /// target `i`'s draw and, when `weighted`, its edges' weights. New
+    /// nodes are numbered in target order.
+    fn push_hop<'d>(
+        &mut self,
+        weighted: bool,
+        drawn: impl Fn(usize) -> (&'d [u64], &'d [f32]),
+    ) -> Result<()> {
         let num_dst = self.ids.len();
         let mut hop = Hop {
             num_dst,
             ..Hop::default()
         };
         for i in 0..num_dst {
-            for &u in drawn(i) {
+            let (ids, weights) = drawn(i);
+            if weighted {
+                hop.weights.extend_from_slice(weights);
+            }
+            for &u in ids {
                 let next = self.ids.len() as u32;
                 let l = *self.local.entry(u).or_insert(next);
                 if l == next {
@@ -249,12 +303,36 @@ impl Growing {
     }
 }
 
-/// Where a target's draw lies: `flat[start..start + len]` of a chunk.
+/// Where a target's draw lies: `flat[start..start + len]` of a chunk
+/// (with LABOR: its candidates, in `groups` of the chunk's groups).
 #[derive(Debug, Clone, Copy, Default)]
 struct Span {
     chunk: usize,
     start: usize,
     len: usize,
+    groups: (usize, usize),
+}
+
+/// One batch's LABOR draw of a hop from its targets' candidate groups.
+fn labor_of(
+    drawn: &[ChunkDraws],
+    spans: &[Span],
+    iterations: usize,
+    key: &LaborKey,
+    hop_key: u64,
+) -> LaborDraw {
+    let mut groups = Vec::new();
+    for (i, s) in spans.iter().enumerate() {
+        let part = &drawn[s.chunk];
+        for &(start, len, k) in &part.groups[s.groups.0..s.groups.1] {
+            groups.push(Group {
+                target: i,
+                candidates: &part.flat[start..start + len],
+                k,
+            });
+        }
+    }
+    labor_draw(&groups, spans.len(), iterations, key, hop_key)
 }
 
 /// One hop's list requests of all batches in node order:
@@ -269,13 +347,18 @@ struct HopRequests {
     first: Vec<usize>,
 }
 
-/// The draws of one chunk of a hop's requests.
+/// The draws of one chunk of a hop's requests (with LABOR: their
+/// candidates).
 #[derive(Default)]
 struct ChunkDraws {
     /// Drawn ids, a run per request.
     flat: Vec<u64>,
     /// (batch, target position, start in `flat`, count).
     spans: Vec<(u32, u32, usize, usize)>,
+    /// LABOR: (start in `flat`, count, fanout) of each candidate group.
+    groups: Vec<(usize, usize, i64)>,
+    /// LABOR: each span's run of `groups`.
+    group_spans: Vec<(usize, usize)>,
 }
 
 impl HopRequests {
@@ -319,8 +402,15 @@ impl HopRequests {
             let hi = (lo + per).min(self.nodes.len());
             let mut out = ChunkDraws::default();
             let (mut positions, mut scratch) = (Vec::new(), Vec::new());
+            let labor = fanouts.sampler().sampler.is_labor();
             source.with_lists(&self.nodes[lo..hi], &mut |k, list| {
                 let wanted = &self.requests[self.first[lo + k]..self.first[lo + k + 1]];
+                if labor {
+                    for &(v, b, i) in wanted {
+                        out.candidates(fanouts, h, v, list, (b, i));
+                    }
+                    return;
+                }
                 for &(v, b, i) in wanted {
                     let seed = batch_seeds[b as usize];
                     let mut rng = Wyrand(stream_seed(seed, h as u64, u64::from(i)));
@@ -343,6 +433,33 @@ impl HopRequests {
         } else {
             Ok(vec![run(0)?])
         }
+    }
+}
+
+impl ChunkDraws {
+    /// Records target `v`'s LABOR candidate groups out of its in-list
+    /// `list` (each relation run its own group, duplicates dropped) as
+    /// request `(batch, target position)`.
+    fn candidates(
+        &mut self,
+        fanouts: &ResolvedFanouts,
+        h: usize,
+        v: u64,
+        list: &[u64],
+        (b, i): (u32, u32),
+    ) {
+        let (start, first_group) = (self.flat.len(), self.groups.len());
+        fanouts.groups(h, v, list, |run, k| {
+            let g = self.flat.len();
+            for &u in &list[run] {
+                if self.flat.len() == g || self.flat.last() != Some(&u) {
+                    self.flat.push(u);
+                }
+            }
+            self.groups.push((g, self.flat.len() - g, k));
+        });
+        self.spans.push((b, i, start, self.flat.len() - start));
+        self.group_spans.push((first_group, self.groups.len()));
     }
 }
 
@@ -424,23 +541,32 @@ impl<'a> EpochSampler<'a> {
 
     /// Samples batch `b`.
     pub fn sample(&self, b: u64) -> Result<SampledBatch> {
-        sample_batch_with(
-            self.source,
-            self.seeds(b),
-            &self.fanouts,
-            batch_seed(self.seed, self.epoch, b),
-        )
+        let mut one = self.sample_chunked(b..b + 1, 1)?;
+        one.pop()
+            .ok_or_else(|| Error::internal("sampling one batch returned none"))
+    }
+
+    fn sample_chunked(
+        &self,
+        batches: std::ops::Range<u64>,
+        chunks: usize,
+    ) -> Result<Vec<SampledBatch>> {
+        let config = self.fanouts.sampler();
+        let round: Vec<(&[u64], u64)> = batches
+            .clone()
+            .map(|b| (self.seeds(b), batch_seed(self.seed, self.epoch, b)))
+            .collect();
+        let keys: Vec<LaborKey> = batches
+            .map(|b| config.batch_key(self.seed, self.epoch, b))
+            .collect();
+        sample_keyed(self.source, &round, &keys, &self.fanouts, chunks)
     }
 
     /// Samples `batches` in lockstep ([`sample_in_lockstep`]), drawing on
     /// the current rayon pool: the same batches as [`sample`](Self::sample)
     /// one by one, with each hop's lists read once, in node order.
     pub fn sample_round(&self, batches: std::ops::Range<u64>) -> Result<Vec<SampledBatch>> {
-        let round: Vec<(&[u64], u64)> = batches
-            .map(|b| (self.seeds(b), batch_seed(self.seed, self.epoch, b)))
-            .collect();
-        let chunks = rayon::current_num_threads().max(1);
-        sample_in_lockstep(self.source, &round, &self.fanouts, chunks)
+        self.sample_chunked(batches, rayon::current_num_threads().max(1))
     }
 }
 
@@ -495,6 +621,7 @@ pub fn decode_hops(p: &[u8]) -> Result<Vec<Hop>> {
             num_src: num_src as usize,
             src: hop.src.into_vec(),
             dst: hop.dst.into_vec(),
+            weights: Vec::new(),
         });
     }
     Ok(hops)
