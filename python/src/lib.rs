@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use ginex::internals::format::schema::Schema;
 use ginex::internals::sample::fanouts::Fanouts;
+use ginex::internals::sample::labor::Sampler;
 use ginex::{Dtype, Error, FilesImport, NodeIds, Policy, Split, Store, TypedBatch};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
@@ -618,6 +619,7 @@ impl Batch {
                 num_src,
                 src: local(0)?,
                 dst: local(1)?,
+                weights: Vec::new(),
             });
         }
         if !this.input_layer_first {
@@ -781,6 +783,7 @@ impl Epoch {
 #[derive(Clone)]
 struct LoaderArgs {
     fanouts: Fanouts,
+    sampler: Sampler,
     batch_size: usize,
     policy: Policy,
     split: Split,
@@ -795,6 +798,7 @@ impl LoaderArgs {
     fn builder<'s>(&self, store: &'s Store, epoch: u64) -> ginex::LoaderBuilder<'s> {
         let mut b = ginex::Loader::builder(store)
             .relation_fanouts(self.fanouts.clone())
+            .sampler(self.sampler)
             .batch_size(self.batch_size)
             .policy(self.policy)
             .split(self.split)
@@ -858,7 +862,7 @@ impl Loader {
     #[new]
     #[pyo3(signature = (store, fanouts, batch_size=1000, policy="ginex", memory=None,
         superbatch=None, seed=0, split="train", shuffle=true, epoch=0, max_batches=None,
-        workers=None, run_dir=None, input_layer_first=false))]
+        workers=None, run_dir=None, input_layer_first=false, sampler="neighbor"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -876,6 +880,7 @@ impl Loader {
         workers: Option<usize>,
         run_dir: Option<PathBuf>,
         input_layer_first: bool,
+        sampler: &str,
     ) -> PyResult<Self> {
         let (store, ids): (Store, Arc<NodeIds>) = match store.cast::<PyStore>() {
             Ok(s) => (s.get().store.clone(), s.get().ids.clone()),
@@ -906,6 +911,7 @@ impl Loader {
         }
         let args = LoaderArgs {
             fanouts,
+            sampler: Sampler::parse(sampler).map_err(|e| arg_err("sampler", e))?,
             batch_size: batch_size as usize,
             policy: Policy::parse(policy).map_err(|e| arg_err("policy", e))?,
             split: Split::parse(split).map_err(|e| arg_err("split", e))?,

@@ -31,7 +31,10 @@ pub(crate) fn make_sampler<'s>(
     config: &EpochConfig,
     train: &[u64],
 ) -> Result<EpochSampler<'s>> {
-    let fanouts = config.fanouts.resolve(store.schema())?;
+    let fanouts = config
+        .fanouts
+        .resolve(store.schema())?
+        .with_sampler(config.sampler)?;
     match &config.seed_nodes {
         Some(order) => EpochSampler::with_order(
             source,

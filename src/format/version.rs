@@ -39,8 +39,15 @@ pub const V1_4: Version = Version { major: 1, minor: 4 };
 /// format/features.md "Sections"). A schema of one layout is still
 /// written as 1.3, byte for byte; every other kind is unchanged.
 pub const V1_5: Version = Version { major: 1, minor: 5 };
+/// Version 1.6: LABOR sampling; a runtime file whose run samples with a
+/// LABOR sampler ends its `run` record with the sampler and carries each
+/// sampled edge's importance weight in its `adj` records
+/// (format/runtime.md), and is written as 1.6. Runtime files of neighbor
+/// sampling are still written as 1.3 or 1.4, byte for byte; every other
+/// kind is unchanged.
+pub const V1_6: Version = Version { major: 1, minor: 6 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_5;
+pub const CURRENT: Version = V1_6;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

@@ -561,6 +561,17 @@ impl ResolvedFanouts {
         self.1
     }
 
+    /// What a LABOR runtime file's `run` record holds of the sampler
+    /// (None: neighbor sampling).
+    pub fn sampler_stamp(&self) -> Option<crate::format::runtime::SamplerStamp> {
+        let s = self.1;
+        (!s.is_neighbor()).then_some(crate::format::runtime::SamplerStamp {
+            sampler: s.sampler.code(),
+            layer_dependency: s.layer_dependency,
+            batch_dependency: s.batch_dependency,
+        })
+    }
+
     /// Calls `group(run, k)` for each candidate group of target `v`'s
     /// in-list `list` at hop `hop` (LABOR): the whole list with the hop's
     /// count, or each relation run of a typed store's list with its

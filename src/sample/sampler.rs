@@ -33,7 +33,8 @@ use crate::hash::FxMap;
 
 use crate::error::{Error, Result};
 use crate::format::runtime::{
-    decode_payload, encode_payload, AdjPayload, HopPayload, Seq, MAX_RUN_FANOUTS,
+    decode_payload, encode_payload, AdjPayload, HopPayload, Seq, WeightedAdjPayload,
+    MAX_RUN_FANOUTS,
 };
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::fanouts::{Fanouts, ResolvedFanouts};
@@ -574,8 +575,14 @@ impl<'a> EpochSampler<'a> {
 /// [`AdjPayload`](crate::format::runtime::AdjPayload) in bincode
 /// (format/runtime.md).
 pub fn encode_hops(hops: &[Hop]) -> Result<Vec<u8>> {
+    encode_hops_with(hops, false)
+}
+
+/// [`encode_hops`], with each hop's weights after the hops when
+/// `weighted` (a LABOR run's [`WeightedAdjPayload`], format/runtime.md).
+pub fn encode_hops_with(hops: &[Hop], weighted: bool) -> Result<Vec<u8>> {
     let edges: usize = hops.iter().map(|h| h.src.len()).sum();
-    let payload = AdjPayload {
+    let adj = AdjPayload {
         hops: hops
             .iter()
             .map(|h| HopPayload {
@@ -586,13 +593,49 @@ pub fn encode_hops(hops: &[Hop]) -> Result<Vec<u8>> {
             })
             .collect(),
     };
-    encode_payload(&payload, 8 + hops.len() * 32 + edges * 8)
+    if !weighted {
+        return encode_payload(&adj, 8 + hops.len() * 32 + edges * 8);
+    }
+    if let Some((h, hop)) = hops
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.weights.len() != h.src.len())
+    {
+        return Err(Error::internal(format!(
+            "hop {h} has {} weights for {} edges",
+            hop.weights.len(),
+            hop.src.len()
+        )));
+    }
+    let payload = WeightedAdjPayload {
+        adj,
+        weights: hops.iter().map(|h| Seq::borrowed(&h.weights)).collect(),
+    };
+    encode_payload(&payload, 16 + hops.len() * 40 + edges * 12)
 }
 
 /// Decodes [`encode_hops`] output, checking every length and index.
 pub fn decode_hops(p: &[u8]) -> Result<Vec<Hop>> {
+    decode_hops_with(p, false)
+}
+
+/// Decodes [`encode_hops_with`] output (`weighted`: a LABOR run's, with
+/// weights), checking every length and index.
+pub fn decode_hops_with(p: &[u8], weighted: bool) -> Result<Vec<Hop>> {
     let bad = |what: String| Error::invalid_argument(format!("adj record: {what}"));
-    let adj: AdjPayload = decode_payload(p).map_err(bad)?;
+    let (adj, mut weights): (AdjPayload, Vec<Vec<f32>>) = if weighted {
+        let w: WeightedAdjPayload = decode_payload(p).map_err(bad)?;
+        if w.weights.len() != w.adj.hops.len() {
+            return Err(bad(format!(
+                "weights of {} hops for {} hops",
+                w.weights.len(),
+                w.adj.hops.len()
+            )));
+        }
+        (w.adj, w.weights.into_iter().map(Seq::into_vec).collect())
+    } else {
+        (decode_payload(p).map_err(bad)?, Vec::new())
+    };
     if adj.hops.len() > MAX_RUN_FANOUTS {
         return Err(bad(format!("implausible hop count {}", adj.hops.len())));
     }
@@ -616,12 +659,23 @@ pub fn decode_hops(p: &[u8]) -> Result<Vec<Hop>> {
         {
             return Err(bad(format!("hop {h}: an edge index is out of range")));
         }
+        let w = weights.get_mut(h).map(std::mem::take).unwrap_or_default();
+        if weighted && w.len() != hop.src.len() {
+            return Err(bad(format!(
+                "hop {h}: {} weights for {} edges",
+                w.len(),
+                hop.src.len()
+            )));
+        }
+        if w.iter().any(|x| !x.is_finite() || *x < 0.0) {
+            return Err(bad(format!("hop {h}: a weight is negative or not finite")));
+        }
         hops.push(Hop {
             num_dst: num_dst as usize,
             num_src: num_src as usize,
             src: hop.src.into_vec(),
             dst: hop.dst.into_vec(),
-            weights: Vec::new(),
+            weights: w,
         });
     }
     Ok(hops)

@@ -25,6 +25,7 @@ fn to_train_batch(b: &EpochBatch<'_>, store: &Store, labels: &[i32]) -> Result<T
                 h.src.iter().map(|&x| i64::from(x)).collect(),
                 h.dst.iter().map(|&x| i64::from(x)).collect(),
             );
+            hop.weights = h.weights.clone();
             // Local index i is the batch's i-th sampled id.
             hop.annotate(b.ids, store.schema())?;
             Ok(hop)

@@ -18,6 +18,7 @@ use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes, MemoryPlan};
 use ginex::internals::exec::policy::Policy;
 use ginex::internals::exec::report::ReportJson;
+use ginex::internals::sample::labor::{Sampler, SamplerConfig};
 use ginex::internals::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
@@ -60,6 +61,32 @@ pub struct SamplingArgs {
     /// Run seed (sampling and the per-epoch shuffle of the seeds).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The sampler: neighbor (uniform, GraphSAGE), or layer-neighbor
+    /// sampling labor-0, labor-1, labor-* (one random number per candidate
+    /// vertex shared by the batch's targets: fewer distinct vertices;
+    /// edges carry importance weights).
+    #[arg(long, default_value = "neighbor", value_parser = crate::args::sampler)]
+    pub sampler: Sampler,
+    /// LABOR: the same random number per vertex at every hop.
+    #[arg(long)]
+    pub layer_dependency: bool,
+    /// LABOR: random numbers correlated across this many consecutive
+    /// batches (1 = independent).
+    #[arg(long, default_value_t = 1)]
+    pub batch_dependency: u64,
+}
+
+impl SamplingArgs {
+    /// The sampler and its options, checked.
+    pub fn sampler_config(&self) -> Result<SamplerConfig> {
+        let c = SamplerConfig {
+            sampler: self.sampler,
+            layer_dependency: self.layer_dependency,
+            batch_dependency: self.batch_dependency,
+        };
+        c.check()?;
+        Ok(c)
+    }
 }
 
 /// The data-path flags `ginex epoch` and `ginex train` share: the
@@ -203,6 +230,7 @@ impl DataArgs {
             neighbor_cache_bytes: explicit.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.sampling.batch_size,
             fanouts: self.sampling.fanouts.clone(),
+            sampler: self.sampling.sampler_config()?,
             seed: self.sampling.seed,
             workers: self.workers.unwrap_or_else(default_workers),
             run_dir: self

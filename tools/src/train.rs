@@ -479,6 +479,9 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
             batch_size: args.batch_size,
             fanouts: fanouts.clone(),
             seed: config.seed,
+            sampler: Default::default(),
+            layer_dependency: false,
+            batch_dependency: 1,
         },
         policy: args.policy,
         // Layer-wise inference plans its own memory (no sampled batches).

@@ -12,7 +12,7 @@ use bincode::{Decode, Encode};
 
 use super::{decode_payload, encode_payload, Seq, MAX_RUN_FANOUTS};
 use crate::error::{Error, Result};
-use crate::format::version::{Version, V1_3, V1_4};
+use crate::format::version::{Version, V1_3, V1_4, V1_6};
 
 /// What a runtime file belongs to: its store, its run (seed, epoch,
 /// seed order) and the parameters that shaped it: the `run` payload
@@ -55,6 +55,37 @@ pub struct RunStamp {
     pub reuse_prior: bool,
     /// Per-relation fanouts (v1.4), None for one count per hop.
     pub relation_fanouts: Option<RelationFanoutsStamp>,
+    /// The LABOR sampler the run samples with (v1.6), None for neighbor
+    /// sampling.
+    pub sampler: Option<SamplerStamp>,
+}
+
+/// A LABOR run's sampler: the `sampler` of a v1.6 `run` record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode)]
+pub struct SamplerStamp {
+    /// 1 = `labor-0`, 2 = `labor-1`, 3 = `labor-*`
+    /// (`sample::labor::Sampler::code`).
+    pub sampler: u8,
+    /// `--layer-dependency`.
+    pub layer_dependency: bool,
+    /// `--batch-dependency` (at least 1).
+    pub batch_dependency: u64,
+}
+
+impl SamplerStamp {
+    /// As the flags take it: `labor-0, layer dependency, batch dependency 4`.
+    pub fn describe(&self) -> String {
+        let name = crate::sample::labor::Sampler::from_code(self.sampler)
+            .map_or_else(|| format!("sampler {}", self.sampler), |s| s.to_string());
+        let mut out = name;
+        if self.layer_dependency {
+            out.push_str(" with layer dependency");
+        }
+        if self.batch_dependency > 1 {
+            out.push_str(&format!(", batch dependency {}", self.batch_dependency));
+        }
+        out
+    }
 }
 
 /// The per-relation fanouts a run samples with, bound to its store's
@@ -169,9 +200,16 @@ impl Encode for RunStamp {
         self.changeset_every.encode(e)?;
         self.carry_over.encode(e)?;
         self.reuse_prior.encode(e)?;
-        match &self.relation_fanouts {
-            Some(r) => r.encode(e),
-            None => Ok(()),
+        match (&self.relation_fanouts, &self.sampler) {
+            (Some(r), None) => r.encode(e),
+            (None, None) => Ok(()),
+            (r, Some(s)) => {
+                r.is_some().encode(e)?;
+                if let Some(r) = r {
+                    r.encode(e)?;
+                }
+                s.encode(e)
+            }
         }
     }
 }
@@ -196,6 +234,7 @@ impl<C> Decode<C> for RunStamp {
             carry_over: bool::decode(d)?,
             reuse_prior: bool::decode(d)?,
             relation_fanouts: None,
+            sampler: None,
         })
     }
 }
@@ -213,11 +252,35 @@ impl<C> Decode<C> for RunStampV14 {
 }
 bincode::impl_borrow_decode!(RunStampV14);
 
+/// A v1.6 `run` payload: a v1.3 one, a `bool` and, when true,
+/// `relation_fanouts`, then `sampler`.
+struct RunStampV16(RunStamp);
+
+impl<C> Decode<C> for RunStampV16 {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let mut stamp = <RunStamp as Decode<C>>::decode(d)?;
+        if bool::decode(d)? {
+            stamp.relation_fanouts = Some(RelationFanoutsStamp::decode(d)?);
+        }
+        let sampler = SamplerStamp::decode(d)?;
+        if !(1..=3).contains(&sampler.sampler) || sampler.batch_dependency == 0 {
+            return Err(DecodeError::Other(
+                "a sampler other than 1..=3 or a batch dependency of 0",
+            ));
+        }
+        stamp.sampler = Some(sampler);
+        Ok(RunStampV16(stamp))
+    }
+}
+bincode::impl_borrow_decode!(RunStampV16);
+
 impl RunStamp {
-    /// The version of a runtime file holding this stamp: 1.4 with
-    /// per-relation fanouts, else 1.3.
+    /// The version of a runtime file holding this stamp: 1.6 with a
+    /// LABOR sampler, else 1.4 with per-relation fanouts, else 1.3.
     pub fn version(&self) -> Version {
-        if self.relation_fanouts.is_some() {
+        if self.sampler.is_some() {
+            V1_6
+        } else if self.relation_fanouts.is_some() {
             V1_4
         } else {
             V1_3
@@ -233,7 +296,9 @@ impl RunStamp {
     /// runtime file of format `version` (1.4: with relation fanouts).
     pub fn decode(p: &[u8], path: &Path, base: u64, version: Version) -> Result<RunStamp> {
         let bad = |what: String| Error::corrupt(path, base, format!("run record: {what}"));
-        let stamp: RunStamp = if version >= V1_4 {
+        let stamp: RunStamp = if version >= V1_6 {
+            decode_payload::<RunStampV16>(p).map_err(bad)?.0
+        } else if version >= V1_4 {
             decode_payload::<RunStampV14>(p).map_err(bad)?.0
         } else {
             decode_payload(p).map_err(bad)?
@@ -284,6 +349,11 @@ impl RunStamp {
             ("k", self.changeset_every.to_string()),
             ("carry-over", self.carry_over.to_string()),
             ("reuse prior", self.reuse_prior.to_string()),
+            (
+                "sampler",
+                self.sampler
+                    .map_or_else(|| "neighbor".to_string(), |s| s.describe()),
+            ),
         ]
     }
 
