@@ -255,11 +255,11 @@ impl<'s> LoaderBuilder<'s> {
     }
 
     /// The sampler (neighbor sampling unless told; a LABOR sampler such
-    /// as [`Sampler::Labor0`](crate::sample::labor::Sampler) or a
-    /// [`SamplerConfig`](crate::sample::labor::SamplerConfig) with its
+    /// as [`Sampler::Labor0`](crate::Sampler::Labor0) or a
+    /// [`SamplerConfig`](crate::SamplerConfig) with its
     /// layer and batch dependency): a LABOR batch's hops carry importance
     /// weights ([`Hop::weights`]).
-    pub fn sampler(mut self, sampler: impl Into<crate::sample::labor::SamplerConfig>) -> Self {
+    pub fn sampler(mut self, sampler: impl Into<crate::SamplerConfig>) -> Self {
         self.sampler = sampler.into();
         self
     }

@@ -457,6 +457,9 @@ struct BatchOut {
     /// Per layer, in the loader's order: `[src..., dst...]` (local ids),
     /// the edge count, and `(num_src, num_dst)`.
     layers: Vec<(Vec<i64>, usize, (usize, usize))>,
+    /// Per layer, in the same order: the edges' LABOR weights (None:
+    /// neighbor sampling).
+    weights: Vec<Option<Vec<f32>>>,
     checksum: u32,
 }
 
@@ -469,11 +472,16 @@ fn convert(b: ginex::Batch, input_layer_first: bool, ids: &NodeIds) -> BatchOut 
     };
     // ginex's hops are input layer first; PyG's NeighborLoader counts hops
     // from the seeds outwards (input layer last).
-    let layers: Vec<_> = if input_layer_first {
-        b.hops.iter().map(hop).collect()
+    let ordered: Vec<&ginex::Hop> = if input_layer_first {
+        b.hops.iter().collect()
     } else {
-        b.hops.iter().rev().map(hop).collect()
+        b.hops.iter().rev().collect()
     };
+    let layers: Vec<_> = ordered.iter().map(|h| hop(h)).collect();
+    let weights = ordered
+        .iter()
+        .map(|h| (!h.weights.is_empty()).then(|| h.weights.clone()))
+        .collect();
     BatchOut {
         index: b.index,
         x: b.rows_f32(),
@@ -482,6 +490,7 @@ fn convert(b: ginex::Batch, input_layer_first: bool, ids: &NodeIds) -> BatchOut 
         num_seeds: b.num_seeds,
         y: b.labels.map(|l| l.into_iter().map(i64::from).collect()),
         layers,
+        weights,
         checksum: b.checksum,
     }
 }
@@ -518,8 +527,11 @@ impl Drop for Epoch {
 /// int64 local ids: row 0 the neighbor (source), row 1 the target, both
 /// indexing `ids`), `size` (per layer, `(num_src, num_dst)`), `batch_size`
 /// (the number of seeds), `checksum` (CRC-32 of the rows as stored, the
-/// `checksum` of `ginex epoch --report`), `index` (batch number).
-/// `hetero()`: the typed view of a typed store's batch.
+/// `checksum` of `ginex epoch --report`), `index` (batch number),
+/// `edge_weight` (per layer, float32 importance weights of the edges,
+/// each target's summing to 1, with `sampler="labor-…"`; None per layer
+/// with neighbor sampling). `hetero()`: the typed view of a typed store's
+/// batch.
 #[pyclass(module = "ginex", frozen)]
 struct Batch {
     #[pyo3(get)]
@@ -534,6 +546,8 @@ struct Batch {
     edge_index: Py<PyList>,
     #[pyo3(get)]
     size: Py<PyList>,
+    #[pyo3(get)]
+    edge_weight: Py<PyList>,
     #[pyo3(get)]
     batch_size: usize,
     #[pyo3(get)]
@@ -690,6 +704,13 @@ fn make_batch(
         edge_index.append(a.into_pyarray(py))?;
         size.append((num_src, num_dst))?;
     }
+    let edge_weight = PyList::empty(py);
+    for w in b.weights {
+        match w {
+            Some(w) => edge_weight.append(Array1::from(w).into_pyarray(py))?,
+            None => edge_weight.append(py.None())?,
+        }
+    }
     Ok(Batch {
         index: b.index,
         ids: Array1::from(b.ids).into_pyarray(py).unbind(),
@@ -697,6 +718,7 @@ fn make_batch(
         y: b.y.map(|y| y.into_pyarray(py).unbind()),
         edge_index: edge_index.unbind(),
         size: size.unbind(),
+        edge_weight: edge_weight.unbind(),
         batch_size: b.num_seeds,
         checksum: b.checksum,
         schema,

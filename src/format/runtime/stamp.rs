@@ -434,6 +434,7 @@ pub(super) mod tests {
             carry_over: true,
             reuse_prior: true,
             relation_fanouts: None,
+            sampler: None,
         }
     }
 
@@ -508,6 +509,55 @@ pub(super) mod tests {
             }),
             ..stamp()
         }
+    }
+
+    /// A LABOR run appends a `bool` (relation fanouts follow), then its
+    /// sampler, to the v1.3 payload (the bytes format/runtime.md spells
+    /// out), in a v1.6 file; a v1.6 reader of it gets it back, with or
+    /// without relation fanouts, and refuses a sampler code outside 1..=3.
+    #[test]
+    fn a_labor_sampler_makes_a_v1_6_run_record() {
+        let sampler = SamplerStamp {
+            sampler: 3,
+            layer_dependency: true,
+            batch_dependency: 4,
+        };
+        let s = RunStamp {
+            sampler: Some(sampler),
+            ..stamp()
+        };
+        assert_eq!(s.version(), V1_6);
+        let p = s.encode().unwrap();
+        let v13 = stamp().encode().unwrap();
+        let mut want = v13.clone();
+        want.push(0);
+        want.push(3);
+        want.push(1);
+        want.extend(le(&[4]));
+        assert_eq!(p, want);
+        assert_eq!(p.len(), v13.len() + 11);
+        assert_eq!(RunStamp::decode(&p, Path::new("r"), 0, V1_6).unwrap(), s);
+        let both = RunStamp {
+            sampler: Some(sampler),
+            ..relation_stamp()
+        };
+        let q = both.encode().unwrap();
+        assert_eq!(RunStamp::decode(&q, Path::new("r"), 0, V1_6).unwrap(), both);
+        let mut bad = p.clone();
+        bad[v13.len() + 1] = 9;
+        let err = RunStamp::decode(&bad, Path::new("r"), 0, V1_6)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("run record") && err.contains("sampler"),
+            "{err}"
+        );
+        // A neighbor run's stamp differs from a LABOR run's, by name.
+        let diff = s.differences(&stamp()).join("; ");
+        assert!(
+            diff.contains("sampler: expected neighbor, found labor-* with layer dependency, batch dependency 4"),
+            "{diff}"
+        );
     }
 
     /// Per-relation fanouts append their block to the v1.3 payload (the
