@@ -100,7 +100,7 @@ impl Sampler {
     }
 
     /// The number the runtime `run` record stores (format/runtime.md).
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Sampler::Neighbor => 0,
             Sampler::Labor0 => 1,
@@ -110,7 +110,7 @@ impl Sampler {
     }
 
     /// [`code`](Self::code)'s inverse.
-    pub fn from_code(c: u8) -> Option<Sampler> {
+    pub(crate) fn from_code(c: u8) -> Option<Sampler> {
         Self::ALL.into_iter().find(|s| s.code() == c)
     }
 }
@@ -196,7 +196,7 @@ impl SamplerConfig {
     }
 
     /// The LABOR key of batch `batch` of `epoch` under the run seed.
-    pub fn batch_key(&self, seed: u64, epoch: u64, batch: u64) -> LaborKey {
+    pub(crate) fn batch_key(&self, seed: u64, epoch: u64, batch: u64) -> LaborKey {
         let k = self.batch_dependency.max(1);
         let group = |g: u64| stream_seed(seed, PURPOSE_LABOR, stream_seed(seed, epoch, g));
         let g = batch / k;
