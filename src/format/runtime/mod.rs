@@ -480,6 +480,17 @@ mod tests {
         want.extend(le(&[2]));
         want.extend([0u32, 0].iter().flat_map(|x| x.to_le_bytes()));
         assert_eq!(encode_payload(&adj, 0).unwrap(), want);
+        // v1.6 (LABOR): the hop count again, then each hop's weights.
+        let weighted = WeightedAdjPayload {
+            adj: adj.clone(),
+            weights: vec![Seq::borrowed(&[0.25f32, 0.75])],
+        };
+        want.extend(le(&[1, 2]));
+        want.extend([0.25f32, 0.75].iter().flat_map(|x| x.to_le_bytes()));
+        let p = encode_payload(&weighted, 0).unwrap();
+        assert_eq!(p, want);
+        assert_eq!(decode_payload::<WeightedAdjPayload>(&p).unwrap(), weighted);
+        assert!(decode_payload::<AdjPayload>(&p).is_err());
     }
 
     proptest! {
