@@ -362,6 +362,9 @@ pub(crate) struct Solved {
 impl Solved {
     /// The probability that group `g` keeps its `m`-th candidate.
     pub fn p(&self, g: usize, m: usize) -> f64 {
+        if !self.c[g].is_finite() {
+            return 1.0;
+        }
         (self.c[g] * self.pi[self.members[g][m] as usize]).min(1.0)
     }
 }
@@ -369,11 +372,16 @@ impl Solved {
 /// Solves `c` and `π` for `groups` with `iterations` fixed-point
 /// iterations (module docs).
 pub(crate) fn solve(groups: &[Group<'_>], iterations: usize) -> Solved {
-    // Dense index of every distinct candidate.
+    // Dense index of every distinct candidate of a group that samples
+    // (`0 < k < d`); a group that keeps all its candidates needs no `π`.
     let mut index: FxMap<u64, u32> = FxMap::default();
     let mut members: Vec<Vec<u32>> = Vec::with_capacity(groups.len());
     let mut ids: Vec<u64> = Vec::new();
     for g in groups {
+        if g.k < 0 || g.k as usize >= g.candidates.len() {
+            members.push(Vec::new());
+            continue;
+        }
         let m = g
             .candidates
             .iter()
@@ -448,6 +456,13 @@ pub(crate) fn labor_draw(
         out.starts.push(out.flat.len());
         let start = out.flat.len();
         while g < groups.len() && groups[g].target == i {
+            if !solved.c[g].is_finite() {
+                out.flat.extend_from_slice(groups[g].candidates);
+                out.weights
+                    .extend(std::iter::repeat_n(1.0f32, groups[g].candidates.len()));
+                g += 1;
+                continue;
+            }
             for (m, (&t, &j)) in groups[g]
                 .candidates
                 .iter()
