@@ -175,6 +175,7 @@ pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};
 pub use progress::{NoProgress, Progress};
 pub use sample::fanouts::Fanouts;
+pub use sample::labor::{Sampler, SamplerConfig};
 pub use sample::link::{LinkLabels, NegMode};
 pub use sample::sampler::Hop;
 pub use sample::typed::{TypedBatch, TypedEdges, TypedNodes};

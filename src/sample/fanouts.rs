@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::format::runtime::{RelationFanoutsStamp, MAX_RUN_FANOUTS};
 use crate::format::schema::Schema;
 use crate::rng::Wyrand;
+use crate::sample::labor::SamplerConfig;
 
 /// The key of the entry that covers every relation not named.
 pub const OTHER_RELATIONS: &str = "*";
@@ -399,9 +400,10 @@ impl RelationFanouts {
                     .collect()
             })
             .collect();
-        Ok(ResolvedFanouts(Resolved::PerRelation(PerRelation::new(
-            schema, hops,
-        ))))
+        Ok(ResolvedFanouts(
+            Resolved::PerRelation(PerRelation::new(schema, hops)),
+            SamplerConfig::default(),
+        ))
     }
 }
 
@@ -497,9 +499,11 @@ impl<'de> serde::Deserialize<'de> for Fanouts {
 
 /// Fanouts bound to a store: what the sampler draws with
 /// ([`Fanouts::resolve`]; a plain `Vec<i64>` converts to one list for
-/// all relations).
+/// all relations), with the sampler that draws them
+/// ([`with_sampler`](ResolvedFanouts::with_sampler); neighbor sampling
+/// unless told).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedFanouts(Resolved);
+pub struct ResolvedFanouts(Resolved, SamplerConfig);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Resolved {
@@ -554,17 +558,77 @@ impl PerRelation {
 
 impl From<Vec<i64>> for ResolvedFanouts {
     fn from(f: Vec<i64>) -> Self {
-        ResolvedFanouts(Resolved::Uniform(f))
+        ResolvedFanouts(Resolved::Uniform(f), SamplerConfig::default())
     }
 }
 
 impl From<&[i64]> for ResolvedFanouts {
     fn from(f: &[i64]) -> Self {
-        ResolvedFanouts(Resolved::Uniform(f.to_vec()))
+        ResolvedFanouts(Resolved::Uniform(f.to_vec()), SamplerConfig::default())
     }
 }
 
 impl ResolvedFanouts {
+    /// These fanouts drawn by `sampler` (checked: LABOR options only with
+    /// a LABOR sampler).
+    pub fn with_sampler(self, sampler: impl Into<SamplerConfig>) -> Result<Self> {
+        let sampler = sampler.into();
+        sampler.check()?;
+        Ok(ResolvedFanouts(self.0, sampler))
+    }
+
+    /// The sampler that draws these fanouts.
+    pub fn sampler(&self) -> SamplerConfig {
+        self.1
+    }
+
+    /// What a LABOR runtime file's `run` record holds of the sampler
+    /// (None: neighbor sampling).
+    pub fn sampler_stamp(&self) -> Option<crate::format::runtime::SamplerStamp> {
+        let s = self.1;
+        (!s.is_neighbor()).then_some(crate::format::runtime::SamplerStamp {
+            sampler: s.sampler.code(),
+            layer_dependency: s.layer_dependency,
+            batch_dependency: s.batch_dependency,
+        })
+    }
+
+    /// Calls `group(run, k)` for each candidate group of target `v`'s
+    /// in-list `list` at hop `hop` (LABOR): the whole list with the hop's
+    /// count, or each relation run of a typed store's list with its
+    /// relation's count (relations with count 0 left out).
+    pub(crate) fn groups(
+        &self,
+        hop: usize,
+        v: u64,
+        list: &[u64],
+        mut group: impl FnMut(Range<usize>, i64),
+    ) {
+        match &self.0 {
+            Resolved::Uniform(f) => {
+                let k = f.get(hop).copied().unwrap_or(0);
+                if k != 0 {
+                    group(0..list.len(), k);
+                }
+            }
+            Resolved::PerRelation(p) => {
+                let t = p.types.partition_point(|(end, _)| *end <= v);
+                let (Some((_, inputs)), Some(counts)) = (p.types.get(t), p.hops.get(hop)) else {
+                    return;
+                };
+                for (r, src) in inputs {
+                    let k = counts.get(*r).copied().unwrap_or(0);
+                    if k == 0 {
+                        continue;
+                    }
+                    let lo = list.partition_point(|&u| u < src.start);
+                    let hi = list.partition_point(|&u| u < src.end);
+                    group(lo..hi, k);
+                }
+            }
+        }
+    }
+
     /// Hops sampled.
     pub fn num_hops(&self) -> usize {
         match &self.0 {

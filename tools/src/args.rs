@@ -22,6 +22,11 @@ pub fn eval_fanouts(s: &str) -> Result<Fanouts, String> {
     Fanouts::parse_as(s, "--eval-fanouts").map_err(|e| e.to_string())
 }
 
+/// Parses `--sampler`.
+pub fn sampler(s: &str) -> Result<ginex::internals::sample::labor::Sampler, String> {
+    ginex::internals::sample::labor::Sampler::parse(s).map_err(|e| e.to_string())
+}
+
 /// Fanouts for a human: `[10, 10, 10]` (as these lines always showed one
 /// list for all), or the per-relation text.
 pub fn show_fanouts(f: &Fanouts) -> String {

@@ -130,7 +130,10 @@ fn epoch_sampler<'a>(
     a: &SamplingArgs,
     epoch: u64,
 ) -> Result<EpochSampler<'a>> {
-    let fanouts = a.fanouts.resolve(store.schema())?;
+    let fanouts = a
+        .fanouts
+        .resolve(store.schema())?
+        .with_sampler(a.sampler_config()?)?;
     EpochSampler::new(src, train, a.batch_size, fanouts, a.seed, epoch)
 }
 
@@ -218,6 +221,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 batch_size: a.batch_size as u64,
                 fanouts,
                 relation_fanouts,
+                sampler: sampler.fanouts.sampler_stamp(),
                 carry_over: false,
                 // A lone superbatch from an empty cache: no prior is used.
                 reuse_prior: false,

@@ -331,7 +331,7 @@ fn options(
             model.model.name()
         )));
     }
-    let mut data_cfg = data.unplanned(store);
+    let mut data_cfg = data.unplanned(store)?;
     let model_cfg = TrainConfig {
         model: model.model,
         hidden: model.hidden,
@@ -588,6 +588,9 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
             batch_size: args.batch_size,
             fanouts: fanouts.clone(),
             seed: config.seed,
+            sampler: Default::default(),
+            layer_dependency: false,
+            batch_dependency: 1,
         },
         policy: args.policy,
         // Layer-wise inference plans its own memory (no sampled batches).
@@ -621,7 +624,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         None => ids.user_order(),
         Some(path) => crate::read_node_ids(&ids, path)?,
     };
-    let mut data_cfg = data.unplanned(&store);
+    let mut data_cfg = data.unplanned(&store)?;
     let tables = per_node_tables_bytes(&store, false);
     if args.layerwise {
         // Layer-wise inference plans its own buffers within --memory.
