@@ -743,7 +743,7 @@ mod tests {
             "page_companions": g.page_companions,
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
-            "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers,
+            "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
         });
         want["crc_checked"] = json!(true);
         want["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});
