@@ -142,6 +142,18 @@ cat >"$corpus_root/checkpoint_meta/meta.json" <<'JSON'
  "best_epoch": 3, "best_valid_acc": 0.71, "best_test_acc": null, "evals_since_best": 1,
  "complete": false, "stopped_early": false, "fanouts": [10, 5], "store_manifest_crc": 123}
 JSON
+# Format 3: the weights record and the run identity (a CRC-32 of the
+# identity keys: the fuzzer finds the mutations that keep it matching
+# through its comparison tracing).
+cat >"$corpus_root/checkpoint_meta/meta3.json" <<'JSON'
+{"format": 3, "epoch": 2, "model": "sage", "hidden": 8, "layers": 2, "seed": 1,
+ "store_manifest_crc": 7, "store_nodes": 40, "in_dim": 3, "classes": 2,
+ "weights": {"bytes": 4096, "crc32": 3735928559}, "run_identity": 0,
+ "best_epoch": 1, "complete": false}
+JSON
+cat >"$corpus_root/checkpoint_meta/weights-only.json" <<'JSON'
+{"epoch": 1, "weights": {"bytes": 0, "crc32": 0}}
+JSON
 printf 'epoch-00004\n' >"$corpus_root/checkpoint_meta/LATEST"
 printf 'src,dst\n0,1\n1,2\n' >"$corpus_root/text_edges/csv"
 printf '\xef\xbb\xbf# comment\n%% mm\n0\t1\t0.5\r\n2\t3\n' >"$corpus_root/text_edges/tsv"

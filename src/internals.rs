@@ -23,6 +23,8 @@ pub mod inspect;
 #[allow(unsafe_code)]
 #[path = "io/mod.rs"]
 pub mod io;
+#[path = "link_metrics.rs"]
+pub mod link_metrics;
 #[path = "sample/mod.rs"]
 pub mod sample;
 #[path = "size.rs"]

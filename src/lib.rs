@@ -123,6 +123,7 @@
 //!   its batches through a bounded channel.
 //! * `train` — models and the trainer loop on tch (cargo feature `train`).
 //! * `checkpoint_meta` — the trainer's checkpoint metadata, parsed without tch.
+//! * `link_metrics` — link-prediction metrics (AUC, AP, MRR, Hits@K), without tch.
 //! * `verify` — verification of any file ginex writes, by its kind.
 //! * [`progress`], `size`, `rng`, `hash` — progress reporting to a sink
 //!   the application installs, byte-size parsing, seeded random streams,
@@ -148,7 +149,7 @@ pub(crate) use internals::{
     cache, error, exec, export, format, import, inspect, io, sample, size, store,
 };
 #[cfg(feature = "train")]
-pub(crate) use internals::{checkpoint_meta, train};
+pub(crate) use internals::{checkpoint_meta, link_metrics, train};
 
 // Internal only.
 pub(crate) mod hash;
@@ -174,6 +175,7 @@ pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};
 pub use progress::{NoProgress, Progress};
 pub use sample::fanouts::Fanouts;
+pub use sample::labor::{Sampler, SamplerConfig};
 pub use sample::link::{LinkLabels, NegMode};
 pub use sample::sampler::Hop;
 pub use sample::typed::{TypedBatch, TypedEdges, TypedNodes};

@@ -222,6 +222,7 @@ enum Memory {
 pub struct LoaderBuilder<'s> {
     store: &'s Store,
     fanouts: Fanouts,
+    sampler: crate::sample::labor::SamplerConfig,
     batch_size: usize,
     policy: Policy,
     memory: Option<Memory>,
@@ -256,6 +257,16 @@ impl<'s> LoaderBuilder<'s> {
     /// store's schema by [`build`](Self::build).
     pub fn relation_fanouts(mut self, fanouts: Fanouts) -> Self {
         self.fanouts = fanouts;
+        self
+    }
+
+    /// The sampler (neighbor sampling unless told; a LABOR sampler such
+    /// as [`Sampler::Labor0`](crate::Sampler::Labor0) or a
+    /// [`SamplerConfig`](crate::SamplerConfig) with its
+    /// layer and batch dependency): a LABOR batch's hops carry importance
+    /// weights ([`Hop::weights`]).
+    pub fn sampler(mut self, sampler: impl Into<crate::SamplerConfig>) -> Self {
+        self.sampler = sampler.into();
         self
     }
 
@@ -487,6 +498,7 @@ impl<'s> LoaderBuilder<'s> {
             neighbor_cache_bytes: self.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.batch_size,
             fanouts: self.fanouts.clone(),
+            sampler: self.sampler,
             seed: self.seed,
             epoch: self.epoch,
             workers: self.workers.unwrap_or_else(default_workers),
@@ -670,6 +682,7 @@ impl Loader {
         LoaderBuilder {
             store,
             fanouts: defaults.fanouts,
+            sampler: defaults.sampler,
             batch_size: defaults.batch_size,
             policy: defaults.cache.policy(),
             memory: None,

@@ -82,6 +82,8 @@ fn options(
         early_stop: None,
         device: tch::Device::Cpu,
         target_type: None,
+        neg: 1,
+        neg_sampling: Default::default(),
     }
 }
 
@@ -1176,6 +1178,150 @@ fn relational_training_takes_per_relation_fanouts() {
     assert!(
         !out.status.success() && err.contains("--eval-fanouts") && err.contains("citez"),
         "{err}"
+    );
+}
+
+/// Reads a little-endian `<f4` .npy written by `NpyWriter`: its shape and
+/// values.
+fn read_f32_npy(path: &std::path::Path) -> (Vec<u64>, Vec<f32>) {
+    let npy = ginex::internals::import::npy::NpyFile::open(path).unwrap();
+    let (mut raw, mut values) = (Vec::new(), Vec::new());
+    npy.read_f32(0, npy.len() as usize, &mut raw, &mut values)
+        .unwrap();
+    (npy.header.shape.clone(), values)
+}
+
+/// `ginex train --task link` end to end on a homophilous synthetic store
+/// without held-out edges (every edge trains): the epochs log pair
+/// accuracy and a falling loss, the checkpoint records the task and the
+/// decoder, and `predict --task link` writes every node's embedding and
+/// scores given pairs with the decoder, edges well above random pairs;
+/// mismatched flags and bad pairs are refused with the reason.
+#[test]
+fn link_training_learns_edges_and_predict_scores_pairs() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let p = SynthParams {
+        nodes: 600,
+        avg_degree: 6.0,
+        dim: 8,
+        classes: 8,
+        seed: 4,
+        split: [0.4, 0.2, 0.2],
+        feature_noise: 0.3,
+        ..SynthParams::default()
+    };
+    generate_store(&p, &dir.path().join("g"), &NoProgress).unwrap();
+    let store = Store::open(dir.path().join("g")).unwrap();
+    // `ginex ARGS` in the test directory: success, stdout, stderr.
+    let ginex = |args: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+            .args(args.split_whitespace())
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, stdout, stderr) = ginex(
+        "train g --task link --decoder dot --neg 2 --model gcn --hidden 16 --fanouts 5,5 \
+         --batch-size 100 --epochs 4 --lr 0.01 --dropout 0 --device cpu --workers 1 \
+         --policy ginex --run-dir runs --checkpoint ckpt",
+    );
+    assert!(ok, "{stderr}");
+    let epochs: Vec<&str> = stdout.lines().filter(|l| l.starts_with("epoch ")).collect();
+    assert_eq!(epochs.len(), 4, "{stdout}");
+    assert!(
+        epochs
+            .iter()
+            .all(|l| l.contains(", train pair acc ") && l.contains(" pairs/s")),
+        "{stdout}"
+    );
+    let loss = |l: &str| -> f64 {
+        let after = l.split("loss ").nth(1).unwrap();
+        after.split(',').next().unwrap().parse().unwrap()
+    };
+    assert!(loss(epochs[3]) < loss(epochs[0]), "{stdout}");
+    let latest = std::fs::read_to_string(dir.path().join("ckpt/LATEST")).unwrap();
+    let meta: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join(format!("ckpt/{}.json", latest.trim()))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["task"], "link");
+    assert_eq!(meta["decoder"], "dot");
+    assert_eq!(meta["classes"], 16, "the embedding width");
+
+    // Pairs: 150 edges of the graph, then 150 random pairs.
+    let mut pairs: Vec<i64> = Vec::new();
+    for v in 0..store.num_nodes() {
+        for u in store.in_neighbors(v).unwrap() {
+            if pairs.len() < 300 {
+                pairs.extend([u as i64, v as i64]);
+            }
+        }
+    }
+    let mut x = 12345u64;
+    while pairs.len() < 600 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        pairs.push(((x >> 33) % store.num_nodes()) as i64);
+    }
+    let npy = common::npy_bytes("<i8", "(300, 2)", &common::i64_bytes(&pairs));
+    std::fs::write(dir.path().join("pairs.npy"), npy).unwrap();
+    let (ok, stdout, stderr) = ginex(
+        "predict g --checkpoint ckpt --task link --embeddings z.npy --score pairs.npy \
+         --out scores.npy --device cpu",
+    );
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("wrote z.npy (600 nodes x 16 values)"),
+        "{stdout}"
+    );
+    let (shape, z) = read_f32_npy(&dir.path().join("z.npy"));
+    assert_eq!(shape, vec![600, 16]);
+    assert!(z.iter().all(|x| x.is_finite()));
+    let (shape, scores) = read_f32_npy(&dir.path().join("scores.npy"));
+    assert_eq!(shape, vec![300]);
+    // The scores are the decoder's: the dot product of the embeddings.
+    let row = |v: i64| &z[v as usize * 16..(v as usize + 1) * 16];
+    let dot: f32 = row(pairs[0])
+        .iter()
+        .zip(row(pairs[1]))
+        .map(|(a, b)| a * b)
+        .sum();
+    assert!((dot - scores[0]).abs() < 1e-3 * dot.abs().max(1.0));
+    let auc = ginex::internals::link_metrics::roc_auc(&scores[..150], &scores[150..])
+        .unwrap()
+        .unwrap();
+    eprintln!("AUC of 150 edges against 150 random pairs: {auc}");
+    assert!(
+        auc > 0.8,
+        "edges should score above random pairs: AUC {auc}"
+    );
+
+    // Mismatched flags and bad pairs are refused with the reason.
+    let (ok, _, stderr) = ginex("predict g --checkpoint ckpt --task node --out l.npy");
+    assert!(
+        !ok && stderr.contains("trained for --task link"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = ginex("predict g --checkpoint ckpt --score pairs.npy");
+    assert!(!ok && stderr.contains("give both or neither"), "{stderr}");
+    let npy = common::npy_bytes("<i8", "(1, 2)", &common::i64_bytes(&[3, 600]));
+    std::fs::write(dir.path().join("bad.npy"), npy).unwrap();
+    let (ok, _, stderr) = ginex("predict g --checkpoint ckpt --score bad.npy --out s2.npy");
+    assert!(
+        !ok && stderr.contains("bad.npy") && stderr.contains("600"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = ginex("train g --neg 3 --epochs 1 --device cpu");
+    assert!(
+        !ok && stderr.contains("--neg 3 is for --task link"),
+        "{stderr}"
     );
 }
 

@@ -27,6 +27,7 @@ use link::{LinkArrays, LinkOut};
 
 use ginex::internals::format::schema::Schema;
 use ginex::internals::sample::fanouts::Fanouts;
+use ginex::internals::sample::labor::Sampler;
 use ginex::{Dtype, Error, FilesImport, NegMode, NodeIds, Policy, Split, Store, TypedBatch};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
@@ -459,6 +460,9 @@ struct BatchOut {
     /// Per layer, in the loader's order: `[src..., dst...]` (local ids),
     /// the edge count, and `(num_src, num_dst)`.
     layers: Vec<(Vec<i64>, usize, (usize, usize))>,
+    /// Per layer, in the same order: the edges' LABOR weights (None:
+    /// neighbor sampling).
+    weights: Vec<Option<Vec<f32>>>,
     checksum: u32,
     /// A link batch's labels.
     link: Option<LinkOut>,
@@ -473,11 +477,16 @@ fn convert(b: ginex::Batch, input_layer_first: bool, ids: &NodeIds, mode: NegMod
     };
     // ginex's hops are input layer first; PyG's NeighborLoader counts hops
     // from the seeds outwards (input layer last).
-    let layers: Vec<_> = if input_layer_first {
-        b.hops.iter().map(hop).collect()
+    let ordered: Vec<&ginex::Hop> = if input_layer_first {
+        b.hops.iter().collect()
     } else {
-        b.hops.iter().rev().map(hop).collect()
+        b.hops.iter().rev().collect()
     };
+    let layers: Vec<_> = ordered.iter().map(|h| hop(h)).collect();
+    let weights = ordered
+        .iter()
+        .map(|h| (!h.weights.is_empty()).then(|| h.weights.clone()))
+        .collect();
     BatchOut {
         index: b.index,
         x: b.rows_f32(),
@@ -486,6 +495,7 @@ fn convert(b: ginex::Batch, input_layer_first: bool, ids: &NodeIds, mode: NegMod
         num_seeds: b.num_seeds,
         y: b.labels.map(|l| l.into_iter().map(i64::from).collect()),
         layers,
+        weights,
         checksum: b.checksum,
         link: b.link.as_ref().map(|l| LinkOut::of(l, mode)),
     }
@@ -525,14 +535,17 @@ impl Drop for Epoch {
 /// int64 local ids: row 0 the neighbor (source), row 1 the target, both
 /// indexing `ids`), `size` (per layer, `(num_src, num_dst)`), `batch_size`
 /// (the number of seeds), `checksum` (CRC-32 of the rows as stored, the
-/// `checksum` of `ginex epoch --report`), `index` (batch number).
-/// `hetero()`: the typed view of a typed store's batch. A link batch
-/// (`ginex.LinkLoader`) also has, as PyG's `LinkNeighborLoader`, indices
-/// into `ids`: in binary mode `edge_label_index` ((2, P(1+K)) int64: the P
-/// positives, then the P×K negatives, each negative's source its
-/// positive's) and `edge_label` (float32, 1 then 0); in triplet mode
-/// `src_index`, `dst_pos_index` (P each) and `dst_neg_index` ((P, K)); the
-/// fields of the other mode, and all of them on a node batch, are None.
+/// `checksum` of `ginex epoch --report`), `index` (batch number),
+/// `edge_weight` (per layer, float32 importance weights of the edges,
+/// each target's summing to 1, with `sampler="labor-…"`; None per layer
+/// with neighbor sampling). `hetero()`: the typed view of a typed store's
+/// batch. A link batch (`ginex.LinkLoader`) also has, as PyG's
+/// `LinkNeighborLoader`, indices into `ids`: in binary mode
+/// `edge_label_index` ((2, P(1+K)) int64: the P positives, then the P×K
+/// negatives, each negative's source its positive's) and `edge_label`
+/// (float32, 1 then 0); in triplet mode `src_index`, `dst_pos_index` (P
+/// each) and `dst_neg_index` ((P, K)); the fields of the other mode, and
+/// all of them on a node batch, are None.
 #[pyclass(module = "ginex", frozen)]
 struct Batch {
     #[pyo3(get)]
@@ -547,6 +560,8 @@ struct Batch {
     edge_index: Py<PyList>,
     #[pyo3(get)]
     size: Py<PyList>,
+    #[pyo3(get)]
+    edge_weight: Py<PyList>,
     #[pyo3(get)]
     batch_size: usize,
     #[pyo3(get)]
@@ -642,6 +657,7 @@ impl Batch {
                 num_src,
                 src: local(0)?,
                 dst: local(1)?,
+                weights: Vec::new(),
             });
         }
         if !this.input_layer_first {
@@ -713,6 +729,13 @@ fn make_batch(
         size.append((num_src, num_dst))?;
     }
     let link = LinkArrays::wrap(py, b.link)?;
+    let edge_weight = PyList::empty(py);
+    for w in b.weights {
+        match w {
+            Some(w) => edge_weight.append(Array1::from(w).into_pyarray(py))?,
+            None => edge_weight.append(py.None())?,
+        }
+    }
     Ok(Batch {
         index: b.index,
         ids: Array1::from(b.ids).into_pyarray(py).unbind(),
@@ -720,6 +743,7 @@ fn make_batch(
         y: b.y.map(|y| y.into_pyarray(py).unbind()),
         edge_index: edge_index.unbind(),
         size: size.unbind(),
+        edge_weight: edge_weight.unbind(),
         batch_size: b.num_seeds,
         checksum: b.checksum,
         edge_label_index: link.edge_label_index,
@@ -812,6 +836,7 @@ impl Epoch {
 #[derive(Clone)]
 struct LoaderArgs {
     fanouts: Fanouts,
+    sampler: Sampler,
     batch_size: usize,
     policy: Policy,
     split: Split,
@@ -831,6 +856,7 @@ impl LoaderArgs {
     fn builder<'s>(&self, store: &'s Store, epoch: u64) -> ginex::LoaderBuilder<'s> {
         let mut b = ginex::Loader::builder(store)
             .relation_fanouts(self.fanouts.clone())
+            .sampler(self.sampler)
             .batch_size(self.batch_size)
             .policy(self.policy)
             .split(self.split)
@@ -907,7 +933,7 @@ impl Loader {
     #[pyo3(signature = (store, fanouts, batch_size=1000, policy="ginex", memory=None,
         superbatch=None, seed=0, split="train", shuffle=true, epoch=0, max_batches=None,
         workers=None, run_dir=None, input_layer_first=false, seeds=None, neg=None,
-        neg_mode="binary", undirected=false))]
+        neg_mode="binary", undirected=false, sampler="neighbor"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -929,6 +955,7 @@ impl Loader {
         neg: Option<usize>,
         neg_mode: &str,
         undirected: bool,
+        sampler: &str,
     ) -> PyResult<Self> {
         let (store, ids): (Store, Arc<NodeIds>) = match store.cast::<PyStore>() {
             Ok(s) => (s.get().store.clone(), s.get().ids.clone()),
@@ -962,6 +989,7 @@ impl Loader {
             .transpose()?;
         let args = LoaderArgs {
             fanouts,
+            sampler: Sampler::parse(sampler).map_err(|e| arg_err("sampler", e))?,
             batch_size: batch_size as usize,
             policy: Policy::parse(policy).map_err(|e| arg_err("policy", e))?,
             split: Split::parse(split).map_err(|e| arg_err("split", e))?,

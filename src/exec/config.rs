@@ -21,6 +21,8 @@ pub struct EpochConfig {
     pub batch_size: usize,
     /// Fanouts: one count per hop for all relations, or per relation.
     pub fanouts: crate::sample::fanouts::Fanouts,
+    /// The sampler that draws them (neighbor sampling unless told).
+    pub sampler: crate::sample::labor::SamplerConfig,
     /// Run seed.
     pub seed: u64,
     /// Epoch number.
@@ -218,6 +220,7 @@ impl Default for EpochConfig {
             neighbor_cache_bytes: 0,
             batch_size: 1000,
             fanouts: crate::sample::fanouts::Fanouts::default(),
+            sampler: Default::default(),
             seed: 0,
             epoch: 0,
             workers: default_workers(),

@@ -152,7 +152,7 @@ impl Trace {
             (path.to_path_buf(), &self.ids),
             (offsets_path(path), &self.offsets),
         ] {
-            let mut w = NpyWriter::create(&p, "<u8", &[])?;
+            let mut w = NpyWriter::create_output(&p, "<u8", &[])?;
             let mut bytes = Vec::with_capacity(1 << 20);
             for chunk in values.chunks(1 << 17) {
                 bytes.clear();

@@ -88,7 +88,10 @@ pub(crate) fn make_sampler<'s>(
     train: &[u64],
     link: Option<&LinkEpoch>,
 ) -> Result<EpochSampler<'s>> {
-    let fanouts = config.fanouts.resolve(store.schema())?;
+    let fanouts = config
+        .fanouts
+        .resolve(store.schema())?
+        .with_sampler(config.sampler)?;
     if let Some(link) = link {
         return EpochSampler::link(
             source,

@@ -71,7 +71,7 @@ use crate::inspect::superbatch::{
     precompute_changesets, sample_superbatch, OwnedFiles, RunParams, SampledRecord,
     SampledSuperbatch, SuperbatchReader, SuperbatchSpec,
 };
-use crate::sample::sampler::{decode_hops, EpochSampler};
+use crate::sample::sampler::{decode_hops_with, EpochSampler};
 use crate::store::gather::{GatherOptions, GatherStats};
 use crate::store::Store;
 
@@ -207,6 +207,7 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
         batch_size: config.batch_size as u64,
         fanouts,
         relation_fanouts,
+        sampler: run.sampler.fanouts.sampler_stamp(),
         carry_over: ginex.carry_over,
         reuse_prior: ginex.reuse_prior,
         link: run.sampler.link.as_ref().map(|l| LinkStamp {
@@ -775,7 +776,7 @@ impl Executor<'_, '_, '_> {
         }
         let rb = self.row_bytes;
         let b = p.spec.first_batch + i as u64;
-        let hops = decode_hops(&rec.adj)?;
+        let hops = decode_hops_with(&rec.adj, p.spec.run.sampler.is_some())?;
         let num_seeds = hops.last().map_or(rec.ids.len(), |h| h.num_dst);
         if let Some(l) = &rec.link {
             l.check(num_seeds, &format!("link record of batch {b}"))

@@ -363,7 +363,7 @@ impl NodeTables<'_> {
                 dir.write_npy(&rel, dtype, &shape, |npy| match *key {
                     "feat" => write_features(src, npy, (first, count), self.layout, descr, b),
                     "label" => match &self.labels {
-                        Some(t) => write_labels(t, npy, first, count),
+                        Some(t) => write_labels(t, src.store().num_classes(), npy, first, count),
                         None => Ok(()),
                     },
                     ORIG_ID_KEY => match &self.orig {

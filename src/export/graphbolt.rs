@@ -265,7 +265,7 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
     let labels = src.table(FileKind::Labels)?;
     if let Some(t) = &labels {
         dir.write_npy("data/label.npy", "<i8", &[n], |npy| {
-            write_labels(t, npy, 0, n)
+            write_labels(t, store.num_classes(), npy, 0, n)
         })?;
         features.push_str(&feature_yaml("label", "data/label.npy"));
     }

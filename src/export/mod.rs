@@ -273,8 +273,20 @@ pub fn write_features(
 }
 
 /// Streams labels `first..first + count` into `npy` as `<i8` (-1 = missing).
-pub fn write_labels(labels: &Table, npy: &mut NpyOut, first: u64, count: u64) -> Result<()> {
-    write_as_i64(labels, npy, first, count, |_, l: i32| Ok(i64::from(l)))
+pub fn write_labels(
+    labels: &Table,
+    num_classes: u32,
+    npy: &mut NpyOut,
+    first: u64,
+    count: u64,
+) -> Result<()> {
+    // The label rule verify, train and the loaders apply: an export never
+    // passes on a label they refuse.
+    write_as_i64(labels, npy, first, count, |node, l: i32| {
+        crate::format::tables::check_label(node, l, num_classes)
+            .map_err(|why| Error::corrupt(labels.path(), labels.payload_offset(node, 4), why))?;
+        Ok(i64::from(l))
+    })
 }
 
 /// Streams original ids `first..first + count` into `npy` as `<i8`.

@@ -263,6 +263,11 @@ impl Table {
         &self.path
     }
 
+    /// The file offset of value `index` of `width` bytes (for errors).
+    pub fn payload_offset(&self, index: u64, width: u64) -> u64 {
+        self.start + index.saturating_mul(width)
+    }
+
     /// Appends the fixed-width values of the nodes `nodes` (`i32` labels,
     /// `u64` original ids: see [`TableValue`]), as
     /// [`Store::read_feature_range`] appends their rows; `raw` is a

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
-use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_3, V1_6};
+use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_3, V1_6, V1_7};
 use crate::format::PAGE_SIZE;
 
 /// PNG-style magic: a high byte, the name, CR LF, DOS EOF, LF.
@@ -142,6 +142,7 @@ impl FileKind {
             FileKind::NeighborCache => V1_1,
             FileKind::RunSamples | FileKind::RunChanges | FileKind::Schema => V1_3,
             FileKind::EdgeSplits => V1_6,
+            FileKind::FeaturePages => V1_7,
             _ => V1_0,
         }
     }

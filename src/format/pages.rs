@@ -4,8 +4,30 @@
 //! `PAGE_SIZE / row_bytes` to a page and never straddle a page; larger rows
 //! start on a page boundary and take `ceil(row_bytes / PAGE_SIZE)` pages.
 
+use std::path::Path;
+
 use crate::error::{Error, Result};
+use crate::format::bytes::le_u32;
+use crate::format::header::HEADER_SIZE;
+use crate::format::version::{Version, V1_7};
 use crate::format::PAGE_SIZE;
+
+/// File offset of the layout record in the `features.pages` header (from
+/// v1.7; format/features.md, "The layout record"): right after the common
+/// header. Its fields:
+pub const LAYOUT_RECORD_OFFSET: usize = HEADER_SIZE;
+/// The row format's elements per row (`u32`).
+pub const LAYOUT_DIM_OFFSET: usize = LAYOUT_RECORD_OFFSET;
+/// The row format's dtype code (`u8`, as the manifest's).
+pub const LAYOUT_DTYPE_OFFSET: usize = LAYOUT_DIM_OFFSET + 4;
+/// Reserved, zero (3 bytes).
+pub const LAYOUT_RESERVED_OFFSET: usize = LAYOUT_DTYPE_OFFSET + 1;
+/// Length of the reserved bytes.
+pub const LAYOUT_RESERVED_LEN: usize = 3;
+/// CRC-32 of the record's first 8 bytes (`u32`).
+pub const LAYOUT_CRC_OFFSET: usize = LAYOUT_RESERVED_OFFSET + LAYOUT_RESERVED_LEN;
+/// End of the record: the header padding (zero) starts here.
+pub const LAYOUT_RECORD_END: usize = LAYOUT_CRC_OFFSET + 4;
 
 /// Element type of the feature rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -122,6 +144,74 @@ pub struct RowLocation {
 }
 
 impl FeatureLayout {
+    /// The layout record of a v1.7 `features.pages` header: the bytes at
+    /// file offsets [`LAYOUT_RECORD_OFFSET`]..[`LAYOUT_RECORD_END`].
+    pub fn encode_record(&self) -> [u8; LAYOUT_RECORD_END - LAYOUT_RECORD_OFFSET] {
+        let mut head = Vec::with_capacity(LAYOUT_RECORD_END - LAYOUT_RECORD_OFFSET);
+        head.extend_from_slice(&self.dim.to_le_bytes());
+        head.push(self.dtype as u8);
+        head.extend_from_slice(&[0u8; LAYOUT_RESERVED_LEN]);
+        let crc = crate::format::crc32(&head);
+        head.extend_from_slice(&crc.to_le_bytes());
+        let mut r = [0u8; LAYOUT_RECORD_END - LAYOUT_RECORD_OFFSET];
+        r.copy_from_slice(&head);
+        r
+    }
+
+    /// The layout a `features.pages` header records: `head` holds the
+    /// file's first [`LAYOUT_RECORD_END`] bytes (or more), `version` its
+    /// decoded common header's. `None` for a file older than 1.7, which
+    /// records none (zero padding there).
+    pub fn decode_record(head: &[u8], version: Version, path: &Path) -> Result<Option<Self>> {
+        if version < V1_7 {
+            return Ok(None);
+        }
+        let field = |from: usize, to: usize| {
+            head.get(from..to)
+                .ok_or_else(|| Error::corrupt(path, 0, "header is too short for its layout record"))
+        };
+        let covered = field(LAYOUT_RECORD_OFFSET, LAYOUT_CRC_OFFSET)?;
+        let stored = le_u32(field(LAYOUT_CRC_OFFSET, LAYOUT_RECORD_END)?, 0);
+        let got = crate::format::crc32(covered);
+        Error::check_crc(
+            path,
+            "layout record",
+            LAYOUT_RECORD_OFFSET as u64,
+            stored,
+            got,
+        )?;
+        let bad = |offset: usize, what: String| Err(Error::corrupt(path, offset as u64, what));
+        if field(LAYOUT_RESERVED_OFFSET, LAYOUT_CRC_OFFSET)?
+            .iter()
+            .any(|&b| b != 0)
+        {
+            return bad(
+                LAYOUT_RESERVED_OFFSET,
+                "layout record: reserved bytes are not zero".into(),
+            );
+        }
+        let code = field(LAYOUT_DTYPE_OFFSET, LAYOUT_RESERVED_OFFSET)?
+            .first()
+            .copied()
+            .unwrap_or_default();
+        let Some(dtype) = Dtype::from_u8(code) else {
+            return bad(
+                LAYOUT_DTYPE_OFFSET,
+                format!("layout record: unknown dtype code {code}"),
+            );
+        };
+        let dim = le_u32(field(LAYOUT_DIM_OFFSET, LAYOUT_DTYPE_OFFSET)?, 0);
+        if dim == 0 {
+            return bad(LAYOUT_DIM_OFFSET, "layout record: dimension 0".into());
+        }
+        Ok(Some(FeatureLayout { dim, dtype }))
+    }
+
+    /// `dim x dtype` for messages (`32 x f32`).
+    pub fn describe(&self) -> String {
+        format!("{} x {}", self.dim, self.dtype.name())
+    }
+
     /// A layout; `dim` must be at least 1.
     pub fn new(dim: u32, dtype: Dtype) -> Result<Self> {
         if dim == 0 {
@@ -203,6 +293,69 @@ impl FeatureLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layout_record_offsets_match_the_spec_table() {
+        // format/features.md, "The layout record".
+        assert_eq!(
+            [
+                LAYOUT_DIM_OFFSET,
+                LAYOUT_DTYPE_OFFSET,
+                LAYOUT_RESERVED_OFFSET,
+                LAYOUT_CRC_OFFSET,
+                LAYOUT_RECORD_END
+            ],
+            [64, 68, 69, 72, 76]
+        );
+        assert_eq!(LAYOUT_RESERVED_LEN, 3);
+    }
+
+    #[test]
+    fn the_layout_record_round_trips_and_refuses_damage() {
+        let path = Path::new("features.pages");
+        let mut head = vec![0u8; PAGE_SIZE];
+        let v16 = crate::format::version::V1_7;
+        // A 1.0 file records nothing.
+        assert_eq!(
+            FeatureLayout::decode_record(&head, crate::format::version::V1_0, path).unwrap(),
+            None
+        );
+        for layout in [
+            FeatureLayout::new(32, Dtype::F32).unwrap(),
+            FeatureLayout::new(100_000, Dtype::Bf16).unwrap(),
+        ] {
+            head[LAYOUT_RECORD_OFFSET..LAYOUT_RECORD_END].copy_from_slice(&layout.encode_record());
+            assert_eq!(
+                FeatureLayout::decode_record(&head, v16, path).unwrap(),
+                Some(layout)
+            );
+        }
+        let good = head.clone();
+        for (at, want) in [
+            (LAYOUT_DIM_OFFSET, "checksum"),
+            (LAYOUT_DTYPE_OFFSET, "checksum"),
+            (LAYOUT_CRC_OFFSET, "checksum"),
+        ] {
+            let mut bad = good.clone();
+            bad[at] ^= 1;
+            let err = FeatureLayout::decode_record(&bad, v16, path)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.to_lowercase().contains(want) || err.contains("CRC"),
+                "{at}: {err}"
+            );
+        }
+        // An unknown dtype with a valid CRC.
+        let mut bad = good.clone();
+        bad[LAYOUT_DTYPE_OFFSET] = 9;
+        let crc = crate::format::crc32(&bad[LAYOUT_RECORD_OFFSET..LAYOUT_CRC_OFFSET]);
+        bad[LAYOUT_CRC_OFFSET..LAYOUT_RECORD_END].copy_from_slice(&crc.to_le_bytes());
+        let err = FeatureLayout::decode_record(&bad, v16, path)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown dtype code 9"), "{err}");
+    }
     use proptest::prelude::*;
 
     fn any_dtype() -> impl Strategy<Value = Dtype> {

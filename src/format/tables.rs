@@ -33,21 +33,29 @@ fn check_per_node_len(p: &[u8], num_nodes: u64, width: u64, what: &str, path: &P
     Ok(())
 }
 
-/// Decodes a labels payload and checks every value is missing or below
-/// `num_classes`.
+/// The one label rule: a label is [`MISSING_LABEL`] or a class in
+/// `0..num_classes`. Every path that reads or writes labels applies it
+/// through this function — the builder (imports), [`decode_labels`]
+/// (`Store::labels`: verify, train, predict, the loaders) and the
+/// exporters (`export::write_labels`) — so no path passes a label another
+/// refuses. The error names the node and the range.
+pub fn check_label(node: u64, label: i32, num_classes: u32) -> std::result::Result<(), String> {
+    if label == MISSING_LABEL || (0..i64::from(num_classes)).contains(&i64::from(label)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "label of node {node} is {label}; expected -1 (missing) or 0..{num_classes}"
+        ))
+    }
+}
+
+/// Decodes a labels payload and checks every value ([`check_label`]).
 pub fn decode_labels(p: &[u8], num_nodes: u64, num_classes: u32, path: &Path) -> Result<Vec<i32>> {
     check_per_node_len(p, num_nodes, 4, "labels", path)?;
     let labels: Vec<i32> = p.chunks_exact(4).map(|c| le_i32(c, 0)).collect();
-    if let Some((i, l)) = labels
-        .iter()
-        .enumerate()
-        .find(|(_, &l)| l != MISSING_LABEL && !(0..num_classes as i64).contains(&i64::from(l)))
-    {
-        return Err(Error::corrupt(
-            path,
-            i as u64 * 4,
-            format!("label of node {i} is {l}; expected -1 (missing) or 0..{num_classes}"),
-        ));
+    for (i, &l) in labels.iter().enumerate() {
+        check_label(i as u64, l, num_classes)
+            .map_err(|why| Error::corrupt(path, i as u64 * 4, why))?;
     }
     Ok(labels)
 }

@@ -46,8 +46,22 @@ pub const V1_5: Version = Version { major: 1, minor: 5 };
 /// `link` record after each batch's `adj` (format/runtime.md), and is
 /// written as 1.6. Every other kind is unchanged.
 pub const V1_6: Version = Version { major: 1, minor: 6 };
+/// Version 1.7: the `features.pages` header records the row format's
+/// dimension and dtype after the common header (format/features.md, "The
+/// layout record"), so a manifest that disagrees with the pages is
+/// refused at open. `features.pages` is written as 1.7; every other kind
+/// is unchanged. An older `features.pages` (zero padding there) still
+/// opens.
+pub const V1_7: Version = Version { major: 1, minor: 7 };
+/// Version 1.8: LABOR sampling; a runtime file whose run samples with a
+/// LABOR sampler ends its `run` record with the sampler (after a link
+/// run's negatives) and carries each sampled edge's importance weight in
+/// its `adj` records (format/runtime.md), and is written as 1.8. Runtime
+/// files of neighbor sampling are written as before, byte for byte; every
+/// other kind is unchanged.
+pub const V1_8: Version = Version { major: 1, minor: 8 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_6;
+pub const CURRENT: Version = V1_8;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

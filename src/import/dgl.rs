@@ -125,11 +125,16 @@ impl Meta<'_> {
                 self.dir.join(rel)
             };
             if !p.is_file() {
+                let what = match std::fs::metadata(&p) {
+                    Err(_) => "missing",
+                    Ok(m) if m.is_dir() => "is a directory, not a chunk file",
+                    Ok(_) => "not a regular file (a device, pipe or socket), not a chunk file",
+                };
                 return Err(bad(
                     &p,
                     None,
                     format!(
-                        "missing: listed in {} as {key}.data[{i}]",
+                        "{what}: listed in {} as {key}.data[{i}]",
                         self.path.display()
                     ),
                 ));

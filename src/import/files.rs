@@ -12,7 +12,9 @@ use crate::import::npy::NpyFile;
 use crate::import::pipeline::{
     bad, check_passes, edges_from, feature_shape, features_from_npy, for_each_id, labels_from_npy,
     progress, random_split, read_ids, Build, CommonOptions, EdgeInput, ImportReport,
+    SQUARE_EDGE_ARRAY,
 };
+
 use crate::import::remap::{IdCollector, IdMap};
 
 /// What to import.
@@ -100,9 +102,44 @@ fn scan_ids(input: &EdgeInput, what: &str, quiet: bool, mut f: impl FnMut(u64)) 
     Ok(count)
 }
 
+/// The refusal of an edge input that holds no edges (`detail`: what it
+/// holds instead). A store needs at least one edge; the check comes after
+/// the first pass over a text file, so a stream is read once at most.
+fn no_edges(path: &std::path::Path, detail: &str) -> Error {
+    bad(
+        path,
+        None,
+        format!("no edges: {detail}; a store needs at least one edge (src dst)"),
+    )
+}
+
+/// What a text edge list that yielded no edges holds.
+const NO_EDGE_LINES: &str =
+    "the file holds no edge lines (it is empty, or only a header line, comments or blank lines)";
+
 /// Imports a store; see [`FilesImport`].
 pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     let input = EdgeInput::from_path(&opts.edges)?;
+    if let EdgeInput::Array(a) = &input {
+        // (E, 2) rows or a (2, E) edge_index: a (2, 2) array is both.
+        if a.header.shape == [2, 2] {
+            return Err(bad(&opts.edges, None, SQUARE_EDGE_ARRAY));
+        }
+        if a.header.is_empty() {
+            return Err(no_edges(
+                &opts.edges,
+                &format!(
+                    "the array has shape ({})",
+                    a.header
+                        .shape
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
     let feats = opts.features.as_deref().map(NpyFile::open).transpose()?;
     let shape = feats.as_ref().map(feature_shape).transpose()?;
     if opts.remap && opts.orig_ids.is_some() {
@@ -123,9 +160,11 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     let mut note: Option<String> = None;
     let n = if opts.remap {
         let mut c = IdCollector::new(opts.common.memory);
-        first_pass = Some(scan_ids(&input, "collect ids", opts.common.quiet, |id| {
-            c.push(id)
-        })?);
+        let edges = scan_ids(&input, "collect ids", opts.common.quiet, |id| c.push(id))?;
+        if edges == 0 {
+            return Err(no_edges(&opts.edges, NO_EDGE_LINES));
+        }
+        first_pass = Some(edges);
         let m = c.finish(opts.common.memory)?;
         let n = m.len();
         map = Some(m);
@@ -146,6 +185,9 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
         let edges = scan_ids(&input, "find max id", opts.common.quiet, |id| {
             max = max.max(Some(id));
         })?;
+        if edges == 0 {
+            return Err(no_edges(&opts.edges, NO_EDGE_LINES));
+        }
         first_pass = Some(edges);
         let n = match max {
             None => 0,
@@ -179,6 +221,9 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     let rows = map.as_ref().map(IdMap::original_ids);
     let topology = |b: &mut Build| -> Result<()> {
         let counts = b.topology(std::slice::from_ref(&input), map.as_ref(), expected)?;
+        if first_pass.is_none() && counts.first() == Some(&0) {
+            return Err(no_edges(&opts.edges, NO_EDGE_LINES));
+        }
         if let (Some(first), Some(&second)) = (first_pass, counts.first()) {
             check_passes(&opts.edges, first, second)?;
         }

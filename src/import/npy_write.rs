@@ -6,20 +6,37 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::io::durable::{atomic_temporary_name, fsync_dir, write_atomic, CreatedFile};
+use crate::io::space::Metered;
 
 /// Total bytes of the header we write (magic through padding), a multiple of 64.
 const HEADER_TOTAL: usize = 128;
 
 /// Streams the elements of a C-order array into a `.npy` file.
 pub struct NpyWriter {
-    out: BufWriter<File>,
+    out: BufWriter<Metered<File>>,
     path: PathBuf,
     descr: &'static str,
     row_shape: Vec<u64>,
     elems: u64,
+    /// For [`create_output`](Self::create_output): the temporary file
+    /// written (removed unless finished) and the name it is renamed to.
+    output: Option<(CreatedFile, PathBuf)>,
 }
 
 impl NpyWriter {
+    /// A user-named output file (`ginex predict --out`): written to a
+    /// temporary beside `path` and renamed onto it by
+    /// [`finish`](Self::finish), so `path` is a complete array or absent
+    /// (an existing file is replaced only by a complete one); a failure
+    /// or a writer dropped unfinished removes the temporary.
+    pub fn create_output(path: &Path, descr: &'static str, row_shape: &[u64]) -> Result<Self> {
+        let tmp = output_temporary(path)?;
+        let mut w = Self::create(&tmp, descr, row_shape)?;
+        w.output = Some((CreatedFile::created(&tmp), path.to_path_buf()));
+        Ok(w)
+    }
+
     /// Creates `path` for an array whose dtype is `descr` (e.g. `<f4`) and
     /// whose shape is `(rows, *row_shape)`, with `rows` given by the
     /// number of elements written when finished.
@@ -29,15 +46,20 @@ impl NpyWriter {
             .create_new(true)
             .open(path)
             .map_err(|e| Error::io("create", path, e))?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
+        // The placeholder's write happens under `created`, so a failed
+        // one removes the file it created.
+        let created = CreatedFile::created(path);
+        let mut out = BufWriter::with_capacity(1 << 20, Metered::new(file));
         out.write_all(&[0u8; HEADER_TOTAL])
             .map_err(|e| Error::io("write", path, e))?;
+        created.keep();
         Ok(NpyWriter {
             out,
             path: path.to_path_buf(),
             descr,
             row_shape: row_shape.to_vec(),
             elems: 0,
+            output: None,
         })
     }
 
@@ -79,14 +101,66 @@ impl NpyWriter {
         let mut file = self
             .out
             .into_inner()
-            .map_err(|e| Error::io("write", &self.path, e.into_error()))?;
+            .map_err(|e| Error::io("write", &self.path, e.into_error()))?
+            // The header overwrites the placeholder: no new space.
+            .into_inner();
         file.seek(SeekFrom::Start(0))
             .map_err(|e| Error::io("seek", &self.path, e))?;
         file.write_all(&header)
             .map_err(|e| Error::io("write", &self.path, e))?;
         file.sync_all()
-            .map_err(|e| Error::io("fsync", &self.path, e))
+            .map_err(|e| Error::io("fsync", &self.path, e))?;
+        drop(file);
+        if let Some((created, target)) = self.output {
+            std::fs::rename(&self.path, &target).map_err(|e| Error::io("rename", &target, e))?;
+            created.keep();
+            if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+                fsync_dir(dir)?;
+            }
+        }
+        Ok(())
     }
+}
+
+/// A temporary file name beside the output `path` (same directory, so the
+/// rename is atomic): `.NAME.tmp-PID-NANOS-N`.
+fn output_temporary(path: &Path) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::invalid_argument(format!("{} has no file name", path.display())))?;
+    let tmp = atomic_temporary_name(&name.to_string_lossy());
+    Ok(path.with_file_name(tmp))
+}
+
+/// Writes the user-named output file `path` (a report, a plot, an SVG)
+/// whole or not at all: `write` fills a temporary beside it (writes are
+/// charged to the storage seam's disk budget, so a full disk is
+/// simulated), which is fsynced and renamed onto `path`; on any failure
+/// the temporary is removed and `path` is left as it was.
+pub fn write_output(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::invalid_argument(format!("{} has no file name", path.display())))?
+        .to_string_lossy()
+        .into_owned();
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    write_atomic(dir, &name, |tmp| {
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(tmp)
+            .map_err(|e| Error::io("create", tmp, e))?;
+        let mut out = BufWriter::new(Metered::new(file));
+        write(&mut out)
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io("write", tmp, e))
+    })
 }
 
 /// Writes a whole 1-D `<i8` array.

@@ -97,6 +97,9 @@ pub struct TextEdges {
     seen_data: bool,
     /// The line number of the one header line skipped, if any.
     header: Option<u64>,
+    /// Lines of three fields (`src dst weight`) whose third was dropped,
+    /// and the first of them.
+    weights: (u64, u64),
 }
 
 impl TextEdges {
@@ -113,12 +116,19 @@ impl TextEdges {
             fixed: false,
             seen_data: false,
             header: None,
+            weights: (0, 0),
         }
     }
 
     /// The 1-based number of the line last read.
     pub fn line(&self) -> u64 {
         self.lines.line_no
+    }
+
+    /// How many lines had a third field (an edge weight, dropped: the store
+    /// holds no weights), and the first such line; `None` when none had.
+    pub fn dropped_weights(&self) -> Option<(u64, u64)> {
+        (self.weights.0 > 0).then_some(self.weights)
     }
 
     /// Fixes the delimiter instead of detecting it (DGL's `csv` format
@@ -139,8 +149,18 @@ impl TextEdges {
         self.lines.bad(reason)
     }
 
-    /// The next edge, or `None` at the end of the file.
+    /// The next edge, or `None` at the end of the file. A line that does
+    /// not parse in a gzip file is first blamed on the stream: when the
+    /// rest of it does not decompress (a damaged middle decodes to garbage
+    /// until its checksum), the error says the gzip stream is corrupt.
     pub fn next_edge(&mut self) -> Result<Option<(i128, i128)>> {
+        match self.parse_next_edge() {
+            Err(e @ Error::InvalidInput { .. }) => Err(self.lines.blame_gzip(e)),
+            r => r,
+        }
+    }
+
+    fn parse_next_edge(&mut self) -> Result<Option<(i128, i128)>> {
         loop {
             if !self.lines.advance()? {
                 return Ok(None);
@@ -194,8 +214,18 @@ impl TextEdges {
             };
             let parsed: Vec<Option<i128>> = fields.iter().map(|f| f.parse::<i128>().ok()).collect();
             match parsed.as_slice() {
-                [Some(s), Some(d)] | [Some(s), Some(d), _] => {
+                [Some(s), Some(d)] => {
                     self.seen_data = true;
+                    return Ok(Some((*s, *d)));
+                }
+                [Some(s), Some(d), _] => {
+                    // `src dst weight`: the weight is dropped (the store
+                    // holds no weights); the import says so.
+                    self.seen_data = true;
+                    if self.weights.0 == 0 {
+                        self.weights.1 = self.lines.line_no;
+                    }
+                    self.weights.0 += 1;
                     return Ok(Some((*s, *d)));
                 }
                 _ if !self.seen_data
@@ -312,6 +342,13 @@ fn sep(d: Delimiter) -> String {
 /// A read error at 1-based `line` of `path`: bad UTF-8 (`read_line`) and a
 /// truncated gzip stream are input errors; anything else is I/O.
 fn read_error(path: &Path, line: u64, e: std::io::Error) -> Error {
+    if let Some(g) = e.get_ref().and_then(|g| g.downcast_ref::<GzipCorrupt>()) {
+        return Error::InvalidInput {
+            source_file: path.to_path_buf(),
+            line: Some(line),
+            reason: g.to_string(),
+        };
+    }
     let reason = match e.kind() {
         std::io::ErrorKind::InvalidData => "the file is not valid UTF-8 text",
         std::io::ErrorKind::UnexpectedEof => "the compressed stream is truncated",
@@ -324,16 +361,124 @@ fn read_error(path: &Path, line: u64, e: std::io::Error) -> Error {
     }
 }
 
-/// Opens `path` for line reading, decompressing `.gz` (multi-member).
+/// Whether `path` is read through gzip (`.gz`).
+fn is_gzip(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "gz")
+}
+
+/// Opens `path` for line reading, decompressing `.gz` (multi-member). A
+/// `.npy.gz` / `.npz.gz` is refused: a binary array inside gzip is not
+/// text, and the array readers read uncompressed files only.
 fn open_reader(path: &Path) -> Result<Box<dyn BufRead>> {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
+    if let Some(inner) = name.as_deref().and_then(|n| {
+        [".npy.gz", ".npz.gz"]
+            .into_iter()
+            .find(|suffix| n.ends_with(suffix))
+    }) {
+        return Err(Error::InvalidInput {
+            source_file: path.to_path_buf(),
+            line: None,
+            reason: format!(
+                "a {} array inside gzip is not supported: decompress it first (gunzip -k {}) and pass the {} file",
+                inner.trim_end_matches(".gz"),
+                path.display(),
+                inner.trim_end_matches(".gz")
+            ),
+        });
+    }
     let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-    let raw: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
+    let raw: Box<dyn Read> = if is_gzip(path) {
+        Box::new(GzipReader::new(file))
     } else {
         Box::new(file)
     };
     Ok(Box::new(BufReader::with_capacity(1 << 20, raw)))
 }
+
+/// A damaged gzip stream: the decoder's error and how far into the
+/// compressed file it had read.
+#[derive(Debug)]
+struct GzipCorrupt {
+    /// Compressed bytes consumed when the decoder failed.
+    compressed_offset: u64,
+    /// The decoder's message.
+    what: String,
+}
+
+impl std::fmt::Display for GzipCorrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the gzip stream is corrupt ({}; detected by compressed byte {}): the file is damaged, recompress it from its source",
+            self.what, self.compressed_offset
+        )
+    }
+}
+
+impl std::error::Error for GzipCorrupt {}
+
+/// Counts the bytes read through it (the compressed position).
+struct Counting<R> {
+    inner: R,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// A multi-member gzip decoder whose corruption errors are [`GzipCorrupt`]
+/// (a truncated stream stays `UnexpectedEof`: "truncated").
+struct GzipReader {
+    decoder: flate2::read::MultiGzDecoder<Counting<File>>,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl GzipReader {
+    fn new(file: File) -> Self {
+        let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        GzipReader {
+            decoder: flate2::read::MultiGzDecoder::new(Counting {
+                inner: file,
+                read: read.clone(),
+            }),
+            read,
+        }
+    }
+}
+
+impl Read for GzipReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.decoder.read(buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::Interrupted => e,
+            // The decoder reports a bad deflate stream or a checksum
+            // mismatch as InvalidInput / InvalidData; I/O errors of the
+            // file are passed on as they are.
+            std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData => {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    GzipCorrupt {
+                        compressed_offset: self.read.load(std::sync::atomic::Ordering::Relaxed),
+                        what: e.to_string(),
+                    },
+                )
+            }
+            _ => e,
+        })
+    }
+}
+
+/// Most decompressed bytes [`Lines::blame_gzip`] reads past a bad line to
+/// find the stream's own error (1 GiB, a few seconds; a damaged deflate
+/// stream usually fails within a block, at the latest at its member's
+/// CRC): beyond it the line's error stands.
+const MAX_BLAME_READ: u64 = 1 << 30;
 
 /// Line-by-line reading with the noise of real files removed: BOM, CRLF,
 /// blank lines and `#`/`%` comments skipped; every error names the file
@@ -345,6 +490,8 @@ pub struct Lines {
     /// Byte offset (of the decompressed text) where the next line starts.
     offset: u64,
     buf: Vec<u8>,
+    /// The text is decompressed gzip ([`Lines::blame_gzip`]).
+    gzip: bool,
 }
 
 impl Lines {
@@ -361,6 +508,37 @@ impl Lines {
             line_no: 0,
             offset: 0,
             buf: Vec::new(),
+            gzip: is_gzip(path),
+        }
+    }
+
+    /// `e`, a bad line of a gzip file, or the stream's own corruption when
+    /// the rest of the stream does not decompress: a damaged middle
+    /// decodes to garbage lines until the decoder notices. Reads on (at
+    /// most [`MAX_BLAME_READ`] bytes) only on this error path.
+    pub fn blame_gzip(&mut self, e: Error) -> Error {
+        if !self.gzip || e.to_string().contains("gzip stream is corrupt") {
+            return e;
+        }
+        let mut rest = (&mut *self.reader).take(MAX_BLAME_READ);
+        match std::io::copy(&mut rest, &mut std::io::sink()) {
+            Err(io) => match io.get_ref().and_then(|g| g.downcast_ref::<GzipCorrupt>()) {
+                Some(g) => {
+                    let said = match &e {
+                        Error::InvalidInput { reason, .. } => reason.clone(),
+                        other => other.to_string(),
+                    };
+                    Error::InvalidInput {
+                        source_file: self.path.clone(),
+                        line: Some(self.line_no),
+                        reason: format!(
+                            "{g} (this line, damaged text decoded from it, read as: {said})"
+                        ),
+                    }
+                }
+                None => e,
+            },
+            Ok(_) => e,
         }
     }
 

@@ -532,6 +532,7 @@ mod tests {
             num_src: 3,
             src: vec![1, 2],
             dst: vec![0, 0],
+            weights: Vec::new(),
         }];
         let adj = crate::sample::sampler::encode_hops(&hops).unwrap();
         w.append_ids(0, &[7, 8, 9]).unwrap();

@@ -94,6 +94,8 @@ pub struct RunParams {
     pub fanouts: Vec<i64>,
     /// Per-relation fanouts (None: one count per hop).
     pub relation_fanouts: Option<RelationFanoutsStamp>,
+    /// The LABOR sampler (None: neighbor sampling).
+    pub sampler: Option<crate::format::runtime::SamplerStamp>,
     /// Whether caches carry over between superbatches.
     pub carry_over: bool,
     /// Whether the changesets rank nodes beyond the superbatch by a reuse
@@ -136,6 +138,7 @@ impl SuperbatchSpec {
             reuse_prior: self.run.reuse_prior,
             relation_fanouts: self.run.relation_fanouts.clone(),
             link: self.run.link,
+            sampler: self.run.sampler,
         }
     }
 }
@@ -596,21 +599,28 @@ fn describe(record: &Record) -> String {
 
 impl BatchSource for crate::sample::sampler::EpochSampler<'_> {
     fn sample(&self, batch: u64) -> Result<SampledRecord> {
-        record_of(crate::sample::sampler::EpochSampler::sample(self, batch)?)
+        let weighted = !self.fanouts.sampler().is_neighbor();
+        record_of(
+            crate::sample::sampler::EpochSampler::sample(self, batch)?,
+            weighted,
+        )
     }
 
     /// The round's batches in lockstep, each hop's lists read once.
     fn sample_round(&self, batches: std::ops::Range<u64>) -> Result<Vec<SampledRecord>> {
+        let weighted = !self.fanouts.sampler().is_neighbor();
         crate::sample::sampler::EpochSampler::sample_round(self, batches)?
             .into_par_iter()
-            .map(record_of)
+            .map(|b| record_of(b, weighted))
             .collect()
     }
 }
 
-fn record_of(b: crate::sample::sampler::SampledBatch) -> Result<SampledRecord> {
+/// A batch as its records hold it; `weighted` (a LABOR run): its `adj`
+/// record with the edges' weights.
+fn record_of(b: crate::sample::sampler::SampledBatch, weighted: bool) -> Result<SampledRecord> {
     Ok(SampledRecord {
-        adj: crate::sample::sampler::encode_hops(&b.hops)?,
+        adj: crate::sample::sampler::encode_hops_with(&b.hops, weighted)?,
         ids: b.ids,
         link: b.link,
     })
@@ -807,6 +817,7 @@ mod tests {
             batch_size: 4,
             fanouts: vec![3, 2],
             relation_fanouts: None,
+            sampler: None,
             carry_over: true,
             reuse_prior: false,
             link: None,

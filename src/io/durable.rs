@@ -248,7 +248,7 @@ pub fn write_atomic(dir: &Path, name: &str, write: impl FnOnce(&Path) -> Result<
 /// `.<name>` whatever the call: libtorch names a saved archive's root
 /// folder after that stem, and checkpoints of equal runs stay
 /// byte-identical.
-fn atomic_temporary_name(name: &str) -> String {
+pub fn atomic_temporary_name(name: &str) -> String {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -28,6 +28,9 @@ pub struct ChecksummedWriter {
     version: Version,
     hasher: crc32fast::Hasher,
     payload_len: u64,
+    /// Bytes [`finish`](Self::finish) writes right after the common header,
+    /// inside the header (the `features.pages` layout record).
+    header_extra: Vec<u8>,
 }
 
 impl ChecksummedWriter {
@@ -56,7 +59,23 @@ impl ChecksummedWriter {
             version,
             hasher: crc32fast::Hasher::new(),
             payload_len: 0,
+            header_extra: Vec::new(),
         })
+    }
+
+    /// Bytes to write after the common header, inside this kind's header
+    /// (at most its header length less the common header's 64 bytes).
+    pub fn set_header_extra(&mut self, bytes: &[u8]) -> Result<()> {
+        let room = self.kind.header_len() as usize - crate::format::header::HEADER_SIZE;
+        if bytes.len() > room {
+            return Err(Error::internal(format!(
+                "{} header bytes after the common header; a {} header has room for {room}",
+                bytes.len(),
+                self.kind.name()
+            )));
+        }
+        self.header_extra = bytes.to_vec();
+        Ok(())
     }
 
     /// Appends payload bytes.
@@ -87,6 +106,7 @@ impl ChecksummedWriter {
             version,
             hasher,
             payload_len,
+            header_extra,
         } = self;
         let path = created.path().to_path_buf();
         let header = FileHeader {
@@ -101,6 +121,7 @@ impl ChecksummedWriter {
         file.seek(SeekFrom::Start(0))
             .map_err(|e| Error::io("seek", &path, e))?;
         file.write_all(&header.encode())
+            .and_then(|()| file.write_all(&header_extra))
             .map_err(|e| Error::io("write", &path, e))?;
         file.sync_all().map_err(|e| Error::io("fsync", &path, e))?;
         drop(file);

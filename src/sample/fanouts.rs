@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::format::runtime::{RelationFanoutsStamp, MAX_RUN_FANOUTS};
 use crate::format::schema::Schema;
 use crate::rng::Wyrand;
+use crate::sample::labor::SamplerConfig;
 
 /// The key of the entry that covers every relation not named.
 pub const OTHER_RELATIONS: &str = "*";
@@ -114,7 +115,28 @@ impl Fanouts {
         if f.is_empty() || f.iter().any(|&k| k == 0 || k < -1) {
             return Err(bad(s, "each fanout must be positive or -1"));
         }
+        if f.len() > MAX_RUN_FANOUTS {
+            return Err(bad(
+                s,
+                format!(
+                    "{} hops; at most {MAX_RUN_FANOUTS} are supported (MAX_RUN_FANOUTS)",
+                    f.len()
+                ),
+            ));
+        }
         Ok(Fanouts::Uniform(f))
+    }
+
+    /// [`Fanouts::parse`] for the option `flag` (`--eval-fanouts`): its
+    /// errors name that option instead of `--fanouts`.
+    pub fn parse_as(s: &str, flag: &str) -> Result<Fanouts> {
+        Fanouts::parse(s).map_err(|e| match e {
+            Error::InvalidArgument(m) => Error::InvalidArgument(
+                m.strip_prefix("--fanouts ")
+                    .map_or_else(|| m.clone(), |rest| format!("{flag} {rest}")),
+            ),
+            other => other,
+        })
     }
 
     /// Per-relation fanouts from `(relation, counts per hop)` pairs, the
@@ -378,9 +400,10 @@ impl RelationFanouts {
                     .collect()
             })
             .collect();
-        Ok(ResolvedFanouts(Resolved::PerRelation(PerRelation::new(
-            schema, hops,
-        ))))
+        Ok(ResolvedFanouts(
+            Resolved::PerRelation(PerRelation::new(schema, hops)),
+            SamplerConfig::default(),
+        ))
     }
 }
 
@@ -476,9 +499,11 @@ impl<'de> serde::Deserialize<'de> for Fanouts {
 
 /// Fanouts bound to a store: what the sampler draws with
 /// ([`Fanouts::resolve`]; a plain `Vec<i64>` converts to one list for
-/// all relations).
+/// all relations), with the sampler that draws them
+/// ([`with_sampler`](ResolvedFanouts::with_sampler); neighbor sampling
+/// unless told).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedFanouts(Resolved);
+pub struct ResolvedFanouts(Resolved, SamplerConfig);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Resolved {
@@ -533,17 +558,77 @@ impl PerRelation {
 
 impl From<Vec<i64>> for ResolvedFanouts {
     fn from(f: Vec<i64>) -> Self {
-        ResolvedFanouts(Resolved::Uniform(f))
+        ResolvedFanouts(Resolved::Uniform(f), SamplerConfig::default())
     }
 }
 
 impl From<&[i64]> for ResolvedFanouts {
     fn from(f: &[i64]) -> Self {
-        ResolvedFanouts(Resolved::Uniform(f.to_vec()))
+        ResolvedFanouts(Resolved::Uniform(f.to_vec()), SamplerConfig::default())
     }
 }
 
 impl ResolvedFanouts {
+    /// These fanouts drawn by `sampler` (checked: LABOR options only with
+    /// a LABOR sampler).
+    pub fn with_sampler(self, sampler: impl Into<SamplerConfig>) -> Result<Self> {
+        let sampler = sampler.into();
+        sampler.check()?;
+        Ok(ResolvedFanouts(self.0, sampler))
+    }
+
+    /// The sampler that draws these fanouts.
+    pub fn sampler(&self) -> SamplerConfig {
+        self.1
+    }
+
+    /// What a LABOR runtime file's `run` record holds of the sampler
+    /// (None: neighbor sampling).
+    pub fn sampler_stamp(&self) -> Option<crate::format::runtime::SamplerStamp> {
+        let s = self.1;
+        (!s.is_neighbor()).then_some(crate::format::runtime::SamplerStamp {
+            sampler: s.sampler.code(),
+            layer_dependency: s.layer_dependency,
+            batch_dependency: s.batch_dependency,
+        })
+    }
+
+    /// Calls `group(run, k)` for each candidate group of target `v`'s
+    /// in-list `list` at hop `hop` (LABOR): the whole list with the hop's
+    /// count, or each relation run of a typed store's list with its
+    /// relation's count (relations with count 0 left out).
+    pub(crate) fn groups(
+        &self,
+        hop: usize,
+        v: u64,
+        list: &[u64],
+        mut group: impl FnMut(Range<usize>, i64),
+    ) {
+        match &self.0 {
+            Resolved::Uniform(f) => {
+                let k = f.get(hop).copied().unwrap_or(0);
+                if k != 0 {
+                    group(0..list.len(), k);
+                }
+            }
+            Resolved::PerRelation(p) => {
+                let t = p.types.partition_point(|(end, _)| *end <= v);
+                let (Some((_, inputs)), Some(counts)) = (p.types.get(t), p.hops.get(hop)) else {
+                    return;
+                };
+                for (r, src) in inputs {
+                    let k = counts.get(*r).copied().unwrap_or(0);
+                    if k == 0 {
+                        continue;
+                    }
+                    let lo = list.partition_point(|&u| u < src.start);
+                    let hi = list.partition_point(|&u| u < src.end);
+                    group(lo..hi, k);
+                }
+            }
+        }
+    }
+
     /// Hops sampled.
     pub fn num_hops(&self) -> usize {
         match &self.0 {
@@ -640,6 +725,25 @@ pub(crate) fn draw_positions(rng: &mut Wyrand, d: usize, k: usize, out: &mut Vec
 mod tests {
     use super::*;
     use crate::format::schema::test_schema;
+
+    #[test]
+    fn too_many_hops_and_the_option_name_are_said_when_parsed() {
+        let many = vec!["1"; MAX_RUN_FANOUTS + 1].join(",");
+        let err = Fanouts::parse(&many).unwrap_err().to_string();
+        assert!(
+            err.contains("65 hops; at most 64 are supported (MAX_RUN_FANOUTS)"),
+            "{err}"
+        );
+        Fanouts::parse(&vec!["1"; MAX_RUN_FANOUTS].join(",")).unwrap();
+        let err = Fanouts::parse_as("0", "--eval-fanouts")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--eval-fanouts \"0\": each fanout must be positive or -1"),
+            "{err}"
+        );
+        assert!(!err.contains("--fanouts"), "{err}");
+    }
 
     fn schema() -> Schema {
         test_schema(

@@ -6,6 +6,7 @@
 //! through a typed store's schema (node types, relations).
 
 pub mod fanouts;
+pub mod labor;
 pub mod link;
 pub mod neighbor_cache;
 pub mod neighbor_cache_pick;

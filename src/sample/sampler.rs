@@ -20,6 +20,12 @@
 //! target position), and draws are merged in target order, so the batch is
 //! the same whatever order a neighbor source delivers lists in (cache hits
 //! first, say) and on any thread count.
+//!
+//! With a LABOR sampler ([`crate::sample::labor`], chosen with
+//! [`ResolvedFanouts::with_sampler`]) a hop first collects every target's
+//! candidate list (per relation run on a typed store), then draws the
+//! whole batch's hop at once from one variate per candidate vertex; the
+//! kept edges carry importance weights ([`Hop::weights`]).
 
 use rayon::prelude::*;
 
@@ -27,15 +33,17 @@ use crate::hash::FxMap;
 
 use crate::error::{Error, Result};
 use crate::format::runtime::{
-    decode_payload, encode_payload, AdjPayload, HopPayload, Seq, MAX_RUN_FANOUTS,
+    decode_payload, encode_payload, AdjPayload, HopPayload, Seq, WeightedAdjPayload,
+    MAX_RUN_FANOUTS,
 };
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::fanouts::{Fanouts, ResolvedFanouts};
+use crate::sample::labor::{labor_draw, Group, LaborDraw, LaborKey};
 use crate::sample::link::{Excluded, LinkEpoch};
 use crate::sample::source::NeighborSource;
 
 /// One sampled hop: a bipartite graph in local indices (into `ids`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hop {
     /// Targets: `ids[..num_dst]`.
     pub num_dst: usize,
@@ -45,10 +53,13 @@ pub struct Hop {
     pub src: Vec<u32>,
     /// Target of each edge.
     pub dst: Vec<u32>,
+    /// Each edge's importance weight, each target's summing to 1 (LABOR,
+    /// [`crate::sample::labor`]); empty: unweighted (neighbor sampling).
+    pub weights: Vec<f32>,
 }
 
 /// A sampled batch.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SampledBatch {
     /// Every sampled node once, seeds first: the gather order.
     pub ids: Vec<u64>,
@@ -150,6 +161,27 @@ pub fn sample_in_lockstep_excluding(
     fanouts: &ResolvedFanouts,
     chunks: usize,
 ) -> Result<Vec<SampledBatch>> {
+    let keys: Vec<LaborKey> = batches
+        .iter()
+        .map(|&(_, seed)| LaborKey::of_seed(seed))
+        .collect();
+    sample_keyed(source, batches, &keys, excluded, fanouts, chunks)
+}
+
+/// [`sample_in_lockstep_excluding`] with each batch's LABOR variates keyed
+/// by `labor_keys` (one per batch;
+/// [`crate::sample::labor::SamplerConfig::batch_key`]).
+pub fn sample_keyed(
+    source: &dyn NeighborSource,
+    batches: &[(&[u64], u64)],
+    labor_keys: &[LaborKey],
+    excluded: &[&Excluded],
+    fanouts: &ResolvedFanouts,
+    chunks: usize,
+) -> Result<Vec<SampledBatch>> {
+    if labor_keys.len() != batches.len() {
+        return Err(Error::internal("one LABOR key per batch"));
+    }
     let n = source.num_nodes();
     let mut growing = batches
         .iter()
@@ -164,28 +196,44 @@ pub fn sample_in_lockstep_excluding(
             .map(|g| vec![Span::default(); g.ids.len()])
             .collect();
         for (c, part) in drawn.iter().enumerate() {
-            for &(b, i, start, len) in &part.spans {
+            for (r, &(b, i, start, len)) in part.spans.iter().enumerate() {
                 spans[b as usize][i as usize] = Span {
                     chunk: c,
                     start,
                     len,
+                    groups: part.group_spans.get(r).copied().unwrap_or_default(),
                 };
             }
         }
-        let merge = |(g, spans): (&mut Growing, Vec<Span>)| {
-            g.push_hop(|i| {
-                let s = spans[i];
-                &drawn[s.chunk].flat[s.start..s.start + s.len]
-            })
+        let sampler = fanouts.sampler();
+        let hop_key = if sampler.layer_dependency {
+            0
+        } else {
+            h as u64 + 1
+        };
+        let merge = |((g, spans), key): ((&mut Growing, Vec<Span>), &LaborKey)| {
+            let Some(iterations) = sampler.sampler.iterations() else {
+                return g.push_hop(false, |i| {
+                    let s = spans[i];
+                    (&drawn[s.chunk].flat[s.start..s.start + s.len], &[][..])
+                });
+            };
+            let draw = labor_of(&drawn, &spans, iterations, key, hop_key);
+            g.push_hop(true, |i| draw.of(i))
         };
         if chunks > 1 {
             growing
                 .par_iter_mut()
                 .zip(spans)
+                .zip(labor_keys)
                 .map(merge)
                 .collect::<Result<()>>()?;
         } else {
-            growing.iter_mut().zip(spans).try_for_each(merge)?;
+            growing
+                .iter_mut()
+                .zip(spans)
+                .zip(labor_keys)
+                .try_for_each(merge)?;
         }
     }
     Ok(growing.into_iter().map(Growing::finish).collect())
@@ -229,15 +277,24 @@ impl Growing {
     }
 
     /// Adds a hop whose targets are every node so far; `drawn(i)` is
-    /// target `i`'s draw. New nodes are numbered in target order.
-    fn push_hop<'d>(&mut self, drawn: impl Fn(usize) -> &'d [u64]) -> Result<()> {
+    /// target `i`'s draw and, when `weighted`, its edges' weights. New
+    /// nodes are numbered in target order.
+    fn push_hop<'d>(
+        &mut self,
+        weighted: bool,
+        drawn: impl Fn(usize) -> (&'d [u64], &'d [f32]),
+    ) -> Result<()> {
         let num_dst = self.ids.len();
         let mut hop = Hop {
             num_dst,
             ..Hop::default()
         };
         for i in 0..num_dst {
-            for &u in drawn(i) {
+            let (ids, weights) = drawn(i);
+            if weighted {
+                hop.weights.extend_from_slice(weights);
+            }
+            for &u in ids {
                 let next = self.ids.len() as u32;
                 let l = *self.local.entry(u).or_insert(next);
                 if l == next {
@@ -268,12 +325,36 @@ impl Growing {
     }
 }
 
-/// Where a target's draw lies: `flat[start..start + len]` of a chunk.
+/// Where a target's draw lies: `flat[start..start + len]` of a chunk
+/// (with LABOR: its candidates, in `groups` of the chunk's groups).
 #[derive(Debug, Clone, Copy, Default)]
 struct Span {
     chunk: usize,
     start: usize,
     len: usize,
+    groups: (usize, usize),
+}
+
+/// One batch's LABOR draw of a hop from its targets' candidate groups.
+fn labor_of(
+    drawn: &[ChunkDraws],
+    spans: &[Span],
+    iterations: usize,
+    key: &LaborKey,
+    hop_key: u64,
+) -> LaborDraw {
+    let mut groups = Vec::new();
+    for (i, s) in spans.iter().enumerate() {
+        let part = &drawn[s.chunk];
+        for &(start, len, k) in &part.groups[s.groups.0..s.groups.1] {
+            groups.push(Group {
+                target: i,
+                candidates: &part.flat[start..start + len],
+                k,
+            });
+        }
+    }
+    labor_draw(&groups, spans.len(), iterations, key, hop_key)
 }
 
 /// One hop's list requests of all batches in node order:
@@ -288,13 +369,18 @@ struct HopRequests {
     first: Vec<usize>,
 }
 
-/// The draws of one chunk of a hop's requests.
+/// The draws of one chunk of a hop's requests (with LABOR: their
+/// candidates).
 #[derive(Default)]
 struct ChunkDraws {
     /// Drawn ids, a run per request.
     flat: Vec<u64>,
     /// (batch, target position, start in `flat`, count).
     spans: Vec<(u32, u32, usize, usize)>,
+    /// LABOR: (start in `flat`, count, fanout) of each candidate group.
+    groups: Vec<(usize, usize, i64)>,
+    /// LABOR: each span's run of `groups`.
+    group_spans: Vec<(usize, usize)>,
 }
 
 impl HopRequests {
@@ -338,6 +424,7 @@ impl HopRequests {
             let hi = (lo + per).min(self.nodes.len());
             let mut out = ChunkDraws::default();
             let (mut positions, mut scratch, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+            let labor = fanouts.sampler().sampler.is_labor();
             source.with_lists(&self.nodes[lo..hi], &mut |k, whole| {
                 let wanted = &self.requests[self.first[lo + k]..self.first[lo + k + 1]];
                 for &(v, b, i) in wanted {
@@ -345,6 +432,10 @@ impl HopRequests {
                         Some(x) if x.filter(v, whole, &mut kept) => &kept[..],
                         _ => whole,
                     };
+                    if labor {
+                        out.candidates(fanouts, h, v, list, (b, i));
+                        continue;
+                    }
                     let seed = batch_seeds[b as usize];
                     let mut rng = Wyrand(stream_seed(seed, h as u64, u64::from(i)));
                     fanouts.draw(h, v, list, &mut rng, &mut positions, &mut scratch);
@@ -366,6 +457,33 @@ impl HopRequests {
         } else {
             Ok(vec![run(0)?])
         }
+    }
+}
+
+impl ChunkDraws {
+    /// Records target `v`'s LABOR candidate groups out of its in-list
+    /// `list` (each relation run its own group, duplicates dropped) as
+    /// request `(batch, target position)`.
+    fn candidates(
+        &mut self,
+        fanouts: &ResolvedFanouts,
+        h: usize,
+        v: u64,
+        list: &[u64],
+        (b, i): (u32, u32),
+    ) {
+        let (start, first_group) = (self.flat.len(), self.groups.len());
+        fanouts.groups(h, v, list, |run, k| {
+            let g = self.flat.len();
+            for &u in &list[run] {
+                if self.flat.len() == g || self.flat.last() != Some(&u) {
+                    self.flat.push(u);
+                }
+            }
+            self.groups.push((g, self.flat.len() - g, k));
+        });
+        self.spans.push((b, i, start, self.flat.len() - start));
+        self.group_spans.push((first_group, self.groups.len()));
     }
 }
 
@@ -468,52 +586,51 @@ impl<'a> EpochSampler<'a> {
 
     /// Samples batch `b`.
     pub fn sample(&self, b: u64) -> Result<SampledBatch> {
-        if self.link.is_some() {
-            let mut one = self.sample_round(b..b + 1)?;
-            return one
-                .pop()
-                .ok_or_else(|| Error::internal("a link round of one batch returned none"));
+        let mut one = self.sample_chunked(b..b + 1, 1)?;
+        one.pop()
+            .ok_or_else(|| Error::internal("sampling one batch returned none"))
+    }
+
+    fn sample_chunked(
+        &self,
+        batches: std::ops::Range<u64>,
+        chunks: usize,
+    ) -> Result<Vec<SampledBatch>> {
+        let config = self.fanouts.sampler();
+        let round: Vec<(&[u64], u64)> = batches
+            .clone()
+            .map(|b| (self.seeds(b), batch_seed(self.seed, self.epoch, b)))
+            .collect();
+        let keys: Vec<LaborKey> = batches
+            .clone()
+            .map(|b| config.batch_key(self.seed, self.epoch, b))
+            .collect();
+        let Some(link) = &self.link else {
+            return sample_keyed(self.source, &round, &keys, &[], &self.fanouts, chunks);
+        };
+        let made = batches
+            .clone()
+            .map(|b| link.batch(self.seeds(b), self.seed, self.epoch, b))
+            .collect::<Result<Vec<_>>>()?;
+        let round: Vec<(&[u64], u64)> = made
+            .iter()
+            .zip(batches)
+            .map(|(m, b)| (&m.seeds[..], batch_seed(self.seed, self.epoch, b)))
+            .collect();
+        let excluded: Vec<&Excluded> = made.iter().map(|m| &m.excluded).collect();
+        let mut sampled =
+            sample_keyed(self.source, &round, &keys, &excluded, &self.fanouts, chunks)?;
+        for (s, m) in sampled.iter_mut().zip(made) {
+            s.link = Some(m.labels);
         }
-        sample_batch_with(
-            self.source,
-            self.seeds(b),
-            &self.fanouts,
-            batch_seed(self.seed, self.epoch, b),
-        )
+        Ok(sampled)
     }
 
     /// Samples `batches` in lockstep ([`sample_in_lockstep`]), drawing on
     /// the current rayon pool: the same batches as [`sample`](Self::sample)
     /// one by one, with each hop's lists read once, in node order.
     pub fn sample_round(&self, batches: std::ops::Range<u64>) -> Result<Vec<SampledBatch>> {
-        let chunks = rayon::current_num_threads().max(1);
-        if let Some(link) = &self.link {
-            let made = batches
-                .clone()
-                .map(|b| link.batch(self.seeds(b), self.seed, self.epoch, b))
-                .collect::<Result<Vec<_>>>()?;
-            let round: Vec<(&[u64], u64)> = made
-                .iter()
-                .zip(batches)
-                .map(|(m, b)| (&m.seeds[..], batch_seed(self.seed, self.epoch, b)))
-                .collect();
-            let excluded: Vec<&Excluded> = made.iter().map(|m| &m.excluded).collect();
-            let mut sampled = sample_in_lockstep_excluding(
-                self.source,
-                &round,
-                &excluded,
-                &self.fanouts,
-                chunks,
-            )?;
-            for (s, m) in sampled.iter_mut().zip(made) {
-                s.link = Some(m.labels);
-            }
-            return Ok(sampled);
-        }
-        let round: Vec<(&[u64], u64)> = batches
-            .map(|b| (self.seeds(b), batch_seed(self.seed, self.epoch, b)))
-            .collect();
-        sample_in_lockstep(self.source, &round, &self.fanouts, chunks)
+        self.sample_chunked(batches, rayon::current_num_threads().max(1))
     }
 }
 
@@ -521,8 +638,14 @@ impl<'a> EpochSampler<'a> {
 /// [`AdjPayload`](crate::format::runtime::AdjPayload) in bincode
 /// (format/runtime.md).
 pub fn encode_hops(hops: &[Hop]) -> Result<Vec<u8>> {
+    encode_hops_with(hops, false)
+}
+
+/// [`encode_hops`], with each hop's weights after the hops when
+/// `weighted` (a LABOR run's [`WeightedAdjPayload`], format/runtime.md).
+pub fn encode_hops_with(hops: &[Hop], weighted: bool) -> Result<Vec<u8>> {
     let edges: usize = hops.iter().map(|h| h.src.len()).sum();
-    let payload = AdjPayload {
+    let adj = AdjPayload {
         hops: hops
             .iter()
             .map(|h| HopPayload {
@@ -533,13 +656,49 @@ pub fn encode_hops(hops: &[Hop]) -> Result<Vec<u8>> {
             })
             .collect(),
     };
-    encode_payload(&payload, 8 + hops.len() * 32 + edges * 8)
+    if !weighted {
+        return encode_payload(&adj, 8 + hops.len() * 32 + edges * 8);
+    }
+    if let Some((h, hop)) = hops
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.weights.len() != h.src.len())
+    {
+        return Err(Error::internal(format!(
+            "hop {h} has {} weights for {} edges",
+            hop.weights.len(),
+            hop.src.len()
+        )));
+    }
+    let payload = WeightedAdjPayload {
+        adj,
+        weights: hops.iter().map(|h| Seq::borrowed(&h.weights)).collect(),
+    };
+    encode_payload(&payload, 16 + hops.len() * 40 + edges * 12)
 }
 
 /// Decodes [`encode_hops`] output, checking every length and index.
 pub fn decode_hops(p: &[u8]) -> Result<Vec<Hop>> {
+    decode_hops_with(p, false)
+}
+
+/// Decodes [`encode_hops_with`] output (`weighted`: a LABOR run's, with
+/// weights), checking every length and index.
+pub fn decode_hops_with(p: &[u8], weighted: bool) -> Result<Vec<Hop>> {
     let bad = |what: String| Error::invalid_argument(format!("adj record: {what}"));
-    let adj: AdjPayload = decode_payload(p).map_err(bad)?;
+    let (adj, mut weights): (AdjPayload, Vec<Vec<f32>>) = if weighted {
+        let w: WeightedAdjPayload = decode_payload(p).map_err(bad)?;
+        if w.weights.len() != w.adj.hops.len() {
+            return Err(bad(format!(
+                "weights of {} hops for {} hops",
+                w.weights.len(),
+                w.adj.hops.len()
+            )));
+        }
+        (w.adj, w.weights.into_iter().map(Seq::into_vec).collect())
+    } else {
+        (decode_payload(p).map_err(bad)?, Vec::new())
+    };
     if adj.hops.len() > MAX_RUN_FANOUTS {
         return Err(bad(format!("implausible hop count {}", adj.hops.len())));
     }
@@ -563,11 +722,23 @@ pub fn decode_hops(p: &[u8]) -> Result<Vec<Hop>> {
         {
             return Err(bad(format!("hop {h}: an edge index is out of range")));
         }
+        let w = weights.get_mut(h).map(std::mem::take).unwrap_or_default();
+        if weighted && w.len() != hop.src.len() {
+            return Err(bad(format!(
+                "hop {h}: {} weights for {} edges",
+                w.len(),
+                hop.src.len()
+            )));
+        }
+        if w.iter().any(|x| !x.is_finite() || *x < 0.0) {
+            return Err(bad(format!("hop {h}: a weight is negative or not finite")));
+        }
         hops.push(Hop {
             num_dst: num_dst as usize,
             num_src: num_src as usize,
             src: hop.src.into_vec(),
             dst: hop.dst.into_vec(),
+            weights: w,
         });
     }
     Ok(hops)

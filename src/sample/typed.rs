@@ -423,6 +423,7 @@ mod tests {
             num_src,
             src: edges.iter().map(|e| e.0).collect(),
             dst: edges.iter().map(|e| e.1).collect(),
+            weights: Vec::new(),
         }
     }
 

@@ -11,7 +11,7 @@ use crate::format::manifest::{store_file_name, FileEntry, Manifest, REQUIRED_FIL
 use crate::format::pages::FeatureLayout;
 use crate::format::schema::Schema;
 use crate::format::sections::{FeatureSections, Section};
-use crate::format::tables::{encode_labels, encode_original_ids, Splits, MISSING_LABEL};
+use crate::format::tables::{encode_labels, encode_original_ids, Splits};
 use crate::format::PAGE_SIZE;
 use crate::io::durable::StagingDir;
 use crate::io::writer::{write_file, write_file_as, ChecksummedWriter};
@@ -216,14 +216,9 @@ impl StoreBuilder {
                 "number of classes {num_classes} must be in 1..2^31"
             )));
         }
-        if let Some(i) = labels
-            .iter()
-            .position(|&l| l != MISSING_LABEL && (l < 0 || l as u32 >= num_classes))
-        {
-            return Err(Error::invalid_argument(format!(
-                "label of node {i} is {} but there are {num_classes} classes",
-                labels[i]
-            )));
+        for (i, &l) in labels.iter().enumerate() {
+            crate::format::tables::check_label(i as u64, l, num_classes)
+                .map_err(Error::invalid_argument)?;
         }
         self.write_small(FileKind::Labels, |p| encode_labels(labels, p))?;
         self.num_classes = num_classes;
@@ -345,8 +340,11 @@ pub struct FeatureWriter {
 impl FeatureWriter {
     fn create(pages_path: &Path, crcs_path: &Path, sections: FeatureSections) -> Result<Self> {
         let buf_len = sections.max_pages_per_row().max(1) as usize * PAGE_SIZE;
+        let mut pages = ChecksummedWriter::create(pages_path, FileKind::FeaturePages)?;
+        // The header names the row format the pages hold (v1.7).
+        pages.set_header_extra(&sections.row_format().encode_record())?;
         Ok(FeatureWriter {
-            pages: ChecksummedWriter::create(pages_path, FileKind::FeaturePages)?,
+            pages,
             crcs: ChecksummedWriter::create(crcs_path, FileKind::PageChecksums)?,
             expected_rows: sections.sections().iter().map(|s| s.rows).sum(),
             sections,

@@ -165,6 +165,9 @@ impl Store {
                     "header disagrees with the manifest (length or checksum)",
                 ));
             }
+            if entry.kind == FileKind::FeaturePages {
+                check_layout_record(&file, &path, header.version, &manifest)?;
+            }
         }
         let n = manifest.num_nodes;
         let path_of = |k: FileKind| dir.join(store_file_name(k));
@@ -540,6 +543,38 @@ impl Store {
             .decode(|p| decode_original_ids(p, self.num_nodes(), &path))
             .map(Some)
     }
+}
+
+/// Refuses a `features.pages` whose header records another row format
+/// than the manifest's (from v1.7; an older file records none): the same
+/// bytes a row read as `dim 64 f16` instead of `dim 32 f32` would pass
+/// every checksum.
+fn check_layout_record(
+    file: &File,
+    path: &Path,
+    version: crate::format::version::Version,
+    manifest: &Manifest,
+) -> Result<()> {
+    use crate::format::pages::{LAYOUT_DIM_OFFSET, LAYOUT_RECORD_END};
+    if version < crate::format::version::V1_7 {
+        return Ok(());
+    }
+    let mut head = [0u8; LAYOUT_RECORD_END];
+    read_exact_at(file, path, 0, &mut head)?;
+    if let Some(recorded) = FeatureLayout::decode_record(&head, version, path)? {
+        if recorded != manifest.layout {
+            return Err(Error::corrupt(
+                path,
+                LAYOUT_DIM_OFFSET as u64,
+                format!(
+                    "the feature pages hold rows of {} (their header's layout record) but the manifest says {}: the manifest and the feature pages disagree (a manifest of another store, or edited)",
+                    recorded.describe(),
+                    manifest.layout.describe()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn expect_len(path: &Path, got: u64, expected: Option<u64>) -> Result<()> {

@@ -6,8 +6,9 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::format::header::{FileKind, HEADER_SIZE};
-use crate::format::pages::FeatureLayout;
+use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
+use crate::format::pages::{FeatureLayout, LAYOUT_RECORD_END};
+use crate::format::version::V1_7;
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, stream_crc, STREAM_CHUNK};
 use crate::store::edge_splits::CscCheck;
@@ -44,18 +45,27 @@ fn stream_payload(
     let file = open(&path)?;
     let mut head = vec![0u8; header_len as usize];
     crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
-    check_header_padding(&path, &head)?;
+    // A v1.7 `features.pages` has its layout record (checked at open)
+    // before the padding.
+    let version = FileHeader::decode(&head, &path)?.version;
+    let padding = if kind == FileKind::FeaturePages && version >= V1_7 {
+        LAYOUT_RECORD_END
+    } else {
+        HEADER_SIZE
+    };
+    check_header_padding(&path, &head, padding)?;
     let got = stream_crc(&file, &path, header_len, entry.len - header_len, visit)?;
     Error::check_crc(&path, "payload", header_len, entry.payload_crc, got)?;
     Ok(entry.len)
 }
 
-/// Checks that the bytes of a page header after the common header are zero.
-fn check_header_padding(path: &Path, head: &[u8]) -> Result<()> {
-    if let Some(i) = head[HEADER_SIZE..].iter().position(|&b| b != 0) {
+/// Checks that the bytes of a page header from `from` (after the common
+/// header and any record it holds) are zero.
+fn check_header_padding(path: &Path, head: &[u8], from: usize) -> Result<()> {
+    if let Some(i) = head[from..].iter().position(|&b| b != 0) {
         return Err(Error::corrupt(
             path,
-            (HEADER_SIZE + i) as u64,
+            (from + i) as u64,
             "header padding is not zero",
         ));
     }
@@ -172,7 +182,7 @@ impl Store {
         let mut file = open(&path)?;
         let mut head = vec![0u8; PAGE_SIZE];
         crate::io::read::read_exact_at(&file, &path, 0, &mut head)?;
-        check_header_padding(&path, &head)?;
+        check_header_padding(&path, &head, HEADER_SIZE)?;
         file.seek(SeekFrom::Start(PAGE_SIZE as u64))
             .map_err(|e| Error::io("seek", &path, e))?;
         let mut reader = BufReader::with_capacity(STREAM_CHUNK, file);

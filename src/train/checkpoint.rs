@@ -12,17 +12,23 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::checkpoint_meta::{CheckpointMeta, Progress};
+use crate::checkpoint_meta::{
+    run_identity, verify_checkpoint, verify_dir, weights_of_file, CheckpointMeta, Progress,
+    WeightsRecord, NO_WEIGHTS_CRC,
+};
 use crate::error::{Error, Result};
 use crate::io::durable::{atomic_temporary_owner, write_atomic};
 use crate::sample::neighbor_cache::store_identity;
 use crate::store::Store;
+use crate::train::decoder::{DecoderKind, Task};
 use crate::train::model::{InitKind, ModelKind};
 use crate::train::options::{LrSchedule, TrainOptions};
 use crate::train::trainer::{EmbedTable, TrainConfig, Trainer};
 
-/// Version of the metadata document ([`CheckpointDoc::format`]).
-const META_FORMAT: u32 = 2;
+/// Version of the metadata document ([`CheckpointDoc::format`]). 3: the
+/// document records its weights' length and CRC-32 (`weights`) and the
+/// run's identity (`run_identity`), added by [`save_checkpoint`].
+const META_FORMAT: u32 = 3;
 
 /// The checkpoint's metadata document (`epoch-NNNNN.json`): the
 /// configuration (what must match to resume, and what `predict` rebuilds
@@ -38,6 +44,13 @@ pub(crate) struct CheckpointDoc<'a> {
     pub epochs: u64,
     /// [`ModelKind::name`].
     pub model: &'static str,
+    /// [`Task::name`] of a link-prediction run (absent for node
+    /// classification, as before link prediction existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<&'static str>,
+    /// [`DecoderKind::name`] of a link-prediction run (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoder: Option<&'static str>,
     /// Hidden width.
     pub hidden: i64,
     /// Node types with a learnable embedding (absent when none, as
@@ -110,6 +123,8 @@ impl<'a> CheckpointDoc<'a> {
             epoch,
             epochs: opts.epochs,
             model: m.model.name(),
+            task: (m.task != Task::Node).then(|| m.task.name()),
+            decoder: m.task.decoder().map(DecoderKind::name),
             hidden: m.hidden,
             embed: m.embed.iter().map(|e| e.name.as_str()).collect(),
             num_bases: m.num_bases,
@@ -163,8 +178,10 @@ pub(crate) fn checkpoint_meta(
 }
 
 /// Keys that shape the model: `predict` takes them from the checkpoint.
-pub(crate) const MODEL_KEYS: [&str; 9] = [
+pub(crate) const MODEL_KEYS: [&str; 11] = [
     "model",
+    "task",
+    "decoder",
     "hidden",
     "embed",
     "num_bases",
@@ -233,9 +250,15 @@ pub(crate) fn save_checkpoint(
 ) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
     let stem = stem_of(epoch);
-    write_checkpoint_file(dir, &format!("{stem}.ot"), |p| trainer.save(p))?;
+    let mut weights = None;
+    write_checkpoint_file(dir, &format!("{stem}.ot"), |p| {
+        trainer.save(p)?;
+        weights = Some(weights_of_file(p)?);
+        Ok(())
+    })?;
+    let meta = sealed_meta(meta, weights)?;
     write_checkpoint_file(dir, &format!("{stem}.json"), |p| {
-        std::fs::write(p, serde_json::to_vec_pretty(meta).unwrap_or_default())
+        std::fs::write(p, serde_json::to_vec_pretty(&meta).unwrap_or_default())
             .map_err(|e| Error::io("write", p, e))
     })?;
     write_checkpoint_file(dir, "LATEST", |p| {
@@ -248,6 +271,25 @@ pub(crate) fn save_checkpoint(
         }
     }
     Ok(())
+}
+
+/// `meta` with what ties it to its weights and its run: `weights` (the
+/// `.ot` file's length and CRC-32) and `run_identity`
+/// ([`crate::checkpoint_meta::run_identity`]), both checked by
+/// [`crate::checkpoint_meta::verify_checkpoint`].
+fn sealed_meta(meta: &Value, weights: Option<WeightsRecord>) -> Result<Value> {
+    let weights = weights.ok_or_else(|| Error::internal("checkpoint weights not written"))?;
+    let mut meta = meta.clone();
+    let identity = run_identity(&meta);
+    let obj = meta
+        .as_object_mut()
+        .ok_or_else(|| Error::internal("checkpoint metadata is not an object"))?;
+    obj.insert(
+        "weights".into(),
+        serde_json::to_value(weights).unwrap_or_default(),
+    );
+    obj.insert("run_identity".into(), identity.into());
+    Ok(meta)
 }
 
 /// The `epoch-*.ot` / `epoch-*.json` files of `dir` with their stems.
@@ -333,7 +375,15 @@ pub(crate) fn load_stem(
     expected: &Value,
     keys: &[&str],
 ) -> Result<CheckpointMeta> {
-    let meta = read_meta(dir, stem)?;
+    // The metadata is that epoch's and the weights are those it records.
+    let verified = verify_checkpoint(dir, stem)?;
+    if !verified.weights_checked {
+        tracing::warn!(
+            "checkpoint {}: {NO_WEIGHTS_CRC}",
+            dir.join(format!("{stem}.ot")).display()
+        );
+    }
+    let meta = verified.meta;
     let found = &meta.value;
     let mismatches: Vec<String> = keys
         .iter()
@@ -422,6 +472,12 @@ struct ModelMeta {
     /// R-GCN's bases (0 when absent).
     #[serde(default, deserialize_with = "lenient")]
     num_bases: Option<usize>,
+    /// [`Task::name`] (node classification when absent).
+    #[serde(default, deserialize_with = "lenient")]
+    task: Option<String>,
+    /// [`DecoderKind::name`] of a link task.
+    #[serde(default, deserialize_with = "lenient")]
+    decoder: Option<String>,
 }
 
 /// A value of type `T`, or `None` when the document holds another type
@@ -450,7 +506,16 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
     }
     let m = ModelMeta::deserialize(meta).map_err(|_| bad("model"))?;
     let model = ModelKind::parse(m.model.as_deref().ok_or_else(|| bad("model"))?)?;
+    // A task this version does not know is refused: its outputs would be
+    // misread.
+    let task = match (m.task.as_deref(), m.decoder.as_deref()) {
+        (None | Some("node"), _) => Task::Node,
+        (Some("link"), Some(d)) => Task::Link(DecoderKind::parse(d).map_err(|_| bad("decoder"))?),
+        (Some("link"), None) => return Err(bad("decoder")),
+        (Some(_), _) => return Err(bad("task")),
+    };
     Ok(TrainConfig {
+        task,
         model,
         hidden: m.hidden.ok_or_else(|| bad("hidden"))?,
         layers: m.layers.ok_or_else(|| bad("layers"))? as usize,
@@ -473,10 +538,13 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
 /// accuracy when the run recorded one, else the latest. Returns its stem
 /// and metadata.
 pub fn predict_checkpoint(dir: &Path) -> Result<(String, Value)> {
-    let latest = latest_checkpoint(dir)?;
-    let stem = stem_of(latest.progress.best_epoch.unwrap_or(latest.epoch));
-    let meta = read_meta(dir, &stem)?;
-    Ok((stem, meta.value))
+    // The latest and the best, verified and of one run.
+    let verified = verify_dir(dir)?;
+    let chosen = verified
+        .into_iter()
+        .last()
+        .ok_or_else(|| Error::internal("a verified checkpoint directory with no checkpoint"))?;
+    Ok((chosen.stem, chosen.meta.value))
 }
 
 #[cfg(test)]
@@ -491,6 +559,8 @@ mod tests {
             epoch: 5,
             epochs: 10,
             model: "gat",
+            task: None,
+            decoder: None,
             hidden: 64,
             embed: Vec::new(),
             num_bases: 0,
@@ -533,7 +603,7 @@ mod tests {
             stopped_early: false,
         });
         let want = serde_json::json!({
-            "format": 2, "epoch": 5, "epochs": 10, "model": "gat", "hidden": 64, "layers": 2,
+            "format": 3, "epoch": 5, "epochs": 10, "model": "gat", "hidden": 64, "layers": 2,
             "dropout": 0.5, "input_dropout": 0.25, "lr": 0.01,
             "lr_schedule": {"kind": "step", "every": 3, "gamma": 0.5},
             "weight_decay": 0.05, "optimizer": "adamw", "init": "glorot",
@@ -569,6 +639,21 @@ mod tests {
     }
 
     #[test]
+    fn a_link_document_records_its_task_and_decoder() {
+        let mut d = doc(Progress::default());
+        d.task = Some("link");
+        d.decoder = Some("mlp");
+        let v = d.to_json();
+        assert_eq!((&v["task"], &v["decoder"]), (&"link".into(), &"mlp".into()));
+        let c = config_from_meta(&v).unwrap();
+        assert_eq!(c.task, Task::Link(DecoderKind::Mlp));
+        // A node run writes neither key, as before link prediction.
+        let v = doc(Progress::default()).to_json();
+        assert!(v.get("task").is_none() && v.get("decoder").is_none());
+        assert_eq!(config_from_meta(&v).unwrap().task, Task::Node);
+    }
+
+    #[test]
     fn an_old_document_reads_with_defaults() {
         // Before heads, out_heads, seed and init were recorded; and a
         // value of another type is taken as absent, as before.
@@ -600,6 +685,16 @@ mod tests {
             ),
             (serde_json::json!([1]), "\"model\""),
         ] {
+            let err = config_from_meta(&doc).unwrap_err().to_string();
+            assert!(err.contains(&format!("no valid {key}")), "{doc}: {err}");
+        }
+        for (task, decoder, key) in [
+            ("link", None, "\"decoder\""),
+            ("link", Some("cosine"), "\"decoder\""),
+            ("graph", None, "\"task\""),
+        ] {
+            let doc = serde_json::json!({"model": "gcn", "hidden": 8, "layers": 2,
+                "task": task, "decoder": decoder});
             let err = config_from_meta(&doc).unwrap_err().to_string();
             assert!(err.contains(&format!("no valid {key}")), "{doc}: {err}");
         }

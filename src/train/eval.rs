@@ -92,10 +92,15 @@ pub fn predict_layerwise(
     layerwise_logits(store, &trainer, nodes, layerwise)
 }
 
-/// The model `predict` uses, loaded from `opts.checkpoint`.
-fn predict_trainer(store: &Store, opts: &TrainOptions) -> Result<Trainer> {
+/// The model `predict` uses, loaded from `opts.checkpoint` (whose model
+/// `opts.model` describes).
+pub fn predict_trainer(store: &Store, opts: &TrainOptions) -> Result<Trainer> {
     let in_dim = i64::from(store.feature_dim());
-    let classes = i64::from(store.num_classes());
+    // A link model's last layer gives embeddings of the hidden width.
+    let classes = match opts.model.task {
+        crate::train::decoder::Task::Node => i64::from(store.num_classes()),
+        crate::train::decoder::Task::Link(_) => opts.model.hidden,
+    };
     let dir = opts
         .checkpoint
         .as_ref()

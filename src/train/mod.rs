@@ -1,15 +1,19 @@
 //! The training layer (cargo feature `train`, tch/libtorch): models over
-//! sampled hops (`model`), one optimisation step and evaluation (`trainer`),
+//! sampled hops (`model`), link-prediction decoders (`decoder`), one optimisation step and evaluation (`trainer`),
 //! what a run is asked to do (`options`), the passes of the executor's
 //! batches into the model (`pass`), the epoch loop (`run`), its
 //! checkpoints (`checkpoint`), the model's memory measured on its first
-//! batch for the memory plan (`memory`), the target type of a typed store (`target`), evaluation and prediction (`eval`), and
+//! batch for the memory plan (`memory`), the target type of a typed store
+//! (`target`), evaluation and prediction (`eval`), link prediction's
+//! training passes and evaluation (`link`), and
 //! exact layer-wise inference over the whole graph (`layerwise`). It
 //! reads the store only through the executor.
 
 pub mod checkpoint;
+pub mod decoder;
 pub mod eval;
 pub mod layerwise;
+pub mod link;
 pub mod memory;
 pub mod model;
 pub mod options;

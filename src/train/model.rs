@@ -20,7 +20,7 @@ use crate::sample::typed::TypeIndex;
 /// One sampled hop as the model consumes it: a bipartite graph from
 /// `num_src` source rows to `num_dst` target rows; targets are the first
 /// `num_dst` sources (the sampler's prefix property).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Hop {
     /// Target (output) rows.
     pub num_dst: usize,
@@ -35,6 +35,12 @@ pub struct Hop {
     pub rel: Vec<i64>,
     /// Node type of each target in a typed store; empty: type 0.
     pub target_types: Vec<i64>,
+    /// Each edge's importance weight, each target's summing to 1 (a LABOR
+    /// batch, `sample::labor`); empty: every edge weighs the same. SAGE's
+    /// mean becomes the weighted sum; GCN's edge normalisation is scaled
+    /// by the weight times the target's sampled in-degree (1 for
+    /// uniform weights).
+    pub weights: Vec<f32>,
 }
 
 impl Hop {
@@ -47,6 +53,7 @@ impl Hop {
             dst,
             rel: Vec::new(),
             target_types: Vec::new(),
+            weights: Vec::new(),
         }
     }
 
@@ -103,6 +110,8 @@ pub struct HopTensors {
     dst: Tensor,
     /// 1 / max(in-degree, 1) per target (SAGE mean).
     inv_deg: Tensor,
+    /// Each edge's importance weight (None: unweighted), SAGE's mean.
+    mean_weight: Option<Tensor>,
     /// 1 / sqrt(d̂_dst d̂_src) per edge (GCN).
     gcn_norm: Tensor,
     /// 1 / d̂_dst per target (GCN self-loop weight).
@@ -142,6 +151,14 @@ impl HopTensors {
                 "hop: an edge index is out of range",
             ));
         }
+        if !hop.weights.is_empty()
+            && (hop.weights.len() != hop.src.len()
+                || hop.weights.iter().any(|w| !w.is_finite() || *w < 0.0))
+        {
+            return Err(Error::invalid_argument(
+                "hop: weights are not one finite, non-negative value per edge",
+            ));
+        }
         if degrees.is_some_and(|d| d.len() < hop.num_src) {
             return Err(Error::invalid_argument(
                 "hop: fewer degrees than source rows",
@@ -171,6 +188,13 @@ impl HopTensors {
                 )
             }
         };
+        let mean_weight =
+            (!hop.weights.is_empty()).then(|| Tensor::from_slice(&hop.weights).to_device(device));
+        // Weighted: the edge's share w instead of the uniform 1 / deg.
+        let gcn_norm = match &mean_weight {
+            Some(w) => gcn_norm * w * deg_dst.index_select(0, &dst),
+            None => gcn_norm,
+        };
         let loops = Tensor::arange(hop.num_dst as i64, (Kind::Int64, device));
         let loop_src = Tensor::cat(&[&src, &loops], 0);
         let loop_dst = Tensor::cat(&[&dst, &loops], 0);
@@ -186,6 +210,7 @@ impl HopTensors {
             src,
             dst,
             inv_deg,
+            mean_weight,
             gcn_norm,
             gcn_self,
             loop_src,
@@ -197,7 +222,7 @@ impl HopTensors {
     /// for a target without such edges).
     fn aggregate_relation(&self, x: &Tensor, r: usize) -> Tensor {
         if self.relations.is_empty() && r == 0 {
-            return self.aggregate(x, None) * self.inv_deg.unsqueeze(1);
+            return self.mean(x);
         }
         let zeros = Tensor::zeros([self.num_dst, x.size()[1]], (x.kind(), x.device()));
         match self.relations.get(r) {
@@ -206,6 +231,15 @@ impl HopTensors {
                 let msg = x.index_select(0, &e.src);
                 zeros.index_add(0, &e.dst, &msg) * e.inv_deg.unsqueeze(1)
             }
+        }
+    }
+
+    /// The mean of `x[src]` over each target's in-edges, weighted by the
+    /// edges' importance weights when the hop has them.
+    fn mean(&self, x: &Tensor) -> Tensor {
+        match &self.mean_weight {
+            Some(w) => self.aggregate(x, Some(w)),
+            None => self.aggregate(x, None) * self.inv_deg.unsqueeze(1),
         }
     }
 
@@ -662,7 +696,7 @@ impl Gnn {
                 out.ok_or_else(|| Error::internal("an R-SAGE layer without relations"))?
             }
             ModelKind::Sage => {
-                let mean = hop.aggregate(h, None) * hop.inv_deg.unsqueeze(1);
+                let mean = hop.mean(h);
                 let neigh = layer.neigh.as_ref().map(|n| n.forward(&mean));
                 layer.root.forward(&targets) + neigh.unwrap_or_else(|| Tensor::zeros_like(&targets))
             }
@@ -824,6 +858,43 @@ mod tests {
             (got[0] - n0).abs() < 1e-5 && (got[1] - n1).abs() < 1e-5,
             "{got:?}"
         );
+    }
+
+    /// LABOR weights: SAGE's mean is the weighted sum, GCN's edge norm is
+    /// scaled by weight × sampled in-degree (uniform weights change
+    /// nothing).
+    #[test]
+    fn importance_weights_weigh_the_aggregation() {
+        let mut hop = star();
+        hop.weights = vec![0.25, 0.75, 1.0];
+        let x = Tensor::from_slice(&[1f32, 2., 3., 5.]).view([4, 1]);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let mut sage = one_weight_model(&vs, ModelKind::Sage);
+        tch::no_grad(|| {
+            sage.layers[0]
+                .neigh
+                .as_mut()
+                .unwrap()
+                .ws
+                .copy_(&Tensor::from_slice(&[10f32]).view([1, 1]));
+        });
+        let t = HopTensors::new(&hop, Device::Cpu).unwrap();
+        let got: Vec<f32> =
+            Vec::try_from(sage.forward(&x, &[t], false).unwrap().view([-1])).unwrap();
+        // node 0: 1 + 10 * (0.25 * 3 + 0.75 * 5) = 46.
+        assert_eq!(got, vec![46.0, 22.0]);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let gcn = one_weight_model(&vs, ModelKind::Gcn);
+        let t = HopTensors::new(&hop, Device::Cpu).unwrap();
+        let got: Vec<f32> =
+            Vec::try_from(gcn.forward(&x, &[t], false).unwrap().view([-1])).unwrap();
+        let n0 = (3.0 * 0.5 + 5.0 * 1.5) / 6f32.sqrt() + 1.0 / 3.0;
+        assert!(
+            (got[0] - n0).abs() < 1e-5 && (got[1] - 2.0).abs() < 1e-5,
+            "{got:?}"
+        );
+        hop.weights = vec![0.5, 0.5];
+        assert!(HopTensors::new(&hop, Device::Cpu).is_err());
     }
 
     #[test]

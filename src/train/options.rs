@@ -98,6 +98,10 @@ pub struct TrainOptions {
     /// The node type to classify on a typed store (None: the only
     /// labelled type; see [`crate::train::target`]).
     pub target_type: Option<String>,
+    /// Link prediction: negatives per positive training edge.
+    pub neg: usize,
+    /// Link prediction: how the training negatives are drawn.
+    pub neg_sampling: crate::train::link::NegSampling,
 }
 
 impl TrainOptions {
@@ -116,6 +120,8 @@ impl TrainOptions {
             early_stop: None,
             device: Device::Cpu,
             target_type: None,
+            neg: 1,
+            neg_sampling: crate::train::link::NegSampling::Corrupt,
         }
     }
 }

@@ -31,6 +31,7 @@ pub(crate) fn to_train_batch(
                 h.src.iter().map(|&x| i64::from(x)).collect(),
                 h.dst.iter().map(|&x| i64::from(x)).collect(),
             );
+            hop.weights = h.weights.clone();
             // Local index i is the batch's i-th sampled id.
             hop.annotate(b.ids, store.schema())?;
             Ok(hop)

@@ -13,13 +13,17 @@ use serde_json::Value;
 use crate::checkpoint_meta::Progress;
 use crate::error::{Error, Result};
 use crate::exec::epoch::EpochReport;
+use crate::format::edge_splits::EdgeSplits;
+use crate::link_metrics::LinkMetrics;
 use crate::progress::{human_rate, Bar};
 use crate::store::Store;
 use crate::train::checkpoint::{
     checkpoint_meta, latest_stem, load_stem, prepare_fresh_dir, remove_stale_temporaries,
     save_checkpoint, MODEL_KEYS, REPLAY_KEYS, STORE_KEYS,
 };
+use crate::train::decoder::Task;
 use crate::train::eval::evaluate;
+use crate::train::link::{evaluate_link, link_train_pass, training_edges, Edges};
 use crate::train::options::TrainOptions;
 use crate::train::pass::pass;
 use crate::train::target::Target;
@@ -59,6 +63,12 @@ pub struct EpochResult {
     pub seeds: u64,
     /// Learning rate of the epoch.
     pub lr: f64,
+    /// Link prediction: every metric on the validation edges, when
+    /// evaluated (`valid_acc` holds the one the best epoch is chosen by:
+    /// [`LinkMetrics::selection`]).
+    pub valid_link: Option<LinkMetrics>,
+    /// Link prediction: every metric on the test edges, when evaluated.
+    pub test_link: Option<LinkMetrics>,
 }
 
 impl EpochResult {
@@ -92,6 +102,12 @@ pub(crate) struct EpochJson {
     pub test_acc: Option<f64>,
     /// [`EpochResult::lr`].
     pub lr: f64,
+    /// [`EpochResult::valid_link`] (absent for node classification).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_link: Option<LinkMetrics>,
+    /// [`EpochResult::test_link`] (absent for node classification).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_link: Option<LinkMetrics>,
     /// Stage times in seconds.
     pub seconds: EpochSeconds,
     /// The feature cache's counters.
@@ -144,6 +160,8 @@ impl EpochJson {
             valid_acc: r.valid_acc,
             test_acc: r.test_acc,
             lr: r.lr,
+            valid_link: r.valid_link.clone(),
+            test_link: r.test_link.clone(),
             seconds: EpochSeconds {
                 sample: d.sample.as_secs_f64(),
                 changeset: d.changeset.as_secs_f64(),
@@ -170,18 +188,13 @@ fn log_line(log: &mut dyn Write, line: &str) -> Result<()> {
 /// Trains; prints one line per epoch to `log`; returns every epoch's
 /// results (none when `--resume` finds the run already complete).
 pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<Vec<EpochResult>> {
-    let labels = store.labels()?.ok_or_else(|| {
-        Error::invalid_argument(format!(
-            "{} has no labels to train on",
-            store.dir().display()
-        ))
-    })?;
-    let target = Target::choose(store, &labels, opts.target_type.as_deref())?;
-    let all_splits = store.splits()?.unwrap_or_default();
-    let narrowed = target.narrows(&all_splits);
-    let splits = target.splits(all_splits);
+    let supervision = Supervision::of(store, opts)?;
     let in_dim = i64::from(store.feature_dim());
-    let classes = i64::from(store.num_classes());
+    let classes = match supervision {
+        Supervision::Node { .. } => i64::from(store.num_classes()),
+        // The encoder's last layer: node embeddings of the hidden width.
+        Supervision::Link { .. } => opts.model.hidden,
+    };
     check_options(store, opts)?;
     let model = opts.model.for_store(store)?;
     let mut trainer = Trainer::new(model, in_dim, classes, opts.device);
@@ -191,22 +204,44 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
     };
     let mut results = Vec::new();
     for epoch in start..opts.epochs {
-        let mut r = train_epoch(
-            store,
-            opts,
-            &mut trainer,
-            &labels,
-            (&splits.train, narrowed),
-            epoch,
-        )?;
+        let mut r = match &supervision {
+            Supervision::Node {
+                labels,
+                splits,
+                narrowed,
+            } => train_epoch(
+                store,
+                opts,
+                &mut trainer,
+                labels,
+                (&splits.train, *narrowed),
+                epoch,
+            )?,
+            Supervision::Link { edges, .. } => link_epoch(store, opts, &mut trainer, edges, epoch)?,
+        };
         if opts.eval_every > 0 && ((epoch + 1) % opts.eval_every == 0 || epoch + 1 == opts.epochs) {
             let mut eval = opts.data.clone();
             eval.epoch = epoch;
             if let Some(f) = &opts.eval_fanouts {
                 eval.fanouts = f.clone();
             }
-            r.valid_acc = evaluate(store, &trainer, &eval, &labels, ("valid", &splits.valid))?;
-            r.test_acc = evaluate(store, &trainer, &eval, &labels, ("test", &splits.test))?;
+            match &supervision {
+                Supervision::Node { labels, splits, .. } => {
+                    r.valid_acc =
+                        evaluate(store, &trainer, &eval, labels, ("valid", &splits.valid))?;
+                    r.test_acc = evaluate(store, &trainer, &eval, labels, ("test", &splits.test))?;
+                }
+                Supervision::Link {
+                    splits: Some(splits),
+                    ..
+                } => {
+                    r.valid_link = evaluate_link(store, &trainer, &eval, &splits.valid)?;
+                    r.test_link = evaluate_link(store, &trainer, &eval, &splits.test)?;
+                    r.valid_acc = r.valid_link.as_ref().and_then(LinkMetrics::selection);
+                    r.test_acc = r.test_link.as_ref().and_then(LinkMetrics::selection);
+                }
+                Supervision::Link { splits: None, .. } => {}
+            }
             record_evaluation(&mut progress, &r);
         }
         if opts
@@ -216,7 +251,7 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             progress.stopped_early = true;
         }
         progress.complete = progress.stopped_early || epoch + 1 == opts.epochs;
-        log_epoch(log, &r)?;
+        log_epoch(log, &r, supervision.metric())?;
         if let Some(dir) = &opts.checkpoint {
             save_checkpoint(
                 dir,
@@ -239,10 +274,11 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         }
     }
     if let (Some(b), Some(v)) = (progress.best_epoch, progress.best_valid) {
+        let metric = supervision.metric();
         log_line(
             log,
             &format!(
-                "best epoch {b}: valid acc {v:.4}, test acc {}{}",
+                "best epoch {b}: valid {metric} {v:.4}, test {metric} {}{}",
                 progress.best_test.map_or("-".into(), |t| format!("{t:.4}")),
                 if opts.checkpoint.is_some() {
                     " (the checkpoint predict uses)"
@@ -253,6 +289,67 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         )?;
     }
     Ok(results)
+}
+
+/// What the epochs learn from: the nodes' labels and the node splits, or
+/// the training edges and the edge splits.
+enum Supervision {
+    Node {
+        labels: Vec<i32>,
+        splits: crate::format::tables::Splits,
+        /// The training split is its target type's part (see [`Target`]).
+        narrowed: bool,
+    },
+    Link {
+        edges: Edges,
+        /// None: the store has no held-out edges (no evaluation).
+        splits: Option<Box<EdgeSplits>>,
+    },
+}
+
+impl Supervision {
+    fn of(store: &Store, opts: &TrainOptions) -> Result<Self> {
+        if let Task::Link(_) = opts.model.task {
+            let splits = store.edge_splits()?;
+            let edges = training_edges(store, splits.as_ref())?;
+            if edges.is_empty() {
+                return Err(Error::invalid_argument(format!(
+                    "{} has no training edges to learn links from",
+                    store.dir().display()
+                )));
+            }
+            return Ok(Supervision::Link {
+                edges,
+                splits: splits.map(Box::new),
+            });
+        }
+        let labels = store.labels()?.ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{} has no labels to train on",
+                store.dir().display()
+            ))
+        })?;
+        let target = Target::choose(store, &labels, opts.target_type.as_deref())?;
+        let all_splits = store.splits()?.unwrap_or_default();
+        let narrowed = target.narrows(&all_splits);
+        let splits = target.splits(all_splits);
+        Ok(Supervision::Node {
+            labels,
+            splits,
+            narrowed,
+        })
+    }
+
+    /// The name of the validation score the best epoch is chosen by.
+    fn metric(&self) -> &'static str {
+        match self {
+            Supervision::Node { .. } => "acc",
+            Supervision::Link {
+                splits: Some(s), ..
+            } if s.valid.negatives.as_ref().is_some_and(|n| n.k > 1) => "MRR",
+            Supervision::Link { .. } => "AUC",
+        }
+    }
 }
 
 /// Refuses options that disagree with each other.
@@ -276,6 +373,11 @@ fn check_options(store: &Store, opts: &TrainOptions) -> Result<()> {
         f.resolve(store.schema()).map_err(|e| {
             Error::invalid_argument(e.to_string().replace("--fanouts", "--eval-fanouts"))
         })?;
+    }
+    if opts.model.task != Task::Node && opts.neg == 0 {
+        return Err(Error::invalid_argument(
+            "--neg must be at least 1: link prediction learns from negatives",
+        ));
     }
     if opts.resume && opts.checkpoint.is_none() {
         return Err(Error::invalid_argument("--resume needs --checkpoint DIR"));
@@ -410,6 +512,65 @@ fn train_epoch(
     })
 }
 
+/// One training pass over the training edges in link batches.
+fn link_epoch(
+    store: &Store,
+    opts: &TrainOptions,
+    trainer: &mut Trainer,
+    edges: &Edges,
+    epoch: u64,
+) -> Result<EpochResult> {
+    tch::manual_seed(crate::rng::stream_seed(opts.model.seed, 21, epoch) as i64 & i64::MAX);
+    let lr = opts.lr_schedule.lr(opts.model.lr, epoch, opts.epochs);
+    trainer.set_lr(lr);
+    let mut data = opts.data.clone();
+    data.epoch = epoch;
+    let mut total = StepStats::default();
+    let mut batch_losses = Vec::new();
+    let started = std::time::Instant::now();
+    let bar = Bar::new(
+        edges.len().div_ceil(data.batch_size.max(1)) as u64,
+        &format!("epoch {epoch}"),
+        false,
+    );
+    let report = link_train_pass(
+        store,
+        &data,
+        trainer,
+        (edges, (opts.neg, opts.neg_sampling)),
+        &mut |s| {
+            batch_losses.push(s.mean_loss());
+            total.add(s);
+            bar.inc_with_message(|| {
+                format!(
+                    "loss {:.4}, {}",
+                    total.mean_loss(),
+                    human_rate(
+                        total.labelled as f64 / started.elapsed().as_secs_f64().max(1e-9),
+                        "pairs"
+                    )
+                )
+            });
+        },
+    )?;
+    bar.finish_and_clear();
+    Ok(EpochResult {
+        epoch,
+        loss: total.mean_loss(),
+        train_acc: total.accuracy(),
+        times: StageTimes {
+            data: report,
+            transfer: total.transfer,
+            compute: total.compute,
+        },
+        batch_losses,
+        wall: started.elapsed(),
+        seeds: total.labelled,
+        lr,
+        ..EpochResult::default()
+    })
+}
+
 /// Keeps the best validation accuracy (and the test accuracy with it) in
 /// `progress`, counting the evaluations since.
 fn record_evaluation(progress: &mut Progress, r: &EpochResult) {
@@ -426,19 +587,25 @@ fn record_evaluation(progress: &mut Progress, r: &EpochResult) {
 }
 
 /// The epoch's log line.
-fn log_epoch(log: &mut dyn Write, r: &EpochResult) -> Result<()> {
+fn log_epoch(log: &mut dyn Write, r: &EpochResult, metric: &str) -> Result<()> {
     let t = &r.times;
     let fmt = |a: Option<f64>| a.map_or("-".to_string(), |x| format!("{:.4}", x));
+    // Link training counts pairs (positives and negatives), not seeds.
+    let (train, unit) = if metric == "acc" {
+        ("train acc", "seeds")
+    } else {
+        ("train pair acc", "pairs")
+    };
     writeln!(
         log,
-        "epoch {}: loss {:.4}, train acc {:.4}, valid acc {}, test acc {} | {:.1}s, {}, feature-cache miss ratio {:.3}{} | sample {:.2}s changeset {:.2}s cache init {:.2}s gather {:.2}s update {:.2}s transfer {:.2}s compute {:.2}s",
+        "epoch {}: loss {:.4}, {train} {:.4}, valid {metric} {}, test {metric} {} | {:.1}s, {}, feature-cache miss ratio {:.3}{} | sample {:.2}s changeset {:.2}s cache init {:.2}s gather {:.2}s update {:.2}s transfer {:.2}s compute {:.2}s",
         r.epoch,
         r.loss,
         r.train_acc,
         fmt(r.valid_acc),
         fmt(r.test_acc),
         r.wall.as_secs_f64(),
-        human_rate(r.seeds as f64 / r.wall.as_secs_f64().max(1e-9), "seeds"),
+        human_rate(r.seeds as f64 / r.wall.as_secs_f64().max(1e-9), unit),
         t.data.miss_ratio(),
         t.data.neighbor_hit_ratio.map_or(String::new(), |h| format!(", neighbor-cache hit ratio {h:.3}")),
         t.data.sample.as_secs_f64(),
@@ -449,7 +616,13 @@ fn log_epoch(log: &mut dyn Write, r: &EpochResult) -> Result<()> {
         t.transfer.as_secs_f64(),
         t.compute.as_secs_f64()
     )
-    .map_err(|e| Error::io("write", "<log>", e))
+    .map_err(|e| Error::io("write", "<log>", e))?;
+    for (what, m) in [("valid", &r.valid_link), ("test", &r.test_link)] {
+        if let Some(m) = m {
+            log_line(log, &format!("  {what}: {}", m.describe()))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -486,6 +659,8 @@ mod tests {
             wall: Duration::from_secs(4),
             seeds: 1000,
             lr: 0.01,
+            valid_link: None,
+            test_link: None,
         };
         let want = serde_json::json!({
             "epoch": 3, "loss": 1.25, "train_acc": 0.5,

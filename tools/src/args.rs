@@ -17,6 +17,16 @@ pub fn fanouts(s: &str) -> Result<Fanouts, String> {
     Fanouts::parse(s).map_err(|e| e.to_string())
 }
 
+/// `--eval-fanouts`: as [`fanouts`], its errors naming `--eval-fanouts`.
+pub fn eval_fanouts(s: &str) -> Result<Fanouts, String> {
+    Fanouts::parse_as(s, "--eval-fanouts").map_err(|e| e.to_string())
+}
+
+/// Parses `--sampler`.
+pub fn sampler(s: &str) -> Result<ginex::internals::sample::labor::Sampler, String> {
+    ginex::internals::sample::labor::Sampler::parse(s).map_err(|e| e.to_string())
+}
+
 /// Fanouts for a human: `[10, 10, 10]` (as these lines always showed one
 /// list for all), or the per-relation text.
 pub fn show_fanouts(f: &Fanouts) -> String {
@@ -131,5 +141,15 @@ pub fn device(s: &str) -> Result<ginex::internals::train::tch::Device, String> {
         "cuda" if Cuda::is_available() => Ok(Device::Cuda(0)),
         "cuda" => Err("--device cuda but no CUDA device is available".into()),
         _ => Err(format!("--device {s:?}: use auto, cpu or cuda")),
+    }
+}
+
+/// A count of 1 or more (`--workers`, `--changeset-every`): 0 is refused,
+/// not clamped, as it would mean no workers or no changesets at all.
+pub fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (0 would do no work)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
     }
 }

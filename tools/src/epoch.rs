@@ -19,6 +19,7 @@ use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use ginex::internals::exec::policy::Policy;
 use ginex::internals::exec::report::ReportJson;
+use ginex::internals::sample::labor::{Sampler, SamplerConfig};
 use ginex::internals::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
@@ -61,6 +62,32 @@ pub struct SamplingArgs {
     /// Run seed (sampling and the per-epoch shuffle of the seeds).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The sampler: neighbor (uniform, GraphSAGE), or layer-neighbor
+    /// sampling labor-0, labor-1, labor-* (one random number per candidate
+    /// vertex shared by the batch's targets: fewer distinct vertices;
+    /// edges carry importance weights).
+    #[arg(long, default_value = "neighbor", value_parser = crate::args::sampler)]
+    pub sampler: Sampler,
+    /// LABOR: the same random number per vertex at every hop.
+    #[arg(long)]
+    pub layer_dependency: bool,
+    /// LABOR: random numbers correlated across this many consecutive
+    /// batches (1 = independent).
+    #[arg(long, default_value_t = 1)]
+    pub batch_dependency: u64,
+}
+
+impl SamplingArgs {
+    /// The sampler and its options, checked.
+    pub fn sampler_config(&self) -> Result<SamplerConfig> {
+        let c = SamplerConfig {
+            sampler: self.sampler,
+            layer_dependency: self.layer_dependency,
+            batch_dependency: self.batch_dependency,
+        };
+        c.check()?;
+        Ok(c)
+    }
 }
 
 /// The data-path flags `ginex epoch` and `ginex train` share: the
@@ -126,7 +153,7 @@ pub struct DataArgs {
     #[arg(long)]
     pub no_page_companions: bool,
     /// k of the k-hop approximation (ginex).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
     pub changeset_every: usize,
     /// Pre-sampling epochs (presc).
     #[arg(long, default_value_t = 1)]
@@ -134,7 +161,7 @@ pub struct DataArgs {
     /// Sampling workers (default: cores). The inspector samples rounds of
     /// workers × 4 batches (at least 16) in lockstep, each hop's lists read
     /// once.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     pub workers: Option<usize>,
     /// Directory for runtime files (default: STORE.runs beside the store).
     /// Each run writes only in a new `run-PID-NANOS/` directory of its own
@@ -210,7 +237,7 @@ impl DataArgs {
         store: &Store,
         extra_bytes: u64,
     ) -> Result<(EpochConfig, Option<MemoryPlan>)> {
-        let mut config = self.unplanned(store);
+        let mut config = self.unplanned(store)?;
         let plan = self.plan(store, &mut config, &|_| extra_bytes)?;
         Ok((config, plan))
     }
@@ -240,7 +267,7 @@ impl DataArgs {
 
     /// The epoch configuration for `store` (epoch 0) before `--memory`
     /// sizes its caches ([`plan`](Self::plan) does).
-    pub fn unplanned(&self, store: &Store) -> EpochConfig {
+    pub fn unplanned(&self, store: &Store) -> Result<EpochConfig> {
         let row_bytes = store.layout().row_bytes() as u64;
         let ginex = GinexOptions {
             superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
@@ -251,7 +278,7 @@ impl DataArgs {
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
         };
-        EpochConfig {
+        Ok(EpochConfig {
             cache: CacheConfig::new(self.policy, ginex, self.presc_rounds),
             feature_cache_rows: feature_cache_rows_for(
                 self.feature_cache_bytes,
@@ -261,6 +288,7 @@ impl DataArgs {
             neighbor_cache_bytes: self.neighbor_cache_bytes.unwrap_or(0),
             batch_size: self.sampling.batch_size,
             fanouts: self.sampling.fanouts.clone(),
+            sampler: self.sampling.sampler_config()?,
             seed: self.sampling.seed,
             workers: self.workers.unwrap_or_else(default_workers),
             run_dir: self
@@ -274,7 +302,7 @@ impl DataArgs {
             max_batches: self.max_batches,
             link: self.link_task(),
             ..EpochConfig::default()
-        }
+        })
     }
 }
 
@@ -715,7 +743,7 @@ mod tests {
             "page_companions": g.page_companions,
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
-            "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers,
+            "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
         });
         want["crc_checked"] = json!(true);
         want["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});

@@ -201,8 +201,10 @@ pub struct FilesArgs {
     /// Test node ids.
     #[arg(long)]
     pub test_ids: Option<PathBuf>,
-    /// Random split fractions instead of id files, e.g. 0.8,0.1,0.1.
-    #[arg(long, conflicts_with_all = ["train_ids", "valid_ids", "test_ids"])]
+    /// Random split fractions instead of id files, e.g. 0.8,0.1,0.1
+    /// (a value starting with `-` is taken as the value, and refused as a
+    /// fraction outside [0, 1]).
+    #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["train_ids", "valid_ids", "test_ids"])]
     pub split: Option<String>,
     /// Seed of --split.
     #[arg(long, default_value_t = 0)]
@@ -278,9 +280,15 @@ fn parse_split(s: &str) -> Result<[f64; 3]> {
         .collect::<std::result::Result<_, _>>()
         .map_err(|_| err())?;
     let arr: [f64; 3] = v.try_into().map_err(|_| err())?;
-    if arr.iter().any(|f| !(0.0..=1.0).contains(f)) || arr.iter().sum::<f64>() > 1.0 + 1e-9 {
+    if let Some(f) = arr.iter().find(|f| !(0.0..=1.0).contains(*f)) {
         return Err(Error::invalid_argument(format!(
-            "--split {s:?}: fractions must be in [0, 1] and sum to at most 1"
+            "--split {s:?}: {f} is not a fraction: a fraction must be in [0, 1]"
+        )));
+    }
+    if arr.iter().sum::<f64>() > 1.0 + 1e-9 {
+        return Err(Error::invalid_argument(format!(
+            "--split {s:?}: the fractions sum to {}; they must sum to at most 1",
+            arr.iter().sum::<f64>()
         )));
     }
     Ok(arr)
@@ -295,6 +303,9 @@ fn print_report(out: &mut dyn Write, r: &ImportReport, secs: f64) -> Result<()> 
         r.nodes, r.edges_read, r.csc.edges_out, r.csc.duplicates_removed, r.csc.self_loops_removed
     )
     .map_err(w)?;
+    for note in &r.notes {
+        writeln!(out, "  note: {note}").map_err(w)?;
+    }
     if r.edges_held_out > 0 {
         writeln!(
             out,

@@ -14,6 +14,8 @@ pub mod gen;
 pub mod import;
 pub mod machine;
 pub mod neighbor_cache;
+#[cfg(feature = "train")]
+pub mod predict_link;
 pub mod sample;
 pub mod size;
 pub mod svg;
@@ -118,33 +120,17 @@ pub fn create_parent_dirs(path: &std::path::Path) -> ginex::internals::error::Re
     }
 }
 
-/// Writes a report file (`--report`) beside `path` and renames it into
-/// place, creating missing parent directories: an existing file is replaced
-/// only by a complete report, and a failure removes only the temporary file
-/// this call created.
+/// Writes a user-named output file (`--report`, `--plot`, an SVG, a bench's
+/// JSON) beside `path` and renames it into place, creating missing parent
+/// directories: an existing file is replaced only by a complete one, and a
+/// failure (a full disk) removes only the temporary file this call created
+/// (`npy_write::write_output`).
 pub fn write_report(
     path: &std::path::Path,
     bytes: impl AsRef<[u8]>,
 ) -> ginex::internals::error::Result<()> {
     create_parent_dirs(path)?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| {
-            ginex::internals::error::Error::invalid_argument(format!(
-                "{} has no file name",
-                path.display()
-            ))
-        })?
-        .to_string_lossy()
-        .into_owned();
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    ginex::internals::io::durable::write_atomic(dir, &name, |tmp| {
-        std::fs::write(tmp, bytes.as_ref())
-            .map_err(|e| ginex::internals::error::Error::io("write", tmp, e))
-    })
+    ginex::internals::import::npy_write::write_output(path, |w| w.write_all(bytes.as_ref()))
 }
 
 /// Turns a tool's result into its exit status: errors are printed as one

@@ -74,10 +74,10 @@ pub struct InspectArgs {
     #[arg(long, conflicts_with = "feature_cache_bytes")]
     pub feature_cache_rows: Option<usize>,
     /// Sampling worker threads (default: number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     pub workers: Option<usize>,
     /// k of the k-hop approximation: the cache changes every k batches.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
     pub changeset_every: usize,
     /// Run directory (created if missing). Refused, before anything is
     /// written, if it already holds this superbatch's files; nothing in it
@@ -130,7 +130,10 @@ fn epoch_sampler<'a>(
     a: &SamplingArgs,
     epoch: u64,
 ) -> Result<EpochSampler<'a>> {
-    let fanouts = a.fanouts.resolve(store.schema())?;
+    let fanouts = a
+        .fanouts
+        .resolve(store.schema())?
+        .with_sampler(a.sampler_config()?)?;
     EpochSampler::new(src, train, a.batch_size, fanouts, a.seed, epoch)
 }
 
@@ -208,7 +211,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             num_batches: args.superbatch.min(sampler.num_batches() - first),
             workers,
             capacity,
-            every: args.changeset_every.max(1),
+            every: args.changeset_every,
             page_companions: None,
             run: ginex::internals::inspect::superbatch::RunParams {
                 store_id: ginex::internals::sample::neighbor_cache::store_identity(&store),
@@ -218,6 +221,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
                 batch_size: a.batch_size as u64,
                 fanouts,
                 relation_fanouts,
+                sampler: sampler.fanouts.sampler_stamp(),
                 carry_over: false,
                 // A lone superbatch from an empty cache: no prior is used.
                 reuse_prior: false,

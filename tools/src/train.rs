@@ -18,8 +18,10 @@ use ginex::internals::import::npy_write::NpyWriter;
 use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::store::Store;
 use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};
+use ginex::internals::train::decoder::Task;
 use ginex::internals::train::eval::{predict, predict_layerwise};
 use ginex::internals::train::layerwise::LayerwiseOptions;
+use ginex::internals::train::link::NegSampling;
 use ginex::internals::train::memory::{measure, ModelFootprint, FALLBACK_BYTES};
 use ginex::internals::train::model::{InitKind, ModelKind};
 use ginex::internals::train::options::{LrSchedule, TrainOptions};
@@ -103,8 +105,8 @@ pub struct KnobArgs {
     pub lr_gamma: f64,
     /// Fanouts of evaluation passes, as --fanouts takes them (default:
     /// --fanouts; -1 = full neighbourhoods, e.g. --eval-fanouts -1,-1).
-    #[arg(long, allow_hyphen_values = true)]
-    pub eval_fanouts: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::args::eval_fanouts)]
+    pub eval_fanouts: Option<Fanouts>,
     /// Stop after N evaluations without a better validation accuracy (the
     /// best epoch's checkpoint is kept and used by predict either way).
     #[arg(long)]
@@ -117,6 +119,42 @@ pub struct KnobArgs {
     /// directory is refused unless --resume).
     #[arg(long)]
     pub overwrite: bool,
+}
+
+/// What `ginex train --task link` learns with (`--task` and `--neg` are
+/// the data path's: with `link` the encoder's last layer gives node
+/// embeddings of --hidden width, a decoder scores pairs of them, trained
+/// with binary cross-entropy on the training edges against --neg
+/// negatives each, validated on the store's held-out edges: see
+/// `ginex-import --edge-split`).
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// Link prediction: dot (inner product, GAE) or mlp (Hadamard product
+    /// through a 2-layer MLP) [default: dot].
+    #[arg(long, value_parser = ["dot", "mlp"])]
+    pub decoder: Option<String>,
+    /// Link prediction: corrupt (the positive's source with a uniform
+    /// destination, as PyG's and DGL's link samplers) or random (a uniform
+    /// source and destination, GAE's training negatives) [default: corrupt].
+    #[arg(long, value_parser = ["corrupt", "random"])]
+    pub neg_sampling: Option<String>,
+}
+
+impl TaskArgs {
+    /// The task, the negatives per positive and how they are drawn.
+    fn parse(&self, data: &DataArgs) -> Result<(Task, usize, NegSampling)> {
+        let task = Task::parse(&data.task, self.decoder.as_deref())?;
+        let sampling = NegSampling::parse(self.neg_sampling.as_deref().unwrap_or("corrupt"))?;
+        match (task, data.neg, &self.neg_sampling) {
+            (Task::Node, k, _) if k != 1 => Err(Error::invalid_argument(format!(
+                "--neg {k} is for --task link (node classification has no negatives)"
+            ))),
+            (Task::Node, _, Some(s)) => Err(Error::invalid_argument(format!(
+                "--neg-sampling {s} is for --task link (node classification has no negatives)"
+            ))),
+            (_, k, _) => Ok((task, k, sampling)),
+        }
+    }
 }
 
 /// Train a GNN on a store through the out-of-core data path.
@@ -133,6 +171,9 @@ pub struct TrainArgs {
     /// Training knobs.
     #[command(flatten)]
     pub knobs: KnobArgs,
+    /// The task.
+    #[command(flatten)]
+    pub task: TaskArgs,
     /// Epochs.
     #[arg(long, default_value_t = 10)]
     pub epochs: u64,
@@ -167,9 +208,30 @@ pub struct PredictArgs {
     /// Checkpoint directory written by `ginex train --checkpoint`.
     #[arg(long)]
     pub checkpoint: PathBuf,
-    /// Output .npy (must not exist).
+    /// Output .npy (must not exist): the logits of a node classifier; with
+    /// --task link and --score, the pairs' scores.
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
+    /// node or link (default: the checkpoint's task; a different value is
+    /// an error). Link: node embeddings from layer-wise inference (exact,
+    /// within --memory), the scores of given pairs, and the test edges'
+    /// AUC, AP, MRR and Hits@K beside an in-degree popularity baseline.
+    #[arg(long, value_parser = ["node", "link"])]
+    pub task: Option<String>,
+    /// Link: write the embedding of every node (or of --nodes) here, an
+    /// .npy of shape (nodes, width) in the order of the nodes.
+    #[arg(long)]
+    pub embeddings: Option<PathBuf>,
+    /// Link: score the node pairs of this .npy (integers of shape (P, 2),
+    /// original ids) into --out, an .npy of P logits.
+    #[arg(long)]
+    pub score: Option<PathBuf>,
+    /// Link: rank each test edge against K uniform destination
+    /// corruptions (the positive's source with a random node, drawn the
+    /// same every run) instead of the split's stored negatives, for MRR
+    /// and Hits@K on a split imported with one negative per edge.
+    #[arg(long, value_name = "K")]
+    pub test_neg: Option<usize>,
     /// File with one node id per line, in the ids of the imported input
     /// (a --remap or --reorder store's original ids); the output rows
     /// follow it. Default: every node, in ascending original id.
@@ -204,7 +266,7 @@ pub struct PredictArgs {
     /// Sampling workers (default: cores). The inspector samples rounds of
     /// workers × 4 batches (at least 16) in lockstep, each hop's lists read
     /// once.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     pub workers: Option<usize>,
     /// Directory for runtime files (default: STORE.runs beside the store).
     #[arg(long)]
@@ -256,9 +318,8 @@ fn measure_model(
 
 fn options(
     store: &Store,
-    data: &DataArgs,
-    model: &ModelArgs,
-    knobs: &KnobArgs,
+    (data, model, knobs): (&DataArgs, &ModelArgs, &KnobArgs),
+    (task, neg, neg_sampling): (Task, usize, NegSampling),
     epochs: u64,
     eval_every: u64,
     resume: bool,
@@ -270,14 +331,7 @@ fn options(
             model.model.name()
         )));
     }
-    if data.link_task().is_some() {
-        // The data path makes link batches (`ginex epoch --task link`);
-        // the trainer's link decoder and loss are #40's training piece.
-        return Err(Error::invalid_argument(
-            "--task link: this build's trainer classifies nodes only; run link epochs with `ginex epoch --task link`",
-        ));
-    }
-    let mut data_cfg = data.unplanned(store);
+    let mut data_cfg = data.unplanned(store)?;
     let model_cfg = TrainConfig {
         model: model.model,
         hidden: model.hidden,
@@ -295,6 +349,7 @@ fn options(
         relation_dst: Vec::new(),
         embed: model.embed.iter().map(EmbedTable::named).collect(),
         num_bases: model.num_bases,
+        task,
     };
     if data.memory.is_some() {
         let train = store.splits()?.map(|s| s.train).unwrap_or_default();
@@ -308,6 +363,8 @@ fn options(
             eprintln!("{}", p.describe());
         }
     }
+    // The trainer builds its own link batches over the training edges.
+    data_cfg.link = None;
     Ok(TrainOptions {
         model: model_cfg,
         data: data_cfg,
@@ -317,14 +374,12 @@ fn options(
         resume,
         overwrite: knobs.overwrite,
         lr_schedule: LrSchedule::parse(&knobs.lr_schedule, knobs.lr_step_every, knobs.lr_gamma)?,
-        eval_fanouts: knobs
-            .eval_fanouts
-            .as_deref()
-            .map(Fanouts::parse)
-            .transpose()?,
+        eval_fanouts: knobs.eval_fanouts.clone(),
         early_stop: knobs.early_stop,
         device: model.device,
         target_type: knobs.target_type.clone(),
+        neg,
+        neg_sampling,
     })
 }
 
@@ -333,21 +388,28 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.data.sampling.store)?;
     let opts = options(
         &store,
-        &args.data,
-        &args.model,
-        &args.knobs,
+        (&args.data, &args.model, &args.knobs),
+        args.task.parse(&args.data)?,
         args.epochs,
         args.eval_every,
         args.resume,
     )?;
+    let what = match opts.model.task {
+        Task::Node => format!("{} classes", store.num_classes()),
+        Task::Link(d) => format!(
+            "link prediction, {} decoder, {} {} negative(s) per edge",
+            d.name(),
+            opts.neg,
+            opts.neg_sampling.name()
+        ),
+    };
     writeln!(
         out,
-        "training {} on {} ({} nodes, dim {}, {} classes) with policy {}, device {:?}, machine: {}",
+        "training {} on {} ({} nodes, dim {}, {what}) with policy {}, device {:?}, machine: {}",
         opts.model.model.name(),
         store.dir().display(),
         store.num_nodes(),
         store.feature_dim(),
-        store.num_classes(),
         opts.data.cache.policy().name(),
         opts.device,
         machine_description()
@@ -376,6 +438,10 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
         );
         let v = TrainReport {
             model: m.model.name(),
+            task: m.task.name(),
+            decoder: m.task.decoder().map(|d| d.name()),
+            neg: m.task.decoder().map(|_| opts.neg),
+            neg_sampling: m.task.decoder().map(|_| opts.neg_sampling.name()),
             hidden: m.hidden,
             dropout: m.dropout,
             lr: m.lr,
@@ -449,6 +515,26 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
     let (stem, meta) = predict_checkpoint(&args.checkpoint)?;
     let mut config = config_from_meta(&meta)?;
+    if let Some(t) = args.task.as_deref().filter(|&t| t != config.task.name()) {
+        return Err(Error::invalid_argument(format!(
+            "--task {t} but the checkpoint {} of {} was trained for --task {}",
+            stem,
+            args.checkpoint.display(),
+            config.task.name()
+        )));
+    }
+    if config.task != Task::Node {
+        return crate::predict_link::run(args, &store, (&stem, &meta), config, out);
+    }
+    if args.embeddings.is_some() || args.score.is_some() || args.test_neg.is_some() {
+        return Err(Error::invalid_argument(
+            "--embeddings, --score and --test-neg are for link-prediction checkpoints (train --task link)",
+        ));
+    }
+    let out_path = args
+        .out
+        .as_ref()
+        .ok_or_else(|| Error::invalid_argument("predict needs --out FILE.npy for the logits"))?;
     let fanouts = match &args.fanouts {
         Some(f) => Fanouts::parse(f)?,
         None => serde_json::from_value::<Fanouts>(meta["eval_fanouts"].clone())
@@ -502,6 +588,9 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
             batch_size: args.batch_size,
             fanouts: fanouts.clone(),
             seed: config.seed,
+            sampler: Default::default(),
+            layer_dependency: false,
+            batch_dependency: 1,
         },
         policy: args.policy,
         // Layer-wise inference plans its own memory (no sampled batches).
@@ -535,7 +624,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         None => ids.user_order(),
         Some(path) => crate::read_node_ids(&ids, path)?,
     };
-    let mut data_cfg = data.unplanned(&store);
+    let mut data_cfg = data.unplanned(&store)?;
     let tables = per_node_tables_bytes(&store, false);
     if args.layerwise {
         // Layer-wise inference plans its own buffers within --memory.
@@ -609,8 +698,10 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         predict(&store, &opts, &nodes)?
     };
     let classes = u64::from(store.num_classes());
-    crate::create_parent_dirs(&args.out)?;
-    let mut w = NpyWriter::create(&args.out, "<f4", &[classes])?;
+    crate::create_parent_dirs(out_path)?;
+    // A temporary renamed onto the output when complete: a failure (a full
+    // disk) leaves no partial file.
+    let mut w = NpyWriter::create_output(out_path, "<f4", &[classes])?;
     let mut bytes = Vec::with_capacity(logits.len() * 4);
     for x in &logits {
         bytes.extend_from_slice(&x.to_le_bytes());
@@ -620,7 +711,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "wrote {} ({} nodes x {classes} logits)",
-        args.out.display(),
+        out_path.display(),
         nodes.len()
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
@@ -657,6 +748,13 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
 #[derive(Debug, Serialize)]
 struct TrainReport<'a> {
     model: &'static str,
+    task: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decoder: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    neg: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    neg_sampling: Option<&'static str>,
     hidden: i64,
     dropout: f64,
     lr: f64,

@@ -247,7 +247,7 @@ impl TypedNodes<'_> {
             {
                 let rel = format!("data/{file}-label.npy");
                 dir.write_npy(&rel, "<i8", &[ty.count], |npy| {
-                    write_labels(table, npy, ty.offset, ty.count)
+                    write_labels(table, self.store.num_classes(), npy, ty.offset, ty.count)
                 })?;
                 entry("label", &rel);
             }

@@ -224,7 +224,7 @@ pub fn decode_payload<T: Decode<()>>(p: &[u8]) -> std::result::Result<T, String>
     Ok(value)
 }
 
-/// An integer a [`Seq`] holds: its fixed width and little-endian decoding.
+/// A number a [`Seq`] holds: its fixed width and little-endian decoding.
 pub trait SeqInt: Copy + Encode + 'static {
     /// Bytes per value under [`PAYLOAD_CONFIG`].
     const SIZE: usize;
@@ -237,12 +237,12 @@ macro_rules! seq_int {
         impl SeqInt for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
             fn from_le(b: &[u8]) -> Self {
-                <[u8; std::mem::size_of::<$t>()]>::try_from(b).map_or(0, <$t>::from_le_bytes)
+                <[u8; std::mem::size_of::<$t>()]>::try_from(b).map_or(<$t>::default(), <$t>::from_le_bytes)
             }
         }
     )*};
 }
-seq_int!(u32, u64, i64);
+seq_int!(u32, u64, i64, f32);
 
 /// A sequence of integers in a payload, encoded exactly as bincode encodes
 /// a `Vec<T>` (a `u64` count, then the values). Borrowed when written,
@@ -393,11 +393,38 @@ pub struct LinkPayload<'a> {
     pub neg_dst: Seq<'a, u32>,
 }
 
+/// `adj` payload of a LABOR run (v1.8 files whose `run` record names a
+/// sampler): an [`AdjPayload`], then each hop's edge weights
+/// (`sample::sampler::Hop::weights`), as many hops and, per hop, as many
+/// weights as edges (checked by `decode_hops_with`).
+#[derive(Debug, Clone, PartialEq, Encode)]
+pub struct WeightedAdjPayload<'a> {
+    /// The hops.
+    pub adj: AdjPayload<'a>,
+    /// Per hop, each edge's importance weight.
+    pub weights: Vec<Seq<'a, f32>>,
+}
+
+impl<C> Decode<C> for WeightedAdjPayload<'_> {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let adj = AdjPayload::decode(d)?;
+        let count = u64::decode(d)?;
+        if count > MAX_RUN_FANOUTS as u64 {
+            return Err(DecodeError::Other("more than 64 hops of weights"));
+        }
+        let weights = (0..count)
+            .map(|_| Seq::<f32>::decode(d))
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(WeightedAdjPayload { adj, weights })
+    }
+}
+bincode::impl_borrow_decode!(WeightedAdjPayload<'_>);
+
 /// Most fanouts a run record holds, and most hops an `adj` record holds.
 pub const MAX_RUN_FANOUTS: usize = 64;
 
 mod stamp;
-pub use stamp::{LinkStamp, RelationFanoutsStamp, RunStamp, MAX_STAMP_RELATIONS};
+pub use stamp::{LinkStamp, RelationFanoutsStamp, RunStamp, SamplerStamp, MAX_STAMP_RELATIONS};
 
 #[cfg(test)]
 mod tests {
@@ -472,6 +499,17 @@ mod tests {
         want.extend(le(&[2]));
         want.extend([0u32, 0].iter().flat_map(|x| x.to_le_bytes()));
         assert_eq!(encode_payload(&adj, 0).unwrap(), want);
+        // v1.8 (LABOR): the hop count again, then each hop's weights.
+        let weighted = WeightedAdjPayload {
+            adj: adj.clone(),
+            weights: vec![Seq::borrowed(&[0.25f32, 0.75])],
+        };
+        want.extend(le(&[1, 2]));
+        want.extend([0.25f32, 0.75].iter().flat_map(|x| x.to_le_bytes()));
+        let p = encode_payload(&weighted, 0).unwrap();
+        assert_eq!(p, want);
+        assert_eq!(decode_payload::<WeightedAdjPayload>(&p).unwrap(), weighted);
+        assert!(decode_payload::<AdjPayload>(&p).is_err());
         let link = LinkPayload {
             src: Seq::borrowed(&[0, 3]),
             dst: Seq::borrowed(&[1, 4]),

@@ -12,7 +12,7 @@ use bincode::{Decode, Encode};
 
 use super::{decode_payload, encode_payload, Seq, MAX_RUN_FANOUTS};
 use crate::error::{Error, Result};
-use crate::format::version::{Version, V1_3, V1_4, V1_6};
+use crate::format::version::{Version, V1_3, V1_4, V1_6, V1_8};
 
 /// What a runtime file belongs to: its store, its run (seed, epoch,
 /// seed order) and the parameters that shaped it: the `run` payload
@@ -57,6 +57,9 @@ pub struct RunStamp {
     pub relation_fanouts: Option<RelationFanoutsStamp>,
     /// A link run's negatives and exclusion (v1.6), None for node batches.
     pub link: Option<LinkStamp>,
+    /// The LABOR sampler the run samples with (v1.8), None for neighbor
+    /// sampling.
+    pub sampler: Option<SamplerStamp>,
 }
 
 /// What makes a run's batches link batches: the `link` of a v1.6 `run`
@@ -67,6 +70,34 @@ pub struct LinkStamp {
     pub neg: u64,
     /// Whether each positive's reverse edge is excluded too (undirected).
     pub undirected: bool,
+}
+
+/// A LABOR run's sampler: the `sampler` of a v1.8 `run` record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode)]
+pub struct SamplerStamp {
+    /// 1 = `labor-0`, 2 = `labor-1`, 3 = `labor-*`
+    /// (`sample::labor::Sampler::code`).
+    pub sampler: u8,
+    /// `--layer-dependency`.
+    pub layer_dependency: bool,
+    /// `--batch-dependency` (at least 1).
+    pub batch_dependency: u64,
+}
+
+impl SamplerStamp {
+    /// As the flags take it: `labor-0, layer dependency, batch dependency 4`.
+    pub fn describe(&self) -> String {
+        let name = crate::sample::labor::Sampler::from_code(self.sampler)
+            .map_or_else(|| format!("sampler {}", self.sampler), |s| s.to_string());
+        let mut out = name;
+        if self.layer_dependency {
+            out.push_str(" with layer dependency");
+        }
+        if self.batch_dependency > 1 {
+            out.push_str(&format!(", batch dependency {}", self.batch_dependency));
+        }
+        out
+    }
 }
 
 /// The per-relation fanouts a run samples with, bound to its store's
@@ -181,16 +212,29 @@ impl Encode for RunStamp {
         self.changeset_every.encode(e)?;
         self.carry_over.encode(e)?;
         self.reuse_prior.encode(e)?;
-        match (&self.relation_fanouts, &self.link) {
-            (Some(r), None) => r.encode(e),
-            (None, None) => Ok(()),
+        match (&self.relation_fanouts, &self.link, &self.sampler) {
+            (Some(r), None, None) => r.encode(e),
+            (None, None, None) => Ok(()),
             // v1.6: relation fanouts behind a presence byte, then the link.
-            (r, Some(link)) => {
+            (r, Some(link), None) => {
                 u8::from(r.is_some()).encode(e)?;
                 if let Some(r) = r {
                     r.encode(e)?;
                 }
                 link.encode(e)
+            }
+            // v1.8: relation fanouts and the link each behind a presence
+            // byte, then the sampler.
+            (r, link, Some(s)) => {
+                u8::from(r.is_some()).encode(e)?;
+                if let Some(r) = r {
+                    r.encode(e)?;
+                }
+                u8::from(link.is_some()).encode(e)?;
+                if let Some(link) = link {
+                    link.encode(e)?;
+                }
+                s.encode(e)
             }
         }
     }
@@ -217,6 +261,7 @@ impl<C> Decode<C> for RunStamp {
             reuse_prior: bool::decode(d)?,
             relation_fanouts: None,
             link: None,
+            sampler: None,
         })
     }
 }
@@ -252,11 +297,49 @@ impl<C> Decode<C> for RunStampV16 {
 }
 bincode::impl_borrow_decode!(RunStampV16);
 
+/// A v1.8 `run` payload: a v1.3 one, a presence byte and then
+/// `relation_fanouts` when it is 1, a presence byte and then `link` when it
+/// is 1, then `sampler`.
+struct RunStampV18(RunStamp);
+
+/// An optional part behind a presence byte (0 or 1).
+fn present<D: Decoder>(d: &mut D) -> std::result::Result<bool, DecodeError> {
+    match u8::decode(d)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(DecodeError::Other("a presence byte other than 0 or 1")),
+    }
+}
+
+impl<C> Decode<C> for RunStampV18 {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let mut stamp = <RunStamp as Decode<C>>::decode(d)?;
+        if present(d)? {
+            stamp.relation_fanouts = Some(RelationFanoutsStamp::decode(d)?);
+        }
+        if present(d)? {
+            stamp.link = Some(LinkStamp::decode(d)?);
+        }
+        let sampler = SamplerStamp::decode(d)?;
+        if !(1..=3).contains(&sampler.sampler) || sampler.batch_dependency == 0 {
+            return Err(DecodeError::Other(
+                "a sampler other than 1..=3 or a batch dependency of 0",
+            ));
+        }
+        stamp.sampler = Some(sampler);
+        Ok(RunStampV18(stamp))
+    }
+}
+bincode::impl_borrow_decode!(RunStampV18);
+
 impl RunStamp {
-    /// The version of a runtime file holding this stamp: 1.6 for link
-    /// batches, else 1.4 with per-relation fanouts, else 1.3.
+    /// The version of a runtime file holding this stamp: 1.8 with a
+    /// LABOR sampler, else 1.6 for link batches, else 1.4 with per-relation
+    /// fanouts, else 1.3.
     pub fn version(&self) -> Version {
-        if self.link.is_some() {
+        if self.sampler.is_some() {
+            V1_8
+        } else if self.link.is_some() {
             V1_6
         } else if self.relation_fanouts.is_some() {
             V1_4
@@ -274,7 +357,9 @@ impl RunStamp {
     /// runtime file of format `version` (1.4: with relation fanouts).
     pub fn decode(p: &[u8], path: &Path, base: u64, version: Version) -> Result<RunStamp> {
         let bad = |what: String| Error::corrupt(path, base, format!("run record: {what}"));
-        let stamp: RunStamp = if version >= V1_6 {
+        let stamp: RunStamp = if version >= V1_8 {
+            decode_payload::<RunStampV18>(p).map_err(bad)?.0
+        } else if version >= V1_6 {
             decode_payload::<RunStampV16>(p).map_err(bad)?.0
         } else if version >= V1_4 {
             decode_payload::<RunStampV14>(p).map_err(bad)?.0
@@ -337,6 +422,11 @@ impl RunStamp {
                         if l.undirected { ", undirected" } else { "" }
                     ),
                 },
+            ),
+            (
+                "sampler",
+                self.sampler
+                    .map_or_else(|| "neighbor".to_string(), |s| s.describe()),
             ),
         ]
     }
@@ -419,6 +509,7 @@ pub(super) mod tests {
             reuse_prior: true,
             relation_fanouts: None,
             link: None,
+            sampler: None,
         }
     }
 
@@ -545,6 +636,82 @@ pub(super) mod tests {
             }),
             ..stamp()
         }
+    }
+
+    /// A LABOR run appends a presence byte (relation fanouts follow when
+    /// 1), a presence byte (a link stamp follows when 1), then its sampler,
+    /// to the v1.3 payload (the bytes format/runtime.md spells out), in a
+    /// v1.8 file; a v1.8 reader gets it back, with or without relation
+    /// fanouts and a link, and refuses a sampler code outside 1..=3.
+    #[test]
+    fn a_labor_sampler_makes_a_v1_8_run_record() {
+        let sampler = SamplerStamp {
+            sampler: 3,
+            layer_dependency: true,
+            batch_dependency: 4,
+        };
+        let s = RunStamp {
+            sampler: Some(sampler),
+            ..stamp()
+        };
+        assert_eq!(s.version(), V1_8);
+        let p = s.encode().unwrap();
+        let v13 = stamp().encode().unwrap();
+        let mut want = v13.clone();
+        want.push(0);
+        want.push(0);
+        want.push(3);
+        want.push(1);
+        want.extend(le(&[4]));
+        assert_eq!(p, want);
+        assert_eq!(p.len(), v13.len() + 12);
+        assert_eq!(RunStamp::decode(&p, Path::new("r"), 0, V1_8).unwrap(), s);
+        assert!(RunStamp::decode(&p, Path::new("r"), 0, V1_6).is_err());
+        let both = RunStamp {
+            sampler: Some(sampler),
+            ..relation_stamp()
+        };
+        let q = both.encode().unwrap();
+        assert_eq!(RunStamp::decode(&q, Path::new("r"), 0, V1_8).unwrap(), both);
+        // A LABOR link run: the link behind its presence byte, then the
+        // sampler.
+        let linked = RunStamp {
+            link: Some(LinkStamp {
+                neg: 2,
+                undirected: false,
+            }),
+            ..s.clone()
+        };
+        let l = linked.encode().unwrap();
+        let mut want = v13.clone();
+        want.extend([0, 1]);
+        want.extend(le(&[2]));
+        want.extend([0, 3, 1]);
+        want.extend(le(&[4]));
+        assert_eq!(l, want);
+        assert_eq!(linked.version(), V1_8);
+        assert_eq!(
+            RunStamp::decode(&l, Path::new("r"), 0, V1_8).unwrap(),
+            linked
+        );
+        let mut bad = p.clone();
+        bad[v13.len() + 2] = 9;
+        let err = RunStamp::decode(&bad, Path::new("r"), 0, V1_8)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("run record") && err.contains("sampler"),
+            "{err}"
+        );
+        let mut bad = p.clone();
+        bad[v13.len() + 1] = 2;
+        assert!(RunStamp::decode(&bad, Path::new("r"), 0, V1_8).is_err());
+        // A neighbor run's stamp differs from a LABOR run's, by name.
+        let diff = s.differences(&stamp()).join("; ");
+        assert!(
+            diff.contains("sampler: expected neighbor, found labor-* with layer dependency, batch dependency 4"),
+            "{diff}"
+        );
     }
 
     /// Per-relation fanouts append their block to the v1.3 payload (the

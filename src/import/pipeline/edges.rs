@@ -51,11 +51,25 @@ impl EdgeInput {
     }
 }
 
+/// Why `ginex-import files` refuses a (2, 2) edge array, whose layout the
+/// shape cannot tell (docs/ginex-import.md, "Edge arrays").
+pub const SQUARE_EDGE_ARRAY: &str = "edge array has shape (2, 2), which is both two (src, dst) rows (E, 2) and a (2, E) edge_index of two edges: the layout is ambiguous, so it is refused. Write the two edges as a text list instead (one `src dst` line per edge, e.g. numpy.savetxt('edges.txt', rows, fmt='%d'))";
+
 /// Calls `f(src, dst, position)` for every edge of `input` (position: the
 /// 1-based line of a text file or row of an array); returns the count.
 pub fn edges_from(
     input: &EdgeInput,
     f: &mut dyn FnMut(i128, i128, u64) -> Result<()>,
+) -> Result<u64> {
+    edges_noting(input, f, &mut Vec::new())
+}
+
+/// [`edges_from`], adding to `notes` what the import's output should say
+/// about the input (a dropped weight column).
+pub fn edges_noting(
+    input: &EdgeInput,
+    f: &mut dyn FnMut(i128, i128, u64) -> Result<()>,
+    notes: &mut Vec<String>,
 ) -> Result<u64> {
     match input {
         EdgeInput::Array(a) => {
@@ -69,6 +83,10 @@ pub fn edges_from(
                 ));
             }
             let (e, pairs_in_rows) = match h.shape.as_slice() {
+                // A (2, 2) array is read as (E, 2): a format that names
+                // its layout (DGL's numpy edge chunks are (E, 2)) says so;
+                // `files --edges`, whose input could be either, refuses it
+                // first (SQUARE_EDGE_ARRAY).
                 [e, 2] if !h.fortran_order => (*e, true),
                 [2, e] if !h.fortran_order => (*e, false),
                 [e, 2] => (*e, false), // Fortran (E, 2) is laid out like C (2, E)
@@ -112,6 +130,12 @@ pub fn edges_from(
             while let Some((s, d)) = t.next_edge()? {
                 count += 1;
                 f(s, d, t.line())?;
+            }
+            if let Some((lines, first)) = t.dropped_weights() {
+                notes.push(format!(
+                    "{}: column 3 read as an edge weight and dropped on {lines} line(s) (the first: line {first}): the store holds no weights",
+                    path.display()
+                ));
             }
             if let (Some(a), b) = (before, FileStamp::of(path)) {
                 if Some(a) != b {
@@ -241,6 +265,8 @@ pub struct EdgeSink<'a> {
     read: u64,
     /// Set when the feature thread failed: stop early.
     cancel: &'a AtomicBool,
+    /// What the import's output says about the inputs.
+    notes: Vec<String>,
 }
 
 impl EdgeSink<'_> {
@@ -248,32 +274,39 @@ impl EdgeSink<'_> {
     pub fn push_input(&mut self, input: &EdgeInput) -> Result<u64> {
         let path = input.path().to_path_buf();
         let ends = self.ends.clone();
-        edges_from(input, &mut |s, d, at| {
-            let (s, d) = match &ends {
-                None => (
-                    node_id(s, self.n, self.map, &path, at, "edge source")?,
-                    node_id(d, self.n, self.map, &path, at, "edge target")?,
-                ),
-                Some(e) => (
-                    typed_id(s, &e.src, &path, at, "edge source")?,
-                    typed_id(d, &e.dst, &path, at, "edge target")?,
-                ),
-            };
-            self.bucketer.push(s, d)?;
-            if self.undirected && s != d {
-                self.bucketer.push(d, s)?;
-            }
-            self.read += 1;
-            if self.read % (1 << 16) == 0 {
-                self.bar.set_position(self.read);
-                if self.cancel.load(Ordering::Relaxed) {
-                    return Err(Error::invalid_argument(
-                        "edge import stopped: the feature import failed",
-                    ));
+        let mut notes = std::mem::take(&mut self.notes);
+        let read = edges_noting(
+            input,
+            &mut |s, d, at| {
+                let (s, d) = match &ends {
+                    None => (
+                        node_id(s, self.n, self.map, &path, at, "edge source")?,
+                        node_id(d, self.n, self.map, &path, at, "edge target")?,
+                    ),
+                    Some(e) => (
+                        typed_id(s, &e.src, &path, at, "edge source")?,
+                        typed_id(d, &e.dst, &path, at, "edge target")?,
+                    ),
+                };
+                self.bucketer.push(s, d)?;
+                if self.undirected && s != d {
+                    self.bucketer.push(d, s)?;
                 }
-            }
-            Ok(())
-        })
+                self.read += 1;
+                if self.read % (1 << 16) == 0 {
+                    self.bar.set_position(self.read);
+                    if self.cancel.load(Ordering::Relaxed) {
+                        return Err(Error::invalid_argument(
+                            "edge import stopped: the feature import failed",
+                        ));
+                    }
+                }
+                Ok(())
+            },
+            &mut notes,
+        );
+        self.notes = notes;
+        read
     }
 }
 
@@ -342,6 +375,7 @@ impl Build {
             bar: &bar,
             read: 0,
             cancel: &self.cancel,
+            notes: Vec::new(),
         };
         let mut counts = Vec::with_capacity(inputs.len());
         for (i, input) in inputs.iter().enumerate() {
@@ -349,6 +383,7 @@ impl Build {
             counts.push(sink.push_input(input)?);
         }
         self.report.edges_read = sink.read;
+        self.report.notes.append(&mut sink.notes);
         bar.finish_and_clear();
         self.report
             .phases

@@ -29,7 +29,9 @@ mod tables;
 pub(crate) mod typed;
 
 pub use edge_splits::{EdgeSplitFiles, EdgeSplitSource};
-pub use edges::{check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink};
+pub use edges::{
+    check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink, SQUARE_EDGE_ARRAY,
+};
 pub use features::{feature_shape, features_from_npy, FeatureSink};
 pub use tables::{for_each_id, label_value, labels_from_npy, random_split, read_ids, read_ids_by};
 
@@ -141,6 +143,8 @@ pub struct ImportReport {
     pub edges_held_out: u64,
     /// Wall time per phase.
     pub phases: Vec<(&'static str, Duration)>,
+    /// What the output says about the inputs (a dropped weight column).
+    pub notes: Vec<String>,
 }
 
 /// An error about `path` at 1-based position `at` (line or element).

@@ -357,7 +357,7 @@ pub fn run_curves_bench_to(
                 .collect(),
         })
         .collect();
-    std::fs::write(
+    crate::write_report(
         &args.plot,
         line_chart(
             &series,
@@ -365,8 +365,7 @@ pub fn run_curves_bench_to(
             "miss ratio (init rows counted)",
             None,
         ),
-    )
-    .map_err(|e| Error::io("write", &args.plot, e))?;
+    )?;
     writeln!(table, "  plot: {}", args.plot.display()).map_err(w)?;
 
     if args.json {

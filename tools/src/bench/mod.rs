@@ -17,6 +17,7 @@ pub mod outofcore_json;
 pub mod outofcore_report;
 pub mod policies;
 pub mod sample;
+pub mod sampler;
 pub mod verify;
 
 /// The benchmarks.
@@ -33,6 +34,9 @@ pub enum BenchCommand {
     /// Neighbor-cache codecs, hit ratios by budget, and sampling throughput
     /// in memory vs from disk behind each cache.
     Sample(sample::SampleBenchArgs),
+    /// Neighbor against layer-neighbor (LABOR) sampling: distinct vertices
+    /// and edges per batch, sampling time, ratios to neighbor sampling.
+    Sampler(sampler::SamplerBenchArgs),
     /// Miss ratio and epoch time of every feature-cache policy by cache size.
     Policies(policies::PoliciesBenchArgs),
     /// Miss-ratio curves of every policy (Belady, k-hop, static, LRU,
@@ -57,6 +61,7 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         BenchCommand::Io(args) => io::run_io_bench(&args, out),
         BenchCommand::Changeset(args) => changeset::run_changeset_bench(&args, out),
         BenchCommand::Sample(args) => sample::run_sample_bench(&args, out),
+        BenchCommand::Sampler(args) => sampler::run_sampler_bench(&args, out),
         BenchCommand::Policies(args) => policies::run_policies_bench(&args, out),
         BenchCommand::Curves(args) => curves::run_curves_bench(&args, out),
         BenchCommand::Export(args) => export::run_export_bench(&args, out),

@@ -57,7 +57,9 @@ pub struct OutOfCoreBenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub ratios: Option<Vec<f64>>,
     /// Policies to compare [default: ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none;
-    /// with --train: ginex,mmap].
+    /// with --train: ginex,mmap]; `POLICY@SAMPLER` runs the policy with
+    /// that `--sampler` (ginex,ginex@labor-*: neighbor against LABOR
+    /// sampling in one invocation).
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
     /// Rounds; each round runs every policy once (ABAB order).
@@ -77,6 +79,14 @@ pub struct OutOfCoreBenchArgs {
     /// after `--`.
     #[arg(last = true)]
     pub extra: Vec<String>,
+}
+
+/// A `--policies` entry's policy and its sampler (`ginex@labor-*`).
+pub fn policy_and_sampler(entry: &str) -> (&str, Option<&str>) {
+    match entry.split_once('@') {
+        Some((p, s)) => (p.trim(), Some(s.trim())),
+        None => (entry.trim(), None),
+    }
 }
 
 /// The rounds in run order: round 1 runs every policy, then round 2, …
@@ -243,8 +253,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             write_json(path, &cap.json)?;
         }
         if let Some(path) = &args.plot {
-            std::fs::write(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))
-                .map_err(|e| Error::io("write", path, e))?;
+            crate::write_report(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))?;
             eprintln!("  plot: {}", path.display());
         }
         return Ok(());
@@ -292,16 +301,15 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             "{}-pages.svg",
             path.file_stem().unwrap_or_default().to_string_lossy()
         ));
-        std::fs::write(path, walls).map_err(|e| Error::io("write", path, e))?;
-        std::fs::write(&pages_path, pages).map_err(|e| Error::io("write", &pages_path, e))?;
+        crate::write_report(path, walls)?;
+        crate::write_report(&pages_path, pages)?;
         eprintln!("  plots: {} {}", path.display(), pages_path.display());
     }
     Ok(())
 }
 
 fn write_json(path: &Path, v: &Value) -> Result<()> {
-    std::fs::write(path, serde_json::to_vec_pretty(v).unwrap_or_default())
-        .map_err(|e| Error::io("write", path, e))?;
+    crate::write_report(path, serde_json::to_vec_pretty(v).unwrap_or_default())?;
     eprintln!("  json: {}", path.display());
     Ok(())
 }
@@ -337,7 +345,18 @@ fn bench_cap(
         return Err(Error::invalid_argument("--policies is empty"));
     }
     for p in &policies {
-        Policy::parse(p)?;
+        let (policy, sampler) = policy_and_sampler(p);
+        Policy::parse(policy)?;
+        if let Some(s) = sampler {
+            ginex::internals::sample::labor::Sampler::parse(s)?;
+        }
+    }
+    if policies.iter().any(|p| policy_and_sampler(p).1.is_some())
+        && sets_flag(&args.extra, "--sampler")
+    {
+        return Err(Error::invalid_argument(
+            "--sampler after -- and a POLICY@SAMPLER entry in --policies: give the sampler in one place",
+        ));
     }
     let set_by_bench: &[&str] = if args.train {
         &["--policy", "--report", "--epochs"]
@@ -406,10 +425,15 @@ fn bench_cap(
             cgroup_desc = format!("{} ({})", cg.version().name(), cg.dir().display());
             eprintln!("  cgroup {} per run, limit {memory} bytes", cgroup_desc);
         }
-        let report = work.0.join(format!("r{round}-{policy}.json"));
-        let log = work.0.join(format!("r{round}-{policy}.log"));
+        let file = policy.replace('*', "star").replace('@', "-");
+        let report = work.0.join(format!("r{round}-{file}.json"));
+        let log = work.0.join(format!("r{round}-{file}.log"));
         let mut child_args: Vec<String> = vec![sub.into(), args.store.display().to_string()];
-        child_args.extend(["--policy".into(), policy.clone()]);
+        let (name, sampler) = policy_and_sampler(policy);
+        child_args.extend(["--policy".into(), name.to_string()]);
+        if let Some(s) = sampler {
+            child_args.extend(["--sampler".into(), s.to_string()]);
+        }
         child_args.extend(["--report".into(), report.display().to_string()]);
         if args.train {
             child_args.extend(["--epochs".into(), "1".into()]);

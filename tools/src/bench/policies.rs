@@ -151,8 +151,7 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
     // Each run removed its own directory; this removes the parent only
     // when it is empty (the runs' RunDir removes it when it created it).
     let _ = std::fs::remove_dir(&run_dir);
-    std::fs::write(&args.plot, svg_plot(&points, &policies))
-        .map_err(|e| Error::io("write", &args.plot, e))?;
+    crate::write_report(&args.plot, svg_plot(&points, &policies))?;
     if !args.json {
         writeln!(out, "  plot: {}", args.plot.display()).map_err(w)?;
     }

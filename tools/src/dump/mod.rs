@@ -25,6 +25,9 @@ pub use json::file_json;
 ///                                file and offset of the first damage
 ///   ginex-dump --verify FILE     check a runtime file (every record) and
 ///                                that it belongs to its store and run
+///   ginex-dump --verify CK       check a checkpoint directory: the latest
+///                                and best checkpoints' weights (CRC-32),
+///                                epochs and run identity
 ///   ginex-dump --json PATH       print one file (or a store's summary) as JSON
 #[derive(Debug, Parser)]
 #[command(name = "ginex-dump", version, verbatim_doc_comment)]
@@ -71,6 +74,11 @@ pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
             verify::verify_file(&args.path, args.store.as_deref())?
         )
         .map_err(write_err);
+    }
+    // A checkpoint directory (`ginex train --checkpoint CK`): its latest
+    // and best checkpoints, verified as resume and predict verify them.
+    if args.path.join("LATEST").is_file() && !args.path.join("MANIFEST").exists() {
+        return writeln!(out, "{}", verify::verify_checkpoints(&args.path)?).map_err(write_err);
     }
     if args.store.is_some() {
         return Err(Error::invalid_argument(

@@ -48,3 +48,36 @@ pub(super) fn verify_file(path: &Path, store: Option<&Path>) -> Result<String> {
         }
     })
 }
+
+/// The line `ginex-dump --verify CK` prints for a checkpoint directory
+/// (`ginex train --checkpoint CK`): the checkpoints `train --resume` and
+/// `predict` load, verified as they verify them
+/// (`checkpoint_meta::verify_dir`).
+pub(super) fn verify_checkpoints(dir: &Path) -> Result<String> {
+    use ginex::internals::checkpoint_meta::{verify_dir, NO_WEIGHTS_CRC};
+    let verified = verify_dir(dir)?;
+    let parts: Vec<String> = verified
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let role = if i == 0 { "latest" } else { "best" };
+            let role = match v.meta.progress.best_epoch {
+                Some(b) if i == 0 && b == v.meta.epoch => "latest and best",
+                _ => role,
+            };
+            match (v.weights_checked, v.meta.weights) {
+                (true, Some(w)) => format!(
+                    "{} ({role}): weights {} bytes, CRC-32 {:08x} match its metadata",
+                    v.stem, w.bytes, w.crc32
+                ),
+                _ => format!("{} ({role}): metadata valid; {NO_WEIGHTS_CRC}", v.stem),
+            }
+        })
+        .collect();
+    Ok(format!(
+        "ok: {} verified: {} checkpoint(s) of one run; {}",
+        dir.display(),
+        verified.len(),
+        parts.join("; ")
+    ))
+}
