@@ -43,11 +43,7 @@ pub fn roc_auc(pos: &[f32], neg: &[f32]) -> Result<Option<f64>> {
     }
     // Mann–Whitney: the positives' rank sum in the pooled ascending order,
     // each group of tied scores given the mean of its ranks.
-    let mut all: Vec<(f32, bool)> = pos
-        .iter()
-        .map(|&s| (s, true))
-        .chain(neg.iter().map(|&s| (s, false)))
-        .collect();
+    let mut all = pooled(pos, neg);
     all.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let mut rank_sum = 0f64;
     for (first, group) in tie_groups(&all) {
@@ -60,6 +56,14 @@ pub fn roc_auc(pos: &[f32], neg: &[f32]) -> Result<Option<f64>> {
     Ok(Some((rank_sum - p * (p + 1.0) / 2.0) / (p * n)))
 }
 
+/// Every score of `pos` (true) and `neg` (false), unsorted.
+fn pooled(pos: &[f32], neg: &[f32]) -> Vec<(f32, bool)> {
+    pos.iter()
+        .map(|&s| (s, true))
+        .chain(neg.iter().map(|&s| (s, false)))
+        .collect()
+}
+
 /// Average precision of `pos` against `neg` (scikit-learn's definition):
 /// the sum over descending score thresholds of the recall gained at each
 /// times the precision there; tied scores form one threshold. `None` when
@@ -70,11 +74,7 @@ pub fn average_precision(pos: &[f32], neg: &[f32]) -> Result<Option<f64>> {
     if pos.is_empty() {
         return Ok(None);
     }
-    let mut all: Vec<(f32, bool)> = pos
-        .iter()
-        .map(|&s| (s, true))
-        .chain(neg.iter().map(|&s| (s, false)))
-        .collect();
+    let mut all = pooled(pos, neg);
     // Descending.
     all.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
     let total = pos.len() as f64;

@@ -434,6 +434,19 @@ class _EpochBatches(torch.utils.data.Sampler):
 
 
 # PyG NeighborLoader arguments ginex does not support, with their defaults.
+def _refuse_unsupported(kwargs, table, loader, why, filter_per_worker):
+    """Pops PyG's arguments in ``table`` (name: default) from ``kwargs``,
+    refusing any given a value other than its default, and a true
+    ``filter_per_worker``, naming ``ginex.pyg.<loader>`` and ``why``."""
+    for name, default in table.items():
+        if name in kwargs:
+            value = kwargs.pop(name)
+            if value is not default and value != default:
+                raise ValueError(f"{name}={value!r}: not supported by ginex.pyg.{loader} ({why})")
+    if filter_per_worker:
+        raise ValueError(f"filter_per_worker=True: ginex.pyg.{loader} filters in this process")
+
+
 _UNSUPPORTED = {
     "input_time": None,
     "replace": False,
@@ -502,16 +515,13 @@ class NeighborLoader(NodeLoader):
         is_sorted=False,
         **kwargs,
     ):
-        for name, default in _UNSUPPORTED.items():
-            if name in kwargs:
-                value = kwargs.pop(name)
-                if value is not default and value != default:
-                    raise ValueError(
-                        f"{name}={value!r}: not supported by ginex.pyg.NeighborLoader "
-                        f"(ginex samples uniformly without replacement, directed, one subgraph per batch)"
-                    )
-        if filter_per_worker:
-            raise ValueError("filter_per_worker=True: ginex.pyg.NeighborLoader filters in this process")
+        _refuse_unsupported(
+            kwargs,
+            _UNSUPPORTED,
+            "NeighborLoader",
+            "ginex samples uniformly without replacement, directed, one subgraph per batch",
+            filter_per_worker,
+        )
         if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], FeatureStore):
             feature_store, graph_store = data
             if not isinstance(graph_store, GraphStore):
@@ -821,17 +831,14 @@ class LinkNeighborLoader(_PygLinkLoader):
         drop_last=False,
         **kwargs,
     ):
-        for name, default in _LINK_UNSUPPORTED.items():
-            if name in kwargs:
-                value = kwargs.pop(name)
-                if value is not default and value != default:
-                    raise ValueError(
-                        f"{name}={value!r}: not supported by ginex.pyg.LinkNeighborLoader "
-                        "(ginex samples uniformly without replacement, directed, one subgraph per "
-                        "batch, over the store's training edges labelled 1)"
-                    )
-        if filter_per_worker:
-            raise ValueError("filter_per_worker=True: ginex.pyg.LinkNeighborLoader filters in this process")
+        _refuse_unsupported(
+            kwargs,
+            _LINK_UNSUPPORTED,
+            "LinkNeighborLoader",
+            "ginex samples uniformly without replacement, directed, one subgraph per "
+            "batch, over the store's training edges labelled 1",
+            filter_per_worker,
+        )
         if edge_label_index is not None:
             raise ValueError(
                 "edge_label_index: ginex.pyg.LinkNeighborLoader trains on the store's training edges "

@@ -5,7 +5,7 @@
 //! a resumed run continues exactly.
 
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -495,21 +495,14 @@ fn train_epoch(
         Ok(())
     })?;
     bar.finish_and_clear();
-    Ok(EpochResult {
+    Ok(epoch_result(
         epoch,
-        loss: total.mean_loss(),
-        train_acc: total.accuracy(),
-        times: StageTimes {
-            data: report,
-            transfer: total.transfer,
-            compute: total.compute,
-        },
+        &total,
+        report,
         batch_losses,
-        wall: started.elapsed(),
-        seeds,
+        (started, seeds),
         lr,
-        ..EpochResult::default()
-    })
+    ))
 }
 
 /// One training pass over the training edges in link batches.
@@ -554,7 +547,30 @@ fn link_epoch(
         },
     )?;
     bar.finish_and_clear();
-    Ok(EpochResult {
+    Ok(epoch_result(
+        epoch,
+        &total,
+        report,
+        batch_losses,
+        (started, total.labelled),
+        lr,
+    ))
+}
+
+/// Keeps the best validation accuracy (and the test accuracy with it) in
+/// `progress`, counting the evaluations since.
+/// A training epoch's result from its summed steps `total`, the data
+/// path's `report`, each batch's loss, when it started and the seeds (or
+/// pairs) it trained on, and its learning rate; evaluation fields empty.
+fn epoch_result(
+    epoch: u64,
+    total: &StepStats,
+    report: EpochReport,
+    batch_losses: Vec<f64>,
+    (started, seeds): (Instant, u64),
+    lr: f64,
+) -> EpochResult {
+    EpochResult {
         epoch,
         loss: total.mean_loss(),
         train_acc: total.accuracy(),
@@ -565,14 +581,12 @@ fn link_epoch(
         },
         batch_losses,
         wall: started.elapsed(),
-        seeds: total.labelled,
+        seeds,
         lr,
         ..EpochResult::default()
-    })
+    }
 }
 
-/// Keeps the best validation accuracy (and the test accuracy with it) in
-/// `progress`, counting the evaluations since.
 fn record_evaluation(progress: &mut Progress, r: &EpochResult) {
     if let Some(v) = r.valid_acc {
         if progress.best_valid.is_none_or(|b| v > b) {
