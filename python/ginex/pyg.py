@@ -465,7 +465,27 @@ _UNSUPPORTED = {
 }
 
 
-class NeighborLoader(NodeLoader):
+class _NativeViews:
+    """What both drop-in loaders show of the native ``ginex.Loader`` behind
+    them (``self._native``): its report, memory plan and configuration."""
+
+    @property
+    def report(self):
+        """The report of the last epoch that ran to the end (a dict), or None."""
+        return self._native.report
+
+    @property
+    def memory_plan(self):
+        """The native loader's memory plan (a dict) when ``memory`` was given."""
+        return self._native.memory_plan
+
+    @property
+    def config(self):
+        """The native loader's configuration (a dict)."""
+        return self._native.config
+
+
+class NeighborLoader(_NativeViews, NodeLoader):
     """PyG's ``NeighborLoader`` on a ginex store: the same arguments and the
     same batches, sampled and fetched by ginex's executor.
 
@@ -617,21 +637,6 @@ class NeighborLoader(NodeLoader):
         at = np.searchsorted(self._sorted_seeds, seeds)
         return self._order[at].tolist()
 
-    @property
-    def report(self):
-        """The report of the last epoch that ran to the end (a dict), or None."""
-        return self._native.report
-
-    @property
-    def memory_plan(self):
-        """The native loader's memory plan (a dict) when ``memory`` was given."""
-        return self._native.memory_plan
-
-    @property
-    def config(self):
-        """The native loader's configuration (a dict)."""
-        return self._native.config
-
     def __repr__(self):
         return f"ginex.pyg.NeighborLoader({self.feature_store.store.path!s}, batches={len(self)})"
 
@@ -774,7 +779,7 @@ class _LinkEpochBatches(torch.utils.data.Sampler):
             epoch.close()
 
 
-class LinkNeighborLoader(_PygLinkLoader):
+class LinkNeighborLoader(_NativeViews, _PygLinkLoader):
     """PyG's ``LinkNeighborLoader`` on a ginex store: the same arguments and
     the same batches (``Data`` with ``n_id``, ``edge_index``, ``x``, ``y``,
     ``input_id``, ``num_sampled_nodes``, ``num_sampled_edges`` and, in
@@ -919,21 +924,6 @@ class LinkNeighborLoader(_PygLinkLoader):
         if at.size and (int(at.max()) >= len(self._sorted_keys) or not np.array_equal(self._sorted_keys[at], keys)):
             raise RuntimeError("ginex.pyg: a native link batch holds an edge that is not in the graph")
         return self._key_order[at].tolist()
-
-    @property
-    def report(self):
-        """The report of the last epoch that ran to the end (a dict), or None."""
-        return self._native.report
-
-    @property
-    def memory_plan(self):
-        """The native loader's memory plan (a dict) when ``memory`` was given."""
-        return self._native.memory_plan
-
-    @property
-    def config(self):
-        """The native loader's configuration (a dict)."""
-        return self._native.config
 
     def __repr__(self):
         return f"ginex.pyg.LinkNeighborLoader({self.feature_store.store.path!s}, batches={len(self)})"
