@@ -679,23 +679,14 @@ impl ResolvedFanouts {
                 let want = if k < 0 { list.len() } else { k as usize };
                 draw_positions(rng, list.len(), want, out);
             }
-            Resolved::PerRelation(p) => {
+            Resolved::PerRelation(_) => {
+                // Each relation's run of the list, with its own count.
                 out.clear();
-                let t = p.types.partition_point(|(end, _)| *end <= v);
-                let (Some((_, inputs)), Some(counts)) = (p.types.get(t), p.hops.get(hop)) else {
-                    return;
-                };
-                for (r, src) in inputs {
-                    let k = counts.get(*r).copied().unwrap_or(0);
-                    if k == 0 {
-                        continue;
-                    }
-                    let lo = list.partition_point(|&u| u < src.start);
-                    let hi = list.partition_point(|&u| u < src.end);
-                    let want = if k < 0 { hi - lo } else { k as usize };
-                    draw_positions(rng, hi - lo, want, scratch);
-                    out.extend(scratch.iter().map(|&p| lo + p));
-                }
+                self.groups(hop, v, list, |run, k| {
+                    let want = if k < 0 { run.len() } else { k as usize };
+                    draw_positions(rng, run.len(), want, scratch);
+                    out.extend(scratch.iter().map(|&p| run.start + p));
+                });
                 out.sort_unstable();
             }
         }
