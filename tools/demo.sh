@@ -5,7 +5,7 @@
 # through the out-of-core data path (Belady feature cache + neighbor cache),
 # and end with a summary: test accuracy, epoch time per policy and its ratio
 # to no cache, where the reports, the training curve and the checkpoints are;
-# then the claim itself: a 1.5M-node store 2.9x a memory cgroup (page cache
+# then the claim itself: a 2.2M-node store 2.8x a memory cgroup (page cache
 # included), ginex against degree and mmap (the PyG-style baseline), each
 # epoch in its own cgroup (`ginex bench outofcore`; skipped with the reason
 # where cgroup v1 memory is not writable, e.g. not root).
@@ -44,9 +44,9 @@ target/release/ginex train "$STORE" --model sage --fanouts 10,5 --batch-size 100
 echo "==> ginex bench outofcore (features 2.9x a memory cgroup: ginex, degree, mmap)"
 CAPPED="$WORK/demo-capped"
 rm -rf "$CAPPED" "$WORK/capped.json"
-target/release/ginex gen --quiet --nodes 1500000 --avg-degree 10 --dim 128 --classes 8 --split 0.02,0.01,0.01 \
+target/release/ginex gen --quiet --nodes 2200000 --avg-degree 10 --dim 128 --classes 8 --split 0.015,0.01,0.01 \
   --seed 2 --out "$CAPPED" >/dev/null
-if ! target/release/ginex bench outofcore "$CAPPED" --memory 256MiB --policies ginex,degree,mmap \
+if ! target/release/ginex bench outofcore "$CAPPED" --memory 384MiB --policies ginex,degree,mmap \
     --json "$WORK/capped.json" -- --fanouts 10,5 >/dev/null; then
   echo "  (the capped comparison did not run: see its message above)"
   rm -f "$WORK/capped.json"
