@@ -5,9 +5,9 @@
 
 mod common;
 
+use ginex::internals::cache::Policy;
 use ginex::internals::exec::config::{CacheConfig, GinexOptions};
 use ginex::internals::exec::epoch::EpochConfig;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::import::derive::Reduce;
 use ginex::internals::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};

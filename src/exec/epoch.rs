@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use crate::cache::dynamic::RowGather;
 use crate::cache::feature_cache::FeatureCache;
-use crate::cache::new_row_cache;
 use crate::cache::static_policy::{top_out_degree, top_presampled_by};
 use crate::error::{Error, Result};
 use crate::exec::config::CacheConfig;
@@ -213,12 +212,8 @@ pub fn run_epoch(
             Ok(())
         })(),
         CacheConfig::Dynamic(kind) => {
-            let mut cache = new_row_cache(
-                *kind,
-                store.num_nodes(),
-                capacity,
-                store.layout().row_bytes(),
-            )?;
+            let mut cache =
+                kind.row_cache(store.num_nodes(), capacity, store.layout().row_bytes())?;
             run_per_batch(
                 store,
                 config,

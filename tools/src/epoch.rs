@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::args::{Fanouts, MergeGap};
 use crate::machine::{machine_description, peak_rss_bytes};
+use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::config::{
     default_workers, feature_cache_rows_for, CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS,
@@ -17,7 +18,6 @@ use ginex::internals::exec::config::{
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::exec::report::ReportJson;
 use ginex::internals::sample::labor::{Sampler, SamplerConfig};
 use ginex::internals::store::Store;
@@ -97,11 +97,10 @@ pub struct DataArgs {
     /// The store, batches, fanouts and seed.
     #[command(flatten)]
     pub sampling: SamplingArgs,
-    /// Feature-cache policy: ginex, degree, presc, lru, sieve, s3fifo, clock,
-    /// mmap, none. Every policy but mmap checks the page CRC of every feature
+    /// Feature-cache policy. Every policy but mmap checks the page CRC of every feature
     /// read; mmap (the PyG+ baseline) reads through the page cache and checks
     /// nothing.
-    #[arg(long, default_value = "ginex", value_parser = crate::args::policy)]
+    #[arg(long, default_value = "ginex", value_parser = crate::args::policy())]
     pub policy: Policy,
     /// One memory budget for the whole process (e.g. 3GiB): the planner
     /// measures a few batches and sizes the neighbor cache, the feature

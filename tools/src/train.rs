@@ -10,10 +10,10 @@ use crate::args::MergeGap;
 use crate::epoch::{DataArgs, SamplingArgs};
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
+use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::epoch::EpochConfig;
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::import::npy_write::NpyWriter;
 use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::store::Store;
@@ -251,7 +251,7 @@ pub struct PredictArgs {
     #[arg(long)]
     pub heads: Option<i64>,
     /// Feature-cache policy of the data path.
-    #[arg(long, default_value = "none", value_parser = crate::args::policy)]
+    #[arg(long, default_value = "none", value_parser = crate::args::policy())]
     pub policy: Policy,
     /// Feature-cache size [default: 256MiB, or planned with --memory].
     #[arg(long, value_parser = crate::args::bytes)]

@@ -27,10 +27,10 @@ use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
 use crate::size::parse_bytes;
 use crate::sorted_json;
+use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::curves::{sample_link_trace, sample_trace, TraceSpec};
 use ginex::internals::exec::page_floor::{page_floor, PageFloor};
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::sample::source::InMemoryTopology;
 use ginex::internals::store::read_cost::ReadCostModel;
 use ginex::internals::store::Store;
@@ -56,8 +56,8 @@ pub struct OutOfCoreBenchArgs {
     /// (PLOT and PLOT-pages.svg).
     #[arg(long, value_delimiter = ',')]
     pub ratios: Option<Vec<f64>>,
-    /// Policies to compare [default: ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none;
-    /// with --train: ginex,mmap]; `POLICY@SAMPLER` runs the policy with
+    /// Policies to compare [default: every policy of `ginex epoch --policy`,
+    /// in its order; with --train: ginex,mmap]; `POLICY@SAMPLER` runs the policy with
     /// that `--sampler` (ginex,ginex@labor-*: neighbor against LABOR
     /// sampling in one invocation).
     #[arg(long, value_delimiter = ',')]
