@@ -216,9 +216,35 @@ pub struct DataArgs {
     /// out of its neighbourhoods.
     #[arg(long)]
     pub undirected: bool,
+    /// Link prediction on one relation of a typed store (--task link),
+    /// SRC:REL:DST (author:writes:paper): its edges are the positives,
+    /// negatives are drawn from its destination type.
+    #[arg(long, value_name = "SRC:REL:DST")]
+    pub target_relation: Option<String>,
 }
 
 impl DataArgs {
+    /// The training positives of `--target-relation` (None without it).
+    pub fn relation_positives(
+        &self,
+        store: &Store,
+    ) -> Result<Option<std::sync::Arc<ginex::internals::sample::link::LinkPositives>>> {
+        use ginex::internals::sample::link::{target_relation, LinkPositives};
+        let Some(name) = &self.target_relation else {
+            return Ok(None);
+        };
+        if self.task != "link" {
+            return Err(Error::invalid_argument(format!(
+                "--target-relation {name} is for --task link"
+            )));
+        }
+        let r = target_relation(store, name)?;
+        let undirected = self.undirected || store.edge_splits()?.is_some_and(|s| s.undirected);
+        Ok(Some(std::sync::Arc::new(LinkPositives::of_relation(
+            store, r, undirected,
+        )?)))
+    }
+
     /// The link task of `--task link` (None for `node`).
     pub fn link_task(&self) -> Option<LinkTask> {
         (self.task == "link").then_some(LinkTask {
@@ -300,6 +326,7 @@ impl DataArgs {
             read_cost: self.read_cost,
             max_batches: self.max_batches,
             link: self.link_task(),
+            link_positives: self.relation_positives(store)?,
             ..EpochConfig::default()
         })
     }

@@ -363,8 +363,10 @@ fn options(
             eprintln!("{}", p.describe());
         }
     }
-    // The trainer builds its own link batches over the training edges.
-    data_cfg.link = None;
+    // The trainer sets the link epoch (its positives, negatives and
+    // exclusion) on the passes that train; evaluation passes are node
+    // batches.
+    let undirected = data_cfg.link.take().is_some_and(|l| l.undirected);
     Ok(TrainOptions {
         model: model_cfg,
         data: data_cfg,
@@ -380,6 +382,8 @@ fn options(
         target_type: knobs.target_type.clone(),
         neg,
         neg_sampling,
+        undirected,
+        target_relation: data.target_relation.clone(),
     })
 }
 
@@ -616,6 +620,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         neg: 1,
         neg_mode: Default::default(),
         undirected: false,
+        target_relation: None,
     };
     // --nodes holds original ids; without it every node, in ascending
     // original id (the rows of the output).
