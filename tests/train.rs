@@ -12,7 +12,11 @@ use ginex::internals::import::derive::Reduce;
 use ginex::internals::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};
 use ginex::internals::train::eval::{logits, predict};
-use ginex::internals::train::layerwise::{layerwise_logits, LayerwiseOptions};
+use ginex::internals::train::layerwise::{
+    layerwise_logits, layerwise_logits_with, LayerwiseMethod, LayerwiseOptions,
+};
+use ginex::internals::train::layerwise_plan::StreamPlan;
+use ginex::internals::train::layerwise_stream::{self, streamed_logits};
 use ginex::internals::train::model::ModelKind;
 use ginex::internals::train::options::{LrSchedule, TrainOptions};
 use ginex::internals::train::run::train;
@@ -301,7 +305,9 @@ fn layerwise_inference_equals_full_fanout_per_node_inference() {
                 spill_dir: dir.path().join("spill"),
                 quiet: true,
             };
-            let (got, stats) = layerwise_logits(&store, &trainer, &nodes, &opts).unwrap();
+            let (got, stats) =
+                layerwise_logits_with(&store, &trainer, &nodes, &opts, LayerwiseMethod::Gather)
+                    .unwrap();
             assert_eq!(got.len(), want.len());
             let diff = got
                 .iter()
@@ -336,6 +342,132 @@ fn layerwise_inference_equals_full_fanout_per_node_inference() {
 /// With full fanouts, GCN over sampled blocks equals full-batch
 /// `D^-1/2 (A+I) D^-1/2 X W` (D: the graph's in-degrees + 1) to float
 /// tolerance, for every node and across batch boundaries.
+/// Streaming layer-wise inference (sequential passes into destination
+/// accumulators) gives the gather path's logits and per-node inference's,
+/// in one pass or in many (a plan whose partitions hold a few
+/// destinations), for SAGE, GCN and MLP, 2 and 3 layers. Tolerance: a
+/// destination's messages are summed in source order after the matmul
+/// instead of in list order before it, so the two differ by float
+/// rounding, about `(deg + dim) × 2^-24` of the magnitudes summed (< 1e-5
+/// here); 1e-4 catches any wrong edge, degree or weight (those move
+/// logits by > 1e-2). A budget below the plan's minimum is refused; the
+/// spill files are gone afterwards.
+#[test]
+fn streamed_layerwise_equals_the_gather_path_in_one_pass_or_many() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let mut nodes: Vec<u64> = (0..store.num_nodes()).rev().step_by(3).collect();
+    nodes.extend([6, 0]);
+    let opts = LayerwiseOptions {
+        memory: 1 << 30,
+        spill_dir: dir.path().join("spill"),
+        quiet: true,
+    };
+    for (model, layers) in [
+        (ModelKind::Sage, 2),
+        (ModelKind::Sage, 3),
+        (ModelKind::Gcn, 2),
+        (ModelKind::Gcn, 3),
+        (ModelKind::Mlp, 2),
+    ] {
+        let config = TrainConfig {
+            model,
+            hidden: 5,
+            layers,
+            seed: 4,
+            ..TrainConfig::default()
+        };
+        let trainer = Trainer::new(config, 6, 3, Device::Cpu);
+        assert!(layerwise_stream::supported(&store, &trainer));
+        let mut data = full_data(dir.path());
+        data.fanouts = vec![-1; layers].into();
+        let per_node = logits(&store, &trainer, &data, &nodes).unwrap();
+        let (gathered, _) =
+            layerwise_logits_with(&store, &trainer, &nodes, &opts, LayerwiseMethod::Gather)
+                .unwrap();
+        let shape = layerwise_stream::shape(&store, &trainer, &nodes).unwrap();
+        let one = StreamPlan::new(1 << 30, 0, &shape).unwrap();
+        // Room for the output, a row of each buffer and ~3 destinations.
+        let minimum = shape.output_values * 4
+            + shape.targets * 16
+            + shape.row_bytes
+            + 4 * (2 * shape.max_in + 6 * shape.max_out)
+            + 8 * shape.max_message.max(1);
+        let many = StreamPlan::new(minimum + 20 * 4 * 5 + 8 * 20, 0, &shape).unwrap();
+        for (plan, what) in [(one, "one pass"), (many, "many passes")] {
+            let (got, stats) = streamed_logits(&store, &trainer, &nodes, &opts, &plan).unwrap();
+            let what = format!("{model:?} x{layers}, {what}");
+            assert_eq!(got.len(), nodes.len() * 3, "{what}");
+            for (reference, name) in [(&gathered, "gather"), (&per_node, "per-node")] {
+                let diff = got
+                    .iter()
+                    .zip(reference.iter())
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0f32, f32::max);
+                assert!(diff < 1e-4, "{what}: differs from {name} by {diff}");
+            }
+            assert!(got.iter().any(|x| x.abs() > 1e-2), "{what}: all near zero");
+            assert_eq!(stats.len(), layers);
+            assert_eq!(stats[0].nodes, store.num_nodes());
+            let distinct = nodes.iter().collect::<std::collections::HashSet<_>>().len();
+            assert_eq!(stats[layers - 1].nodes, distinct as u64);
+            let aggregates = model != ModelKind::Mlp;
+            assert_eq!(
+                stats[0].edges,
+                if aggregates { store.num_edges() } else { 0 }
+            );
+            if aggregates && what.ends_with("many passes") {
+                assert!(stats[0].passes >= 10, "{what}: {} passes", stats[0].passes);
+            } else {
+                assert_eq!(stats[0].passes, 1, "{what}");
+            }
+            assert!(stats[0].spilled_bytes > 0);
+        }
+        // Through the public entry: streamed, within the measured budget;
+        // a node asked for twice gets its row twice.
+        let mut twice = nodes.clone();
+        twice.push(nodes[0]);
+        let (auto, stats) = layerwise_logits(&store, &trainer, &twice, &opts).unwrap();
+        assert!(stats.iter().all(|s| s.passes > 0 && s.chunks == 0));
+        assert_eq!(auto.len(), gathered.len() + 3);
+        assert_eq!(auto[..3], auto[auto.len() - 3..]);
+        // A budget below the process's own resident memory is refused.
+        let tiny = LayerwiseOptions {
+            memory: 4096,
+            ..opts.clone()
+        };
+        let err = layerwise_logits_with(&store, &trainer, &nodes, &tiny, LayerwiseMethod::Stream)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("needs at least") && err.contains("--memory gives 1 MiB"),
+            "{err}"
+        );
+    }
+    let left = std::fs::read_dir(dir.path().join("spill"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(left, 0, "spill files left behind");
+    // GAT is not a sum over in-edges: not streamed, and refused when asked.
+    let gat = Trainer::new(
+        TrainConfig {
+            model: ModelKind::Gat,
+            hidden: 4,
+            heads: 2,
+            ..TrainConfig::default()
+        },
+        6,
+        3,
+        Device::Cpu,
+    );
+    assert!(!layerwise_stream::supported(&store, &gat));
+    let err = layerwise_logits_with(&store, &gat, &nodes, &opts, LayerwiseMethod::Stream)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a sum over in-edges"), "{err}");
+}
+
 #[test]
 fn gcn_with_full_fanouts_equals_dense_full_batch_gcn() {
     let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
