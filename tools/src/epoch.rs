@@ -19,6 +19,7 @@ use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
 use ginex::internals::exec::report::ReportJson;
+use ginex::internals::import::locality::Scatter;
 use ginex::internals::sample::labor::{Sampler, SamplerConfig};
 use ginex::internals::store::Store;
 
@@ -480,6 +481,9 @@ fn to_json(doc: &EpochReportDoc<'_>) -> Result<serde_json::Value> {
     })
 }
 
+/// Batches whose sampled nodes price the layout's scatter (the hint).
+const SCATTER_BATCHES: u64 = 8;
+
 /// Runs `ginex epoch`: the human table goes to stderr, a summary line to `out`.
 pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.data.sampling.store)?;
@@ -489,8 +493,17 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         eprintln!("{}", p.describe());
     }
     let mut progress = EpochProgress::new(&store, &config)?;
+    // The layout's scatter, from the first batches' sampled nodes (no
+    // extra reads): the hint after the report.
+    let mut scatter = Scatter::default();
+    let layout = store.layout();
+    let rows = store.feature_rows();
+    let measure = store.schema().is_none();
     let r = run_epoch(&store, &config, &mut |b| {
         progress.batch(b);
+        if measure && scatter.batches < SCATTER_BATCHES {
+            scatter.add(b.ids, &layout, rows)?;
+        }
         Ok(())
     });
     drop(progress);
@@ -506,6 +519,13 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     print_report(&store, &config, &r);
+    if let Some(hint) = layout
+        .num_pages(rows)
+        .ok()
+        .and_then(|pages| scatter.hint(store.dir(), pages))
+    {
+        eprintln!("{hint}");
+    }
     let summary = EpochSummary {
         policy: config.cache.policy().name(),
         batches: r.batches.len(),
