@@ -162,10 +162,10 @@ pub(crate) mod rng;
 
 pub mod progress;
 
+pub use cache::Policy;
 pub use error::{Error, Result};
 pub use exec::epoch::{BatchStat, EpochReport};
 pub use exec::plan::{MemoryPlan, WorkingSet};
-pub use exec::policy::Policy;
 pub use format::edge_splits::{EdgeSplit, EdgeSplits, Negatives};
 pub use format::pages::{Dtype, FeatureLayout};
 pub use format::tables::Splits;

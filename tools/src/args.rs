@@ -4,8 +4,8 @@
 //! (`Policy::parse`, `parse_fanouts`, `ModelKind::parse`, …) or in
 //! `size.rs`.
 
+use ginex::internals::cache::{Policy, TABLE};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::policy::Policy;
 
 /// Neighbors per hop, seeds' hop first (-1 = all), for all relations or
 /// per relation ([`ginex::internals::sample::fanouts`]).
@@ -36,9 +36,16 @@ pub fn show_fanouts(f: &Fanouts) -> String {
     }
 }
 
-/// `--policy ginex` (ginex, degree, presc, lru, mmap, none).
-pub fn policy(s: &str) -> Result<Policy, String> {
-    Policy::parse(s).map_err(|e| e.to_string())
+/// `--policy NAME`: a name of the policy table, each listed in `--help`
+/// with its line (an unknown name is refused with the list).
+pub fn policy() -> impl clap::builder::TypedValueParser<Value = Policy> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        TABLE
+            .iter()
+            .map(|e| PossibleValue::new(e.name).help(e.about)),
+    )
+    .try_map(|s| Policy::parse(&s))
 }
 
 /// `--reorder auto|none|degree|bfs`.
