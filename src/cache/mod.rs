@@ -1,7 +1,7 @@
 //! The buffer manager: Belady's changesets (`belady`: exact and k-hop,
 //! from the inspector's traces), the feature cache they drive (also the
 //! static baselines' cache), the dynamic row caches — LRU, SIEVE, S3-FIFO,
-//! CLOCK — over one shared slot array and miss path (`dynamic`), the static
+//! CLOCK, 2Q — over one shared slot array and miss path (`dynamic`), the static
 //! baselines' selections (degree, PreSC); and the policy table.
 //!
 //! # The policy table
