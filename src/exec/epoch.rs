@@ -40,6 +40,7 @@ pub fn link_positives(
         Some(train) => LinkPositives {
             src: train.src,
             dst: train.dst,
+            neg_range: None,
         },
         None => LinkPositives::from_csc(source, undirected, store.num_edges())?,
     };
@@ -70,10 +71,11 @@ pub(crate) fn link_epoch(
             store.dir().display()
         )));
     }
+    let neg_range = positives.neg_range.clone().unwrap_or(0..store.num_nodes());
     Ok(Some(LinkEpoch {
         positives,
         task,
-        neg_range: 0..store.num_nodes(),
+        neg_range,
     }))
 }
 
