@@ -261,7 +261,15 @@ impl TempStore {
         let name = out
             .file_name()
             .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
-        let path = out.with_file_name(format!(".{name}.unordered-{}", std::process::id()));
+        let suffix = format!(".unordered-{}", std::process::id());
+        // The unordered store is staged too: its name must leave room for
+        // its own staging directory, whatever the target's length.
+        let room = crate::io::durable::MAX_TARGET_NAME - 1 - suffix.len();
+        let mut cut = name.len().min(room);
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let path = out.with_file_name(format!(".{}{suffix}", &name[..cut]));
         TempStore { path }
     }
 
@@ -281,9 +289,10 @@ impl Drop for TempStore {
     }
 }
 
-/// Refuses an existing `out` before any work (the builder would refuse it
-/// only at the end of a reordered import).
+/// Refuses an existing `out`, or a name too long to stage, before any work
+/// (the builder would refuse them only at the end of a reordered import).
 pub fn check_target_free(out: &Path) -> Result<()> {
+    crate::io::durable::check_target_name(out)?;
     if out.exists() {
         return Err(Error::invalid_argument(format!(
             "{} already exists; a store is written to a new path",

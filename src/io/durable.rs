@@ -59,18 +59,7 @@ impl StagingDir {
                 parent.display()
             )));
         }
-        // The staging directory `.NAME.ginex-tmp-PID-NANOS` must fit the
-        // file-name limit too; say so in terms of the target's name.
-        let overhead = 1 + STAGING_MARKER.len() + 10 + 1 + 20;
-        let limit = MAX_FILE_NAME - overhead;
-        if name.len() > limit {
-            return Err(Error::invalid_argument(format!(
-                "the name {:?} of {} is {} bytes long; store and cache names can be at most {limit} bytes (the file-name limit is {MAX_FILE_NAME}, and the staging directory built beside the target adds {overhead})",
-                name.get(..40).map_or_else(|| name.clone(), |s| format!("{s}…")),
-                target.display(),
-                name.len()
-            )));
-        }
+        check_name_fits(target, &name)?;
         report_stale_staging(&parent, &name);
         let path = parent.join(unique_staging_name(&name));
         fs::create_dir(&path).map_err(|e| Error::io("create directory", &path, e))?;
@@ -155,6 +144,33 @@ pub fn refuse_existing(path: &Path) -> Result<()> {
         return Err(Error::AlreadyExists {
             path: path.to_path_buf(),
         });
+    }
+    Ok(())
+}
+
+/// The longest store or cache name whose staging directory
+/// (`.NAME.ginex-tmp-PID-NANOS`) still fits the file-name limit.
+pub const MAX_TARGET_NAME: usize = MAX_FILE_NAME - STAGING_OVERHEAD;
+const STAGING_OVERHEAD: usize = 1 + STAGING_MARKER.len() + 10 + 1 + 20;
+
+/// Refuses a target whose name is too long for its staging directory, in
+/// terms of the target's own name (checked before any work by commands
+/// that build elsewhere first).
+pub fn check_target_name(target: &Path) -> Result<()> {
+    match target.file_name() {
+        Some(name) => check_name_fits(target, &name.to_string_lossy()),
+        None => Ok(()),
+    }
+}
+
+fn check_name_fits(target: &Path, name: &str) -> Result<()> {
+    if name.len() > MAX_TARGET_NAME {
+        return Err(Error::invalid_argument(format!(
+            "the name {:?} of {} is {} bytes long; store and cache names can be at most {MAX_TARGET_NAME} bytes (the file-name limit is {MAX_FILE_NAME}, and the staging directory built beside the target adds {STAGING_OVERHEAD})",
+            name.get(..40).map_or_else(|| name.to_string(), |s| format!("{s}…")),
+            target.display(),
+            name.len()
+        )));
     }
     Ok(())
 }
