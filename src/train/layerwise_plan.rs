@@ -181,7 +181,7 @@ mod tests {
         assert_eq!(*ps.last().unwrap(), 3_000_000);
         assert_eq!(*pb.last().unwrap(), 3_000_000);
         assert!(
-            ps.len() > pb.len() && pb.len() >= 1,
+            ps.len() > pb.len() && !pb.is_empty(),
             "{} vs {}",
             ps.len(),
             pb.len()
