@@ -10,10 +10,10 @@ use crate::args::MergeGap;
 use crate::epoch::{DataArgs, SamplingArgs};
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
+use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::epoch::EpochConfig;
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::import::npy_write::NpyWriter;
 use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::store::Store;
@@ -252,7 +252,7 @@ pub struct PredictArgs {
     #[arg(long)]
     pub heads: Option<i64>,
     /// Feature-cache policy of the data path.
-    #[arg(long, default_value = "none", value_parser = crate::args::policy)]
+    #[arg(long, default_value = "none", value_parser = crate::args::policy())]
     pub policy: Policy,
     /// Feature-cache size [default: 256MiB, or planned with --memory].
     #[arg(long, value_parser = crate::args::bytes)]
@@ -389,8 +389,10 @@ fn options(
             eprintln!("{}", p.describe());
         }
     }
-    // The trainer builds its own link batches over the training edges.
-    data_cfg.link = None;
+    // The trainer sets the link epoch (its positives, negatives and
+    // exclusion) on the passes that train; evaluation passes are node
+    // batches.
+    let undirected = data_cfg.link.take().is_some_and(|l| l.undirected);
     Ok(TrainOptions {
         model: model_cfg,
         data: data_cfg,
@@ -406,6 +408,8 @@ fn options(
         target_type: knobs.target_type.clone(),
         neg,
         neg_sampling,
+        undirected,
+        target_relation: data.target_relation.clone(),
     })
 }
 
@@ -642,6 +646,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         neg: 1,
         neg_mode: Default::default(),
         undirected: false,
+        target_relation: None,
     };
     // --nodes holds original ids; without it every node, in ascending
     // original id (the rows of the output).
