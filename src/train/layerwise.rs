@@ -7,11 +7,18 @@
 //! instead of once per seed whose sampled tree reaches it, so the cost is
 //! `layers × (edges + nodes)` rows however many nodes are asked for.
 //!
-//! Memory: targets are taken in chunks whose working set (source rows,
-//! edges, messages) fits a quarter of the budget; a layer's output rows
-//! stay in memory when they fit another quarter, else they are streamed
-//! to a spill file (written in node order, read back with one positioned
-//! read per run of nearby rows) that is deleted when the pass ends.
+//! Two ways to run a layer ([`LayerwiseMethod`]): SAGE, GCN and MLP
+//! layers on untyped stores **stream** ([`crate::train::layerwise_stream`]:
+//! sequential passes over the layer's input into destination
+//! accumulators, the process within the budget); every other model
+//! **gathers** its sources' rows per chunk of targets (this module).
+//!
+//! The gather path's memory: targets are taken in chunks whose working set
+//! (source rows, edges, messages) fits a quarter of the budget; a layer's
+//! output rows stay in memory when they fit another quarter, else they
+//! are streamed to a spill file (written in node order, read back with
+//! one positioned read per run of nearby rows) that is deleted when the
+//! pass ends.
 
 use std::collections::HashMap;
 use std::fs::File;
