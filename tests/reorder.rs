@@ -590,6 +590,23 @@ fn auto_reorders_random_ids_and_keeps_a_local_order() {
     assert!(!dump(&auto).contains("hint: "));
     assert!(!dump(&local).contains("hint: "));
 
+    // ginex epoch: the scattered-layout hint after its report, from its
+    // own first batches, on the random layout only.
+    let epoch = |path: &Path| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+            .args(["epoch", p(path), "--batch-size", "16", "--fanouts", "3,3"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stderr).unwrap()
+    };
+    let e = epoch(&plain);
+    assert!(
+        e.contains("layout: a batch's rows lie on") && e.contains("ginex-import reorder"),
+        "{e}"
+    );
+    assert!(!epoch(&auto).contains("layout: a batch's rows"));
+
     // ginex-import reorder: the fix the hint names, and a no-op on a
     // local store.
     let fixed = dir.path().join("fixed");
