@@ -200,7 +200,7 @@ impl NeighborSource for StoreSource<'_> {
         let mut g = self
             .gatherer
             .lock()
-            .map_err(|_| Error::invalid_argument("neighbor reader poisoned by a panic"))?;
+            .map_err(|_| Error::internal("neighbor reader poisoned by a panic"))?;
         g.visit_lists(self.store, &missing, &mut |k, list| {
             visit(missing_at[k], list)
         })
