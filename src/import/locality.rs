@@ -19,8 +19,8 @@
 //! noise (other sampling seeds move pages per batch by under 1 %,
 //! docs/performance.md). On the generator's own order a BFS order cuts
 //! pages per batch by 2–12 % (docs/performance.md, "Locality-aware
-//! layout"), below or at the margin; on random node ids (3M nodes x
-//! 256 f32) by 1.26x.
+//! layout"), below or at the margin; on random node ids it cuts them by
+//! far more.
 #![deny(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::fmt;
@@ -34,9 +34,8 @@ use crate::sample::source::StoreSource;
 use crate::store::gather::GatherOptions;
 use crate::store::Store;
 
-/// `--reorder auto` reorders by the first of [`CANDIDATES`] whose pages
-/// per batch are at most the store order's divided by this (see the
-/// module docs).
+/// `--reorder auto` reorders when the best candidate's pages per batch
+/// are at most the store order's divided by this (see the module docs).
 pub const AUTO_MARGIN: f64 = 1.10;
 
 /// Below this many feature pages (4 MiB) `--reorder auto` keeps the
@@ -50,15 +49,7 @@ pub const AUTO_MIN_PAGES: u64 = 1024;
 /// `ginex epoch` (see [`Scatter::is_scattered`]).
 pub const SCATTERED: f64 = 0.9;
 
-/// The orders `--reorder auto` tries against the store's own, in order
-/// of preference: the first that clears [`AUTO_MARGIN`] is chosen, even
-/// where a later one counts fewer pages per batch. `degree` packs the hub
-/// rows together, and a cache keeps those resident whatever the order,
-/// so its saving on a batch's pages is mostly on pages the cache would
-/// not have read anyway; `bfs` packs the cold rows a batch reads. On the
-/// 3M-node random-id store degree counted 1.29x fewer pages per batch and
-/// bfs 1.26x, but out of core bfs read fewer pages and ran faster
-/// (docs/performance.md, "Reorder where it pays").
+/// The orders `--reorder auto` tries against the store's own.
 pub const CANDIDATES: [Reorder; 2] = [Reorder::Bfs, Reorder::Degree];
 
 /// Which batches to measure on.
@@ -264,12 +255,12 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// Pages per batch under `how`, if measured.
-    pub fn pages_of(&self, how: Reorder) -> Option<f64> {
+    /// The candidate with the fewest pages per batch.
+    pub fn best(&self) -> Option<(Reorder, f64)> {
         self.candidates
             .iter()
-            .find(|(h, _)| *h == how)
-            .map(|&(_, p)| p)
+            .copied()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
     }
 }
 
@@ -289,9 +280,8 @@ impl Decision {
     /// a reorder): the measured ratio and the command that fixes it.
     pub fn hint(&self, store_path: &std::path::Path) -> Option<String> {
         let m = self.measured.as_ref()?;
-        let how = self.chosen;
-        let pages = m.pages_of(how)?;
-        (how != Reorder::None).then(|| {
+        let (how, pages) = m.best()?;
+        (self.chosen != Reorder::None).then(|| {
             format!(
                 "the layout costs pages: a {} order reads {:.2}x fewer pages per batch ({:.0} instead of {:.0}); `ginex-import reorder {} --out NEW` writes it",
                 how.name(),
@@ -376,15 +366,14 @@ pub fn decide(
     let batches = sample.batches(store)?;
     let current = mean_pages(&batches, None, rpp);
     let mut candidates = Vec::new();
-    // The first candidate that clears the margin, with its order.
-    let mut chosen: Option<(Reorder, Vec<u64>)> = None;
+    let mut best: Option<(f64, Reorder, Vec<u64>)> = None;
     for how in CANDIDATES {
         let order = node_order(store, how)?;
         let new_of = crate::import::reorder::invert(&order, store.num_nodes())?;
         let p = mean_pages(&batches, Some(&new_of), rpp);
         candidates.push((how, p));
-        if chosen.is_none() && current >= p * AUTO_MARGIN {
-            chosen = Some((how, order));
+        if best.as_ref().is_none_or(|(bp, _, _)| p < *bp) {
+            best = Some((p, how, order));
         }
     }
     let measured = Measured {
@@ -396,9 +385,9 @@ pub fn decide(
         candidates,
         took: started.elapsed(),
     };
-    let (chosen, order) = match chosen {
-        Some((how, order)) => (how, Some(order)),
-        None => (Reorder::None, None),
+    let (chosen, order) = match best {
+        Some((p, how, order)) if current >= p * AUTO_MARGIN => (how, Some(order)),
+        _ => (Reorder::None, None),
     };
     Ok((
         Decision {
@@ -479,7 +468,7 @@ mod tests {
         let (d, order) = decide(&random, &sample(), 0).unwrap();
         assert_eq!(d.chosen, Reorder::Bfs, "{d}");
         let m = d.measured.as_ref().unwrap();
-        let bfs = m.pages_of(Reorder::Bfs).unwrap();
+        let (_, bfs) = m.best().unwrap();
         assert!(m.current >= 3.0 * bfs, "{d}");
         // The order handed back is the one measured: its pages are bfs's.
         let order = order.unwrap();
