@@ -118,7 +118,7 @@
 //!   runtime files and computes exact Belady changesets per superbatch.
 //! * `cache` — the feature cache driven by changesets (carried over
 //!   between superbatches), the dynamic row caches (LRU, SIEVE, S3-FIFO,
-//!   CLOCK) and the static policies' selections.
+//!   CLOCK, 2Q) and the static policies' selections.
 //! * `exec` — the executor: one epoch under any cache policy, the
 //!   superbatch pipeline, the memory planner, stage timers; the mmap
 //!   baseline; the policy lab's trace simulator.

@@ -15,7 +15,8 @@
 #
 # Environment: CITESEER (input dir), OUT (work dir, default target/link-citeseer),
 # GINEX_BIN (dir with ginex and ginex-import), EPOCHS (60), EVAL_EVERY (5),
-# BATCH_SIZE (512 training edges), POLICY (mmap: the store is small), HIDDEN (32), NEG_SAMPLING (corrupt: the positive's source with a uniform
+# BATCH_SIZE (512 training edges), POLICY (mmap: the store is small),
+# HIDDEN (32), NEG_SAMPLING (corrupt: the positive's source with a uniform
 # destination; random: uniform pairs, as GAE draws them, measured worse
 # here), OMP_NUM_THREADS (1).
 set -euo pipefail

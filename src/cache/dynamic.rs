@@ -1,6 +1,6 @@
 //! Dynamic row caches: one address table, one slot array and one batched
 //! miss path shared by every demand-filled policy (`lru`, `sieve`,
-//! `s3fifo`, `clock`); only the replacement decision differs, and it sits
+//! `s3fifo`, `clock`, `2q`); only the replacement decision differs, and it sits
 //! behind the small [`Replacement`] trait.
 //!
 //! # Batch semantics (identical for every dynamic policy)

@@ -1,7 +1,7 @@
 //! The buffer manager: Belady's changesets (`belady`: exact and k-hop,
 //! from the inspector's traces), the feature cache they drive (also the
 //! static baselines' cache), the dynamic row caches — LRU, SIEVE, S3-FIFO,
-//! CLOCK — over one shared slot array and miss path (`dynamic`), the static
+//! CLOCK, 2Q — over one shared slot array and miss path (`dynamic`), the static
 //! baselines' selections (degree, PreSC); and the policy table.
 //!
 //! # The policy table
@@ -25,6 +25,7 @@ pub mod lru;
 pub mod s3fifo;
 pub mod sieve;
 pub mod static_policy;
+pub mod two_q;
 
 use crate::cache::dynamic::{Dynamic, RowGather, Simulate};
 use crate::error::{Error, Result};
@@ -47,6 +48,8 @@ pub enum Policy {
     S3fifo,
     /// Dynamic CLOCK (second chance) row cache.
     Clock,
+    /// Dynamic 2Q row cache (VLDB'94).
+    TwoQ,
     /// No application cache: memory-mapped files through the page cache.
     Mmap,
     /// No cache: every row read through the gather engine.
@@ -113,6 +116,7 @@ pub const TABLE: &[Entry] = &[
     row(Policy::Sieve,  "sieve",  Kind::Dynamic(Dynamic::of::<sieve::Sieve>()),   "#17becf", "dynamic SIEVE (NSDI'24)"),
     row(Policy::S3fifo, "s3fifo", Kind::Dynamic(Dynamic::of::<s3fifo::S3Fifo>()), "#bcbd22", "dynamic S3-FIFO (SOSP'23)"),
     row(Policy::Clock,  "clock",  Kind::Dynamic(Dynamic::of::<clock::Clock>()),   "#e377c2", "dynamic CLOCK (second chance)"),
+    row(Policy::TwoQ,   "2q",     Kind::Dynamic(Dynamic::of::<two_q::TwoQ>()),    "#393b79", "dynamic 2Q (VLDB'94)"),
     row(Policy::Mmap,   "mmap",   Kind::Mmap,   "#9467bd", "no cache: mmap through the page cache, no CRC checks (PyG+)"),
     row(Policy::None,   "none",   Kind::None,   "#7f7f7f", "no cache: every row read through the gather engine"),
 ];

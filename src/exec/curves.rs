@@ -7,7 +7,7 @@
 //! through one policy at one cache size with the code the executor runs,
 //! minus the row bytes, so the counts are exact, not estimates:
 //!
-//! * dynamic policies (`lru`, `sieve`, `s3fifo`, `clock`, every dynamic row
+//! * dynamic policies (`lru`, `sieve`, `s3fifo`, `clock`, `2q`: every dynamic row
 //!   of the policy table) replay through
 //!   [`Residency`](crate::cache::dynamic::Residency), the bookkeeping half
 //!   of the executor's row caches (same batch semantics, see

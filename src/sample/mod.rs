@@ -7,6 +7,7 @@
 
 pub mod fanouts;
 pub mod labor;
+mod labor_solve;
 pub mod link;
 pub mod neighbor_cache;
 pub mod neighbor_cache_pick;

@@ -38,7 +38,7 @@ use crate::format::runtime::{
 };
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::fanouts::{Fanouts, ResolvedFanouts};
-use crate::sample::labor::{labor_draw, Group, LaborDraw, LaborKey};
+use crate::sample::labor::{labor_draw, Group, LaborKey, LaborScratch};
 use crate::sample::link::{Excluded, LinkEpoch};
 use crate::sample::source::NeighborSource;
 
@@ -188,6 +188,9 @@ pub fn sample_keyed(
         .map(|&(seeds, _)| Growing::new(seeds, n))
         .collect::<Result<Vec<_>>>()?;
     let batch_seeds: Vec<u64> = batches.iter().map(|&(_, seed)| seed).collect();
+    // LABOR's buffers, reused across the batches and hops one worker
+    // draws (a parallel round keeps one per rayon job).
+    let mut scratch = LaborScratch::default();
     for h in 0..fanouts.num_hops() {
         let requests = HopRequests::of(&growing)?;
         let drawn = requests.draw(source, fanouts, h, (&batch_seeds, excluded), chunks)?;
@@ -211,29 +214,31 @@ pub fn sample_keyed(
         } else {
             h as u64 + 1
         };
-        let merge = |((g, spans), key): ((&mut Growing, Vec<Span>), &LaborKey)| {
-            let Some(iterations) = sampler.sampler.iterations() else {
-                return g.push_hop(false, |i| {
-                    let s = spans[i];
-                    (&drawn[s.chunk].flat[s.start..s.start + s.len], &[][..])
-                });
+        let merge =
+            |scratch: &mut LaborScratch,
+             ((g, spans), key): ((&mut Growing, Vec<Span>), &LaborKey)| {
+                let Some(iterations) = sampler.sampler.iterations() else {
+                    return g.push_hop(false, |i| {
+                        let s = spans[i];
+                        (&drawn[s.chunk].flat[s.start..s.start + s.len], &[][..])
+                    });
+                };
+                labor_of(&drawn, &spans, iterations, key, hop_key, scratch)?;
+                g.push_hop(true, |i| scratch.draw.of(i))
             };
-            let draw = labor_of(&drawn, &spans, iterations, key, hop_key);
-            g.push_hop(true, |i| draw.of(i))
-        };
         if chunks > 1 {
             growing
                 .par_iter_mut()
                 .zip(spans)
                 .zip(labor_keys)
-                .map(merge)
+                .map_init(LaborScratch::default, merge)
                 .collect::<Result<()>>()?;
         } else {
             growing
                 .iter_mut()
                 .zip(spans)
                 .zip(labor_keys)
-                .try_for_each(merge)?;
+                .try_for_each(|item| merge(&mut scratch, item))?;
         }
     }
     Ok(growing.into_iter().map(Growing::finish).collect())
@@ -342,7 +347,8 @@ fn labor_of(
     iterations: usize,
     key: &LaborKey,
     hop_key: u64,
-) -> LaborDraw {
+    scratch: &mut LaborScratch,
+) -> Result<()> {
     let mut groups = Vec::new();
     for (i, s) in spans.iter().enumerate() {
         let part = &drawn[s.chunk];
@@ -354,7 +360,7 @@ fn labor_of(
             });
         }
     }
-    labor_draw(&groups, spans.len(), iterations, key, hop_key)
+    labor_draw(&groups, spans.len(), iterations, key, hop_key, scratch)
 }
 
 /// One hop's list requests of all batches in node order:

@@ -56,6 +56,11 @@ pub struct LayerStats {
     pub spilled_bytes: u64,
     /// Wall time.
     pub seconds: f64,
+    /// Of which in matmuls and sums (streaming; the rest is reading,
+    /// writing and sorting).
+    pub compute_seconds: f64,
+    /// Bytes of input read: the features and the spill files (streaming).
+    pub read_bytes: u64,
 }
 
 /// The rows a layer reads: the store's features (layer 0), or the previous

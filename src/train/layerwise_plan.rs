@@ -54,7 +54,7 @@ pub struct StreamPlan {
 pub const EDGE_BYTES: u64 = 8;
 
 /// Most rows projected at once (larger chunks gain nothing in a matmul).
-const MAX_CHUNK_ROWS: u64 = 1 << 15;
+const MAX_CHUNK_ROWS: u64 = 1 << 13;
 
 /// Most bytes read per step of a pass.
 const MAX_BLOCK_BYTES: u64 = 16 << 20;

@@ -47,6 +47,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use rayon::iter::{
+    IndexedParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator, ParallelIterator,
+};
 use rayon::slice::ParallelSliceMut;
 use tch::{Device, Tensor};
 
@@ -90,7 +93,15 @@ pub fn shape(store: &Store, trainer: &Trainer, nodes: &[u64]) -> Result<StreamSh
         max_out,
         max_message,
         max_degree,
-        output_values: nodes.len() as u64 * in_width,
+        // The result, and its copy in `nodes` order unless they are
+        // sorted and distinct.
+        output_values: nodes.len() as u64
+            * in_width
+            * if nodes.windows(2).all(|w| w[0] < w[1]) {
+                1
+            } else {
+                2
+            },
         targets: nodes.len() as u64,
     })
 }
@@ -195,10 +206,7 @@ impl ProjectedWriter {
 }
 
 fn write_f32(w: &mut BufWriter<File>, path: &Path, values: &[f32]) -> Result<u64> {
-    let mut bytes = Vec::with_capacity(values.len() * 4);
-    for x in values {
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
+    let bytes = crate::io::floats::f32_bytes(values);
     w.write_all(&bytes)
         .map_err(|e| Error::io("write", path, e))?;
     Ok(bytes.len() as u64)
@@ -285,12 +293,14 @@ pub fn streamed_logits(
     targets.sort_unstable();
     targets.dedup();
     let started = Instant::now();
-    let (mut input, written) = project_features(store, trainer, opts, plan)?;
+    let (mut input, written, compute) = project_features(store, trainer, opts, plan)?;
     // Layer 1's time includes the read of the features; a later layer's
     // projection is in the time of the layer before it.
     let mut stats = vec![LayerStats {
         spilled_bytes: written,
         seconds: started.elapsed().as_secs_f64(),
+        compute_seconds: compute,
+        read_bytes: store.num_nodes() * store.layout().row_bytes() as u64,
         ..LayerStats::default()
     }];
     let mut result = Vec::new();
@@ -303,6 +313,8 @@ pub fn streamed_logits(
         stats[i].nodes = dsts.len() as u64;
         stats[i].edges = layer.edges;
         stats[i].passes = layer.passes;
+        stats[i].compute_seconds += layer.compute_seconds;
+        stats[i].read_bytes += layer.read_bytes;
         match out {
             Output::Next(projected, bytes) => {
                 stats.push(LayerStats {
@@ -315,7 +327,11 @@ pub fn streamed_logits(
         }
         crate::io::heap::release_free_memory();
     }
-    // The result in `nodes` order (repeats copied).
+    // The result in `nodes` order (repeats copied); no copy when `nodes`
+    // are sorted and distinct (every node, as `predict` asks).
+    if targets.len() == nodes.len() && targets == nodes {
+        return Ok((result, stats));
+    }
     let w = width(trainer, layers - 1)?;
     let mut logits = Vec::with_capacity(nodes.len() * w);
     for v in nodes {
@@ -333,7 +349,7 @@ fn project_features(
     trainer: &Trainer,
     opts: &LayerwiseOptions,
     plan: &StreamPlan,
-) -> Result<(Projected, u64)> {
+) -> Result<(Projected, u64, f64)> {
     let n = store.num_nodes();
     let (sum, _) = layer(trainer, 0)?;
     let out = width(trainer, 0)? as u64;
@@ -345,6 +361,7 @@ fn project_features(
         opts.quiet,
     );
     let (mut pages, mut raw, mut values) = (Vec::new(), Vec::new(), Vec::new());
+    let mut compute = 0.0;
     let mut first = 0;
     while first < n {
         let end = (first + plan.chunk_rows).min(n);
@@ -352,13 +369,16 @@ fn project_features(
         store.read_feature_range(first..end, &mut pages, &mut raw)?;
         values.resize((end - first) as usize * dim, 0.0);
         store.dtype().decode_to_f32(&raw, &mut values);
+        let started = Instant::now();
         let (messages, selves) = project(&sum, &values, dim, first..end, store.indptr())?;
+        compute += started.elapsed().as_secs_f64();
         writer.write(&messages, &selves)?;
         bar.inc(end - first);
         first = end;
     }
     bar.finish_and_clear();
-    writer.finish()
+    let (projected, bytes) = writer.finish()?;
+    Ok((projected, bytes, compute))
 }
 
 /// A layer's destinations: every node (in order) or the sorted distinct
@@ -408,6 +428,10 @@ struct Layer<'a> {
     passes: u64,
     edges: u64,
     seconds: f64,
+    /// Seconds in matmuls and sums (the rest is reading and writing).
+    compute_seconds: f64,
+    /// Bytes of spill files read.
+    read_bytes: u64,
 }
 
 impl<'a> Layer<'a> {
@@ -434,6 +458,8 @@ impl<'a> Layer<'a> {
             passes: 0,
             edges: 0,
             seconds: 0.0,
+            compute_seconds: 0.0,
+            read_bytes: 0,
         })
     }
 
@@ -463,12 +489,18 @@ impl<'a> Layer<'a> {
             None => vec![dsts.len()],
         };
         let mut next = next;
-        let mut last = Vec::new();
+        let mut last = Vec::with_capacity(if next.is_none() {
+            dsts.len() * self.out
+        } else {
+            0
+        });
         let (mut keys, mut acc) = (Vec::new(), Vec::new());
         let mut start = 0;
         for (p, &end) in ends.iter().enumerate() {
             let ids = dsts.range(start..end);
             acc.clear();
+            acc.shrink_to(ids.len() * self.message);
+            acc.reserve_exact(ids.len() * self.message);
             acc.resize(ids.len() * self.message, 0f32);
             if let Some(messages) = &input.messages {
                 let what = format!(
@@ -494,56 +526,84 @@ impl<'a> Layer<'a> {
     }
 
     /// One pass: the partition's edge keys, sorted by source, then every
-    /// block of message rows an edge starts in, added to `acc`.
+    /// block of message rows an edge starts in, added to `acc`. The
+    /// partition's destinations are split into one run per thread, each
+    /// with its own keys and its own rows of `acc`, so that a block's sums
+    /// run in parallel without sharing an accumulator (and in the same
+    /// order whatever the thread count: by source, then by destination).
     fn pass(
         &mut self,
         messages: &SpillFile,
         ids: &[u64],
-        keys: &mut Vec<u64>,
+        keys: &mut Vec<Vec<u64>>,
         acc: &mut [f32],
         what: &str,
     ) -> Result<()> {
-        keys.clear();
+        let m = self.message;
+        let runs = rayon::current_num_threads().clamp(1, ids.len().max(1));
+        let per_run = ids.len().div_ceil(runs).max(1);
+        keys.resize_with(runs, Vec::new);
+        // Exactly the partition's edges (the plan counts 8 bytes an edge,
+        // not a doubling Vec's slack).
+        let indptr = self.store.indptr();
+        for (run, k) in keys.iter_mut().enumerate() {
+            let own = ids.get(run * per_run..((run + 1) * per_run).min(ids.len()));
+            let edges: u64 = own.unwrap_or(&[]).iter().map(|&v| degree(indptr, v)).sum();
+            k.clear();
+            k.shrink_to(edges as usize);
+            k.reserve_exact(edges as usize);
+        }
         let mut lists = Gatherer::new(self.store, &GatherOptions::default())?;
         lists.visit_lists(self.store, ids, &mut |i, list| {
-            keys.extend(list.iter().map(|&u| (u << 32) | i as u64));
+            let (run, local) = (i / per_run, (i % per_run) as u64);
+            keys[run].extend(list.iter().map(|&u| (u << 32) | local));
         })?;
-        keys.par_sort_unstable();
-        self.edges += keys.len() as u64;
+        let started = Instant::now();
+        keys.par_iter_mut().for_each(|k| k.sort_unstable());
+        self.edges += keys.iter().map(|k| k.len() as u64).sum::<u64>();
         let n = self.store.num_nodes();
-        let m = self.message;
-        let row_bytes = (m * 4) as u64;
         let bar = Bar::new(n, what, self.opts.quiet);
-        let (mut bytes, mut rows) = (Vec::new(), Vec::new());
-        let mut k = 0;
-        while k < keys.len() {
-            // The block from the next edge's source.
-            let first = keys[k] >> 32;
+        let mut rows = Vec::new();
+        let mut at = vec![0usize; runs];
+        let mut compute = started.elapsed().as_secs_f64();
+        // The block from the next edge's source, over all runs.
+        while let Some(first) = keys
+            .iter()
+            .zip(&at)
+            .filter_map(|(k, &a)| k.get(a).map(|key| key >> 32))
+            .min()
+        {
             let end = (first + self.plan.block_rows).min(n);
-            bytes.resize((end - first) as usize * m * 4, 0u8);
-            crate::io::read::read_exact_at(
+            rows.resize((end - first) as usize * m, 0f32);
+            crate::io::floats::read_f32_at(
                 &messages.file,
                 &messages.path,
-                first * row_bytes,
-                &mut bytes,
+                first * (m * 4) as u64,
+                &mut rows,
             )?;
-            rows.resize((end - first) as usize * m, 0f32);
-            for (x, b) in rows.iter_mut().zip(bytes.chunks_exact(4)) {
-                *x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            }
-            while k < keys.len() && keys[k] >> 32 < end {
-                let u = ((keys[k] >> 32) - first) as usize;
-                let i = (keys[k] & 0xffff_ffff) as usize;
-                for (a, x) in acc[i * m..(i + 1) * m]
-                    .iter_mut()
-                    .zip(&rows[u * m..(u + 1) * m])
-                {
-                    *a += x;
-                }
-                k += 1;
-            }
+            self.read_bytes += rows.len() as u64 * 4;
+            let started = Instant::now();
+            let rows = &rows;
+            acc.par_chunks_mut(per_run * m.max(1))
+                .zip(keys.par_iter())
+                .zip(at.par_iter_mut())
+                .for_each(|((acc, keys), k)| {
+                    while let Some(&key) = keys.get(*k).filter(|&&key| key >> 32 < end) {
+                        let u = ((key >> 32) - first) as usize;
+                        let i = (key & 0xffff_ffff) as usize;
+                        for (a, x) in acc[i * m..(i + 1) * m]
+                            .iter_mut()
+                            .zip(&rows[u * m..(u + 1) * m])
+                        {
+                            *a += x;
+                        }
+                        *k += 1;
+                    }
+                });
+            compute += started.elapsed().as_secs_f64();
             bar.set_position(end);
         }
+        self.compute_seconds += compute;
         bar.finish_and_clear();
         Ok(())
     }
@@ -565,7 +625,16 @@ impl<'a> Layer<'a> {
         for (c, chunk) in ids.chunks(self.plan.chunk_rows as usize).enumerate() {
             out.clear();
             out.resize(chunk.len() * w, 0f32);
-            read_spilled(&input.selves, chunk, w, &mut out)?;
+            match (chunk.first(), chunk.last()) {
+                // A run of node ids (every layer but the last): one read.
+                (Some(&a), Some(&b)) if (b - a) as usize + 1 == chunk.len() => {
+                    let (file, path) = (&input.selves.file, &input.selves.path);
+                    crate::io::floats::read_f32_at(file, path, a * (w * 4) as u64, &mut out)?;
+                }
+                _ => read_spilled(&input.selves, chunk, w, &mut out)?,
+            }
+            self.read_bytes += out.len() as u64 * 4;
+            let started = Instant::now();
             let base = c * self.plan.chunk_rows as usize;
             for (j, (&v, row)) in chunk.iter().zip(out.chunks_exact_mut(w)).enumerate() {
                 if m > 0 {
@@ -589,9 +658,13 @@ impl<'a> Layer<'a> {
                         continue;
                     };
                     let (messages, selves) = project(sum, &out, w, a..b + 1, indptr)?;
+                    self.compute_seconds += started.elapsed().as_secs_f64();
                     writer.write(&messages, &selves)?;
                 }
-                None => last.extend_from_slice(&out),
+                None => {
+                    self.compute_seconds += started.elapsed().as_secs_f64();
+                    last.extend_from_slice(&out);
+                }
             }
         }
         Ok(())

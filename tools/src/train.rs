@@ -716,6 +716,14 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
                     )
                 } else {
                     String::new()
+                } + &if streamed {
+                    format!(
+                        ", {:.1} s computing, {:.1} MiB read",
+                        s.compute_seconds,
+                        s.read_bytes as f64 / f64::from(1 << 20)
+                    )
+                } else {
+                    String::new()
                 }
             )
             .map_err(|e| Error::io("write", "<stdout>", e))?;
