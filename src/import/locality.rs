@@ -19,8 +19,8 @@
 //! noise (other sampling seeds move pages per batch by under 1 %,
 //! docs/performance.md). On the generator's own order a BFS order cuts
 //! pages per batch by 2–12 % (docs/performance.md, "Locality-aware
-//! layout"), below or at the margin; on random node ids it cuts them by
-//! far more.
+//! layout"), below or at the margin; on random node ids (3M nodes x
+//! 256 f32) by 1.26x (bfs) and 1.29x (degree).
 #![deny(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::fmt;
