@@ -91,9 +91,17 @@ pub enum Error {
         reason: String,
     },
 
-    /// A command-line value or API argument is invalid.
+    /// A command-line value or API argument is invalid: the caller's
+    /// input, never damaged data ([`Error::Corrupt`]) or a bug
+    /// ([`Error::Internal`]).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// Memory could not be allocated: the machine, or the process's memory
+    /// limit, cannot give the bytes asked for (lower `--memory` or the
+    /// cache sizes).
+    #[error("{0}")]
+    OutOfMemory(String),
 
     /// A broken internal invariant or a worker thread that panicked: a bug
     /// in ginex, not a fault of the input or the arguments.

@@ -58,7 +58,9 @@
 //!   [`generate_store`] ([`SynthParams`], [`SynthReport`]) makes synthetic
 //!   power-law graphs with planted classes; [`CommonOptions::reorder`]
 //!   ([`Reorder`], or [`reorder_store`] on a finished store) renumbers the
-//!   nodes for page locality, keeping the original ids. Long work reports to a
+//!   nodes for page locality, keeping the original ids; `auto`, the
+//!   default, does so only where it measures a cut in pages per batch
+//!   ([`LayoutDecision`], on the batches of a [`LayoutSample`]). Long work reports to a
 //!   [`Progress`] ([`NoProgress`] shows nothing) or to the process's
 //!   [`progress`] sink.
 //! * **Batches**: [`Loader`] (built by a [`LoaderBuilder`]) yields
@@ -102,7 +104,8 @@
 //! * `import` — data in: the synthetic power-law generator with planted
 //!   classes (`ginex gen`), raw `.npy`/edge-list output, and the importers of
 //!   edge lists, `.npy`/`.npz`, OGB and DGL datasets; `import::reorder`
-//!   renumbers a finished store's nodes (`--reorder`).
+//!   renumbers a finished store's nodes (`--reorder`), `import::locality`
+//!   measures whether it pays (`--reorder auto`, the layout hints).
 //! * `export` — data out: DGL's chunked graph format (DistDGL's input) and
 //!   GraphBolt's on-disk dataset, streamed from a store within a memory
 //!   budget and renamed into place at the end; both re-import byte-identically
@@ -115,7 +118,7 @@
 //!   runtime files and computes exact Belady changesets per superbatch.
 //! * `cache` — the feature cache driven by changesets (carried over
 //!   between superbatches), the dynamic row caches (LRU, SIEVE, S3-FIFO,
-//!   CLOCK) and the static policies' selections.
+//!   CLOCK, 2Q) and the static policies' selections.
 //! * `exec` — the executor: one epoch under any cache policy, the
 //!   superbatch pipeline, the memory planner, stage timers; the mmap
 //!   baseline; the policy lab's trace simulator.
@@ -159,18 +162,19 @@ pub(crate) mod rng;
 
 pub mod progress;
 
+pub use cache::Policy;
 pub use error::{Error, Result};
 pub use exec::epoch::{BatchStat, EpochReport};
 pub use exec::plan::{MemoryPlan, WorkingSet};
-pub use exec::policy::Policy;
 pub use format::edge_splits::{EdgeSplit, EdgeSplits, Negatives};
 pub use format::pages::{Dtype, FeatureLayout};
 pub use format::tables::Splits;
 pub use import::dgl::{import_dgl, DglImport};
 pub use import::files::{import_files, FilesImport};
+pub use import::locality::{Decision as LayoutDecision, Sample as LayoutSample};
 pub use import::ogb::{import_ogb, OgbImport};
 pub use import::pipeline::{CommonOptions, EdgeSplitFiles, EdgeSplitSource, ImportReport};
-pub use import::reorder::{reorder_store, Reorder};
+pub use import::reorder::{reorder_store, Reorder, Reordered};
 pub use import::synth::{generate_store, SynthParams, SynthReport};
 pub use loader::{Batch, Loader, LoaderBuilder, Split};
 pub use progress::{NoProgress, Progress};

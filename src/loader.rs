@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::thread::JoinHandle;
 
+use crate::cache::Policy;
 use crate::error::{Error, Result};
 use crate::exec::config::{
     default_workers, feature_cache_rows_for, CacheConfig, EpochConfig, GinexOptions,
@@ -31,7 +32,6 @@ use crate::exec::config::{
 };
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochReport};
 use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
-use crate::exec::policy::Policy;
 use crate::format::pages::Dtype;
 use crate::sample::fanouts::Fanouts;
 use crate::sample::link::{LinkLabels, LinkTask, NegMode};

@@ -3,9 +3,9 @@
 
 mod common;
 
+use ginex::internals::cache::Policy;
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::sample::sampler::{batch_seed, sample_batch_with, EpochSampler};
 use ginex::internals::sample::source::{InMemoryTopology, StoreSource};

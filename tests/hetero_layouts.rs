@@ -9,8 +9,8 @@ mod tools_common;
 
 use std::path::{Path, PathBuf};
 
+use ginex::internals::cache::Policy;
 use ginex::internals::exec::epoch::run_epoch;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::format::header::FileHeader;
 use ginex::internals::format::pages::Dtype;
 use ginex::internals::format::version::V1_5;

@@ -9,9 +9,9 @@ mod common;
 
 use std::collections::HashSet;
 
+use ginex::internals::cache::Policy;
 use ginex::internals::exec::epoch::{run_epoch, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::sample::fanouts::{Fanouts, ResolvedFanouts};
 use ginex::internals::sample::labor::{Sampler, SamplerConfig};
 use ginex::internals::sample::sampler::{

@@ -10,11 +10,10 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use ginex::internals::cache::belady::{PageGroups, ReusePrior};
-use ginex::internals::cache::dynamic::DynamicKind;
+use ginex::internals::cache::Policy;
 use ginex::internals::exec::curves::{replay, CurvePolicy, ReplayConfig, StaticRanks, Trace};
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::sample::link::{LinkEpoch, LinkPositives, LinkTask, NegMode};
 use ginex::internals::sample::sampler::EpochSampler;
 use ginex::internals::sample::source::{InMemoryTopology, NeighborSource};
@@ -93,7 +92,7 @@ fn every_policy_gathers_identical_link_batches_and_ginex_is_belady_optimal() {
     let rows = common::epoch_config(Policy::Ginex, &runs).feature_cache_rows;
     for (policy, curve) in [
         (Policy::Ginex, CurvePolicy::Ginex { every: 1 }),
-        (Policy::Lru, CurvePolicy::Dynamic(DynamicKind::Lru)),
+        (Policy::Lru, CurvePolicy::of(Policy::Lru).unwrap()),
     ] {
         let sim = replay(&trace, curve, rows, &config, &StaticRanks::default()).unwrap();
         let r = &reports.iter().find(|(p, ..)| *p == policy).unwrap().1;

@@ -179,7 +179,7 @@ fn a_memory_budget_is_planned_and_a_too_small_one_refused() {
     assert!(s3plan.total() <= 128 << 20, "{}", s3plan.describe());
     assert_eq!(
         s3plan.feature_cache_bytes,
-        ginex::internals::cache::dynamic::DynamicKind::S3fifo.cache_bytes(
+        ginex::Policy::S3fifo.dynamic().unwrap().cache_bytes(
             s3plan.feature_cache_rows,
             store.num_nodes(),
             store.layout().row_bytes() as u64

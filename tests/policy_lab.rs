@@ -6,13 +6,12 @@
 mod common;
 
 use ginex::internals::cache::belady::{PageGroups, ReusePrior};
-use ginex::internals::cache::dynamic::DynamicKind;
+use ginex::internals::cache::Policy;
 use ginex::internals::exec::config::{CacheConfig, GinexOptions};
 use ginex::internals::exec::curves::{
     offsets_path, replay, sample_trace, CurvePolicy, ReplayConfig, StaticRanks, Trace, TraceSpec,
 };
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig};
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::import::synth::SynthParams;
 use ginex::internals::sample::source::InMemoryTopology;
 use ginex::Store;
@@ -70,16 +69,19 @@ fn simulator_equals_the_executor_for_every_policy_at_two_sizes() {
     let trace = sample_trace(&store, &topo, &spec).unwrap();
     assert_eq!(trace.num_batches(), 10);
     trace.validate(store.num_nodes(), "t".as_ref()).unwrap();
-    let all = [
+    let mut all = vec![
         (Policy::Ginex, CurvePolicy::Ginex { every: 1 }, 1),
         (Policy::Ginex, CurvePolicy::Ginex { every: 3 }, 3),
-        (Policy::Degree, CurvePolicy::Degree, 1),
-        (Policy::Presc, CurvePolicy::Presc, 1),
-        (Policy::Lru, CurvePolicy::Dynamic(DynamicKind::Lru), 1),
-        (Policy::Sieve, CurvePolicy::Dynamic(DynamicKind::Sieve), 1),
-        (Policy::S3fifo, CurvePolicy::Dynamic(DynamicKind::S3fifo), 1),
-        (Policy::Clock, CurvePolicy::Dynamic(DynamicKind::Clock), 1),
     ];
+    // Every other policy with a feature cache, from the policy table:
+    // degree, presc and every dynamic policy.
+    all.extend(
+        Policy::ALL
+            .into_iter()
+            .filter(|&p| p != Policy::Ginex)
+            .filter_map(|p| CurvePolicy::of(p).map(|c| (p, c, 1))),
+    );
+    assert!(all.len() >= 8, "{all:?}");
     let curve_policies: Vec<CurvePolicy> = all.iter().map(|a| a.1).collect();
     let ranks = StaticRanks::compute(&store, &topo, &spec, 1, 900, &curve_policies).unwrap();
     let config = ReplayConfig {
@@ -170,14 +172,11 @@ proptest! {
             .total_misses();
         // (Not k-hop: the rows gathered during a window act as a free
         // buffer, so k-hop can beat batch-granular Belady on some traces.)
-        for policy in [
-            CurvePolicy::Degree,
-            CurvePolicy::Presc,
-            CurvePolicy::Dynamic(DynamicKind::Lru),
-            CurvePolicy::Dynamic(DynamicKind::Sieve),
-            CurvePolicy::Dynamic(DynamicKind::S3fifo),
-            CurvePolicy::Dynamic(DynamicKind::Clock),
-        ] {
+        // Degree, presc and every dynamic policy of the policy table.
+        for policy in CurvePolicy::DEFAULT
+            .into_iter()
+            .filter(|p| !matches!(p, CurvePolicy::Ginex { .. }))
+        {
             let other = replay(&trace, policy, capacity, &config, &ranks).unwrap().total_misses();
             prop_assert!(belady <= other, "{}: {} < Belady {}", policy.name(), other, belady);
         }

@@ -109,7 +109,7 @@ fn gen_store(dir: &Path, name: &str, reorder: &str) -> PathBuf {
     let mut args = GEN.to_vec();
     args.extend(["--reorder", reorder, "--out", p(&out)]);
     let report = gen(&args);
-    if reorder != "none" {
+    if reorder != "none" && reorder != "auto" {
         assert!(report.contains("reorder + verify"), "{report}");
     }
     out
@@ -254,7 +254,7 @@ fn reorder_refuses_bad_names_and_existing_targets() {
     let err = GinexCli::try_parse_from(["ginex", "gen", "--reorder", "rcm", "--out", "x"])
         .unwrap_err()
         .to_string();
-    assert!(err.contains("none, degree or bfs"), "{err}");
+    assert!(err.contains("none, degree, bfs or auto"), "{err}");
     let out = dir.path().join("taken");
     std::fs::create_dir(&out).unwrap();
     let e = dir.path().join("e.csv");
@@ -408,4 +408,250 @@ fn an_export_of_a_reordered_store_carries_its_original_ids() {
     let orig = Store::open(&back).unwrap().original_ids().unwrap().unwrap();
     let bfs_orig = Store::open(&bfs).unwrap().original_ids().unwrap().unwrap();
     assert_ne!(orig, bfs_orig, "the re-import has its own order");
+}
+
+/// A ring lattice whose node at ring position `i` has the in-neighbours at
+/// positions `i ± 1..=3`, with node ids `perm[i]` (a seeded random
+/// permutation, or the identity): the generator order is local, random
+/// ids are not. Written as raw files (edges CSV, 256-dim f32 features of
+/// 1 KiB rows, 4 a page, labels) in `dir`; returns `perm`.
+fn lattice_raw(dir: &Path, n: u64, random: bool) -> Vec<u64> {
+    use common::{f32_bytes, i64_bytes, npy_bytes};
+    let mut perm: Vec<u64> = (0..n).collect();
+    if random {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in (1..n as usize).rev() {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            perm.swap(i, ((x >> 33) % (i as u64 + 1)) as usize);
+        }
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let mut edges = String::from("src,dst\n");
+    for i in 0..n {
+        for d in 1..=3 {
+            for j in [(i + d) % n, (i + n - d) % n] {
+                edges.push_str(&format!("{},{}\n", perm[j as usize], perm[i as usize]));
+            }
+        }
+    }
+    std::fs::write(dir.join("edges.csv"), edges).unwrap();
+    let dim = 256;
+    let feats: Vec<f32> = (0..n)
+        .flat_map(|v| (0..dim).map(move |k| v as f32 + k as f32 / 1000.0))
+        .collect();
+    std::fs::write(
+        dir.join("features.npy"),
+        npy_bytes("<f4", &format!("({n}, {dim})"), &f32_bytes(&feats)),
+    )
+    .unwrap();
+    let labels: Vec<i64> = (0..n as i64).map(|v| v % 5).collect();
+    std::fs::write(
+        dir.join("labels.npy"),
+        npy_bytes("<i8", &format!("({n},)"), &i64_bytes(&labels)),
+    )
+    .unwrap();
+    perm
+}
+
+/// Imports `raw` (from [`lattice_raw`]) with `extra` flags; the report.
+fn import_lattice(raw: &Path, out: &Path, extra: &[&str]) -> String {
+    let (e, f, l) = (
+        raw.join("edges.csv"),
+        raw.join("features.npy"),
+        raw.join("labels.npy"),
+    );
+    let mut args = vec![
+        "files",
+        "--edges",
+        p(&e),
+        "--features",
+        p(&f),
+        "--labels",
+        p(&l),
+        "--split",
+        "0.5,0.25,0.25",
+        "--edge-split",
+        "0.8,0.1,0.1",
+        "--layout-batch-size",
+        "16",
+        "--layout-fanouts",
+        "3,3",
+        "--quiet",
+        "--out",
+        p(out),
+    ];
+    args.extend_from_slice(extra);
+    import(&args).unwrap()
+}
+
+/// The edge splits' valid and test positives and negatives as sorted
+/// pairs of original ids.
+fn edge_splits_in_original_ids(path: &Path) -> Vec<Vec<(u64, u64)>> {
+    let s = Store::open(path).unwrap();
+    let orig = s
+        .original_ids()
+        .unwrap()
+        .unwrap_or_else(|| (0..s.num_nodes()).collect());
+    let es = s.edge_splits().unwrap().unwrap();
+    let mut out = Vec::new();
+    for split in [&es.valid, &es.test] {
+        let mut pos: Vec<(u64, u64)> = split
+            .src
+            .iter()
+            .zip(&split.dst)
+            .map(|(&a, &b)| (orig[a as usize], orig[b as usize]))
+            .collect();
+        pos.sort_unstable();
+        out.push(pos);
+    }
+    out
+}
+
+/// `--reorder auto` (the default) renumbers a random-id layout (by BFS,
+/// which puts ring neighbours on shared pages again) and keeps a local
+/// one, prints its decision with pages per batch both ways, and the
+/// renumbered store holds the same graph, features, labels, splits and
+/// edge splits in original ids; `ginex-dump` flags the random layout and
+/// not the renumbered one, and `ginex-import reorder` fixes a store
+/// imported with `--reorder none`.
+#[test]
+fn auto_reorders_random_ids_and_keeps_a_local_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6000; // 1500 feature pages: above auto's 1024-page floor
+    let raw = dir.path().join("raw-random");
+    let perm = lattice_raw(&raw, n, true);
+    assert!(perm.iter().enumerate().any(|(i, &v)| i as u64 != v));
+
+    let plain = dir.path().join("none");
+    let report = import_lattice(&raw, &plain, &["--reorder", "none"]);
+    assert!(!report.contains("reorder auto"), "{report}");
+    let want = in_original_ids(&plain);
+    let want_splits = edge_splits_in_original_ids(&plain);
+
+    let auto = dir.path().join("auto");
+    let report = import_lattice(&raw, &auto, &[]);
+    let line = report
+        .lines()
+        .find(|l| l.contains("reorder auto:"))
+        .unwrap_or_else(|| panic!("no decision in {report}"));
+    assert!(line.contains("reorder auto: bfs"), "{line}");
+    assert!(line.contains("pages per batch: none "), "{line}");
+    assert_eq!(in_original_ids(&auto), want);
+    assert_eq!(edge_splits_in_original_ids(&auto), want_splits);
+    let s = Store::open(&auto).unwrap();
+    s.verify().unwrap();
+    assert!(is_permutation(&s.original_ids().unwrap().unwrap()));
+
+    // The same lattice in its own (local) order: auto keeps it, renaming
+    // the built store into place with no original ids and nothing left
+    // beside it.
+    let local_raw = dir.path().join("raw-local");
+    lattice_raw(&local_raw, n, false);
+    let local = dir.path().join("local");
+    let report = import_lattice(&local_raw, &local, &[]);
+    assert!(
+        report.contains("reorder auto: none; pages per batch"),
+        "{report}"
+    );
+    assert!(report.contains("reorder auto (kept)"), "{report}");
+    let s = Store::open(&local).unwrap();
+    s.verify().unwrap();
+    assert!(s.original_ids().unwrap().is_none());
+    assert!(common::leftovers(dir.path()).is_empty());
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("unordered")), "{names:?}");
+
+    // ginex-dump: a hint with the command on the random layout only.
+    let dump = |path: &Path| {
+        let cli = <ginex_cli::dump::DumpArgs as Parser>::try_parse_from([
+            "ginex-dump",
+            p(path),
+            "--layout-batch-size",
+            "16",
+            "--layout-fanouts",
+            "3,3",
+        ])
+        .unwrap();
+        let mut out = Vec::new();
+        ginex_cli::dump::run(&cli, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let d = dump(&plain);
+    assert!(d.contains("  layout   "), "{d}");
+    assert!(
+        d.contains("hint: ") && d.contains("ginex-import reorder"),
+        "{d}"
+    );
+    assert!(!dump(&auto).contains("hint: "));
+    assert!(!dump(&local).contains("hint: "));
+
+    // ginex epoch: the scattered-layout hint after its report, from its
+    // own first batches, on the random layout only.
+    let epoch = |path: &Path| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+            .args(["epoch", p(path), "--batch-size", "16", "--fanouts", "3,3"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stderr).unwrap()
+    };
+    let e = epoch(&plain);
+    assert!(
+        e.contains("layout: a batch's rows lie on") && e.contains("ginex-import reorder"),
+        "{e}"
+    );
+    assert!(!epoch(&auto).contains("layout: a batch's rows"));
+
+    // ginex-import reorder: the fix the hint names, and a no-op on a
+    // local store.
+    let fixed = dir.path().join("fixed");
+    let small = ["--layout-batch-size", "16", "--layout-fanouts", "3,3"];
+    let r = import(&[&["reorder", p(&plain), "--out", p(&fixed)], &small[..]].concat()).unwrap();
+    assert!(r.contains("reorder auto: bfs"), "{r}");
+    assert_eq!(in_original_ids(&fixed), want);
+    assert_eq!(edge_splits_in_original_ids(&fixed), want_splits);
+    let kept = dir.path().join("kept");
+    let r = import(&[&["reorder", p(&local), "--out", p(&kept)], &small[..]].concat()).unwrap();
+    assert!(r.contains("nothing written"), "{r}");
+    assert!(!kept.exists());
+}
+
+/// A typed store keeps its order under the default `auto`; an explicit
+/// renumbering order is refused as before.
+#[test]
+fn typed_gen_keeps_its_order_under_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hetero");
+    gen(&[
+        "--nodes",
+        "3000",
+        "--dim",
+        "8",
+        "--hetero",
+        "--out",
+        p(&out),
+    ]);
+    let s = Store::open(&out).unwrap();
+    assert!(s.schema().is_some());
+    assert!(s.original_ids().unwrap().is_none());
+    let cli = GinexCli::try_parse_from([
+        "ginex",
+        "gen",
+        "--quiet",
+        "--nodes",
+        "3000",
+        "--hetero",
+        "--reorder",
+        "bfs",
+        "--out",
+        p(&dir.path().join("refused")),
+    ])
+    .unwrap();
+    let err = ginex_run(cli, &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("--hetero with --reorder"), "{err}");
 }

@@ -5,14 +5,18 @@
 
 mod common;
 
+use ginex::internals::cache::Policy;
 use ginex::internals::exec::config::{CacheConfig, GinexOptions};
 use ginex::internals::exec::epoch::EpochConfig;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::import::derive::Reduce;
 use ginex::internals::import::synth::{generate_store, NoProgress, SynthParams};
 use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};
 use ginex::internals::train::eval::{logits, predict};
-use ginex::internals::train::layerwise::{layerwise_logits, LayerwiseOptions};
+use ginex::internals::train::layerwise::{
+    layerwise_logits, layerwise_logits_with, LayerwiseMethod, LayerwiseOptions,
+};
+use ginex::internals::train::layerwise_plan::StreamPlan;
+use ginex::internals::train::layerwise_stream::{self, streamed_logits};
 use ginex::internals::train::model::ModelKind;
 use ginex::internals::train::options::{LrSchedule, TrainOptions};
 use ginex::internals::train::run::train;
@@ -84,6 +88,8 @@ fn options(
         target_type: None,
         neg: 1,
         neg_sampling: Default::default(),
+        undirected: false,
+        target_relation: None,
     }
 }
 
@@ -299,7 +305,9 @@ fn layerwise_inference_equals_full_fanout_per_node_inference() {
                 spill_dir: dir.path().join("spill"),
                 quiet: true,
             };
-            let (got, stats) = layerwise_logits(&store, &trainer, &nodes, &opts).unwrap();
+            let (got, stats) =
+                layerwise_logits_with(&store, &trainer, &nodes, &opts, LayerwiseMethod::Gather)
+                    .unwrap();
             assert_eq!(got.len(), want.len());
             let diff = got
                 .iter()
@@ -334,6 +342,132 @@ fn layerwise_inference_equals_full_fanout_per_node_inference() {
 /// With full fanouts, GCN over sampled blocks equals full-batch
 /// `D^-1/2 (A+I) D^-1/2 X W` (D: the graph's in-degrees + 1) to float
 /// tolerance, for every node and across batch boundaries.
+/// Streaming layer-wise inference (sequential passes into destination
+/// accumulators) gives the gather path's logits and per-node inference's,
+/// in one pass or in many (a plan whose partitions hold a few
+/// destinations), for SAGE, GCN and MLP, 2 and 3 layers. Tolerance: a
+/// destination's messages are summed in source order after the matmul
+/// instead of in list order before it, so the two differ by float
+/// rounding, about `(deg + dim) × 2^-24` of the magnitudes summed (< 1e-5
+/// here); 1e-4 catches any wrong edge, degree or weight (those move
+/// logits by > 1e-2). A budget below the plan's minimum is refused; the
+/// spill files are gone afterwards.
+#[test]
+fn streamed_layerwise_equals_the_gather_path_in_one_pass_or_many() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = small_store(dir.path());
+    let mut nodes: Vec<u64> = (0..store.num_nodes()).rev().step_by(3).collect();
+    nodes.extend([6, 0]);
+    let opts = LayerwiseOptions {
+        memory: 1 << 30,
+        spill_dir: dir.path().join("spill"),
+        quiet: true,
+    };
+    for (model, layers) in [
+        (ModelKind::Sage, 2),
+        (ModelKind::Sage, 3),
+        (ModelKind::Gcn, 2),
+        (ModelKind::Gcn, 3),
+        (ModelKind::Mlp, 2),
+    ] {
+        let config = TrainConfig {
+            model,
+            hidden: 5,
+            layers,
+            seed: 4,
+            ..TrainConfig::default()
+        };
+        let trainer = Trainer::new(config, 6, 3, Device::Cpu);
+        assert!(layerwise_stream::supported(&store, &trainer));
+        let mut data = full_data(dir.path());
+        data.fanouts = vec![-1; layers].into();
+        let per_node = logits(&store, &trainer, &data, &nodes).unwrap();
+        let (gathered, _) =
+            layerwise_logits_with(&store, &trainer, &nodes, &opts, LayerwiseMethod::Gather)
+                .unwrap();
+        let shape = layerwise_stream::shape(&store, &trainer, &nodes).unwrap();
+        let one = StreamPlan::new(1 << 30, 0, &shape).unwrap();
+        // Room for the output, a row of each buffer and ~3 destinations.
+        let minimum = shape.output_values * 4
+            + shape.targets * 16
+            + shape.row_bytes
+            + 4 * (2 * shape.max_in + 6 * shape.max_out)
+            + 8 * shape.max_message.max(1);
+        let many = StreamPlan::new(minimum + 20 * 4 * 5 + 8 * 20, 0, &shape).unwrap();
+        for (plan, what) in [(one, "one pass"), (many, "many passes")] {
+            let (got, stats) = streamed_logits(&store, &trainer, &nodes, &opts, &plan).unwrap();
+            let what = format!("{model:?} x{layers}, {what}");
+            assert_eq!(got.len(), nodes.len() * 3, "{what}");
+            for (reference, name) in [(&gathered, "gather"), (&per_node, "per-node")] {
+                let diff = got
+                    .iter()
+                    .zip(reference.iter())
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0f32, f32::max);
+                assert!(diff < 1e-4, "{what}: differs from {name} by {diff}");
+            }
+            assert!(got.iter().any(|x| x.abs() > 1e-2), "{what}: all near zero");
+            assert_eq!(stats.len(), layers);
+            assert_eq!(stats[0].nodes, store.num_nodes());
+            let distinct = nodes.iter().collect::<std::collections::HashSet<_>>().len();
+            assert_eq!(stats[layers - 1].nodes, distinct as u64);
+            let aggregates = model != ModelKind::Mlp;
+            assert_eq!(
+                stats[0].edges,
+                if aggregates { store.num_edges() } else { 0 }
+            );
+            if aggregates && what.ends_with("many passes") {
+                assert!(stats[0].passes >= 10, "{what}: {} passes", stats[0].passes);
+            } else {
+                assert_eq!(stats[0].passes, 1, "{what}");
+            }
+            assert!(stats[0].spilled_bytes > 0);
+        }
+        // Through the public entry: streamed, within the measured budget;
+        // a node asked for twice gets its row twice.
+        let mut twice = nodes.clone();
+        twice.push(nodes[0]);
+        let (auto, stats) = layerwise_logits(&store, &trainer, &twice, &opts).unwrap();
+        assert!(stats.iter().all(|s| s.passes > 0 && s.chunks == 0));
+        assert_eq!(auto.len(), gathered.len() + 3);
+        assert_eq!(auto[..3], auto[auto.len() - 3..]);
+        // A budget below the process's own resident memory is refused.
+        let tiny = LayerwiseOptions {
+            memory: 4096,
+            ..opts.clone()
+        };
+        let err = layerwise_logits_with(&store, &trainer, &nodes, &tiny, LayerwiseMethod::Stream)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("needs at least") && err.contains("--memory gives 1 MiB"),
+            "{err}"
+        );
+    }
+    let left = std::fs::read_dir(dir.path().join("spill"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(left, 0, "spill files left behind");
+    // GAT is not a sum over in-edges: not streamed, and refused when asked.
+    let gat = Trainer::new(
+        TrainConfig {
+            model: ModelKind::Gat,
+            hidden: 4,
+            heads: 2,
+            ..TrainConfig::default()
+        },
+        6,
+        3,
+        Device::Cpu,
+    );
+    assert!(!layerwise_stream::supported(&store, &gat));
+    let err = layerwise_logits_with(&store, &gat, &nodes, &opts, LayerwiseMethod::Stream)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a sum over in-edges"), "{err}");
+}
+
 #[test]
 fn gcn_with_full_fanouts_equals_dense_full_batch_gcn() {
     let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
@@ -1189,6 +1323,172 @@ fn read_f32_npy(path: &std::path::Path) -> (Vec<u64>, Vec<f32>) {
     npy.read_f32(0, npy.len() as usize, &mut raw, &mut values)
         .unwrap();
     (npy.header.shape.clone(), values)
+}
+
+/// Link training runs the data path's link batches (#40): with every
+/// neighbour drawn (fanouts -1), each training batch samples every
+/// in-edge of its targets except its own positives and their reverses
+/// (DGL's `exclude="self"` on an undirected graph), which are in those
+/// in-lists (so a batch built without exclusion samples them and fails
+/// here); its pairs are the batch's positives then its negatives; and the
+/// ginex policy's misses are the inspector's Belady optimum, so the plan
+/// covers the batches training runs.
+#[test]
+fn link_training_batches_leave_their_own_edges_out_and_are_planned() {
+    use ginex::internals::sample::link::{LinkTask, NegMode};
+    use ginex::internals::sample::source::{InMemoryTopology, NeighborSource};
+    use ginex::internals::train::link::{link_pass, training_edges, NegSampling};
+    use std::collections::{BTreeSet, HashSet};
+    let (dir, store) = common::small_epoch_store();
+    let topo = InMemoryTopology::load(&store).unwrap();
+    let positives = std::sync::Arc::new(training_edges(&store, None, true).unwrap());
+    let all: HashSet<(u64, u64)> = positives
+        .src
+        .iter()
+        .copied()
+        .zip(positives.dst.iter().copied())
+        .collect();
+    let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
+    cfg.fanouts = vec![-1, -1].into();
+    cfg.batch_size = 20;
+    cfg.max_batches = Some(6);
+    let task = LinkTask {
+        neg: 2,
+        mode: NegMode::Binary,
+        undirected: true,
+    };
+    let mut batches = 0;
+    let link = (&positives, task, NegSampling::Corrupt);
+    let report = link_pass(&store, &cfg, link, &mut |tb, pairs| {
+        let labels = tb.link.as_ref().expect("link labels");
+        assert_eq!((labels.num_pos(), pairs.len()), (20, 60));
+        let mut own = HashSet::new();
+        for i in 0..pairs.len() {
+            let (s, d) = (tb.ids[pairs.src[i] as usize], tb.ids[pairs.dst[i] as usize]);
+            if i < 20 {
+                assert_eq!(pairs.label[i], 1.0);
+                assert!(all.contains(&(s, d)), "({s}, {d}) is not a training edge");
+                own.insert((s, d));
+                own.insert((d, s));
+            } else {
+                assert_eq!(pairs.label[i], 0.0);
+                let positive = (i - 20) / 2;
+                assert_eq!(
+                    pairs.src[i], pairs.src[positive],
+                    "corruption keeps the source"
+                );
+            }
+        }
+        for (h, hop) in tb.hops.iter().enumerate() {
+            let got: BTreeSet<(u64, u64)> = hop
+                .src
+                .iter()
+                .zip(&hop.dst)
+                .map(|(&s, &d)| (tb.ids[s as usize], tb.ids[d as usize]))
+                .collect();
+            let targets = &tb.ids[..hop.num_dst];
+            let (mut want, mut dropped) = (BTreeSet::new(), 0);
+            topo.with_lists(targets, &mut |i, list| {
+                for &u in list {
+                    if own.contains(&(u, targets[i])) {
+                        dropped += 1;
+                    } else {
+                        want.insert((u, targets[i]));
+                    }
+                }
+            })
+            .unwrap();
+            assert!(
+                dropped >= 20,
+                "batch {batches} hop {h}: own edges not in the lists"
+            );
+            assert!(
+                got.iter().all(|e| !own.contains(e)),
+                "batch {batches} hop {h}: own edge sampled"
+            );
+            assert_eq!(got, want, "batch {batches} hop {h}: sampled in-edges");
+        }
+        batches += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(batches, 6);
+    let per_batch: Vec<u64> = report.batches.iter().map(|b| b.misses).collect();
+    assert_eq!(per_batch, report.optimal_misses, "ginex vs the inspector");
+    assert!(per_batch.iter().sum::<u64>() > 0);
+}
+
+/// Link prediction on one relation of a typed store (`--target-relation`,
+/// #40): the relation's positives are exactly its edges (source type to
+/// destination type, as many as the schema counts) with negatives drawn
+/// from its destination type; an R-GCN link model trains on them through
+/// the data path (the loss falls); an unknown relation, a homogeneous
+/// store and the flag without `--task link` are refused with the reason.
+#[test]
+fn link_training_on_one_relation_of_a_typed_store() {
+    use ginex::internals::sample::link::{target_relation, LinkPositives};
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::typed_store(dir.path(), 800);
+    let schema = store.schema().unwrap();
+    let r = target_relation(&store, "author:writes:paper").unwrap();
+    let ids = |t: &str| schema.node_types[schema.type_index(t).unwrap()].ids();
+    let (authors, papers) = (ids("author"), ids("paper"));
+    let pos = LinkPositives::of_relation(&store, r, false).unwrap();
+    assert_eq!(pos.len() as u64, schema.relations[r].num_edges);
+    assert!(!pos.is_empty());
+    assert!(pos.src.iter().all(|u| authors.contains(u)));
+    assert!(pos.dst.iter().all(|v| papers.contains(v)));
+    assert_eq!(pos.neg_range, Some(papers.clone()));
+
+    let ginex = |args: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ginex"))
+            .args(args.split_whitespace())
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let recipe = "--task link --decoder dot --neg 1 --model rgcn --hidden 16 --fanouts 5,5 \
+                  --batch-size 100 --epochs 3 --lr 0.01 --dropout 0 --device cpu --workers 1 \
+                  --policy ginex --run-dir runs";
+    let (ok, stdout, stderr) = ginex(&format!(
+        "train typed-af --target-relation author:writes:paper {recipe}"
+    ));
+    assert!(ok, "{stderr}");
+    let epochs: Vec<&str> = stdout.lines().filter(|l| l.starts_with("epoch ")).collect();
+    assert_eq!(epochs.len(), 3, "{stdout}");
+    let loss = |l: &str| -> f64 {
+        let after = l.split("loss ").nth(1).unwrap();
+        after.split(',').next().unwrap().parse().unwrap()
+    };
+    assert!(loss(epochs[2]) < loss(epochs[0]), "{stdout}");
+
+    let (ok, _, stderr) = ginex(&format!(
+        "train typed-af --target-relation author:reads:paper {recipe}"
+    ));
+    assert!(
+        !ok && stderr.contains("has no such relation") && stderr.contains("author:writes:paper"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) =
+        ginex("epoch typed-af --target-relation author:writes:paper --run-dir runs");
+    assert!(!ok && stderr.contains("is for --task link"), "{stderr}");
+    let p = SynthParams {
+        nodes: 300,
+        seed: 2,
+        ..SynthParams::default()
+    };
+    generate_store(&p, &dir.path().join("plain"), &NoProgress).unwrap();
+    let (ok, _, stderr) = ginex(&format!(
+        "train plain --target-relation author:writes:paper {}",
+        recipe.replace("rgcn", "gcn")
+    ));
+    assert!(!ok && stderr.contains("is homogeneous"), "{stderr}");
 }
 
 /// `ginex train --task link` end to end on a homophilous synthetic store

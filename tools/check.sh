@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs every check: formatting, lints, the whole test suite (the training
-# layer too, with a project-local libtorch it installs on first use), and a
-# short fuzz smoke run. The README's check command; .ci/run calls exactly
-# this. Installs what it needs itself (rustfmt/clippy components, torch,
-# numpy/pytest/maturin/torch_geometric in that venv for the Python package's
-# tests; python/.venv without torch under GINEX_SKIP_TRAIN=1).
+# layer too, with a project-local libtorch it installs on first use), every
+# shell block of the README and the user guide run as written at a small
+# scale (tools/docs-run.py), and a short fuzz smoke run. The README's check
+# command; .ci/run calls exactly this. Installs what it needs itself
+# (rustfmt/clippy components, torch, numpy/pytest/maturin/torch_geometric in
+# that venv for the Python package's tests; python/.venv without torch under
+# GINEX_SKIP_TRAIN=1).
 # GINEX_SKIP_TRAIN=1 / GINEX_SKIP_FUZZ=1 skip those parts for quick local runs.
 set -euo pipefail
 # One build per run: incremental caches would only cost disk (GBs) and time.
@@ -46,6 +48,11 @@ if [ "${GINEX_SKIP_TRAIN:-0}" != "1" ]; then
   cargo test -p ginex-cli --features train --test train 2>&1 | tee -a "$LOG"
   cargo run -q -p ginex --features train --example tch_sage
 fi
+
+# After the training step: its test build left target/debug's binaries with
+# `train`, so the walk-throughs' train/predict blocks run too.
+step "docs that run: every shell block of the README and the user guide (tools/docs-run.py)"
+python3 tools/docs-run.py
 
 if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then
   step "fuzz smoke (${GINEX_FUZZ_SECONDS:-10} s per target)"

@@ -32,7 +32,7 @@ use ginex::{Dtype, Error, FilesImport, NegMode, NodeIds, Policy, Split, Store, T
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyFileExistsError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileExistsError, PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
@@ -51,8 +51,8 @@ create_exception!(
 
 /// A library error as the Python exception that fits it, with the message
 /// the CLI prints: bad input → `ValueError`, I/O → `OSError`, an existing
-/// output → `FileExistsError`, a damaged store → `CorruptStoreError`,
-/// anything else → `GinexError`.
+/// output → `FileExistsError`, a damaged store → `CorruptStoreError`, an
+/// allocation that failed → `MemoryError`, anything else → `GinexError`.
 fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -61,6 +61,7 @@ fn to_py(e: Error) -> PyErr {
         Error::InvalidInput { .. } | Error::InvalidArgument(_) | Error::OutOfRange(_) => {
             PyValueError::new_err(msg)
         }
+        Error::OutOfMemory(_) => PyMemoryError::new_err(msg),
         Error::Corrupt { .. }
         | Error::ChecksumMismatch { .. }
         | Error::UnsupportedVersion { .. } => CorruptStoreError::new_err(msg),

@@ -1,6 +1,6 @@
 //! Dynamic row caches: one address table, one slot array and one batched
 //! miss path shared by every demand-filled policy (`lru`, `sieve`,
-//! `s3fifo`, `clock`); only the replacement decision differs, and it sits
+//! `s3fifo`, `clock`, `2q`); only the replacement decision differs, and it sits
 //! behind the small [`Replacement`] trait.
 //!
 //! # Batch semantics (identical for every dynamic policy)
@@ -53,47 +53,63 @@ pub trait Replacement {
     fn evict(&mut self, slot_ids: &[u64]) -> u32;
 }
 
-/// Which dynamic policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DynamicKind {
-    /// Least recently used.
-    Lru,
-    /// SIEVE (Zhang et al., NSDI'24).
-    Sieve,
-    /// S3-FIFO (Yang et al., SOSP'23).
-    S3fifo,
-    /// CLOCK (second chance).
-    Clock,
+/// A dynamic policy as the policy table ([`crate::cache::TABLE`]) holds
+/// it: its replacement's constructors and state bytes, behind function
+/// pointers, so that the executor, the planner and the lab reach any
+/// policy without naming its type.
+#[derive(Clone, Copy)]
+pub struct Dynamic {
+    /// An empty row cache: `(num_nodes, capacity, row_bytes)`.
+    pub row_cache: fn(u64, usize, usize) -> Result<Box<dyn RowGather>>,
+    /// An empty [`Residency`] (bookkeeping only): `(num_nodes, capacity)`.
+    pub residency: fn(u64, usize) -> Result<Box<dyn Simulate>>,
+    /// [`Replacement::state_bytes`].
+    pub state_bytes: fn(usize, usize) -> u64,
 }
 
-impl DynamicKind {
-    /// Every dynamic policy.
-    pub const ALL: [DynamicKind; 4] = [
-        DynamicKind::Lru,
-        DynamicKind::Sieve,
-        DynamicKind::S3fifo,
-        DynamicKind::Clock,
-    ];
+fn new_row_cache<P: Replacement + 'static>(
+    num_nodes: u64,
+    capacity: usize,
+    row_bytes: usize,
+) -> Result<Box<dyn RowGather>> {
+    Ok(Box::new(DynamicCache::<P>::new(
+        num_nodes, capacity, row_bytes,
+    )?))
+}
+
+fn new_residency<P: Replacement + 'static>(
+    num_nodes: u64,
+    capacity: usize,
+) -> Result<Box<dyn Simulate>> {
+    Ok(Box::new(Residency::<P>::new(num_nodes, capacity)?))
+}
+
+impl Dynamic {
+    /// The descriptor of replacement `P`.
+    pub const fn of<P: Replacement + 'static>() -> Dynamic {
+        Dynamic {
+            row_cache: new_row_cache::<P>,
+            residency: new_residency::<P>,
+            state_bytes: P::state_bytes,
+        }
+    }
 
     /// Bytes a cache of `capacity` rows of `row_bytes` over `num_nodes`
     /// nodes takes besides the address table (4 bytes per node, counted by
     /// the planner for every cache): the rows, each slot's node id, and the
     /// policy's state.
-    pub fn cache_bytes(self, capacity: u64, num_nodes: u64, row_bytes: u64) -> u64 {
-        let (c, n) = (capacity as usize, num_nodes as usize);
-        let state = match self {
-            DynamicKind::Lru => crate::cache::lru::Lru::state_bytes(c, n),
-            DynamicKind::Sieve => crate::cache::sieve::Sieve::state_bytes(c, n),
-            DynamicKind::S3fifo => crate::cache::s3fifo::S3Fifo::state_bytes(c, n),
-            DynamicKind::Clock => crate::cache::clock::Clock::state_bytes(c, n),
+    pub fn cache_bytes(&self, capacity: u64, num_nodes: u64, row_bytes: u64) -> u64 {
+        let state = if capacity == 0 {
+            0
+        } else {
+            (self.state_bytes)(capacity as usize, num_nodes as usize)
         };
-        let state = if capacity == 0 { 0 } else { state };
         capacity.saturating_mul(row_bytes + 8).saturating_add(state)
     }
 
     /// The most rows whose [`cache_bytes`](Self::cache_bytes) fit in
     /// `bytes` (at most `num_nodes`).
-    pub fn rows_within(self, bytes: u64, num_nodes: u64, row_bytes: u64) -> u64 {
+    pub fn rows_within(&self, bytes: u64, num_nodes: u64, row_bytes: u64) -> u64 {
         let (mut lo, mut hi) = (0u64, num_nodes.min(bytes / (row_bytes + 8).max(1)));
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
@@ -104,22 +120,6 @@ impl DynamicKind {
             }
         }
         lo
-    }
-
-    /// Name on the command line.
-    pub fn name(self) -> &'static str {
-        self.policy().name()
-    }
-
-    /// The epoch policy that runs this cache.
-    pub fn policy(self) -> crate::exec::policy::Policy {
-        use crate::exec::policy::Policy;
-        match self {
-            DynamicKind::Lru => Policy::Lru,
-            DynamicKind::Sieve => Policy::Sieve,
-            DynamicKind::S3fifo => Policy::S3fifo,
-            DynamicKind::Clock => Policy::Clock,
-        }
     }
 }
 
@@ -323,6 +323,18 @@ impl<P: Replacement> RowGather for DynamicCache<P> {
     }
 }
 
+/// A [`Residency`] of any policy, as the policy lab replays it.
+pub trait Simulate {
+    /// See [`Residency::access`].
+    fn access(&mut self, ids: &[u64], miss_at: &mut Vec<usize>) -> Result<()>;
+}
+
+impl<P: Replacement> Simulate for Residency<P> {
+    fn access(&mut self, ids: &[u64], miss_at: &mut Vec<usize>) -> Result<()> {
+        Residency::access(self, ids, miss_at)
+    }
+}
+
 /// A doubly linked list over slots (LRU's recency order, SIEVE's queue):
 /// `head` is the newest end; `prev` points toward the head.
 pub(crate) struct SlotList {
@@ -371,32 +383,6 @@ impl SlotList {
         if self.tail == NONE {
             self.tail = s;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_within_is_the_most_that_fits() {
-        let (nodes, rb) = (100_000u64, 256u64);
-        for kind in DynamicKind::ALL {
-            for budget in [0u64, 1000, 300_000, 5 << 20, 1 << 40] {
-                let rows = kind.rows_within(budget, nodes, rb);
-                assert!(kind.cache_bytes(rows, nodes, rb) <= budget || rows == 0);
-                if rows < nodes {
-                    assert!(
-                        kind.cache_bytes(rows + 1, nodes, rb) > budget,
-                        "{kind:?} {budget}"
-                    );
-                }
-            }
-        }
-        // S3-FIFO's ghost queue costs rows: fewer fit than LRU's.
-        let lru = DynamicKind::Lru.rows_within(5 << 20, nodes, rb);
-        let s3 = DynamicKind::S3fifo.rows_within(5 << 20, nodes, rb);
-        assert!(s3 < lru, "{s3} < {lru}");
     }
 }
 

@@ -148,7 +148,7 @@ impl FeatureCache {
         for &id in ids {
             let i = self.check_id(id)?;
             if self.table[i] == EMPTY || !seen.insert(id) {
-                return Err(Error::invalid_argument(format!(
+                return Err(Error::internal(format!(
                     "evict: node {id} is not cached (or listed twice)"
                 )));
             }
@@ -227,7 +227,7 @@ impl FeatureCache {
     pub fn begin_init(&mut self, ids: &[u64]) -> Result<Vec<u64>> {
         let started = Instant::now();
         if ids.len() > self.capacity() {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "init of {} rows exceeds the capacity of {}",
                 ids.len(),
                 self.capacity()
@@ -239,9 +239,7 @@ impl FeatureCache {
         for &id in ids {
             let i = self.check_id(id)?;
             if !seen.insert(id) {
-                return Err(Error::invalid_argument(format!(
-                    "init lists node {id} twice"
-                )));
+                return Err(Error::internal(format!("init lists node {id} twice")));
             }
             match self.table[i] {
                 EMPTY => load.push(id),
@@ -270,7 +268,7 @@ impl FeatureCache {
         let rb = self.row_bytes;
         Error::check_output_len(rows.len(), ids.len(), rb, "bytes")?;
         if ids.len() > self.free_slots.len() {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "init fills {} rows but the cache has {} free slots",
                 ids.len(),
                 self.free_slots.len()
@@ -279,13 +277,15 @@ impl FeatureCache {
         for (k, &id) in ids.iter().enumerate() {
             let i = self.check_id(id)?;
             if self.table[i] != EMPTY {
-                return Err(Error::invalid_argument(format!(
+                return Err(Error::internal(format!(
                     "init fills node {id}, which is cached already"
                 )));
             }
-            let slot = self.free_slots.pop().ok_or_else(|| {
-                Error::invalid_argument("init: no free slot left (internal)".to_string())
-            })? as usize;
+            let slot = self
+                .free_slots
+                .pop()
+                .ok_or_else(|| Error::internal("init: no free slot left"))?
+                as usize;
             self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb]
                 .copy_from_slice(&rows[k * rb..(k + 1) * rb]);
             self.table[i] = slot as u32;
@@ -374,13 +374,13 @@ impl FeatureCache {
         if update.in_positions.len() != update.in_ids.len()
             || update.out_ids.len() > update.in_ids.len()
         {
-            return Err(Error::invalid_argument(
+            return Err(Error::internal(
                 "update: in_ids, out_ids and in_positions lengths disagree",
             ));
         }
         let free_needed = update.in_ids.len() - update.out_ids.len();
         if self.free_slots.len() < free_needed {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "update inserts {free_needed} rows beyond its evictions but the cache has {} free slots",
                 self.free_slots.len()
             )));
@@ -390,7 +390,7 @@ impl FeatureCache {
         for &out in &update.out_ids {
             let i = self.check_id(out)?;
             if self.table[i] == EMPTY || !seen.insert(out) {
-                return Err(Error::invalid_argument(format!(
+                return Err(Error::internal(format!(
                     "update evicts node {out}, which is not cached (or twice)"
                 )));
             }
@@ -398,7 +398,7 @@ impl FeatureCache {
         for (&id, &pos) in update.in_ids.iter().zip(&update.in_positions) {
             let i = self.check_id(id)?;
             if self.table[i] != EMPTY || !seen.insert(id) {
-                return Err(Error::invalid_argument(format!(
+                return Err(Error::internal(format!(
                     "update inserts node {id}, which is cached already (or twice)"
                 )));
             }
@@ -408,7 +408,7 @@ impl FeatureCache {
                     .filter(|_| k < companions as u64)
             });
             if pos >= rows as u64 && companion != Some(&id) {
-                return Err(Error::invalid_argument(format!(
+                return Err(Error::internal(format!(
                     "update position {pos} of node {id} is outside the {rows} gathered rows \
                      and is not that node among the {companions} page companions read with them"
                 )));
@@ -443,7 +443,7 @@ impl FeatureCache {
     pub fn check_consistency(&self) -> Result<()> {
         for (slot, &id) in self.slot_ids.iter().enumerate() {
             if id != FREE && self.table.get(id as usize) != Some(&(slot as u32)) {
-                return Err(Error::invalid_argument(format!(
+                return Err(Error::internal(format!(
                     "slot {slot} holds node {id} but the table disagrees"
                 )));
             }
@@ -455,7 +455,7 @@ impl FeatureCache {
             .iter()
             .all(|&s| self.slot_ids.get(s as usize) == Some(&FREE));
         if mapped != used || used != self.len() || !free_ok {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "{mapped} nodes mapped, {used} slots used, {} free slots listed",
                 self.free_slots.len()
             )));
@@ -655,6 +655,31 @@ mod tests {
             .unwrap();
         assert!(cache.contains(5) && !cache.contains(1));
         cache.check_consistency().unwrap();
+    }
+
+    /// Whose fault: an update or eviction that breaks the cache's
+    /// invariants is a bug (ginex computes them), a capacity is the
+    /// caller's argument, a node beyond the store is out of range.
+    #[test]
+    fn errors_say_whose_fault() {
+        let src = Synthetic(4);
+        let mut cache = FeatureCache::new(10, 2, 4).unwrap();
+        cache.init(&[1, 2], &src).unwrap();
+        let evicts_uncached = Update {
+            in_ids: vec![5],
+            out_ids: vec![7],
+            in_positions: vec![0],
+        };
+        match cache.apply(&evicts_uncached, &[0u8; 12]) {
+            Err(Error::Internal(m)) => assert!(m.contains("node 7"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(cache.evict(&[9]), Err(Error::Internal(_))));
+        assert!(matches!(cache.evict(&[90]), Err(Error::OutOfRange(_))));
+        assert!(matches!(
+            FeatureCache::new(10, u32::MAX as usize, 4),
+            Err(Error::InvalidArgument(_))
+        ));
     }
 
     #[test]

@@ -3,9 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::cache::dynamic::DynamicKind;
+use crate::cache::{DynamicKind, Kind, Policy};
 use crate::error::{Error, Result};
-use crate::exec::policy::Policy;
 
 /// What an epoch runs: the cache policy with its own options, then the
 /// sampling, the caches' sizes, the I/O options and the run files.
@@ -76,7 +75,7 @@ pub enum CacheConfig {
         /// Pre-sampling epochs.
         rounds: u64,
     },
-    /// A dynamic row cache (LRU, SIEVE, S3-FIFO, CLOCK).
+    /// A dynamic row cache (any policy of [`Kind::Dynamic`]).
     Dynamic(DynamicKind),
     /// No application cache: memory-mapped files through the page cache.
     Mmap,
@@ -88,20 +87,21 @@ pub enum CacheConfig {
 pub const DEFAULT_PRESC_ROUNDS: u64 = 1;
 
 impl CacheConfig {
-    /// `policy` with its default options.
+    /// `policy` with its default options (by its [`Kind`] in the policy
+    /// table).
     pub fn of(policy: Policy) -> CacheConfig {
-        match policy {
-            Policy::Ginex => CacheConfig::Ginex(GinexOptions::default()),
-            Policy::Degree => CacheConfig::Degree,
-            Policy::Presc => CacheConfig::Presc {
+        if let Some(kind) = policy.dynamic() {
+            return CacheConfig::Dynamic(kind);
+        }
+        match policy.entry().kind {
+            Kind::Belady => CacheConfig::Ginex(GinexOptions::default()),
+            Kind::Degree => CacheConfig::Degree,
+            Kind::Presc => CacheConfig::Presc {
                 rounds: DEFAULT_PRESC_ROUNDS,
             },
-            Policy::Lru => CacheConfig::Dynamic(DynamicKind::Lru),
-            Policy::Sieve => CacheConfig::Dynamic(DynamicKind::Sieve),
-            Policy::S3fifo => CacheConfig::Dynamic(DynamicKind::S3fifo),
-            Policy::Clock => CacheConfig::Dynamic(DynamicKind::Clock),
-            Policy::Mmap => CacheConfig::Mmap,
-            Policy::None => CacheConfig::None,
+            Kind::Mmap => CacheConfig::Mmap,
+            // (A dynamic row is a `DynamicKind`, above.)
+            Kind::None | Kind::Dynamic(_) => CacheConfig::None,
         }
     }
 
@@ -110,12 +110,12 @@ impl CacheConfig {
     /// command line and the loaders, which take every option whatever
     /// the policy, reduce to one configuration.
     pub fn new(policy: Policy, ginex: GinexOptions, presc_rounds: u64) -> CacheConfig {
-        match policy {
-            Policy::Ginex => CacheConfig::Ginex(ginex),
-            Policy::Presc => CacheConfig::Presc {
+        match CacheConfig::of(policy) {
+            CacheConfig::Ginex(_) => CacheConfig::Ginex(ginex),
+            CacheConfig::Presc { .. } => CacheConfig::Presc {
                 rounds: presc_rounds,
             },
-            other => CacheConfig::of(other),
+            other => other,
         }
     }
 

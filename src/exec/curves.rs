@@ -7,9 +7,11 @@
 //! through one policy at one cache size with the code the executor runs,
 //! minus the row bytes, so the counts are exact, not estimates:
 //!
-//! * dynamic policies (`lru`, `sieve`, `s3fifo`, `clock`) replay through
-//!   [`Residency`], the bookkeeping half of the executor's row caches (same
-//!   batch semantics, see [`crate::cache::dynamic`]); they start empty;
+//! * dynamic policies (`lru`, `sieve`, `s3fifo`, `clock`, `2q`: every dynamic row
+//!   of the policy table) replay through
+//!   [`Residency`](crate::cache::dynamic::Residency), the bookkeeping half
+//!   of the executor's row caches (same batch semantics, see
+//!   [`crate::cache::dynamic`]); they start empty;
 //! * `ginex` (exact Belady) and `ginex-kK` (k-hop) compute the changesets
 //!   of each superbatch with the inspector's [`compute_changesets_from`],
 //!   carrying each superbatch's final cache into the next as the executor
@@ -32,15 +34,10 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::cache::belady::{cheapest_plan, PageGroups, ReusePrior};
-use crate::cache::clock::Clock;
-use crate::cache::dynamic::{DynamicKind, Replacement, Residency};
-use crate::cache::lru::Lru;
-use crate::cache::s3fifo::S3Fifo;
-use crate::cache::sieve::Sieve;
 use crate::cache::static_policy::{top_k, top_presampled};
+use crate::cache::{DynamicKind, Policy};
 use crate::error::{Error, Result};
 use crate::exec::config::CacheConfig;
-use crate::exec::policy::Policy;
 use crate::import::npy::{NpyFile, NpyType};
 use crate::import::npy_write::NpyWriter;
 use crate::sample::sampler::EpochSampler;
@@ -349,22 +346,25 @@ pub enum CurvePolicy {
 
 impl CurvePolicy {
     /// The default line-up: exact Belady, k-hop 2/4/8, the static and the
-    /// dynamic baselines.
-    pub const DEFAULT: [CurvePolicy; 10] = [
-        CurvePolicy::Ginex { every: 1 },
-        CurvePolicy::Ginex { every: 2 },
-        CurvePolicy::Ginex { every: 4 },
-        CurvePolicy::Ginex { every: 8 },
-        CurvePolicy::Degree,
-        CurvePolicy::Presc,
-        CurvePolicy::Dynamic(DynamicKind::Lru),
-        CurvePolicy::Dynamic(DynamicKind::Sieve),
-        CurvePolicy::Dynamic(DynamicKind::S3fifo),
-        CurvePolicy::Dynamic(DynamicKind::Clock),
-    ];
+    /// dynamic baselines (every dynamic policy of the policy table, in its
+    /// order).
+    pub const DEFAULT: [CurvePolicy; 6 + DynamicKind::ALL.len()] = {
+        let mut all = [CurvePolicy::Degree; 6 + DynamicKind::ALL.len()];
+        all[0] = CurvePolicy::Ginex { every: 1 };
+        all[1] = CurvePolicy::Ginex { every: 2 };
+        all[2] = CurvePolicy::Ginex { every: 4 };
+        all[3] = CurvePolicy::Ginex { every: 8 };
+        all[5] = CurvePolicy::Presc;
+        let mut i = 0;
+        while i < DynamicKind::ALL.len() {
+            all[6 + i] = CurvePolicy::Dynamic(DynamicKind::ALL[i]);
+            i += 1;
+        }
+        all
+    };
 
-    /// Name: `ginex`, `ginex-k4`, `degree`, `presc`, `lru`, `sieve`,
-    /// `s3fifo`, `clock`.
+    /// Name: `ginex`, `ginex-k4`, `degree`, `presc`, or a dynamic policy's
+    /// (`lru`, `sieve`, …).
     pub fn name(self) -> String {
         match self {
             CurvePolicy::Ginex { every: 1 } => "ginex".into(),
@@ -499,28 +499,20 @@ pub fn replay(
     ranks: &StaticRanks,
 ) -> Result<RunCounts> {
     match policy {
-        CurvePolicy::Dynamic(DynamicKind::Lru) => replay_dynamic::<Lru>(trace, capacity, config),
-        CurvePolicy::Dynamic(DynamicKind::Sieve) => {
-            replay_dynamic::<Sieve>(trace, capacity, config)
-        }
-        CurvePolicy::Dynamic(DynamicKind::S3fifo) => {
-            replay_dynamic::<S3Fifo>(trace, capacity, config)
-        }
-        CurvePolicy::Dynamic(DynamicKind::Clock) => {
-            replay_dynamic::<Clock>(trace, capacity, config)
-        }
+        CurvePolicy::Dynamic(kind) => replay_dynamic(trace, kind, capacity, config),
         CurvePolicy::Degree => replay_static(trace, &ranks.degree, capacity, config),
         CurvePolicy::Presc => replay_static(trace, &ranks.presc, capacity, config),
         CurvePolicy::Ginex { every } => replay_ginex(trace, capacity, every, config),
     }
 }
 
-fn replay_dynamic<P: Replacement>(
+fn replay_dynamic(
     trace: &Trace,
+    kind: DynamicKind,
     capacity: usize,
     config: &ReplayConfig,
 ) -> Result<RunCounts> {
-    let mut cache = Residency::<P>::new(config.num_nodes, capacity)?;
+    let mut cache = kind.residency(config.num_nodes, capacity)?;
     let mut miss_at = Vec::new();
     let mut counts = RunCounts::default();
     for b in trace.batches() {

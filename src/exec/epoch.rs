@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use crate::cache::dynamic::RowGather;
 use crate::cache::feature_cache::FeatureCache;
-use crate::cache::new_row_cache;
 use crate::cache::static_policy::{top_out_degree, top_presampled_by};
 use crate::error::{Error, Result};
 use crate::exec::config::CacheConfig;
@@ -41,6 +40,7 @@ pub fn link_positives(
         Some(train) => LinkPositives {
             src: train.src,
             dst: train.dst,
+            neg_range: None,
         },
         None => LinkPositives::from_csc(source, undirected, store.num_edges())?,
     };
@@ -71,10 +71,11 @@ pub(crate) fn link_epoch(
             store.dir().display()
         )));
     }
+    let neg_range = positives.neg_range.clone().unwrap_or(0..store.num_nodes());
     Ok(Some(LinkEpoch {
         positives,
         task,
-        neg_range: 0..store.num_nodes(),
+        neg_range,
     }))
 }
 
@@ -213,12 +214,8 @@ pub fn run_epoch(
             Ok(())
         })(),
         CacheConfig::Dynamic(kind) => {
-            let mut cache = new_row_cache(
-                *kind,
-                store.num_nodes(),
-                capacity,
-                store.layout().row_bytes(),
-            )?;
+            let mut cache =
+                kind.row_cache(store.num_nodes(), capacity, store.layout().row_bytes())?;
             run_per_batch(
                 store,
                 config,

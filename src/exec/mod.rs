@@ -14,7 +14,6 @@ pub mod mmap;
 pub mod page_floor;
 pub mod pipeline;
 pub mod plan;
-pub mod policy;
 mod read_ahead;
 pub mod report;
 mod rows;

@@ -525,7 +525,7 @@ pub fn plan_epoch_with(
 /// in flight keep per row ([`SUPERBATCH_BYTES_PER_CACHE_ROW`]); a dynamic
 /// cache's rows and policy state ([`DynamicKind::cache_bytes`]).
 ///
-/// [`DynamicKind::cache_bytes`]: crate::cache::dynamic::DynamicKind::cache_bytes
+/// [`DynamicKind::cache_bytes`]: crate::cache::DynamicKind::cache_bytes
 pub fn feature_cache_bytes(cache: &CacheConfig, rows: u64, num_nodes: u64, row_bytes: u64) -> u64 {
     match cache {
         CacheConfig::Dynamic(kind) => kind.cache_bytes(rows, num_nodes, row_bytes),

@@ -228,7 +228,7 @@ impl NpyOut {
     pub fn finish(self) -> Result<u64> {
         let data = self.file.written - self.header_bytes;
         if data != self.data_bytes {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "{}: wrote {data} data bytes for an array of {} (an exporter bug)",
                 self.file.path.display(),
                 self.data_bytes

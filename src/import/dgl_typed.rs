@@ -32,7 +32,6 @@ use crate::import::pipeline::typed::{
 use crate::import::pipeline::{
     feature_shape, features_from_npy, labels_from_npy, Build, FeatureSink, ImportReport,
 };
-use crate::import::reorder::Reorder;
 
 /// The numpy chunks of `node_data.<type>.<key>`, checked to hold one row
 /// per node of the type; None when the type has no such key.
@@ -57,7 +56,7 @@ fn node_arrays(
 /// Imports a chunked graph with several node types; see the module docs.
 pub(super) fn import_typed(opts: &DglImport, root: &Value, meta: &Meta) -> Result<ImportReport> {
     let path = meta.path;
-    if opts.common.reorder != Reorder::None {
+    if opts.common.reorder.renumbers() {
         return Err(meta.err("node_type", REORDER_REFUSED));
     }
     let ts = parse_schema(path, root)?;

@@ -7,6 +7,7 @@ pub mod dgl;
 pub mod dgl_schema;
 mod dgl_typed;
 pub mod files;
+pub mod locality;
 pub mod npy;
 pub mod npy_write;
 pub mod npz;

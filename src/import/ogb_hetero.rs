@@ -38,7 +38,6 @@ use crate::import::pipeline::typed::{
     TypeDecl, TypedEdges, TypedFeatures, REORDER_REFUSED,
 };
 use crate::import::pipeline::{bad, Build, CommonOptions, EdgeInput, FeatureSink, ImportReport};
-use crate::import::reorder::Reorder;
 use crate::import::text::Lines;
 
 /// Whether `raw` holds a heterogeneous dataset.
@@ -231,7 +230,7 @@ pub(super) fn import_hetero(opts: &OgbImport, common: &CommonOptions) -> Result<
             "raw/num-node-dict.csv.gz (heterogeneous layout)",
         ));
     }
-    if common.reorder != Reorder::None {
+    if common.reorder.renumbers() {
         return Err(bad(&counts, None, REORDER_REFUSED));
     }
     let types = read_node_counts(&counts)?;

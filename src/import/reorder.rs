@@ -9,6 +9,13 @@
 //! * `degree` — descending in-degree (ties by id): the nodes that are the
 //!   in-neighbour of many others, so the rows sampled most often, share
 //!   pages with each other.
+//! * `auto` — the default of `ginex-import` and `ginex gen`: the store is
+//!   built in the input's order, its batches' pages are measured under
+//!   that order and under `bfs` and `degree`
+//!   ([`crate::import::locality::decide`]), and it is renumbered by the
+//!   best of them only when that cuts pages per batch by the stated margin
+//!   ([`crate::import::locality::AUTO_MARGIN`]); otherwise the built store
+//!   is renamed into place unchanged.
 //! * `bfs` — breadth-first over in-neighbour lists (Cuthill–McKee without
 //!   the reversal), each component started at its highest-in-degree
 //!   unvisited node. When a node is taken from the queue, all its
@@ -32,6 +39,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::format::tables::Splits;
+use crate::import::locality::{decide, Decision, Sample, AUTO_MIN_PAGES};
+use crate::io::durable::{fsync_dir, rename_no_replace};
 use crate::store::{ListSink, Store, StoreBuilder, StoreSpec};
 
 /// A node order for the store layout; see the module docs.
@@ -44,11 +53,16 @@ pub enum Reorder {
     Degree,
     /// Breadth-first over in-neighbour lists from the hubs.
     Bfs,
+    /// Measured: the best of the others where it pays, else `none`.
+    Auto,
 }
 
 impl Reorder {
     /// Every order, for parsing and listing.
-    pub const ALL: [Reorder; 3] = [Reorder::None, Reorder::Degree, Reorder::Bfs];
+    pub const ALL: [Reorder; 4] = [Reorder::None, Reorder::Degree, Reorder::Bfs, Reorder::Auto];
+
+    /// The orders that are computed, not decided.
+    pub const ORDERS: [Reorder; 3] = [Reorder::None, Reorder::Degree, Reorder::Bfs];
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
@@ -56,10 +70,17 @@ impl Reorder {
             Reorder::None => "none",
             Reorder::Degree => "degree",
             Reorder::Bfs => "bfs",
+            Reorder::Auto => "auto",
         }
     }
 
-    /// Parses a name (`none`, `degree`, `bfs`).
+    /// Whether this always renumbers (`degree`, `bfs`): what a typed
+    /// import refuses (`auto` keeps a typed store's order).
+    pub fn renumbers(self) -> bool {
+        matches!(self, Reorder::Degree | Reorder::Bfs)
+    }
+
+    /// Parses a name (`none`, `degree`, `bfs`, `auto`).
     pub fn parse(s: &str) -> Result<Self> {
         Error::parse_name(s, "reorder", &Self::ALL, Self::name)
     }
@@ -71,6 +92,9 @@ pub fn node_order(store: &Store, how: Reorder) -> Result<Vec<u64>> {
         Reorder::None => Ok((0..store.num_nodes()).collect()),
         Reorder::Degree => Ok(degree_order(store)),
         Reorder::Bfs => bfs_order(store),
+        Reorder::Auto => Err(Error::invalid_argument(
+            "--reorder auto is decided by measuring the store, not computed as an order",
+        )),
     }
 }
 
@@ -121,7 +145,7 @@ fn bfs_order(store: &Store) -> Result<Vec<u64>> {
 
 /// `order` inverted (`new_of[old] = new`), checked to be a permutation of
 /// `0..n`.
-fn invert(order: &[u64], n: u64) -> Result<Vec<u64>> {
+pub(crate) fn invert(order: &[u64], n: u64) -> Result<Vec<u64>> {
     let broken = || Error::invalid_argument("node order is not a permutation of the node ids");
     if order.len() as u64 != n {
         return Err(broken());
@@ -150,6 +174,13 @@ pub fn write_reordered(
     out: &Path,
     segment_bytes: u64,
 ) -> Result<PathBuf> {
+    if src.schema().is_some() {
+        return Err(Error::invalid_argument(format!(
+            "{}: {}",
+            src.dir().display(),
+            crate::import::pipeline::typed::REORDER_REFUSED
+        )));
+    }
     let n = src.num_nodes();
     let new_of = invert(order, n)?;
     let map = |old: u64| -> Result<u64> {
@@ -262,21 +293,74 @@ pub fn check_target_free(out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What [`reorder_store`] did.
+#[derive(Debug, Clone)]
+pub struct Reordered {
+    /// The committed store.
+    pub path: PathBuf,
+    /// Time taken (measuring, renumbering, verifying).
+    pub took: Duration,
+    /// `auto`'s decision and measurement.
+    pub decision: Option<Decision>,
+}
+
 /// Renumbers the finished store `unordered` by `how` into a new, verified
-/// store at `out`. Returns the path and the time taken.
+/// store at `out`; under `auto`, measures first ([`decide`], skipping
+/// stores of under `min_pages` feature pages, [`AUTO_MIN_PAGES`] outside
+/// tests) and renames `unordered` to `out` where no order pays.
+pub fn reorder_store_with(
+    unordered: &Path,
+    out: &Path,
+    how: Reorder,
+    segment_bytes: u64,
+    sample: &Sample,
+    min_pages: u64,
+) -> Result<Reordered> {
+    let started = Instant::now();
+    let src = Store::open(unordered)?;
+    let (order, decision) = match how {
+        Reorder::Auto => {
+            let (decision, order) = decide(&src, sample, min_pages)?;
+            tracing::info!("{decision}");
+            (order, Some(decision))
+        }
+        _ => (Some(node_order(&src, how)?), None),
+    };
+    let path = match order {
+        Some(order) => {
+            tracing::info!(order = how.name(), "node order computed");
+            let path = write_reordered(&src, &order, out, segment_bytes)?;
+            Store::open(&path)?.verify()?;
+            path
+        }
+        None => {
+            drop(src);
+            rename_no_replace(unordered, out)?;
+            let parent = match out.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            fsync_dir(&parent)?;
+            out.to_path_buf()
+        }
+    };
+    Ok(Reordered {
+        path,
+        took: started.elapsed(),
+        decision,
+    })
+}
+
+/// [`reorder_store_with`] at [`AUTO_MIN_PAGES`]; `sample`: the batches
+/// `auto` measures on.
 pub fn reorder_store(
     unordered: &Path,
     out: &Path,
     how: Reorder,
     segment_bytes: u64,
-) -> Result<(PathBuf, Duration)> {
-    let started = Instant::now();
-    let src = Store::open(unordered)?;
-    let order = node_order(&src, how)?;
-    tracing::info!(order = how.name(), "node order computed");
-    let path = write_reordered(&src, &order, out, segment_bytes)?;
-    Store::open(&path)?.verify()?;
-    Ok((path, started.elapsed()))
+    sample: &Sample,
+) -> Result<Reordered> {
+    reorder_store_with(unordered, out, how, segment_bytes, sample, AUTO_MIN_PAGES)
 }
 
 #[cfg(test)]
@@ -388,7 +472,7 @@ mod tests {
             let orig: Option<Vec<u64>> = shift.map(|s| (0..n).map(|v| s + 7 * v).collect());
             let src = build(&dir.path().join("src"), &lists, orig.as_deref());
             let want = content(&src);
-            for how in Reorder::ALL {
+            for how in Reorder::ORDERS {
                 let order = node_order(&src, how).unwrap();
                 prop_assert!(invert(&order, n).is_ok(), "{how:?}");
                 let out = dir.path().join(how.name());
@@ -410,7 +494,7 @@ mod tests {
             assert_eq!(Reorder::parse(r.name()).unwrap(), r);
         }
         let e = Reorder::parse("rcm").unwrap_err().to_string();
-        assert!(e.contains("none, degree or bfs"), "{e}");
+        assert!(e.contains("none, degree, bfs or auto"), "{e}");
     }
 
     #[test]

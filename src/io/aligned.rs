@@ -43,11 +43,14 @@ unsafe impl Sync for AlignedBuf {}
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes (capacity rounded up to `IO_ALIGN`).
     pub fn zeroed(len: usize) -> Result<Self> {
-        let cap = len.div_ceil(IO_ALIGN).max(1) * IO_ALIGN;
-        let layout = Layout::from_size_align(cap, IO_ALIGN)
-            .map_err(|_| Error::invalid_argument(format!("buffer of {len} bytes is too large")))?;
-        let out_of_memory =
-            || Error::invalid_argument(format!("out of memory allocating {cap} bytes"));
+        let too_large = || Error::OutOfMemory(format!("buffer of {len} bytes is too large"));
+        let cap = len
+            .div_ceil(IO_ALIGN)
+            .max(1)
+            .checked_mul(IO_ALIGN)
+            .ok_or_else(too_large)?;
+        let layout = Layout::from_size_align(cap, IO_ALIGN).map_err(|_| too_large())?;
+        let out_of_memory = || Error::OutOfMemory(format!("out of memory allocating {cap} bytes"));
         if cap >= MAPPED_BUFFER_BYTES {
             let ptr = map_zeroed(cap).ok_or_else(out_of_memory)?;
             return Ok(AlignedBuf {
@@ -190,6 +193,22 @@ impl BufferPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Allocation failure is its own class: not the caller's argument,
+    /// not a bug.
+    #[test]
+    fn a_buffer_the_machine_cannot_give_is_out_of_memory() {
+        // 4 EiB: beyond any address space (mapped), and beyond `isize`.
+        for len in [1usize << 62, usize::MAX] {
+            match AlignedBuf::zeroed(len) {
+                Err(Error::OutOfMemory(m)) => {
+                    assert!(m.contains("bytes"), "{m}");
+                }
+                Err(other) => panic!("{len}: {other:?}"),
+                Ok(_) => panic!("{len} bytes allocated"),
+            }
+        }
+    }
 
     #[test]
     fn aligned_zeroed_and_growable() {

@@ -6,6 +6,7 @@ pub mod aligned;
 pub mod backend;
 pub mod durable;
 pub mod fault;
+pub mod floats;
 pub mod heap;
 pub mod page_reader;
 pub mod pread;

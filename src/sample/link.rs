@@ -132,6 +132,56 @@ pub struct LinkPositives {
     pub src: Vec<u64>,
     /// Destinations.
     pub dst: Vec<u64>,
+    /// The ids negative destinations are drawn from (None: every node; a
+    /// relation's positives: its destination type's ids).
+    pub neg_range: Option<std::ops::Range<u64>>,
+}
+
+/// The relation `text` (`src:rel:dst`) of `store`'s schema, by index, for
+/// link prediction on one relation (`--target-relation`). Refused: a
+/// homogeneous store, a malformed or unknown name, and a relation whose
+/// two node types another relation connects too (an edge's relation is
+/// told by its endpoints' types).
+pub fn target_relation(store: &crate::store::Store, text: &str) -> Result<usize> {
+    let what = |why: String| {
+        Error::invalid_argument(format!(
+            "--target-relation {text}: {} {why}",
+            store.dir().display()
+        ))
+    };
+    let schema = store.schema().ok_or_else(|| {
+        what("is homogeneous (one node type, no relations): link prediction on one relation needs a typed store".into())
+    })?;
+    let names: Vec<String> = schema
+        .relations
+        .iter()
+        .map(|r| schema.canonical(r))
+        .collect();
+    if text.split(':').count() != 3 {
+        return Err(Error::invalid_argument(format!(
+            "--target-relation {text}: expected SRC:REL:DST, one of {}",
+            names.join(", ")
+        )));
+    }
+    let r = names.iter().position(|n| n == text).ok_or_else(|| {
+        what(format!(
+            "has no such relation; its relations: {}",
+            names.join(", ")
+        ))
+    })?;
+    let rel = &schema.relations[r];
+    if let Some(other) = schema
+        .relations
+        .iter()
+        .enumerate()
+        .find(|&(i, o)| i != r && o.src == rel.src && o.dst == rel.dst)
+    {
+        return Err(what(format!(
+            "also has {} between the same node types; an edge's relation is told by its endpoints' types, so link prediction needs a relation that is alone between its types",
+            names[other.0]
+        )));
+    }
+    Ok(r)
 }
 
 impl LinkPositives {
@@ -152,6 +202,7 @@ impl LinkPositives {
         let mut out = LinkPositives {
             src: Vec::with_capacity(want),
             dst: Vec::with_capacity(want),
+            neg_range: None,
         };
         let mut lo = 0;
         while lo < n {
@@ -169,6 +220,61 @@ impl LinkPositives {
         }
         out.src.shrink_to_fit();
         out.dst.shrink_to_fit();
+        Ok(out)
+    }
+
+    /// The training positives of relation `r` of `store`'s schema
+    /// ([`target_relation`]): the edges of its train split between the
+    /// relation's source and destination types when the store has one,
+    /// else every such edge of the CSC (with `undirected` and one type on
+    /// both ends, each pair once); negatives are drawn from the
+    /// destination type.
+    pub fn of_relation(
+        store: &crate::store::Store,
+        r: usize,
+        undirected: bool,
+    ) -> Result<LinkPositives> {
+        let schema = store
+            .schema()
+            .ok_or_else(|| Error::internal("a relation's positives on a homogeneous store"))?;
+        let rel = &schema.relations[r];
+        let (src_ids, dst_ids) = (
+            schema.node_types[rel.src as usize].ids(),
+            schema.node_types[rel.dst as usize].ids(),
+        );
+        let keep = |u: u64, v: u64| {
+            src_ids.contains(&u)
+                && dst_ids.contains(&v)
+                && (!undirected || rel.src != rel.dst || u <= v)
+        };
+        let mut out = LinkPositives {
+            neg_range: Some(dst_ids.clone()),
+            ..LinkPositives::default()
+        };
+        if let Some(train) = store.edge_splits()?.and_then(|s| s.train) {
+            for (&u, &v) in train.src.iter().zip(&train.dst) {
+                if keep(u, v) {
+                    out.src.push(u);
+                    out.dst.push(v);
+                }
+            }
+            return Ok(out);
+        }
+        let opts = crate::store::gather::GatherOptions::default();
+        let mut gatherer = crate::store::gather::Gatherer::new(store, &opts)?;
+        let mut lo = dst_ids.start;
+        while lo < dst_ids.end {
+            let nodes: Vec<u64> = (lo..(lo + 65_536).min(dst_ids.end)).collect();
+            gatherer.visit_lists(store, &nodes, &mut |i, list| {
+                for &u in list {
+                    if keep(u, nodes[i]) {
+                        out.src.push(u);
+                        out.dst.push(nodes[i]);
+                    }
+                }
+            })?;
+            lo += nodes.len() as u64;
+        }
         Ok(out)
     }
 

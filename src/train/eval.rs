@@ -10,7 +10,9 @@ use crate::store::Store;
 use crate::train::checkpoint::{
     checkpoint_meta, load_stem, predict_checkpoint, MODEL_KEYS, STORE_KEYS,
 };
-use crate::train::layerwise::{layerwise_logits, LayerStats, LayerwiseOptions};
+use crate::train::layerwise::{
+    layerwise_logits_with, LayerStats, LayerwiseMethod, LayerwiseOptions,
+};
 use crate::train::options::TrainOptions;
 use crate::train::pass::pass;
 use crate::train::trainer::{StepStats, Trainer};
@@ -87,9 +89,10 @@ pub fn predict_layerwise(
     opts: &TrainOptions,
     nodes: &[u64],
     layerwise: &LayerwiseOptions,
+    method: LayerwiseMethod,
 ) -> Result<(Vec<f32>, Vec<LayerStats>)> {
     let trainer = predict_trainer(store, opts)?;
-    layerwise_logits(store, &trainer, nodes, layerwise)
+    layerwise_logits_with(store, &trainer, nodes, layerwise, method)
 }
 
 /// The model `predict` uses, loaded from `opts.checkpoint` (whose model

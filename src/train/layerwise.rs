@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::progress::{human_rate, Bar};
 use crate::store::gather::{GatherOptions, Gatherer};
 use crate::store::Store;
+use crate::train::layerwise_stream;
 use crate::train::model::Hop;
 use crate::train::trainer::Trainer;
 
@@ -46,12 +47,20 @@ pub struct LayerStats {
     pub nodes: u64,
     /// Edges aggregated.
     pub edges: u64,
-    /// Chunks the targets were taken in.
+    /// Chunks the targets were taken in (the gather path; 0 streaming).
     pub chunks: u64,
+    /// Passes over the layer's input, one per destination partition
+    /// (streaming; 0 on the gather path).
+    pub passes: u64,
     /// Bytes of output rows spilled to disk (0 = held in memory).
     pub spilled_bytes: u64,
     /// Wall time.
     pub seconds: f64,
+    /// Of which in matmuls and sums (streaming; the rest is reading,
+    /// writing and sorting).
+    pub compute_seconds: f64,
+    /// Bytes of input read: the features and the spill files (streaming).
+    pub read_bytes: u64,
 }
 
 /// The rows a layer reads: the store's features (layer 0), or the previous
@@ -62,10 +71,42 @@ enum Rows {
     File(SpillFile),
 }
 
-/// A spill file of `f32` rows, deleted on drop (a failed pass leaves none).
-struct SpillFile {
-    file: File,
-    path: PathBuf,
+/// A spill file of `f32` rows (little-endian, no header: a temporary that
+/// never outlives the process that writes it), deleted on drop (a failed
+/// pass leaves none). Created new, never over a file it did not write.
+pub(crate) struct SpillFile {
+    pub(crate) file: File,
+    pub(crate) path: PathBuf,
+}
+
+impl SpillFile {
+    /// A new file `layerwise-PID-TAG[.K].f32` in `dir`, open for reading
+    /// and writing; a name already taken (another process's, a crashed
+    /// run's) is left alone and the next suffix tried.
+    pub(crate) fn create(dir: &std::path::Path, tag: &str) -> Result<SpillFile> {
+        let pid = std::process::id();
+        for k in 0..1000 {
+            let name = match k {
+                0 => format!("layerwise-{pid}-{tag}.f32"),
+                _ => format!("layerwise-{pid}-{tag}.{k}.f32"),
+            };
+            let path = dir.join(name);
+            match std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => return Ok(SpillFile { file, path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io("create", &path, e)),
+            }
+        }
+        Err(Error::invalid_argument(format!(
+            "{}: 1000 spill file names for layer-wise tag {tag} are taken; remove stale layerwise-{pid}-* files",
+            dir.display()
+        )))
+    }
 }
 
 impl Drop for SpillFile {
@@ -98,7 +139,12 @@ impl Rows {
 
 /// Rows of `ids` from a spill file: sorted, runs of rows less than a page
 /// apart read with one positioned read each.
-fn read_spilled(spill: &SpillFile, ids: &[u64], width: usize, out: &mut [f32]) -> Result<()> {
+pub(crate) fn read_spilled(
+    spill: &SpillFile,
+    ids: &[u64],
+    width: usize,
+    out: &mut [f32],
+) -> Result<()> {
     let row_bytes = width * 4;
     let gap = (4096 / row_bytes.max(1)).max(1) as u64;
     let mut order: Vec<usize> = (0..ids.len()).collect();
@@ -135,13 +181,64 @@ fn read_spilled(spill: &SpillFile, ids: &[u64], width: usize, out: &mut [f32]) -
 /// Where a layer's outputs go: memory, or a spill file written in order.
 enum Sink {
     Memory(Vec<f32>),
-    File(BufWriter<File>, PathBuf),
+    File(BufWriter<File>, SpillFile),
+}
+
+/// How [`layerwise_logits_with`] computes a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LayerwiseMethod {
+    /// Streaming where the model allows it ([`layerwise_stream::supported`]),
+    /// else gathering.
+    #[default]
+    Auto,
+    /// Each chunk of targets gathers its sources' rows (the original path;
+    /// every model; `--memory` bounds its buffers, not the process).
+    Gather,
+    /// Sequential passes over each layer's input into destination
+    /// accumulators ([`crate::train::layerwise_stream`]; SAGE, GCN, MLP
+    /// on untyped stores); the process stays within `--memory`.
+    Stream,
+}
+
+/// The final-layer outputs (logits) of `nodes`, in `nodes` order, by
+/// `method`; see [`layerwise_logits`].
+pub fn layerwise_logits_with(
+    store: &Store,
+    trainer: &Trainer,
+    nodes: &[u64],
+    opts: &LayerwiseOptions,
+    method: LayerwiseMethod,
+) -> Result<(Vec<f32>, Vec<LayerStats>)> {
+    let stream = match method {
+        LayerwiseMethod::Auto => layerwise_stream::supported(store, trainer),
+        LayerwiseMethod::Gather => false,
+        LayerwiseMethod::Stream => true,
+    };
+    if !stream {
+        return gathered_logits(store, trainer, nodes, opts);
+    }
+    let plan = layerwise_stream::plan(store, trainer, nodes, opts)?;
+    if !opts.quiet {
+        eprintln!("{}", plan.describe());
+    }
+    layerwise_stream::streamed_logits(store, trainer, nodes, opts, &plan)
 }
 
 /// The final-layer outputs (logits) of `nodes`, in `nodes` order
 /// (`nodes.len() × classes` values), computed layer by layer over the
 /// whole graph with full neighbourhoods; with the per-layer statistics.
+/// Streams where the model allows it ([`LayerwiseMethod::Auto`]).
 pub fn layerwise_logits(
+    store: &Store,
+    trainer: &Trainer,
+    nodes: &[u64],
+    opts: &LayerwiseOptions,
+) -> Result<(Vec<f32>, Vec<LayerStats>)> {
+    layerwise_logits_with(store, trainer, nodes, opts, LayerwiseMethod::Auto)
+}
+
+/// The gather path: chunks of targets, each gathering its sources' rows.
+fn gathered_logits(
     store: &Store,
     trainer: &Trainer,
     nodes: &[u64],
@@ -184,18 +281,13 @@ pub fn layerwise_logits(
         } else {
             std::fs::create_dir_all(&opts.spill_dir)
                 .map_err(|e| Error::io("create", &opts.spill_dir, e))?;
-            let path = opts
-                .spill_dir
-                .join(format!("layerwise-{}-{layer}.f32", std::process::id()));
             // Read back by the next layer: opened for both.
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&path)
-                .map_err(|e| Error::io("create", &path, e))?;
-            Sink::File(BufWriter::with_capacity(8 << 20, file), path)
+            let spill = SpillFile::create(&opts.spill_dir, &format!("gather-{layer}"))?;
+            let file = spill
+                .file
+                .try_clone()
+                .map_err(|e| Error::io("open", &spill.path, e))?;
+            Sink::File(BufWriter::with_capacity(8 << 20, file), spill)
         };
         // Bytes a chunk holds per edge (the local indices in Rust and on
         // the device, the gathered message rows) and per source row.
@@ -240,13 +332,13 @@ pub fn layerwise_logits(
                 trainer.layer_outputs(layer, (&sources, &rows), in_width, &hop, Some(&degrees))?;
             match &mut sink {
                 Sink::Memory(values) => values.extend_from_slice(&out),
-                Sink::File(w, path) => {
+                Sink::File(w, spill) => {
                     let mut bytes = Vec::with_capacity(out.len() * 4);
                     for x in &out {
                         bytes.extend_from_slice(&x.to_le_bytes());
                     }
                     w.write_all(&bytes)
-                        .map_err(|e| Error::io("write", path.as_path(), e))?;
+                        .map_err(|e| Error::io("write", &spill.path, e))?;
                     layer_stats.spilled_bytes += bytes.len() as u64;
                 }
             }
@@ -266,11 +358,10 @@ pub fn layerwise_logits(
         match sink {
             Sink::Memory(values) if last => logits = values,
             Sink::Memory(values) => input = Rows::Memory(values),
-            Sink::File(w, path) => {
-                let file = w
-                    .into_inner()
-                    .map_err(|e| Error::io("write", path.as_path(), e.into_error()))?;
-                input = Rows::File(SpillFile { file, path });
+            Sink::File(w, spill) => {
+                w.into_inner()
+                    .map_err(|e| Error::io("write", &spill.path, e.into_error()))?;
+                input = Rows::File(spill);
             }
         }
     }

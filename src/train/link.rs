@@ -5,29 +5,32 @@
 //! node embeddings the encoder computes (AUC and AP pooled, MRR and
 //! Hits@K per positive: [`crate::link_metrics`]).
 //!
-//! A link batch is a batch whose seeds are the distinct endpoints of its
-//! positives and negatives (first-appearance order); the executor samples
-//! and gathers it like any batch, so every cache policy serves it, and the
-//! decoder scores the pairs from the seeds' final-layer outputs.
+//! Training runs the data path's link epochs ([`crate::sample::link`]): a
+//! link batch is a batch whose seeds are the distinct endpoints of its
+//! positives and negatives (first-appearance order), its own positive
+//! edges left out of its sampled neighbourhoods; the inspector plans it
+//! and the executor gathers it like any batch, so every cache policy
+//! serves it, and the decoder scores the pairs from the seeds'
+//! final-layer outputs.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::exec::epoch::EpochConfig;
 use crate::format::edge_splits::{EdgeSplit, EdgeSplits};
 use crate::link_metrics::LinkMetrics;
 use crate::rng::{stream_seed, Wyrand};
+use crate::sample::link::{LinkLabels, LinkPositives, LinkTask};
 use crate::store::gather::{GatherOptions, Gatherer};
 use crate::store::Store;
 use crate::train::eval::{logits, predict_trainer};
 use crate::train::layerwise::{layerwise_logits, LayerStats, LayerwiseOptions};
 use crate::train::options::TrainOptions;
 use crate::train::pass::pass;
-use crate::train::trainer::{LinkPairs, StepStats, Trainer};
+use crate::train::trainer::{LinkPairs, StepStats, TrainBatch, Trainer};
 
-/// Random-stream purposes of link batches (see [`crate::rng`]).
-const PURPOSE_EDGE_ORDER: u64 = 0x4c49_4e4b_0001;
-const PURPOSE_NEGATIVES: u64 = 0x4c49_4e4b_0002;
+/// Random-stream purpose of evaluation negatives (see [`crate::rng`]).
 const PURPOSE_EVAL_NEGATIVES: u64 = 0x4c49_4e4b_0003;
 
 /// How a link batch draws its negatives.
@@ -84,19 +87,23 @@ impl Edges {
 }
 
 /// The training positives of `store`: its training split when it stores
-/// one, else every message-passing edge of the CSC (each pair once on an
-/// undirected store: the direction with source < destination, and
-/// self-loops once).
-pub fn training_edges(store: &Store, splits: Option<&EdgeSplits>) -> Result<Edges> {
+/// one, else every message-passing edge of the CSC (each pair once when
+/// `undirected`: the direction with source < destination, and self-loops
+/// once).
+pub fn training_edges(
+    store: &Store,
+    splits: Option<&EdgeSplits>,
+    undirected: bool,
+) -> Result<LinkPositives> {
     if let Some(train) = splits.and_then(|s| s.train.as_ref()) {
-        return Ok(Edges {
+        return Ok(LinkPositives {
             src: train.src.clone(),
             dst: train.dst.clone(),
+            neg_range: None,
         });
     }
-    let undirected = splits.is_some_and(|s| s.undirected);
     let n = store.num_nodes();
-    let mut edges = Edges::default();
+    let mut edges = LinkPositives::default();
     let mut gatherer = Gatherer::new(store, &GatherOptions::default())?;
     let mut first = 0u64;
     while first < n {
@@ -115,107 +122,124 @@ pub fn training_edges(store: &Store, splits: Option<&EdgeSplits>) -> Result<Edge
     Ok(edges)
 }
 
-/// One link batch: `positives` (indices into `edges`) with `neg`
-/// negatives each, drawn by `sampling`. Returns the batch's seeds (the distinct
-/// endpoints in first-appearance order: source, destination, negatives of
-/// positive 0, then of positive 1, …) and its pairs as local indices:
-/// the positives first (label 1), then every negative (label 0).
-pub fn link_batch(
-    edges: &Edges,
-    positives: &[usize],
-    (neg, sampling): (usize, NegSampling),
-    num_nodes: u64,
-    rng: &mut Wyrand,
-) -> (Vec<u64>, LinkPairs) {
-    let mut seeds = Vec::new();
-    let mut local: HashMap<u64, i64> = HashMap::new();
-    let mut at = |v: u64| {
-        *local.entry(v).or_insert_with(|| {
-            seeds.push(v);
-            seeds.len() as i64 - 1
-        })
-    };
-    let p = positives.len();
-    let mut pairs = LinkPairs {
-        src: Vec::with_capacity(p * (1 + neg)),
-        dst: Vec::with_capacity(p * (1 + neg)),
-        label: Vec::with_capacity(p * (1 + neg)),
-    };
-    let (mut neg_src, mut neg_dst) = (Vec::new(), Vec::new());
-    for &e in positives {
-        let (s, d) = (at(edges.src[e]), at(edges.dst[e]));
-        pairs.src.push(s);
-        pairs.dst.push(d);
-        pairs.label.push(1.0);
-        for _ in 0..neg {
-            neg_src.push(match sampling {
-                NegSampling::Corrupt => s,
-                NegSampling::Random => at(rng.below(num_nodes.max(1))),
-            });
-            neg_dst.push(at(rng.below(num_nodes.max(1))));
-        }
+/// The pairs a training step scores from a data-path link batch's
+/// `labels` (the positives, label 1, then every negative, label 0, as
+/// [`LinkLabels::binary`] lists them). `Corrupt` keeps the batch's
+/// negatives as drawn (the positive's source, a uniform destination).
+/// `Random` pairs each drawn destination with the next one instead
+/// (negative `m` is `(t_m, t_{m+1 mod P·K})`): both endpoints are
+/// independent uniform draws, GAE's training negatives, and both are
+/// already among the batch's seeds; a batch with a single negative keeps
+/// it as drawn.
+pub fn link_pairs(labels: &LinkLabels, sampling: NegSampling) -> LinkPairs {
+    let mut pairs = LinkPairs::from_binary(labels.binary());
+    let p = labels.num_pos();
+    let negatives = pairs.len() - p;
+    if sampling == NegSampling::Random && negatives > 1 {
+        let dst = &pairs.dst[p..];
+        let src: Vec<i64> = (0..negatives).map(|m| dst[(m + 1) % negatives]).collect();
+        pairs.src.truncate(p);
+        pairs.src.extend(src);
     }
-    pairs.label.resize(p + neg_src.len(), 0.0);
-    pairs.src.extend(neg_src);
-    pairs.dst.extend(neg_dst);
-    (seeds, pairs)
+    pairs
 }
 
-/// One training pass over `edges` in link batches of `data.batch_size`
-/// positives with `neg` negatives each, shuffled per epoch; calls
-/// `after_step` after each batch with its statistics. Each batch goes
-/// through the data path on its own (its seeds are its endpoints).
+/// One pass of the data path's link batches over `positives`
+/// ([`crate::sample::link`]): `data.batch_size` positives each with
+/// `task.neg` negatives, shuffled per epoch, each batch's own positive
+/// edges (and with `task.undirected` their reverses) left out of its
+/// sampled neighbourhoods, and every batch planned by the inspector like
+/// any other (so the Belady plan covers the endpoints' features). Feeds
+/// each batch and its pairs ([`link_pairs`]) to `step`.
+pub fn link_pass(
+    store: &Store,
+    data: &EpochConfig,
+    (positives, task, sampling): (&Arc<LinkPositives>, LinkTask, NegSampling),
+    step: &mut dyn FnMut(TrainBatch, LinkPairs) -> Result<()>,
+) -> Result<crate::exec::epoch::EpochReport> {
+    let mut cfg = data.clone();
+    cfg.link = Some(task);
+    cfg.link_positives = Some(positives.clone());
+    cfg.seed_nodes = None;
+    pass(store, &cfg, &[], &mut |tb| {
+        let pairs = link_pairs(
+            tb.link
+                .as_ref()
+                .ok_or_else(|| Error::internal("a link epoch's batch has no link labels"))?,
+            sampling,
+        );
+        step(tb, pairs)
+    })
+}
+
+/// One training pass ([`link_pass`]); calls `after_step` after each
+/// batch with its statistics.
 pub(crate) fn link_train_pass(
     store: &Store,
     data: &EpochConfig,
     trainer: &mut Trainer,
-    (edges, neg): (&Edges, (usize, NegSampling)),
+    link: (&Arc<LinkPositives>, LinkTask, NegSampling),
     after_step: &mut dyn FnMut(&StepStats),
 ) -> Result<crate::exec::epoch::EpochReport> {
-    let mut order: Vec<usize> = (0..edges.len()).collect();
-    let mut rng = Wyrand(stream_seed(data.seed, PURPOSE_EDGE_ORDER, data.epoch));
-    for i in (1..order.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        order.swap(i, j);
-    }
-    let mut report = crate::exec::epoch::EpochReport::default();
-    let batch = data.batch_size.max(1);
-    for (b, chunk) in order.chunks(batch).enumerate() {
-        let mut rng = Wyrand(stream_seed(
-            stream_seed(data.seed, PURPOSE_NEGATIVES, data.epoch),
-            PURPOSE_NEGATIVES,
-            b as u64,
-        ));
-        let (seeds, pairs) = link_batch(edges, chunk, neg, store.num_nodes(), &mut rng);
-        let mut cfg = data.clone();
-        cfg.batch_size = seeds.len();
-        cfg.seed_nodes = Some(seeds);
-        let r = pass(store, &cfg, &[], &mut |tb| {
-            let s = trainer.link_train_step(&tb, &pairs)?;
-            after_step(&s);
-            Ok(())
-        })?;
-        accumulate(&mut report, r);
-    }
-    Ok(report)
+    link_pass(store, data, link, &mut |tb, pairs| {
+        let s = trainer.link_train_step(&tb, &pairs)?;
+        after_step(&s);
+        Ok(())
+    })
 }
 
-/// Adds one batch's pass to the epoch's report: its batches (numbered on)
-/// and the stage times the training log shows.
-fn accumulate(total: &mut crate::exec::epoch::EpochReport, r: crate::exec::epoch::EpochReport) {
-    let first = total.batches.len() as u64;
-    total.batches.extend(r.batches.into_iter().map(|mut b| {
-        b.batch += first;
-        b
-    }));
-    total.sample += r.sample;
-    total.changeset += r.changeset;
-    total.load_runs += r.load_runs;
-    total.cache_init += r.cache_init;
-    total.gather += r.gather;
-    total.cache_update += r.cache_update;
-    total.wall += r.wall;
-    total.neighbor_hit_ratio = r.neighbor_hit_ratio.or(total.neighbor_hit_ratio);
+/// `splits`' held-out edges of relation `r` of `store`'s schema (source
+/// of its source type, destination of its destination type) and their
+/// negatives; the train split as it is ([`LinkPositives::of_relation`]
+/// picks its edges).
+pub fn relation_splits(store: &Store, r: usize, mut splits: EdgeSplits) -> EdgeSplits {
+    let Some(schema) = store.schema() else {
+        return splits;
+    };
+    let rel = &schema.relations[r];
+    let (src_ids, dst_ids) = (
+        schema.node_types[rel.src as usize].ids(),
+        schema.node_types[rel.dst as usize].ids(),
+    );
+    // A pair of an undirected split may be stored either way round.
+    let of_rel = |u: u64, v: u64| src_ids.contains(&u) && dst_ids.contains(&v);
+    let undirected = splits.undirected;
+    let keep = |split: &mut EdgeSplit| {
+        let rows: Vec<(usize, bool)> = (0..split.src.len())
+            .filter_map(|i| {
+                let (u, v) = (split.src[i], split.dst[i]);
+                match (of_rel(u, v), undirected && of_rel(v, u)) {
+                    (true, _) => Some((i, false)),
+                    (false, true) => Some((i, true)),
+                    _ => None,
+                }
+            })
+            .collect();
+        let pick = |a: &[u64], b: &[u64], k: usize| -> Vec<u64> {
+            rows.iter()
+                .flat_map(|&(i, flip)| {
+                    (if flip { b } else { a })[i * k..(i + 1) * k]
+                        .iter()
+                        .copied()
+                })
+                .collect()
+        };
+        *split = EdgeSplit {
+            src: pick(&split.src, &split.dst, 1),
+            dst: pick(&split.dst, &split.src, 1),
+            negatives: split
+                .negatives
+                .as_ref()
+                .map(|n| crate::format::edge_splits::Negatives {
+                    k: n.k,
+                    src: pick(&n.src, &n.dst, n.k),
+                    dst: pick(&n.dst, &n.src, n.k),
+                }),
+        };
+    };
+    keep(&mut splits.valid);
+    keep(&mut splits.test);
+    splits
 }
 
 /// The held-out positives of `split` and their negatives (`k` per
@@ -404,39 +428,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_link_batch_seeds_its_endpoints_once_and_labels_pairs() {
-        let edges = Edges {
-            src: vec![5, 7, 5],
-            dst: vec![6, 5, 9],
+    fn link_pairs_keep_corruptions_or_pair_the_drawn_nodes_for_random() {
+        let labels = LinkLabels {
+            src: vec![0, 2],
+            dst: vec![1, 3],
+            neg: 2,
+            neg_dst: vec![4, 5, 6, 1],
         };
-        let mut rng = Wyrand(3);
-        let corrupt = (2, NegSampling::Corrupt);
-        let (seeds, pairs) = link_batch(&edges, &[0, 1, 2], corrupt, 100, &mut rng);
-        // Positives first, then 2 negatives each with the positive's source.
-        assert_eq!(pairs.len(), 9);
-        assert_eq!(&pairs.label[..3], &[1.0; 3]);
-        assert!(pairs.label[3..].iter().all(|&l| l == 0.0));
-        let global = |i: i64| seeds[i as usize];
-        for (i, (s, d)) in [(5, 6), (7, 5), (5, 9)].into_iter().enumerate() {
-            assert_eq!((global(pairs.src[i]), global(pairs.dst[i])), (s, d));
-            for j in 0..2 {
-                assert_eq!(global(pairs.src[3 + 2 * i + j]), s);
-            }
-        }
-        let mut distinct = seeds.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        assert_eq!(distinct.len(), seeds.len());
-        assert_eq!(&seeds[..2], &[5, 6]);
-        // Deterministic from the stream.
-        let again = link_batch(&edges, &[0, 1, 2], corrupt, 100, &mut Wyrand(3));
-        assert_eq!(again, (seeds, pairs));
-        // Random negatives draw their sources too.
-        let random = (4, NegSampling::Random);
-        let (seeds, pairs) = link_batch(&edges, &[0, 1, 2], random, 1000, &mut Wyrand(3));
-        let sources: Vec<u64> = pairs.src[3..].iter().map(|&i| seeds[i as usize]).collect();
-        assert!(sources.iter().any(|v| ![5, 7].contains(v)), "{sources:?}");
-        assert!(pairs.label[3..].iter().all(|&l| l == 0.0));
+        let corrupt = link_pairs(&labels, NegSampling::Corrupt);
+        assert_eq!(corrupt.src, [0, 2, 0, 0, 2, 2]);
+        assert_eq!(corrupt.dst, [1, 3, 4, 5, 6, 1]);
+        assert_eq!(corrupt.label, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+        // Random: each negative's source is the next negative's drawn
+        // destination (wrapping), the positives untouched.
+        let random = link_pairs(&labels, NegSampling::Random);
+        assert_eq!(random.src, [0, 2, 5, 6, 1, 4]);
+        assert_eq!(random.dst, corrupt.dst);
+        assert_eq!(random.label, corrupt.label);
+        // One negative in the batch: kept as drawn.
+        let one = LinkLabels {
+            src: vec![0],
+            dst: vec![1],
+            neg: 1,
+            neg_dst: vec![2],
+        };
+        assert_eq!(
+            link_pairs(&one, NegSampling::Random),
+            link_pairs(&one, NegSampling::Corrupt)
+        );
     }
 
     #[test]

@@ -101,7 +101,7 @@ impl ModelFootprint {
 }
 
 /// Resident bytes of this process: `VmRSS` (`peak` false) or `VmHWM`.
-fn resident(peak: bool) -> Option<u64> {
+pub(crate) fn resident(peak: bool) -> Option<u64> {
     let key = if peak { "VmHWM:" } else { "VmRSS:" };
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kib: u64 = status

@@ -6,13 +6,16 @@
 //! batch for the memory plan (`memory`), the target type of a typed store
 //! (`target`), evaluation and prediction (`eval`), link prediction's
 //! training passes and evaluation (`link`), and
-//! exact layer-wise inference over the whole graph (`layerwise`). It
+//! exact layer-wise inference over the whole graph (`layerwise`; by
+//! streaming, `layerwise_stream`, within the plan of `layerwise_plan`). It
 //! reads the store only through the executor.
 
 pub mod checkpoint;
 pub mod decoder;
 pub mod eval;
 pub mod layerwise;
+pub mod layerwise_plan;
+pub mod layerwise_stream;
 pub mod link;
 pub mod memory;
 pub mod model;

@@ -296,6 +296,24 @@ fn relation_edges(hop: &Hop, device: Device) -> Result<Vec<RelationEdges>> {
         .collect())
 }
 
+/// A layer whose neighbourhood term is a sum over in-edges of per-source
+/// rows (weights `[out, in]`), so that it can be computed by streaming
+/// the sources once per pass ([`Gnn::sum_layer`]).
+pub enum SumLayer {
+    /// SAGE (MLP without `neigh`): `x_v Wr^T + b + (sum_u x_u / max(deg_v, 1)) Wn^T`.
+    Mean {
+        root: Tensor,
+        bias: Option<Tensor>,
+        neigh: Option<Tensor>,
+    },
+    /// GCN: `sum_u x_u W^T / sqrt(d_u d_v) + x_v W^T / d_v + b` with
+    /// `d = in-degree + 1`.
+    Gcn {
+        weight: Tensor,
+        bias: Option<Tensor>,
+    },
+}
+
 /// Which architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelKind {
@@ -631,6 +649,29 @@ impl Gnn {
     /// Number of layers (= hops consumed).
     pub fn num_layers(&self) -> usize {
         self.layers.len()
+    }
+
+    /// Layer `i` as a sum over in-edges of per-source rows, for streaming
+    /// inference ([`crate::train::layerwise_stream`]); None for layers that
+    /// are not (GAT's softmax, the relational models' per-relation means).
+    /// The flag says whether ReLU follows (every layer but the last).
+    pub fn sum_layer(&self, i: usize) -> Option<(SumLayer, bool)> {
+        let layer = self.layers.get(i)?;
+        let relu = i + 1 < self.layers.len();
+        let bias = layer.root.bs.as_ref().map(Tensor::shallow_clone);
+        let sum = match self.kind {
+            ModelKind::Sage | ModelKind::Mlp => SumLayer::Mean {
+                root: layer.root.ws.shallow_clone(),
+                bias,
+                neigh: layer.neigh.as_ref().map(|n| n.ws.shallow_clone()),
+            },
+            ModelKind::Gcn => SumLayer::Gcn {
+                weight: layer.root.ws.shallow_clone(),
+                bias,
+            },
+            ModelKind::Gat | ModelKind::Rgcn | ModelKind::Rsage => return None,
+        };
+        Some((sum, relu))
     }
 
     /// Output width of layer `i`: the classes for the last, else the

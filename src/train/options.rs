@@ -102,6 +102,14 @@ pub struct TrainOptions {
     pub neg: usize,
     /// Link prediction: how the training negatives are drawn.
     pub neg_sampling: crate::train::link::NegSampling,
+    /// Link prediction: the graph is undirected (implied by a store whose
+    /// edge splits are): each pair is one training positive, and a batch
+    /// leaves both directions of its edges out of its neighbourhoods.
+    pub undirected: bool,
+    /// Link prediction on one relation `src:rel:dst` of a typed store
+    /// (`--target-relation`): its edges are the positives (and the
+    /// held-out edges evaluated), negatives its destination type's nodes.
+    pub target_relation: Option<String>,
 }
 
 impl TrainOptions {
@@ -122,6 +130,8 @@ impl TrainOptions {
             target_type: None,
             neg: 1,
             neg_sampling: crate::train::link::NegSampling::Corrupt,
+            undirected: false,
+            target_relation: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! a resumed run continues exactly.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -16,6 +17,7 @@ use crate::exec::epoch::EpochReport;
 use crate::format::edge_splits::EdgeSplits;
 use crate::link_metrics::LinkMetrics;
 use crate::progress::{human_rate, Bar};
+use crate::sample::link::{LinkPositives, LinkTask, NegMode};
 use crate::store::Store;
 use crate::train::checkpoint::{
     checkpoint_meta, latest_stem, load_stem, prepare_fresh_dir, remove_stale_temporaries,
@@ -23,7 +25,7 @@ use crate::train::checkpoint::{
 };
 use crate::train::decoder::Task;
 use crate::train::eval::evaluate;
-use crate::train::link::{evaluate_link, link_train_pass, training_edges, Edges};
+use crate::train::link::{evaluate_link, link_train_pass, relation_splits, training_edges};
 use crate::train::options::TrainOptions;
 use crate::train::pass::pass;
 use crate::train::target::Target;
@@ -217,7 +219,11 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
                 (&splits.train, *narrowed),
                 epoch,
             )?,
-            Supervision::Link { edges, .. } => link_epoch(store, opts, &mut trainer, edges, epoch)?,
+            Supervision::Link {
+                positives,
+                undirected,
+                ..
+            } => link_epoch(store, opts, &mut trainer, (positives, *undirected), epoch)?,
         };
         if opts.eval_every > 0 && ((epoch + 1) % opts.eval_every == 0 || epoch + 1 == opts.epochs) {
             let mut eval = opts.data.clone();
@@ -301,7 +307,11 @@ enum Supervision {
         narrowed: bool,
     },
     Link {
-        edges: Edges,
+        /// The training edges (the data path's link epochs draw on them).
+        positives: Arc<LinkPositives>,
+        /// Each pair is one positive, and a batch leaves both directions
+        /// of its edges out of its neighbourhoods.
+        undirected: bool,
         /// None: the store has no held-out edges (no evaluation).
         splits: Option<Box<EdgeSplits>>,
     },
@@ -311,15 +321,24 @@ impl Supervision {
     fn of(store: &Store, opts: &TrainOptions) -> Result<Self> {
         if let Task::Link(_) = opts.model.task {
             let splits = store.edge_splits()?;
-            let edges = training_edges(store, splits.as_ref())?;
-            if edges.is_empty() {
+            let undirected = opts.undirected || splits.as_ref().is_some_and(|s| s.undirected);
+            let (positives, splits) = match &opts.target_relation {
+                None => (training_edges(store, splits.as_ref(), undirected)?, splits),
+                Some(name) => {
+                    let r = crate::sample::link::target_relation(store, name)?;
+                    let positives = LinkPositives::of_relation(store, r, undirected)?;
+                    (positives, splits.map(|s| relation_splits(store, r, s)))
+                }
+            };
+            if positives.is_empty() {
                 return Err(Error::invalid_argument(format!(
                     "{} has no training edges to learn links from",
                     store.dir().display()
                 )));
             }
             return Ok(Supervision::Link {
-                edges,
+                positives: Arc::new(positives),
+                undirected,
                 splits: splits.map(Box::new),
             });
         }
@@ -505,12 +524,13 @@ fn train_epoch(
     ))
 }
 
-/// One training pass over the training edges in link batches.
+/// One training pass over the training edges in the data path's link
+/// batches.
 fn link_epoch(
     store: &Store,
     opts: &TrainOptions,
     trainer: &mut Trainer,
-    edges: &Edges,
+    (positives, undirected): (&Arc<LinkPositives>, bool),
     epoch: u64,
 ) -> Result<EpochResult> {
     tch::manual_seed(crate::rng::stream_seed(opts.model.seed, 21, epoch) as i64 & i64::MAX);
@@ -522,7 +542,7 @@ fn link_epoch(
     let mut batch_losses = Vec::new();
     let started = std::time::Instant::now();
     let bar = Bar::new(
-        edges.len().div_ceil(data.batch_size.max(1)) as u64,
+        positives.len().div_ceil(data.batch_size.max(1)) as u64,
         &format!("epoch {epoch}"),
         false,
     );
@@ -530,7 +550,15 @@ fn link_epoch(
         store,
         &data,
         trainer,
-        (edges, (opts.neg, opts.neg_sampling)),
+        (
+            positives,
+            LinkTask {
+                neg: opts.neg,
+                mode: NegMode::Binary,
+                undirected,
+            },
+            opts.neg_sampling,
+        ),
         &mut |s| {
             batch_losses.push(s.mean_loss());
             total.add(s);

@@ -561,6 +561,16 @@ impl Trainer {
         self.model.num_layers()
     }
 
+    /// Layer `i` as a sum over in-edges (see [`Gnn::sum_layer`]); None
+    /// also when the model has learned input rows (featureless node
+    /// types), which streaming inference does not add.
+    pub fn sum_layer(&self, i: usize) -> Option<(crate::train::model::SumLayer, bool)> {
+        if !self.embeddings.is_empty() {
+            return None;
+        }
+        self.model.sum_layer(i)
+    }
+
     /// Output width of layer `i` (see [`Gnn::out_width`]).
     pub fn layer_width(&self, i: usize) -> Option<i64> {
         self.model.out_width(i)

@@ -4,8 +4,8 @@
 //! (`Policy::parse`, `parse_fanouts`, `ModelKind::parse`, …) or in
 //! `size.rs`.
 
+use ginex::internals::cache::{Policy, TABLE};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::policy::Policy;
 
 /// Neighbors per hop, seeds' hop first (-1 = all), for all relations or
 /// per relation ([`ginex::internals::sample::fanouts`]).
@@ -36,14 +36,54 @@ pub fn show_fanouts(f: &Fanouts) -> String {
     }
 }
 
-/// `--policy ginex` (ginex, degree, presc, lru, mmap, none).
-pub fn policy(s: &str) -> Result<Policy, String> {
-    Policy::parse(s).map_err(|e| e.to_string())
+/// `--policy NAME`: a name of the policy table, each listed in `--help`
+/// with its line (an unknown name is refused with the list).
+pub fn policy() -> impl clap::builder::TypedValueParser<Value = Policy> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        TABLE
+            .iter()
+            .map(|e| PossibleValue::new(e.name).help(e.about)),
+    )
+    .try_map(|s| Policy::parse(&s))
 }
 
-/// `--reorder none|degree|bfs`.
+/// `--reorder auto|none|degree|bfs`.
 pub fn reorder(s: &str) -> Result<ginex::internals::import::reorder::Reorder, String> {
     ginex::internals::import::reorder::Reorder::parse(s).map_err(|e| e.to_string())
+}
+
+/// The batches a layout is measured on (`--reorder auto`, `ginex-dump`'s
+/// layout line): a default epoch's unless the runs use others.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LayoutSampleArgs {
+    /// Seeds a batch when measuring the layout (--reorder auto,
+    /// ginex-dump): the batch size of the runs the store is for.
+    #[arg(long, default_value_t = 1000)]
+    pub layout_batch_size: usize,
+    /// Fanouts when measuring the layout: the runs' fanouts (one count per
+    /// hop, -1 = all).
+    #[arg(long, default_value = "10,10,10")]
+    pub layout_fanouts: String,
+}
+
+impl LayoutSampleArgs {
+    /// The sample these flags describe.
+    pub fn sample(
+        &self,
+    ) -> ginex::internals::error::Result<ginex::internals::import::locality::Sample> {
+        let fanouts = ginex::internals::sample::sampler::parse_fanouts(&self.layout_fanouts)?;
+        if self.layout_batch_size == 0 {
+            return Err(ginex::internals::error::Error::invalid_argument(
+                "--layout-batch-size must be at least 1",
+            ));
+        }
+        Ok(ginex::internals::import::locality::Sample {
+            batch_size: self.layout_batch_size,
+            fanouts,
+            ..ginex::internals::import::locality::Sample::default()
+        })
+    }
 }
 
 /// A byte size: `4096`, `512MiB`, `2GiB`.

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::args::{Fanouts, MergeGap};
 use crate::machine::{machine_description, peak_rss_bytes};
+use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::config::{
     default_workers, feature_cache_rows_for, CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS,
@@ -17,8 +18,8 @@ use ginex::internals::exec::config::{
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::exec::report::ReportJson;
+use ginex::internals::import::locality::Scatter;
 use ginex::internals::sample::labor::{Sampler, SamplerConfig};
 use ginex::internals::store::Store;
 
@@ -97,11 +98,10 @@ pub struct DataArgs {
     /// The store, batches, fanouts and seed.
     #[command(flatten)]
     pub sampling: SamplingArgs,
-    /// Feature-cache policy: ginex, degree, presc, lru, sieve, s3fifo, clock,
-    /// mmap, none. Every policy but mmap checks the page CRC of every feature
+    /// Feature-cache policy. Every policy but mmap checks the page CRC of every feature
     /// read; mmap (the PyG+ baseline) reads through the page cache and checks
     /// nothing.
-    #[arg(long, default_value = "ginex", value_parser = crate::args::policy)]
+    #[arg(long, default_value = "ginex", value_parser = crate::args::policy())]
     pub policy: Policy,
     /// One memory budget for the whole process (e.g. 3GiB): the planner
     /// measures a few batches and sizes the neighbor cache, the feature
@@ -217,9 +217,35 @@ pub struct DataArgs {
     /// out of its neighbourhoods.
     #[arg(long)]
     pub undirected: bool,
+    /// Link prediction on one relation of a typed store (--task link),
+    /// SRC:REL:DST (author:writes:paper): its edges are the positives,
+    /// negatives are drawn from its destination type.
+    #[arg(long, value_name = "SRC:REL:DST")]
+    pub target_relation: Option<String>,
 }
 
 impl DataArgs {
+    /// The training positives of `--target-relation` (None without it).
+    pub fn relation_positives(
+        &self,
+        store: &Store,
+    ) -> Result<Option<std::sync::Arc<ginex::internals::sample::link::LinkPositives>>> {
+        use ginex::internals::sample::link::{target_relation, LinkPositives};
+        let Some(name) = &self.target_relation else {
+            return Ok(None);
+        };
+        if self.task != "link" {
+            return Err(Error::invalid_argument(format!(
+                "--target-relation {name} is for --task link"
+            )));
+        }
+        let r = target_relation(store, name)?;
+        let undirected = self.undirected || store.edge_splits()?.is_some_and(|s| s.undirected);
+        Ok(Some(std::sync::Arc::new(LinkPositives::of_relation(
+            store, r, undirected,
+        )?)))
+    }
+
     /// The link task of `--task link` (None for `node`).
     pub fn link_task(&self) -> Option<LinkTask> {
         (self.task == "link").then_some(LinkTask {
@@ -301,6 +327,7 @@ impl DataArgs {
             read_cost: self.read_cost,
             max_batches: self.max_batches,
             link: self.link_task(),
+            link_positives: self.relation_positives(store)?,
             ..EpochConfig::default()
         })
     }
@@ -454,6 +481,9 @@ fn to_json(doc: &EpochReportDoc<'_>) -> Result<serde_json::Value> {
     })
 }
 
+/// Batches whose sampled nodes price the layout's scatter (the hint).
+const SCATTER_BATCHES: u64 = 8;
+
 /// Runs `ginex epoch`: the human table goes to stderr, a summary line to `out`.
 pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.data.sampling.store)?;
@@ -463,8 +493,17 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         eprintln!("{}", p.describe());
     }
     let mut progress = EpochProgress::new(&store, &config)?;
+    // The layout's scatter, from the first batches' sampled nodes (no
+    // extra reads): the hint after the report.
+    let mut scatter = Scatter::default();
+    let layout = store.layout();
+    let rows = store.feature_rows();
+    let measure = store.schema().is_none();
     let r = run_epoch(&store, &config, &mut |b| {
         progress.batch(b);
+        if measure && scatter.batches < SCATTER_BATCHES {
+            scatter.add(b.ids, &layout, rows)?;
+        }
         Ok(())
     });
     drop(progress);
@@ -480,6 +519,13 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     print_report(&store, &config, &r);
+    if let Some(hint) = layout
+        .num_pages(rows)
+        .ok()
+        .and_then(|pages| scatter.hint(store.dir(), pages))
+    {
+        eprintln!("{hint}");
+    }
     let summary = EpochSummary {
         policy: config.cache.policy().name(),
         batches: r.batches.len(),

@@ -3,22 +3,10 @@
 //! and a line chart (miss ratio against cache size: axes, ticks, one
 //! coloured polyline and legend entry per series).
 
-/// Series colours, in order (red first: ginex).
-pub const PALETTE: [&str; 9] = [
-    "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#7f7f7f", "#17becf", "#bcbd22",
-    "#e377c2",
-];
-
-/// The colour of a feature-cache policy: the same in every plot (ginex red),
-/// grey for a policy not in the palette's list.
+/// The colour of a feature-cache policy: its row's in the policy table, the
+/// same in every plot (ginex red), brown for a name not in the table.
 pub fn policy_color(policy: &str) -> &'static str {
-    [
-        "ginex", "degree", "presc", "lru", "mmap", "none", "sieve", "s3fifo", "clock",
-    ]
-    .iter()
-    .position(|p| *p == policy)
-    .and_then(|i| PALETTE.get(i).copied())
-    .unwrap_or("#8c564b")
+    ginex::internals::cache::Policy::parse(policy).map_or("#8c564b", |p| p.entry().color)
 }
 
 /// Horizontal text alignment.
@@ -464,8 +452,8 @@ mod tests {
             doc.contains("<rect x=\"1.0\" y=\"2.0\" width=\"3.0\" height=\"4.0\" fill=\"red\"/>")
         );
         assert!(doc.contains("points=\"0.0,1.0 2.5,3.3\""));
-        assert_eq!(policy_color("ginex"), PALETTE[0]);
-        assert_eq!(policy_color("none"), PALETTE[5]);
+        assert_eq!(policy_color("ginex"), "#d62728");
+        assert_eq!(policy_color("none"), "#7f7f7f");
         assert_eq!(policy_color("future"), "#8c564b");
     }
 }

@@ -10,17 +10,18 @@ use crate::args::MergeGap;
 use crate::epoch::{DataArgs, SamplingArgs};
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
+use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::epoch::EpochConfig;
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::import::npy_write::NpyWriter;
 use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::store::Store;
 use ginex::internals::train::checkpoint::{config_from_meta, predict_checkpoint};
 use ginex::internals::train::decoder::Task;
 use ginex::internals::train::eval::{predict, predict_layerwise};
-use ginex::internals::train::layerwise::LayerwiseOptions;
+use ginex::internals::train::layerwise::{LayerwiseMethod, LayerwiseOptions};
+use ginex::internals::train::layerwise_stream::default_spill_dir;
 use ginex::internals::train::link::NegSampling;
 use ginex::internals::train::memory::{measure, ModelFootprint, FALLBACK_BYTES};
 use ginex::internals::train::model::{InitKind, ModelKind};
@@ -251,7 +252,7 @@ pub struct PredictArgs {
     #[arg(long)]
     pub heads: Option<i64>,
     /// Feature-cache policy of the data path.
-    #[arg(long, default_value = "none", value_parser = crate::args::policy)]
+    #[arg(long, default_value = "none", value_parser = crate::args::policy())]
     pub policy: Policy,
     /// Feature-cache size [default: 256MiB, or planned with --memory].
     #[arg(long, value_parser = crate::args::bytes)]
@@ -276,11 +277,36 @@ pub struct PredictArgs {
     pub device: ginex::internals::train::tch::Device,
     /// Exact inference, one layer at a time over the whole graph with full
     /// neighbourhoods (DGL's and PyG's recipe): each layer's rows of every
-    /// node are computed once, held in memory or spilled to the run
-    /// directory when they do not fit a quarter of --memory [default
-    /// 2GiB]. No sampling: --fanouts and the cache flags do not apply.
+    /// node are computed once. SAGE, GCN and MLP stream each layer's input
+    /// in sequential passes into destination accumulators within --memory
+    /// [default 2GiB], spilling to the run directory; other models gather
+    /// rows per chunk of targets. No sampling: --fanouts and the cache
+    /// flags do not apply.
     #[arg(long, conflicts_with = "fanouts")]
     pub layerwise: bool,
+    /// How --layerwise computes a layer: auto (stream where the model
+    /// allows), stream, or gather (the per-chunk gather path, for
+    /// comparison).
+    #[arg(long, value_enum, default_value = "auto", requires = "layerwise")]
+    pub layerwise_method: LayerwiseMethodArg,
+}
+
+/// `--layerwise-method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LayerwiseMethodArg {
+    Auto,
+    Stream,
+    Gather,
+}
+
+impl From<LayerwiseMethodArg> for LayerwiseMethod {
+    fn from(m: LayerwiseMethodArg) -> Self {
+        match m {
+            LayerwiseMethodArg::Auto => LayerwiseMethod::Auto,
+            LayerwiseMethodArg::Stream => LayerwiseMethod::Stream,
+            LayerwiseMethodArg::Gather => LayerwiseMethod::Gather,
+        }
+    }
 }
 
 /// What `train` (`splits`: true) or `predict` holds per node of `store`
@@ -363,8 +389,10 @@ fn options(
             eprintln!("{}", p.describe());
         }
     }
-    // The trainer builds its own link batches over the training edges.
-    data_cfg.link = None;
+    // The trainer sets the link epoch (its positives, negatives and
+    // exclusion) on the passes that train; evaluation passes are node
+    // batches.
+    let undirected = data_cfg.link.take().is_some_and(|l| l.undirected);
     Ok(TrainOptions {
         model: model_cfg,
         data: data_cfg,
@@ -380,6 +408,8 @@ fn options(
         target_type: knobs.target_type.clone(),
         neg,
         neg_sampling,
+        undirected,
+        target_relation: data.target_relation.clone(),
     })
 }
 
@@ -616,6 +646,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         neg: 1,
         neg_mode: Default::default(),
         undirected: false,
+        target_relation: None,
     };
     // --nodes holds original ids; without it every node, in ascending
     // original id (the rows of the output).
@@ -658,28 +689,38 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     let logits = if args.layerwise {
         let lw = LayerwiseOptions {
             memory: args.memory.unwrap_or(2 << 30),
-            spill_dir: args.run_dir.clone().unwrap_or_else(|| {
-                let mut dir = store.dir().as_os_str().to_owned();
-                dir.push(".runs");
-                PathBuf::from(dir)
-            }),
+            spill_dir: args
+                .run_dir
+                .clone()
+                .unwrap_or_else(|| default_spill_dir(&store)),
             quiet: false,
         };
         let started = std::time::Instant::now();
-        let (logits, stats) = predict_layerwise(&store, &opts, &nodes, &lw)?;
+        let method = args.layerwise_method.into();
+        let (logits, stats) = predict_layerwise(&store, &opts, &nodes, &lw, method)?;
+        let streamed = stats.iter().any(|s| s.passes > 0);
         for (i, s) in stats.iter().enumerate() {
             writeln!(
                 out,
-                "layer {}: {} nodes, {} edges in {} chunks, {:.1} s{}",
+                "layer {}: {} nodes, {} edges in {} {}, {:.1} s{}",
                 i + 1,
                 s.nodes,
                 s.edges,
-                s.chunks,
+                if streamed { s.passes } else { s.chunks },
+                if streamed { "passes" } else { "chunks" },
                 s.seconds,
                 if s.spilled_bytes > 0 {
                     format!(
                         ", {:.1} MiB spilled",
                         s.spilled_bytes as f64 / f64::from(1 << 20)
+                    )
+                } else {
+                    String::new()
+                } + &if streamed {
+                    format!(
+                        ", {:.1} s computing, {:.1} MiB read",
+                        s.compute_seconds,
+                        s.read_bytes as f64 / f64::from(1 << 20)
                     )
                 } else {
                     String::new()

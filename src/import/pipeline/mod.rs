@@ -59,9 +59,13 @@ pub struct CommonOptions {
     /// data: only a byte-exact rebuild of a store made with another value
     /// needs to change it).
     pub segment_bytes: u64,
-    /// Node order of the store (`--reorder`); anything but `none` builds
-    /// the store, then writes it renumbered (see [`crate::import::reorder`]).
+    /// Node order of the store (`--reorder`, default `auto`); anything but
+    /// `none` builds the store beside `out`, then writes it renumbered or
+    /// (`auto` where no order pays) renames it into place (see
+    /// [`crate::import::reorder`]).
     pub reorder: Reorder,
+    /// The batches `--reorder auto` measures on.
+    pub reorder_sample: crate::import::locality::Sample,
     /// Link-prediction edge splits (`--edge-split` or edge files;
     /// format/edge-splits.md): the held-out edges are left out of the CSC.
     pub edge_splits: Option<EdgeSplitSource>,
@@ -120,7 +124,8 @@ impl CommonOptions {
             quiet: true,
             out: out.into(),
             segment_bytes: DEFAULT_SEGMENT_BYTES,
-            reorder: Reorder::default(),
+            reorder: Reorder::Auto,
+            reorder_sample: crate::import::locality::Sample::default(),
             edge_splits: None,
             undirected_splits: false,
         }
@@ -145,6 +150,8 @@ pub struct ImportReport {
     pub phases: Vec<(&'static str, Duration)>,
     /// What the output says about the inputs (a dropped weight column).
     pub notes: Vec<String>,
+    /// `--reorder auto`'s decision and measured pages per batch.
+    pub layout: Option<crate::import::locality::Decision>,
 }
 
 /// An error about `path` at 1-based position `at` (line or element).
@@ -385,14 +392,20 @@ impl Build {
         self.report.phases.push(("verify", started.elapsed()));
         self.report.path = path;
         if let Some(unordered) = self.unordered.take() {
-            let (path, took) = reorder_store(
+            let done = reorder_store(
                 unordered.path(),
                 &self.opts.out,
                 self.opts.reorder,
                 self.opts.segment_bytes,
+                &self.opts.reorder_sample,
             )?;
-            self.report.phases.push(("reorder + verify", took));
-            self.report.path = path;
+            let phase = match &done.decision {
+                Some(d) if d.chosen == Reorder::None => "reorder auto (kept)",
+                _ => "reorder + verify",
+            };
+            self.report.phases.push((phase, done.took));
+            self.report.path = done.path;
+            self.report.layout = done.decision;
         }
         Ok(self.report)
     }

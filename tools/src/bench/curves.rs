@@ -36,13 +36,9 @@ pub struct CurvesBenchArgs {
         default_value = "0.01,0.02,0.05,0.1,0.2,0.3,0.5"
     )]
     pub sizes: Vec<f64>,
-    /// Policies: ginex (exact Belady), ginex-kK (k-hop), degree, presc,
-    /// lru, sieve, s3fifo, clock.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "ginex,ginex-k2,ginex-k4,ginex-k8,degree,presc,lru,sieve,s3fifo,clock"
-    )]
+    /// Policies: ginex (exact Belady), ginex-kK (k-hop), or any other of
+    /// `ginex epoch --policy` that keeps a feature cache (not mmap, none).
+    #[arg(long, value_delimiter = ',', default_value = default_policies())]
     pub policies: Vec<String>,
     /// Seeds per batch.
     #[arg(long, default_value_t = 1000)]
@@ -93,6 +89,15 @@ pub struct CurvesBenchArgs {
     /// A JSON document on stdout (the table still goes to stderr).
     #[arg(long)]
     pub json: bool,
+}
+
+/// The lab's line-up ([`CurvePolicy::DEFAULT`]) as `--policies` takes it.
+fn default_policies() -> &'static str {
+    static NAMES: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let names: Vec<String> = CurvePolicy::DEFAULT.iter().map(|p| p.name()).collect();
+        names.join(",")
+    });
+    NAMES.as_str()
 }
 
 /// `ginex bench curves`: the table goes to stderr.

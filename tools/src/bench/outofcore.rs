@@ -27,10 +27,10 @@ use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
 use crate::size::parse_bytes;
 use crate::sorted_json;
+use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::curves::{sample_link_trace, sample_trace, TraceSpec};
 use ginex::internals::exec::page_floor::{page_floor, PageFloor};
-use ginex::internals::exec::policy::Policy;
 use ginex::internals::sample::source::InMemoryTopology;
 use ginex::internals::store::read_cost::ReadCostModel;
 use ginex::internals::store::Store;
@@ -42,7 +42,7 @@ pub const TRAIN_POLICIES: &str = "ginex,mmap";
 /// Arguments of `ginex bench outofcore`.
 ///
 /// Example: ginex bench outofcore STORE --memory 3GiB --rounds 2 --json ooc.json --plot ooc.svg -- --fanouts 10,10,10
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct OutOfCoreBenchArgs {
     /// The store.
     pub store: PathBuf,
@@ -56,8 +56,8 @@ pub struct OutOfCoreBenchArgs {
     /// (PLOT and PLOT-pages.svg).
     #[arg(long, value_delimiter = ',')]
     pub ratios: Option<Vec<f64>>,
-    /// Policies to compare [default: ginex,degree,presc,lru,sieve,s3fifo,clock,mmap,none;
-    /// with --train: ginex,mmap]; `POLICY@SAMPLER` runs the policy with
+    /// Policies to compare [default: every policy of `ginex epoch --policy`,
+    /// in its order; with --train: ginex,mmap]; `POLICY@SAMPLER` runs the policy with
     /// that `--sampler` (ginex,ginex@labor-*: neighbor against LABOR
     /// sampling in one invocation).
     #[arg(long, value_delimiter = ',')]
@@ -75,6 +75,14 @@ pub struct OutOfCoreBenchArgs {
     /// report seeds/s (needs a binary built with the `train` feature).
     #[arg(long)]
     pub train: bool,
+    /// The children's task: `link` runs link-prediction epochs (link
+    /// batches with --neg negatives per positive edge), the same as
+    /// `-- --task link`.
+    #[arg(long, value_parser = ["node", "link"])]
+    pub task: Option<String>,
+    /// Negatives per positive edge of --task link (as `-- --neg K`).
+    #[arg(long)]
+    pub neg: Option<usize>,
     /// Extra arguments for every child (`ginex epoch` / `ginex train`),
     /// after `--`.
     #[arg(last = true)]
@@ -242,8 +250,46 @@ fn fmt_load() -> String {
     )
 }
 
+/// The children's extra arguments: the bench's own `--task` and `--neg`
+/// (as `--task T --neg K`), then those after `--`. A flag given in both
+/// places, or `--neg` without link epochs, is refused.
+pub fn child_extra(
+    task: Option<&str>,
+    neg: Option<usize>,
+    extra: &[String],
+) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (flag, value) in [
+        ("--task", task.map(String::from)),
+        ("--neg", neg.map(|k| k.to_string())),
+    ] {
+        if let Some(v) = value {
+            if sets_flag(extra, flag) {
+                return Err(Error::invalid_argument(format!(
+                    "{flag} is given both to the bench and after --: give it once"
+                )));
+            }
+            out.extend([flag.to_string(), v]);
+        }
+    }
+    let link = task == Some("link") || (task.is_none() && sets_flag(extra, "--task"));
+    if let (Some(k), false) = (neg, link) {
+        return Err(Error::invalid_argument(format!(
+            "--neg {k} is for link epochs: add --task link"
+        )));
+    }
+    out.extend(extra.iter().cloned());
+    Ok(out)
+}
+
 /// `ginex bench outofcore`.
 pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Result<()> {
+    let args = &OutOfCoreBenchArgs {
+        extra: child_extra(args.task.as_deref(), args.neg, &args.extra)?,
+        task: None,
+        neg: None,
+        ..args.clone()
+    };
     let Some(ratios) = &args.ratios else {
         let label = args.memory.clone().unwrap_or_default();
         let Some(cap) = bench_cap(args, parse_bytes(&label)?, &label, out)? else {
@@ -802,5 +848,33 @@ mod tests {
         assert!(a.is_empty() && note.contains("as given"), "{note}");
         assert!(sets_flag(&names(&["--run-dir", "x"]), "--run-dir"));
         assert!(!sets_flag(&names(&["--run-dirs"]), "--run-dir"));
+    }
+
+    #[test]
+    fn the_benchs_task_and_neg_go_to_every_child_once() {
+        let after = names(&["--fanouts", "10,5"]);
+        assert_eq!(
+            child_extra(Some("link"), Some(3), &after).unwrap(),
+            names(&["--task", "link", "--neg", "3", "--fanouts", "10,5"])
+        );
+        // The `--` form alone is passed as it is.
+        let dashed = names(&["--task", "link", "--neg", "2"]);
+        assert_eq!(child_extra(None, None, &dashed).unwrap(), dashed);
+        assert_eq!(
+            child_extra(None, Some(2), &names(&["--task=link"])).unwrap(),
+            names(&["--neg", "2", "--task=link"])
+        );
+        let twice = child_extra(Some("link"), None, &dashed)
+            .unwrap_err()
+            .to_string();
+        assert!(twice.contains("--task is given both"), "{twice}");
+        let twice = child_extra(Some("link"), Some(1), &names(&["--neg=4"]))
+            .unwrap_err()
+            .to_string();
+        assert!(twice.contains("--neg is given both"), "{twice}");
+        for task in [None, Some("node")] {
+            let e = child_extra(task, Some(2), &after).unwrap_err().to_string();
+            assert!(e.contains("add --task link"), "{e}");
+        }
     }
 }

@@ -51,6 +51,9 @@ pub struct DumpArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The batches the summary's layout line is measured on.
+    #[command(flatten)]
+    pub layout: crate::args::LayoutSampleArgs,
 }
 
 /// Runs `ginex-dump`.
@@ -114,5 +117,5 @@ pub fn run(args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         )
         .map_err(write_err);
     }
-    summary::print_summary(&store, out).map_err(write_err)
+    summary::print_summary(&store, &args.layout.sample()?, out).map_err(write_err)
 }

@@ -73,7 +73,57 @@ fn print_edge_splits(
     )
 }
 
-pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Result<()> {
+/// How local the node order is, on sampled batches
+/// ([`ginex::internals::import::locality::scatter`]); where it is no
+/// better than random ids, what `--reorder auto` would decide, with the
+/// hint when a reorder pays. Nothing for stores too small to matter,
+/// typed stores and rows of a page or more.
+fn print_layout(
+    store: &Store,
+    sample: &ginex::internals::import::locality::Sample,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    use ginex::internals::import::locality::{decide, scatter, AUTO_MIN_PAGES};
+    let Ok(pages) = store.layout().num_pages(store.feature_rows()) else {
+        return Ok(());
+    };
+    if pages < AUTO_MIN_PAGES {
+        return Ok(());
+    }
+    let s = match scatter(store, sample) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(()),
+        Err(e) => return writeln!(out, "  layout          not measured: {e}"),
+    };
+    writeln!(
+        out,
+        "  layout          {:.0} pages/batch for {:.0} rows, {:.2}x random placement's {:.0} ({})",
+        s.pages_per_batch,
+        s.rows_per_batch,
+        s.ratio(),
+        s.random_pages_per_batch,
+        sample.describe(s.batches)
+    )?;
+    if !s.is_scattered(pages) {
+        return Ok(());
+    }
+    match decide(store, sample, AUTO_MIN_PAGES) {
+        Ok((d, _)) => {
+            writeln!(out, "  layout {d}")?;
+            if let Some(hint) = d.hint(store.dir()) {
+                writeln!(out, "  hint: {hint}")?;
+            }
+            Ok(())
+        }
+        Err(e) => writeln!(out, "  layout          reorder not measured: {e}"),
+    }
+}
+
+pub(super) fn print_summary(
+    store: &Store,
+    sample: &ginex::internals::import::locality::Sample,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let m = store.manifest();
     writeln!(out, "store {}", store.dir().display())?;
     let format = match store.schema() {
@@ -127,6 +177,7 @@ pub(super) fn print_summary(store: &Store, out: &mut dyn Write) -> std::io::Resu
         "  in-degree       min {min} mean {mean:.2} p50 {p50} p99 {p99} max {max}"
     )?;
     writeln!(out, "  segments        {}", store.segments().len())?;
+    print_layout(store, sample, out)?;
     if let Ok(Some(labels)) = store.labels() {
         let missing = labels.iter().filter(|&&l| l < 0).count();
         writeln!(
