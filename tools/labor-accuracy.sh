@@ -14,7 +14,8 @@
 # Environment: CITESEER (input dir), OUT (work dir, default
 # target/labor-accuracy), GINEX_BIN (dir with ginex and ginex-import),
 # SAMPLERS ("neighbor labor-0 labor-*", neighbor first), FANOUTS (10,10),
-# CITESEER_EPOCHS (200), SYNTH_EPOCHS (30), EVAL_EVERY (5), SYNTH_NODES
+# STORES ("citeseer synthetic"), CITESEER_EPOCHS (200), SYNTH_EPOCHS (30),
+# EVAL_EVERY (5), SYNTH_NODES
 # (20000), OMP_NUM_THREADS (1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,7 @@ fi
 SYNTH="$OUT/synthetic"
 if [ ! -d "$SYNTH" ]; then
   "$GINEX_BIN/ginex" gen --nodes "$SYNTH_NODES" --avg-degree 10 --dim 32 --classes 8 \
-    --homophily 0.6 --feature-noise 2 --seed 1 --out "$SYNTH" >/dev/null
+    --seed 1 --out "$SYNTH" >/dev/null
 fi
 
 # GraphSAGE (mean aggregation; LABOR's importance weights make it the
@@ -61,7 +62,7 @@ recipe() {
 
 echo "labor-accuracy: $(uname -n), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); fanouts $FANOUTS; $SEEDS seeds"
 printf '| store | sampler | test accuracy at best validation (mean ± std) | per seed | vs neighbor |\n|---|---|---|---|---|\n'
-for name in citeseer synthetic; do
+for name in ${STORES:-citeseer synthetic}; do
   store="$OUT/$name"
   base=""
   for sampler in $SAMPLERS; do
