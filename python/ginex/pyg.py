@@ -504,7 +504,11 @@ class NeighborLoader(_NativeViews, NodeLoader):
     data path, planned by the memory planner), ``policy`` (one of
     ``ginex.POLICIES``), ``superbatch``, ``seed`` (shuffle order and draws:
     epoch ``e`` of a loader with ``seed`` is ``ginex epoch``'s),
-    ``run_dir``. ``num_workers`` sets the native executor's worker threads
+    ``run_dir``, ``sampler`` (``"neighbor"``, or layer-neighbor sampling
+    ``"labor-0"``, ``"labor-1"``, ``"labor-*"``, with ``layer_dependency``
+    and ``batch_dependency``: ``ginex epoch --sampler``; the batches hold
+    LABOR's subgraphs, and PyG's layers aggregate them unweighted — the
+    importance weights are in the native loader's ``edge_weight``). ``num_workers`` sets the native executor's worker threads
     (torch's DataLoader runs in this process: the executor already prepares
     batches ahead on its own threads). After an epoch runs to the end,
     ``report`` holds its report (hits, misses, seconds per stage, ...);
@@ -533,6 +537,9 @@ class NeighborLoader(_NativeViews, NodeLoader):
         input_id=None,
         filter_per_worker=None,
         is_sorted=False,
+        sampler="neighbor",
+        layer_dependency=False,
+        batch_dependency=1,
         **kwargs,
     ):
         _refuse_unsupported(
@@ -579,6 +586,9 @@ class NeighborLoader(_NativeViews, NodeLoader):
             workers=num_workers or None,
             run_dir=run_dir,
             seeds=seeds + self._input_offset,
+            sampler=sampler,
+            layer_dependency=layer_dependency,
+            batch_dependency=batch_dependency,
         )
         self._current = None
         self.num_neighbors = num_neighbors

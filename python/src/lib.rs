@@ -27,7 +27,7 @@ use link::{LinkArrays, LinkOut};
 
 use ginex::internals::format::schema::Schema;
 use ginex::internals::sample::fanouts::Fanouts;
-use ginex::internals::sample::labor::Sampler;
+use ginex::internals::sample::labor::{Sampler, SamplerConfig};
 use ginex::{Dtype, Error, FilesImport, NegMode, NodeIds, Policy, Split, Store, TypedBatch};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
@@ -127,6 +127,30 @@ fn parse_fanouts(v: &Bound<'_, PyAny>) -> PyResult<Fanouts> {
             )
         })?;
     Fanouts::per_hop(hops).map_err(refused)
+}
+
+/// `sampler`, `layer_dependency`, `batch_dependency` as one sampler
+/// configuration, checked as `--sampler` is (`ValueError` naming the
+/// argument).
+fn sampler_config(
+    sampler: &str,
+    layer_dependency: bool,
+    batch_dependency: u64,
+) -> PyResult<SamplerConfig> {
+    let config = SamplerConfig {
+        sampler: Sampler::parse(sampler).map_err(|e| arg_err("sampler", e))?,
+        layer_dependency,
+        batch_dependency,
+    };
+    config.check().map_err(|e| {
+        let which = if layer_dependency && batch_dependency > 0 {
+            "layer_dependency"
+        } else {
+            "batch_dependency"
+        };
+        arg_err(which, e)
+    })?;
+    Ok(config)
 }
 
 /// A `ValueError` for refused fanouts: `fanouts: "citez=2": the store has
@@ -837,7 +861,7 @@ impl Epoch {
 #[derive(Clone)]
 struct LoaderArgs {
     fanouts: Fanouts,
-    sampler: Sampler,
+    sampler: SamplerConfig,
     batch_size: usize,
     policy: Policy,
     split: Split,
@@ -887,7 +911,8 @@ impl LoaderArgs {
 /// memory=None, superbatch=None, seed=0, split="train", shuffle=True,
 /// epoch=0, max_batches=None, workers=None, run_dir=None,
 /// input_layer_first=False, seeds=None, neg=None, neg_mode="binary",
-/// undirected=False)`: batches of a store under a cache policy, from the
+/// undirected=False, sampler="neighbor", layer_dependency=False,
+/// batch_dependency=1)`: batches of a store under a cache policy, from the
 /// executor of `ginex epoch` ([`ginex::Loader`]). `neg` (K) makes link
 /// batches of `batch_size` positive edges with K negatives each
 /// (`ginex.LinkLoader`); `split`, `seeds` and `shuffle` are then unused
@@ -899,6 +924,9 @@ impl LoaderArgs {
 /// `{relation: count}` dicts (one per hop, `"*"` for the relations not
 /// named) or a `{relation: [count per hop]}` dict; a relation not covered
 /// is not sampled. `policy` one of `ginex.POLICIES`;
+/// `sampler` "neighbor", "labor-0", "labor-1" or "labor-*" (`ginex epoch
+/// --sampler`; a LABOR batch's `edge_weight` holds the importance
+/// weights), with LABOR's `layer_dependency` and `batch_dependency` (K);
 /// `memory` one budget for the data path ("4GiB" or bytes), planned as
 /// `ginex epoch --memory` plans it (without it: a 256 MiB feature cache, no
 /// neighbor cache, superbatches of 100); `split` "train", "valid", "test"
@@ -934,7 +962,8 @@ impl Loader {
     #[pyo3(signature = (store, fanouts, batch_size=1000, policy="ginex", memory=None,
         superbatch=None, seed=0, split="train", shuffle=true, epoch=0, max_batches=None,
         workers=None, run_dir=None, input_layer_first=false, seeds=None, neg=None,
-        neg_mode="binary", undirected=false, sampler="neighbor"))]
+        neg_mode="binary", undirected=false, sampler="neighbor", layer_dependency=false,
+        batch_dependency=1))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -957,6 +986,8 @@ impl Loader {
         neg_mode: &str,
         undirected: bool,
         sampler: &str,
+        layer_dependency: bool,
+        batch_dependency: u64,
     ) -> PyResult<Self> {
         let (store, ids): (Store, Arc<NodeIds>) = match store.cast::<PyStore>() {
             Ok(s) => (s.get().store.clone(), s.get().ids.clone()),
@@ -990,7 +1021,7 @@ impl Loader {
             .transpose()?;
         let args = LoaderArgs {
             fanouts,
-            sampler: Sampler::parse(sampler).map_err(|e| arg_err("sampler", e))?,
+            sampler: sampler_config(sampler, layer_dependency, batch_dependency)?,
             batch_size: batch_size as usize,
             policy: Policy::parse(policy).map_err(|e| arg_err("policy", e))?,
             split: Split::parse(split).map_err(|e| arg_err("split", e))?,
@@ -1095,6 +1126,9 @@ impl Loader {
         d.set_item("neighbor_cache_bytes", self.sizes.1)?;
         d.set_item("superbatch", self.sizes.2)?;
         d.set_item("batch_size", a.batch_size)?;
+        d.set_item("sampler", a.sampler.sampler.name())?;
+        d.set_item("layer_dependency", a.sampler.layer_dependency)?;
+        d.set_item("batch_dependency", a.sampler.batch_dependency)?;
         match a.fanouts.uniform() {
             Some(counts) => d.set_item("fanouts", counts.to_vec())?,
             None => d.set_item("fanouts", a.fanouts.to_string())?,

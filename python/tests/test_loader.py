@@ -203,3 +203,38 @@ def test_seeds_replace_the_split_in_their_order(store_path):
         ginex.Loader(store, [3], seeds=[1, 3000])
     with pytest.raises(ValueError, match="seeds: node id -1 is negative"):
         ginex.Loader(store, [3], seeds=[1, -1])
+
+
+def test_labor_samplers_and_their_options(store_path, tmp_path):
+    """`sampler`, `layer_dependency`, `batch_dependency` reach the native
+    loader: the batches are `ginex epoch --sampler`'s (checksums), carry
+    weights summing to 1 per target, need fewer rows than neighbor
+    sampling; wrong combinations name their argument."""
+    neighbor = list(loader(store_path))
+    lab = loader(store_path, sampler="labor-*", batch_dependency=2)
+    assert lab.config["sampler"] == "labor-*" and lab.config["batch_dependency"] == 2
+    batches = list(lab)
+    for b in batches:
+        for ei, w in zip(b.edge_index, b.edge_weight):
+            assert w is not None and len(w) == ei.shape[1]
+            sums = np.bincount(ei[1], weights=w)
+            assert np.allclose(sums[sums > 0], 1.0, atol=1e-4)
+    assert all(w is None for b in neighbor for w in b.edge_weight)
+    rows = lambda bs: sum(len(b.ids) for b in bs)  # noqa: E731
+    assert rows(batches) < rows(neighbor)
+    report = tmp_path / "labor.json"
+    run_cli(
+        "ginex", "epoch", store_path, "--policy", "ginex", "--memory", "256MiB",
+        "--fanouts", ",".join(map(str, FANOUTS)), "--batch-size", BATCH,
+        "--seed", SEED, "--sampler", "labor-*", "--batch-dependency", 2, "--report", report,
+    )
+    want = [p["checksum"] for p in json.loads(report.read_text())["per_batch"]]
+    assert [b.checksum for b in batches] == want
+    for arg, kw in [
+        ("sampler", dict(sampler="labor")),
+        ("layer_dependency", dict(layer_dependency=True)),
+        ("batch_dependency", dict(batch_dependency=3)),
+        ("batch_dependency", dict(sampler="labor-0", batch_dependency=0)),
+    ]:
+        with pytest.raises(ValueError, match=f"^{arg}"):
+            loader(store_path, **kw)

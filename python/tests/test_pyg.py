@@ -180,6 +180,23 @@ def test_batches_are_pygs_and_follow_ginex_epochs(store_path, raw):
     assert loader.config["policy"] == "ginex" and loader.memory_plan is not None
 
 
+def test_neighbor_loader_samples_with_labor(store_path):
+    """``sampler`` and LABOR's options reach the native loader: the PyG
+    batches hold the native LABOR batches' nodes."""
+    kw = dict(batch_size=100, memory="128MiB", seed=2, shuffle=True)
+    loader = NeighborLoader(store_path, num_neighbors=[5, 3], input_nodes="train",
+                            sampler="labor-1", layer_dependency=True, batch_dependency=3, **kw)
+    native = ginex.Loader(ginex.Store(store_path), [5, 3], sampler="labor-1",
+                          layer_dependency=True, batch_dependency=3, **kw)
+    plain = ginex.Loader(ginex.Store(store_path), [5, 3], **kw)
+    nbs = list(native)
+    assert [b.n_id.tolist() for b in loader] == [nb.ids.tolist() for nb in nbs]
+    assert sum(len(nb.ids) for nb in nbs) < sum(len(b.ids) for b in plain)
+    assert loader.config["sampler"] == "labor-1" and loader.config["layer_dependency"]
+    with pytest.raises(ValueError, match="^sampler"):
+        NeighborLoader(store_path, [2], sampler="labor-2")
+
+
 def test_neighbor_loader_refuses_what_it_does_not_do(store_path):
     with pytest.raises(ValueError, match="replace=True: not supported"):
         NeighborLoader(store_path, [2], replace=True)

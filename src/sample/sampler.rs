@@ -433,13 +433,25 @@ impl HopRequests {
             let labor = fanouts.sampler().sampler.is_labor();
             source.with_lists(&self.nodes[lo..hi], &mut |k, whole| {
                 let wanted = &self.requests[self.first[lo + k]..self.first[lo + k + 1]];
+                // LABOR: a node's candidate groups are recorded once for
+                // every request of it whose list nothing excludes (the
+                // round's batches share hubs: this bounds the copies).
+                let mut shared = None;
                 for &(v, b, i) in wanted {
-                    let list = match excluded.get(b as usize) {
-                        Some(x) if x.filter(v, whole, &mut kept) => &kept[..],
-                        _ => whole,
+                    let (list, filtered) = match excluded.get(b as usize) {
+                        Some(x) if x.filter(v, whole, &mut kept) => (&kept[..], true),
+                        _ => (whole, false),
                     };
                     if labor {
-                        out.candidates(fanouts, h, v, list, (b, i));
+                        match shared {
+                            Some(at) if !filtered => out.share(at, (b, i)),
+                            _ => {
+                                out.candidates(fanouts, h, v, list, (b, i));
+                                if !filtered {
+                                    shared = Some(out.spans.len() - 1);
+                                }
+                            }
+                        }
                         continue;
                     }
                     let seed = batch_seeds[b as usize];
@@ -490,6 +502,14 @@ impl ChunkDraws {
         });
         self.spans.push((b, i, start, self.flat.len() - start));
         self.group_spans.push((first_group, self.groups.len()));
+    }
+
+    /// Records request `(batch, target position)` with the candidate
+    /// groups of span `at` (the same node, nothing excluded).
+    fn share(&mut self, at: usize, (b, i): (u32, u32)) {
+        let (_, _, start, len) = self.spans[at];
+        self.spans.push((b, i, start, len));
+        self.group_spans.push(self.group_spans[at]);
     }
 }
 
