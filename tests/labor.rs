@@ -268,3 +268,56 @@ fn every_policy_and_schedule_gathers_the_same_labor_batches() {
         assert_eq!(run(&store, &cfg).1, want, "{pipeline:?}");
     }
 }
+
+/// The memory planner counts what LABOR reads: the candidates of its
+/// probed batches are every in-list entry of each hop's targets, so with
+/// all neighbours kept they are exactly the batches' edges, with fanout 2
+/// more than the edges, and neighbor sampling has none; the plan's
+/// minimum grows with them.
+#[test]
+fn the_memory_plan_counts_labors_candidates() {
+    use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
+    let (dir, store) = common::small_epoch_store();
+    let plan = |sampler: SamplerConfig, f: &[i64], memory: u64| {
+        let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
+        cfg.sampler = sampler;
+        cfg.fanouts = Fanouts::Uniform(f.to_vec());
+        plan_epoch(&store, &cfg, memory, ExplicitSizes::default(), 0)
+    };
+    let gib = 1u64 << 30;
+    let labor0 = labor(Sampler::Labor0, false, 1);
+    let all = plan(labor0, &[-1, -1], gib).unwrap().working_set;
+    assert!(all.mean_edges > 0.0);
+    assert_eq!(
+        all.mean_candidates, all.mean_edges,
+        "all kept: candidates = edges"
+    );
+    let two = plan(labor0, &[2, 2], gib).unwrap().working_set;
+    assert!(
+        two.mean_candidates > two.mean_edges,
+        "fanout 2 reads more than it keeps: {two:?}"
+    );
+    let neighbor = plan(SamplerConfig::default(), &[2, 2], gib)
+        .unwrap()
+        .working_set;
+    assert_eq!(neighbor.mean_candidates, 0.0);
+    // The smallest budget each accepts: LABOR's is larger by its candidates.
+    let minimum = |s: SamplerConfig| {
+        let (mut lo, mut hi) = (1u64, gib);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if plan(s, &[2, 2], mid).is_ok() {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    };
+    let extra = minimum(labor0) as f64 - minimum(SamplerConfig::default()) as f64;
+    assert!(
+        extra >= 8.0 * two.mean_candidates,
+        "LABOR's minimum is {extra} bytes above neighbor sampling's for {} candidates a batch",
+        two.mean_candidates
+    );
+}

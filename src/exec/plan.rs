@@ -105,6 +105,11 @@ pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
     );
     (2 * per_gatherer).min(IO_BUFFER_BYTES)
 }
+/// A LABOR sampling worker's scratch per candidate of a batch, at most
+/// (`sample::labor_solve`): the packed occurrence and its radix-sort
+/// buffer (8 + 8), the wide sort entry (16), the distinct ids and their
+/// `π` (8 + 8), the kept draws (16).
+pub const LABOR_SCRATCH_BYTES_PER_CANDIDATE: u64 = 64;
 /// Largest automatic superbatch.
 pub const MAX_AUTO_SUPERBATCH: u64 = 1000;
 
@@ -119,6 +124,10 @@ pub struct WorkingSet {
     pub mean_ids: f64,
     /// Mean hop edges per batch (the adjacency the runtime files hold).
     pub mean_edges: f64,
+    /// Mean LABOR candidates per batch: every in-list entry of each hop's
+    /// targets, which LABOR reads whole (0 under neighbor sampling).
+    #[serde(default)]
+    pub mean_candidates: f64,
 }
 
 impl WorkingSet {
@@ -137,7 +146,7 @@ impl WorkingSet {
         accesses: &mut ProbeAccesses,
     ) -> Result<WorkingSet> {
         let n = probe.min(sampler.num_batches()).max(1);
-        let (mut max_ids, mut ids, mut edges) = (0u64, 0u64, 0u64);
+        let (mut max_ids, mut ids, mut edges, mut candidates) = (0u64, 0u64, 0u64, 0u64);
         let mut sampled = 0;
         for b in 0..n.min(sampler.num_batches()) {
             let batch = sampler.sample(b)?;
@@ -145,6 +154,7 @@ impl WorkingSet {
             max_ids = max_ids.max(batch.ids.len() as u64);
             ids += batch.ids.len() as u64;
             edges += batch.num_edges() as u64;
+            candidates += sampler.labor_candidates(&batch)?;
             sampled += 1;
         }
         let d = sampled.max(1) as f64;
@@ -153,6 +163,7 @@ impl WorkingSet {
             max_ids,
             mean_ids: ids as f64 / d,
             mean_edges: edges as f64 / d,
+            mean_candidates: candidates as f64 / d,
         })
     }
 
@@ -163,10 +174,18 @@ impl WorkingSet {
         (self.mean_ids * 8.0 + self.mean_edges * 8.0) as u64
     }
 
-    /// Bytes of one batch while it is sampled: its record and the hops it
-    /// is encoded from (another 8 bytes per edge).
+    /// Bytes of one batch while it is sampled: its record, the hops it
+    /// is encoded from (another 8 bytes per edge) and, under LABOR, the
+    /// candidate lists the lockstep round keeps for it (8 bytes each).
     fn sampling_bytes(&self) -> u64 {
-        self.record_bytes() + (self.mean_edges * 8.0) as u64
+        self.record_bytes() + (self.mean_edges * 8.0) as u64 + (self.mean_candidates * 8.0) as u64
+    }
+
+    /// Bytes of one sampling worker's LABOR scratch (the packed and sorted
+    /// candidate index, its sort buffer, the solved `π` and the draw),
+    /// reused from batch to batch: 0 under neighbor sampling.
+    fn labor_scratch_bytes(&self) -> u64 {
+        (self.mean_candidates * LABOR_SCRATCH_BYTES_PER_CANDIDATE as f64) as u64
     }
 }
 
@@ -322,8 +341,10 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     } else {
         0
     };
-    // The lockstep sampling round in flight.
-    let sampling = crate::inspect::superbatch::sampling_round(req.workers) * ws.sampling_bytes();
+    // The lockstep sampling round in flight, and each worker's LABOR
+    // scratch.
+    let sampling = crate::inspect::superbatch::sampling_round(req.workers) * ws.sampling_bytes()
+        + req.workers.max(1) as u64 * ws.labor_scratch_bytes();
     let before_superbatch = fixed + batch_buffers + PAGE_CACHE_RESERVE + sampling;
     let minimum = before_superbatch + per_batch;
     if req.memory < minimum {
@@ -586,6 +607,7 @@ mod tests {
                 max_ids: 9_000,
                 mean_ids: 8_765.5,
                 mean_edges: 20_000.25,
+                mean_candidates: 0.0,
             },
             split: Some(CacheSplit {
                 neighbor_bytes: 64 << 16,

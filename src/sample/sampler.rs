@@ -610,6 +610,25 @@ impl<'a> EpochSampler<'a> {
         &self.order[lo..hi]
     }
 
+    /// The candidates LABOR read for `batch`: every in-list entry of each
+    /// hop's targets (it reads their lists whole); 0 under neighbor
+    /// sampling. Reads those lists again: for the memory planner's probe.
+    pub fn labor_candidates(&self, batch: &SampledBatch) -> Result<u64> {
+        if !self.fanouts.sampler().is_labor() {
+            return Ok(0);
+        }
+        let mut candidates = 0u64;
+        for hop in &batch.hops {
+            let targets = batch
+                .ids
+                .get(..hop.num_dst)
+                .ok_or_else(|| Error::internal("a hop has more targets than its batch has ids"))?;
+            self.source
+                .with_lists(targets, &mut |_, list| candidates += list.len() as u64)?;
+        }
+        Ok(candidates)
+    }
+
     /// Samples batch `b`.
     pub fn sample(&self, b: u64) -> Result<SampledBatch> {
         let mut one = self.sample_chunked(b..b + 1, 1)?;

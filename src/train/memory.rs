@@ -204,6 +204,7 @@ mod tests {
             max_ids,
             mean_ids: max_ids as f64,
             mean_edges: 0.0,
+            mean_candidates: 0.0,
         }
     }
 

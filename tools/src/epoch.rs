@@ -770,6 +770,7 @@ mod tests {
                 max_ids: 9,
                 mean_ids: 8.5,
                 mean_edges: 20.25,
+                mean_candidates: 0.0,
             },
             split: None,
             reuse_prior: None,
