@@ -112,7 +112,7 @@ def test_import_arrays_options_match_the_cli(raw, tmp_path):
     )
     cli_import(raw.dir, tmp_path / "cli-bfs", "--reorder", "bfs")
     assert store_files(tmp_path / "py-bfs") == store_files(tmp_path / "cli-bfs")
-    with pytest.raises(ValueError, match=r'^reorder: .*unknown reorder "rcm"; use none, degree or bfs'):
+    with pytest.raises(ValueError, match=r'^reorder: .*unknown reorder "rcm"; use none, degree, bfs or auto'):
         ginex.import_arrays(tmp_path / "bad", raw.edges.T, reorder="rcm")
 
 

@@ -614,7 +614,7 @@ impl<'a> EpochSampler<'a> {
     /// hop's targets (it reads their lists whole); 0 under neighbor
     /// sampling. Reads those lists again: for the memory planner's probe.
     pub fn labor_candidates(&self, batch: &SampledBatch) -> Result<u64> {
-        if !self.fanouts.sampler().is_labor() {
+        if !self.fanouts.sampler().sampler.is_labor() {
             return Ok(0);
         }
         let mut candidates = 0u64;
