@@ -24,7 +24,7 @@ mkdir -p "$WORK"
 rm -rf "$STORE"
 
 echo "==> ginex gen ($NODES nodes)"
-target/release/ginex gen --nodes "$NODES" --avg-degree 15 --dim 128 --classes 8 --split 0.5,0.1,0.1 --seed 1 --out "$STORE"
+target/release/ginex gen --nodes "$NODES" --avg-degree 15 --dim 128 --classes 8 --split 0.2,0.1,0.1 --seed 1 --out "$STORE"
 echo "==> ginex-dump"
 target/release/ginex-dump "$STORE"
 echo "==> ginex-dump --verify"
