@@ -19,7 +19,9 @@ WORK="${GINEX_WORK:-work}"
 STORE="$WORK/demo-$NODES"
 
 eval "$(bash tools/setup-libtorch.sh --env)"
-cargo build --release -p ginex-cli --bins --features train
+# The two tools the demo runs, without line tables: the build is most of
+# the main job's five minutes on a fresh machine.
+CARGO_PROFILE_RELEASE_DEBUG=false cargo build --release -p ginex-cli --features train --bin ginex --bin ginex-dump
 mkdir -p "$WORK"
 rm -rf "$STORE"
 
