@@ -520,7 +520,6 @@ pub(crate) fn labor_draw(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::labor_solve::Solved;
 
     #[test]
     fn names_round_trip_and_unknown_names_list_the_choices() {
@@ -560,23 +559,7 @@ mod tests {
         l
     }
 
-    fn solved(gs: &[Group<'_>], iterations: usize) -> Solved {
-        let mut scratch = SolveScratch::default();
-        solve(gs, iterations, &mut scratch).unwrap();
-        scratch.solved
-    }
-
-    fn groups(lists: &[Vec<u64>], k: i64) -> Vec<Group<'_>> {
-        lists
-            .iter()
-            .enumerate()
-            .map(|(target, l)| Group {
-                target,
-                candidates: l,
-                k,
-            })
-            .collect()
-    }
+    use crate::sample::labor_solve::tests::{groups, solved};
 
     /// Every edge's empirical inclusion frequency over 20,000 batches
     /// (fixed keys: the counts are fixed numbers, the test cannot flake)

@@ -397,7 +397,7 @@ fn solve_c_with(pi: &mut [f64], suffix: &mut Vec<f64>, k: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sample::labor::MAX_LABOR_ITERATIONS;
 
@@ -407,7 +407,7 @@ mod tests {
         scratch.solved
     }
 
-    fn groups(lists: &[Vec<u64>], k: i64) -> Vec<Group<'_>> {
+    pub(crate) fn groups(lists: &[Vec<u64>], k: i64) -> Vec<Group<'_>> {
         lists
             .iter()
             .enumerate()
