@@ -105,6 +105,7 @@ pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
     );
     (2 * per_gatherer).min(IO_BUFFER_BYTES)
 }
+
 /// A LABOR sampling worker's scratch per candidate of a batch, at most
 /// (`sample::labor_solve`): the packed occurrence and its radix-sort
 /// buffer (8 + 8), the wide sort entry (16), the distinct ids and their
