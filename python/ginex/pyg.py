@@ -434,6 +434,25 @@ class _EpochBatches(torch.utils.data.Sampler):
 
 
 # PyG NeighborLoader arguments ginex does not support, with their defaults.
+def _stores(data):
+    """``data`` as a (FeatureStore, GraphStore) pair: the pair itself, or
+    both opened over a store (a path or a ``ginex.Store``)."""
+    if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], FeatureStore):
+        feature_store, graph_store = data
+        if not isinstance(graph_store, GraphStore):
+            raise TypeError("data: expected (ginex.pyg.FeatureStore, ginex.pyg.GraphStore)")
+        return feature_store, graph_store
+    store = _open(data)
+    return FeatureStore(store), GraphStore(store)
+
+
+def _check_batching(batch_size, num_workers):
+    if not isinstance(batch_size, int) or batch_size <= 0:
+        raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
+    if num_workers is not None and num_workers < 0:
+        raise ValueError(f"num_workers: {num_workers} must be >= 0")
+
+
 def _refuse_unsupported(kwargs, table, loader, why, filter_per_worker):
     """Pops PyG's arguments in ``table`` (name: default) from ``kwargs``,
     refusing any given a value other than its default, and a true
@@ -549,21 +568,12 @@ class NeighborLoader(_NativeViews, NodeLoader):
             "ginex samples uniformly without replacement, directed, one subgraph per batch",
             filter_per_worker,
         )
-        if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], FeatureStore):
-            feature_store, graph_store = data
-            if not isinstance(graph_store, GraphStore):
-                raise TypeError("data: expected (ginex.pyg.FeatureStore, ginex.pyg.GraphStore)")
-        else:
-            store = _open(data)
-            feature_store, graph_store = FeatureStore(store), GraphStore(store)
+        feature_store, graph_store = _stores(data)
         store = feature_store.store
         self.feature_store = feature_store
         self._typed = feature_store._typed
         input_type, seeds = self._input_nodes(feature_store, input_nodes)
-        if not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
-        if num_workers is not None and num_workers < 0:
-            raise ValueError(f"num_workers: {num_workers} must be >= 0")
+        _check_batching(batch_size, num_workers)
         self._input_type = input_type
         self._input_offset = feature_store._types[input_type].offset
         order = np.argsort(seeds, kind="stable")
@@ -867,23 +877,14 @@ class LinkNeighborLoader(_NativeViews, _PygLinkLoader):
             )
         if drop_last:
             raise ValueError("drop_last=True: not supported by ginex.pyg.LinkNeighborLoader")
-        if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], FeatureStore):
-            feature_store, graph_store = data
-            if not isinstance(graph_store, GraphStore):
-                raise TypeError("data: expected (ginex.pyg.FeatureStore, ginex.pyg.GraphStore)")
-        else:
-            store = _open(data)
-            feature_store, graph_store = FeatureStore(store), GraphStore(store)
+        feature_store, graph_store = _stores(data)
         store = feature_store.store
         if feature_store._typed:
             raise ValueError(
                 f"data: {store.path} is a typed store; ginex.pyg.LinkNeighborLoader takes untyped "
                 "stores (link batches over one relation are not supported yet)"
             )
-        if not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"batch_size: {batch_size!r} must be a positive integer")
-        if num_workers is not None and num_workers < 0:
-            raise ValueError(f"num_workers: {num_workers} must be >= 0")
+        _check_batching(batch_size, num_workers)
         neg, mode = _neg_count(neg_sampling, neg_sampling_ratio)
         self.feature_store = feature_store
         self.neg, self.neg_mode = neg, mode

@@ -12,16 +12,12 @@ use crate::io::read::read_exact_at;
 pub fn read_f32_at(file: &File, path: &Path, offset: u64, out: &mut [f32]) -> Result<()> {
     #[cfg(target_endian = "little")]
     {
-        // SAFETY: the byte view covers exactly `out`'s memory (len × 4
-        // bytes, u8 needs no alignment) and lives only for this call, while
-        // `out` is mutably borrowed; every bit pattern is a valid f32, so
-        // whatever the read leaves there is a valid value.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                out.as_mut_ptr().cast::<u8>(),
-                std::mem::size_of_val(out),
-            )
-        };
+        // Every bit pattern is a valid f32, so whatever the read leaves in
+        // the view is a valid value.
+        let len = std::mem::size_of_val(out);
+        // SAFETY: the byte view covers exactly `out`'s memory (u8 needs no
+        // alignment) and lives only for this call, while `out` is borrowed.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), len) };
         read_exact_at(file, path, offset, bytes)
     }
     #[cfg(not(target_endian = "little"))]
