@@ -17,33 +17,37 @@ cd "$(dirname "$0")/.."
 NODES="${GINEX_DEMO_NODES:-200000}"
 WORK="${GINEX_WORK:-work}"
 STORE="$WORK/demo-$NODES"
+# Each step's header carries the time since the start, so a slow step shows.
+step() { printf '==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
+step "libtorch (torch 2.13.0 in a project-local venv; a few minutes the first time)"
 eval "$(bash tools/setup-libtorch.sh --env)"
 # The two tools the demo runs, without line tables: the build is most of
 # the main job's five minutes on a fresh machine.
+step "cargo build --release (ginex, ginex-dump with training)"
 CARGO_PROFILE_RELEASE_DEBUG=false cargo build --release -p ginex-cli --features train --bin ginex --bin ginex-dump
 mkdir -p "$WORK"
 rm -rf "$STORE"
 
-echo "==> ginex gen ($NODES nodes)"
+step "ginex gen ($NODES nodes)"
 target/release/ginex gen --nodes "$NODES" --avg-degree 15 --dim 128 --classes 8 --split 0.2,0.1,0.1 --seed 1 --out "$STORE"
-echo "==> ginex-dump"
+step "ginex-dump"
 target/release/ginex-dump "$STORE"
-echo "==> ginex-dump --verify"
+step "ginex-dump --verify"
 target/release/ginex-dump --verify "$STORE"
-echo "==> ginex epoch (one epoch of data preparation per policy: ginex, lru, none)"
+step "ginex epoch (one epoch of data preparation per policy: ginex, lru, none)"
 for policy in ginex lru; do
   target/release/ginex epoch "$STORE" --policy "$policy" --feature-cache-bytes 16MiB --neighbor-cache-bytes 8MiB \
     --run-dir "$WORK/runs" --report "$WORK/epoch-$policy.json" >/dev/null
 done
 target/release/ginex epoch "$STORE" --policy none --run-dir "$WORK/runs" --report "$WORK/epoch-none.json" >/dev/null
-echo "==> ginex train (GraphSAGE, 4 epochs)"
+step "ginex train (GraphSAGE, 4 epochs)"
 rm -rf "$WORK/ckpt"
 target/release/ginex train "$STORE" --model sage --fanouts 10,5 --batch-size 1000 --hidden 128 --lr 0.01 --epochs 4 \
   --policy ginex --feature-cache-bytes 16MiB --neighbor-cache-bytes 8MiB --run-dir "$WORK/runs" \
   --checkpoint "$WORK/ckpt" --report "$WORK/train-report.json" --plot "$WORK/train-curve.svg"
 
-echo "==> ginex bench outofcore (features 2.9x a memory cgroup: ginex, degree, mmap)"
+step "ginex bench outofcore (features 2.9x a memory cgroup: ginex, degree, mmap)"
 CAPPED="$WORK/demo-capped"
 rm -rf "$CAPPED" "$WORK/capped.json"
 target/release/ginex gen --quiet --nodes 2200000 --avg-degree 10 --dim 128 --classes 8 --split 0.015,0.01,0.01 \
@@ -55,7 +59,7 @@ if ! target/release/ginex bench outofcore "$CAPPED" --memory 384MiB --policies g
 fi
 rm -rf "$CAPPED" "$CAPPED.ncache" "$CAPPED.runs"
 
-echo "==> summary"
+step "summary"
 python3 - "$WORK" "$STORE" "$NODES" <<'PY'
 import json, os, sys
 work, store, nodes = sys.argv[1:]
@@ -96,3 +100,4 @@ print(f"  report {work}/train-report.json, training curve {work}/train-curve.svg
 print(f"  checkpoints in {work}/ckpt (the best epoch is kept); logits of every node:")
 print(f"    target/release/ginex predict {store} --checkpoint {work}/ckpt --out {work}/logits.npy")
 PY
+step "done"
