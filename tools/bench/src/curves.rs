@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::args::Fanouts;
 use crate::machine::machine_description;
-use crate::sorted_json;
+use crate::report::sorted_json;
 use crate::svg::{line_chart, Series};
 use ginex::internals::cache::belady::{PageGroups, ReusePrior};
 use ginex::internals::error::{Error, Result};
@@ -362,7 +362,7 @@ pub fn run_curves_bench_to(
                 .collect(),
         })
         .collect();
-    crate::write_report(
+    crate::report::write_report(
         &args.plot,
         line_chart(
             &series,

@@ -11,7 +11,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::machine::machine_description;
-use crate::sorted_json;
+use crate::report::sorted_json;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::format::header::FileKind;
 use ginex::internals::format::neighbor_cache::Codec;

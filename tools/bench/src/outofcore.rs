@@ -25,13 +25,14 @@ use super::outofcore_report::{
 };
 use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
-use crate::size::parse_bytes;
-use crate::sorted_json;
+use crate::report::sorted_json;
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::curves::{sample_link_trace, sample_trace, TraceSpec};
 use ginex::internals::exec::page_floor::{page_floor, PageFloor};
+use ginex::internals::sample::link::LinkTask;
 use ginex::internals::sample::source::InMemoryTopology;
+use ginex::internals::size::parse_bytes;
 use ginex::internals::store::read_cost::ReadCostModel;
 use ginex::internals::store::Store;
 
@@ -283,7 +284,11 @@ pub fn child_extra(
 }
 
 /// `ginex bench outofcore`.
-pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run_outofcore_bench(
+    args: &OutOfCoreBenchArgs,
+    out: &mut dyn Write,
+    epoch_args: ChildEpochParser,
+) -> Result<()> {
     let args = &OutOfCoreBenchArgs {
         extra: child_extra(args.task.as_deref(), args.neg, &args.extra)?,
         task: None,
@@ -292,14 +297,14 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     };
     let Some(ratios) = &args.ratios else {
         let label = args.memory.clone().unwrap_or_default();
-        let Some(cap) = bench_cap(args, parse_bytes(&label)?, &label, out)? else {
+        let Some(cap) = bench_cap(args, parse_bytes(&label)?, &label, out, epoch_args)? else {
             return Ok(());
         };
         if let Some(path) = &args.json {
             write_json(path, &cap.json)?;
         }
         if let Some(path) = &args.plot {
-            crate::write_report(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))?;
+            crate::report::write_report(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))?;
             eprintln!("  plot: {}", path.display());
         }
         return Ok(());
@@ -318,7 +323,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
         let memory = (feature_bytes as f64 / ratio) as u64;
         let label = format!("{}MiB", memory >> 20);
         eprintln!("\n== ratio {ratio}: --memory {label} ({memory} bytes) ==");
-        let Some(cap) = bench_cap(args, memory, &label, out)? else {
+        let Some(cap) = bench_cap(args, memory, &label, out, epoch_args)? else {
             return Ok(());
         };
         results.push(sorted_json(&SweepCapDoc {
@@ -347,15 +352,15 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             "{}-pages.svg",
             path.file_stem().unwrap_or_default().to_string_lossy()
         ));
-        crate::write_report(path, walls)?;
-        crate::write_report(&pages_path, pages)?;
+        crate::report::write_report(path, walls)?;
+        crate::report::write_report(&pages_path, pages)?;
         eprintln!("  plots: {} {}", path.display(), pages_path.display());
     }
     Ok(())
 }
 
 fn write_json(path: &Path, v: &Value) -> Result<()> {
-    crate::write_report(path, serde_json::to_vec_pretty(v).unwrap_or_default())?;
+    crate::report::write_report(path, serde_json::to_vec_pretty(v).unwrap_or_default())?;
     eprintln!("  json: {}", path.display());
     Ok(())
 }
@@ -378,6 +383,7 @@ fn bench_cap(
     memory: u64,
     label: &str,
     out: &mut dyn Write,
+    epoch_args: ChildEpochParser,
 ) -> Result<Option<CapResult>> {
     if args.rounds == 0 {
         return Err(Error::invalid_argument("--rounds must be at least 1"));
@@ -565,7 +571,12 @@ fn bench_cap(
         (false, Some(rows)) => {
             let started = Instant::now();
             let cache_bytes = rows * store.layout().row_bytes() as u64;
-            let f = epoch_page_floor(&store, &args.store, &args.extra, rows, cache_bytes)?;
+            let f = epoch_page_floor(
+                &store,
+                epoch_args(&args.store, &args.extra)?,
+                rows,
+                cache_bytes,
+            )?;
             eprint!(
                 "{}",
                 page_floor_table(&summaries, &f, &ReadCostModel::default())
@@ -649,41 +660,35 @@ fn bench_cap(
     }))
 }
 
+/// What `bench outofcore` needs of the `ginex epoch` command line its
+/// children run (`ginex epoch STORE EXTRA…`): its trace (batch size,
+/// fanouts, seed, epoch, `--max-batches`) and its link task, if any.
+#[derive(Debug, Clone)]
+pub struct ChildEpoch {
+    /// The batches the children sample.
+    pub trace: TraceSpec,
+    /// `--task link`'s negatives, if the children train on edges.
+    pub link: Option<LinkTask>,
+}
+
+/// Parses a child's `ginex epoch STORE EXTRA…` arguments as `ginex epoch`
+/// parses them. The CLI owns that parser (`ginex_cli::epoch::child_epoch`)
+/// and passes it in: this crate cannot name the CLI's argument types, as
+/// the CLI crate depends on it.
+pub type ChildEpochParser = fn(store: &Path, extra: &[String]) -> Result<ChildEpoch>;
+
 /// The page floor of the epoch the children run (`ginex epoch STORE
 /// EXTRA…`, parsed as they parse it, so the trace has their batch size,
 /// fanouts, seed, epoch and `--max-batches`) for a cache of `cache_bytes`.
 fn epoch_page_floor(
     store: &Store,
-    path: &Path,
-    extra: &[String],
+    child: ChildEpoch,
     cache_rows: u64,
     cache_bytes: u64,
 ) -> Result<PageFloor> {
-    #[derive(clap::Parser)]
-    struct ChildEpoch {
-        #[command(flatten)]
-        epoch: crate::epoch::EpochArgs,
-    }
-    let argv = ["epoch".to_string(), path.display().to_string()]
-        .into_iter()
-        .chain(extra.iter().cloned());
-    let child = <ChildEpoch as clap::Parser>::try_parse_from(argv).map_err(|e| {
-        Error::invalid_argument(format!(
-            "the arguments after -- do not parse as `ginex epoch`'s: {e}"
-        ))
-    })?;
-    let (data, epoch) = (&child.epoch.data, child.epoch.epoch);
-    let spec = TraceSpec {
-        batch_size: data.sampling.batch_size,
-        fanouts: data.sampling.fanouts.clone(),
-        seed: data.sampling.seed,
-        epoch,
-        epochs: 1,
-        max_batches: data.max_batches,
-        workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let ChildEpoch { trace: spec, link } = child;
     let topo = InMemoryTopology::load(store)?;
-    let trace = match data.link_task() {
+    let trace = match link {
         Some(task) => sample_link_trace(store, &topo, &spec, task)?,
         None => sample_trace(store, &topo, &spec)?,
     };
