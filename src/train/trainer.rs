@@ -8,7 +8,7 @@ use tch::{nn, Device, Kind, Tensor};
 
 use crate::error::{Error, Result};
 use crate::train::decoder::{Decoder, Task};
-use crate::train::model::{Gnn, GnnSpec, Hop, HopTensors, InitKind, ModelKind};
+use crate::train::model::{Gnn, GnnSpec, Hop, HopTensors, InitKind, ModelKind, ModelSpec};
 
 mod link_steps;
 pub use link_steps::LinkPairs;
@@ -56,6 +56,10 @@ pub struct TrainConfig {
     /// Node classification, or link prediction with a decoder (the last
     /// layer's outputs are then node embeddings).
     pub task: Task,
+    /// The architecture's own options (`--model NAME:KEY=VALUE,...`, the
+    /// checkpoint document's `options`): see [`TrainConfig::model_spec`].
+    /// Empty: its defaults.
+    pub model_options: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A learnable embedding of one node type: a row per node of the type,
@@ -184,10 +188,21 @@ impl TrainConfig {
             .unwrap_or_else(|| InitKind::default_for(self.model))
     }
 
-    /// The model this configuration builds.
+    /// The architecture with its options ([`TrainConfig::model_options`]
+    /// read by the architecture: an option it does not have, or a value
+    /// of the wrong type, is refused).
+    pub fn model_spec(&self) -> Result<ModelSpec> {
+        ModelSpec::with_options(self.model, &self.model_options)
+    }
+
+    /// The model this configuration builds. Options that
+    /// [`model_spec`](Self::model_spec) refuses (a run or a prediction
+    /// refuses them first) build the architecture's defaults.
     pub fn spec(&self, in_dim: i64, classes: i64) -> GnnSpec {
         GnnSpec {
-            kind: self.model,
+            model: self
+                .model_spec()
+                .unwrap_or_else(|_| ModelSpec::default_for(self.model)),
             in_dim,
             hidden: self.hidden,
             classes,
@@ -224,6 +239,7 @@ impl Default for TrainConfig {
             embed: Vec::new(),
             num_bases: 0,
             task: Task::Node,
+            model_options: serde_json::Map::new(),
         }
     }
 }
