@@ -119,6 +119,8 @@ architectures! {
     /// weights), summed over the relations into each target's type (what
     /// PyG's `to_hetero` makes of `SAGEConv`).
     rsage::Rsage,
+    /// GIN (Xu et al.): sum aggregation + a 2-layer MLP, `eps` fixed or learned.
+    gin::Gin,
 }
 
 /// What an architecture declares: the row behind its [`ModelKind`] and
