@@ -668,6 +668,23 @@ mod tests {
         assert_eq!(config_from_meta(&v).unwrap().task, Task::Node);
     }
 
+    /// Whose fault: a damaged checkpoint document is `Corrupt` (naming the
+    /// file), a directory without checkpoints the caller's argument.
+    #[test]
+    fn a_damaged_checkpoint_is_corrupt_not_the_callers_argument() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("LATEST"), "epoch-00001").unwrap();
+        let json = dir.path().join("epoch-00001.json");
+        std::fs::write(&json, b"{\"epoch\": 1, \"model\": ").unwrap();
+        match latest_meta(dir.path()).unwrap_err() {
+            Error::Corrupt { path, .. } => assert_eq!(path, json),
+            other => panic!("{other:?}"),
+        }
+        let empty = tempfile::tempdir().unwrap();
+        let err = latest_meta(empty.path()).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+    }
+
     #[test]
     fn an_old_document_reads_with_defaults() {
         // Before heads, out_heads, seed and init were recorded; and a
