@@ -104,11 +104,6 @@ impl Sampler {
             Sampler::LaborStar => 3,
         }
     }
-
-    /// [`code`](Self::code)'s inverse.
-    pub(crate) fn from_code(c: u8) -> Option<Sampler> {
-        Self::ALL.into_iter().find(|s| s.code() == c)
-    }
 }
 
 impl fmt::Display for Sampler {
@@ -489,10 +484,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_codes_are_the_formats() {
+        use crate::format::runtime::SAMPLER_CODES;
+        for s in Sampler::ALL {
+            assert!(SAMPLER_CODES.contains(&(s.code(), s.name())), "{s}");
+        }
+        assert_eq!(SAMPLER_CODES.len(), Sampler::ALL.len());
+    }
+
+    #[test]
     fn names_round_trip_and_unknown_names_list_the_choices() {
         for s in Sampler::ALL {
             assert_eq!(Sampler::parse(s.name()).unwrap(), s);
-            assert_eq!(Sampler::from_code(s.code()), Some(s));
         }
         let err = Sampler::parse("labor").unwrap_err().to_string();
         assert!(
