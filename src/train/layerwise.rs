@@ -23,52 +23,17 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::progress::{human_rate, Bar};
 use crate::store::gather::{GatherOptions, Gatherer};
 use crate::store::Store;
+use crate::train::layerwise_spill::{read_spilled, SpillFile};
+pub use crate::train::layerwise_spill::{LayerStats, LayerwiseOptions};
 use crate::train::layerwise_stream;
 use crate::train::model::Hop;
 use crate::train::trainer::Trainer;
-
-/// How a layer-wise pass may use memory and disk.
-#[derive(Debug, Clone)]
-pub struct LayerwiseOptions {
-    /// The budget: a quarter for a chunk's working set, a quarter for each
-    /// of a layer's input and output tables when held in memory.
-    pub memory: u64,
-    /// Where spill files go when a layer's rows do not fit in memory.
-    pub spill_dir: PathBuf,
-    /// No progress bar.
-    pub quiet: bool,
-}
-
-/// What one layer of a pass did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LayerStats {
-    /// Target nodes computed.
-    pub nodes: u64,
-    /// Edges aggregated.
-    pub edges: u64,
-    /// Chunks the targets were taken in (the gather path; 0 streaming).
-    pub chunks: u64,
-    /// Passes over the layer's input, one per destination partition
-    /// (streaming; 0 on the gather path).
-    pub passes: u64,
-    /// Bytes of output rows spilled to disk (0 = held in memory).
-    pub spilled_bytes: u64,
-    /// Wall time.
-    pub seconds: f64,
-    /// Of which in matmuls and sums (streaming; the rest is reading,
-    /// writing and sorting).
-    pub compute_seconds: f64,
-    /// Bytes of input read: the features and the spill files (streaming).
-    pub read_bytes: u64,
-}
 
 /// The rows a layer reads: the store's features (layer 0), or the previous
 /// layer's outputs in memory or in a spill file.
@@ -76,50 +41,6 @@ enum Rows {
     Store(Box<Gatherer>),
     Memory(Vec<f32>),
     File(SpillFile),
-}
-
-/// A spill file of `f32` rows (little-endian, no header: a temporary that
-/// never outlives the process that writes it), deleted on drop (a failed
-/// pass leaves none). Created new, never over a file it did not write.
-pub(crate) struct SpillFile {
-    pub(crate) file: File,
-    pub(crate) path: PathBuf,
-}
-
-impl SpillFile {
-    /// A new file `layerwise-PID-TAG[.K].f32` in `dir`, open for reading
-    /// and writing; a name already taken (another process's, a crashed
-    /// run's) is left alone and the next suffix tried.
-    pub(crate) fn create(dir: &std::path::Path, tag: &str) -> Result<SpillFile> {
-        let pid = std::process::id();
-        for k in 0..1000 {
-            let name = match k {
-                0 => format!("layerwise-{pid}-{tag}.f32"),
-                _ => format!("layerwise-{pid}-{tag}.{k}.f32"),
-            };
-            let path = dir.join(name);
-            match std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => return Ok(SpillFile { file, path }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io("create", &path, e)),
-            }
-        }
-        Err(Error::invalid_argument(format!(
-            "{}: 1000 spill file names for layer-wise tag {tag} are taken; remove stale layerwise-{pid}-* files",
-            dir.display()
-        )))
-    }
-}
-
-impl Drop for SpillFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 impl Rows {
@@ -142,47 +63,6 @@ impl Rows {
             Rows::File(spill) => read_spilled(spill, ids, width, out),
         }
     }
-}
-
-/// Rows of `ids` from a spill file: sorted, runs of rows less than a page
-/// apart read with one positioned read each.
-pub(crate) fn read_spilled(
-    spill: &SpillFile,
-    ids: &[u64],
-    width: usize,
-    out: &mut [f32],
-) -> Result<()> {
-    let row_bytes = width * 4;
-    let gap = (4096 / row_bytes.max(1)).max(1) as u64;
-    let mut order: Vec<usize> = (0..ids.len()).collect();
-    order.sort_unstable_by_key(|&i| ids[i]);
-    let mut buf: Vec<u8> = Vec::new();
-    let mut i = 0;
-    while i < order.len() {
-        let first = ids[order[i]];
-        let mut j = i + 1;
-        while j < order.len() && ids[order[j]] <= ids[order[j - 1]] + gap {
-            j += 1;
-        }
-        let last = ids[order[j - 1]];
-        let len = (last - first + 1) as usize * row_bytes;
-        buf.resize(len, 0);
-        spill
-            .file
-            .read_exact_at(&mut buf, first * row_bytes as u64)
-            .map_err(|e| Error::io("read", &spill.path, e))?;
-        for &k in &order[i..j] {
-            let at = (ids[k] - first) as usize * row_bytes;
-            for (x, b) in out[k * width..(k + 1) * width]
-                .iter_mut()
-                .zip(buf[at..at + row_bytes].chunks_exact(4))
-            {
-                *x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            }
-        }
-        i = j;
-    }
-    Ok(())
 }
 
 /// Where a layer's outputs go: memory, or a spill file written in order.

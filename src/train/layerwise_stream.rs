@@ -57,8 +57,8 @@ use crate::error::{Error, Result};
 use crate::progress::Bar;
 use crate::store::gather::{GatherOptions, Gatherer};
 use crate::store::Store;
-use crate::train::layerwise::{read_spilled, LayerStats, LayerwiseOptions, SpillFile};
 use crate::train::layerwise_plan::{StreamPlan, StreamShape};
+use crate::train::layerwise_spill::{read_spilled, LayerStats, LayerwiseOptions, SpillFile};
 use crate::train::model::SumLayer;
 use crate::train::trainer::Trainer;
 

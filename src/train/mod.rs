@@ -18,6 +18,7 @@ pub mod eval;
 pub mod hop;
 pub mod layerwise;
 pub mod layerwise_plan;
+pub mod layerwise_spill;
 pub mod layerwise_stream;
 pub mod link;
 pub mod memory;

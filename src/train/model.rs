@@ -9,68 +9,8 @@ use tch::nn;
 use tch::Tensor;
 
 use crate::error::{Error, Result};
-pub use crate::train::conv::{Conv, InitKind, LayerShape, ModelKind, ModelSpec, SumLayer};
+pub use crate::train::conv::{Conv, GnnSpec, InitKind, LayerShape, ModelKind, ModelSpec, SumLayer};
 pub use crate::train::hop::{Hop, HopTensors};
-
-/// Everything that shapes a model.
-#[derive(Debug, Clone)]
-pub struct GnnSpec {
-    /// Architecture, with its own options.
-    pub model: ModelSpec,
-    /// Input feature width.
-    pub in_dim: i64,
-    /// Hidden width (per head for GAT).
-    pub hidden: i64,
-    /// Output classes.
-    pub classes: i64,
-    /// Layers (= hops).
-    pub layers: usize,
-    /// Dropout after each hidden layer's activation.
-    pub dropout: f64,
-    /// Dropout on the input features.
-    pub input_dropout: f64,
-    /// GAT: attention heads of the hidden layers (concatenated).
-    pub heads: i64,
-    /// GAT: attention heads of the last layer (averaged).
-    pub out_heads: i64,
-    /// GAT: dropout on the normalised attention coefficients.
-    pub attn_dropout: f64,
-    /// Weight initialisation.
-    pub init: InitKind,
-    /// R-GCN, R-SAGE: the destination node type of each relation of the
-    /// store (its schema's order); empty: one relation into type 0.
-    pub relation_dst: Vec<i64>,
-    /// R-GCN: basis decomposition, each relation's weight a learned mix of
-    /// this many shared bases (Schlichtkrull et al.); 0: a full weight per
-    /// relation.
-    pub num_bases: usize,
-}
-
-impl GnnSpec {
-    /// The architecture.
-    pub fn kind(&self) -> ModelKind {
-        self.model.kind()
-    }
-
-    /// A spec with the defaults of the other knobs.
-    pub fn basic(kind: ModelKind, in_dim: i64, hidden: i64, classes: i64, layers: usize) -> Self {
-        GnnSpec {
-            model: ModelSpec::default_for(kind),
-            in_dim,
-            hidden,
-            classes,
-            layers,
-            dropout: 0.0,
-            input_dropout: 0.0,
-            heads: 1,
-            out_heads: 1,
-            attn_dropout: 0.0,
-            init: InitKind::default_for(kind),
-            relation_dst: Vec::new(),
-            num_bases: 0,
-        }
-    }
-}
 
 /// A stack of layers, one per hop.
 pub struct Gnn {

@@ -11,7 +11,7 @@ use tch::{Kind, Tensor};
 use crate::error::Result;
 use crate::train::conv::{glorot, Architecture, Conv, InitKind, LayerShape, NoOptions};
 use crate::train::hop::HopTensors;
-use crate::train::model::GnnSpec;
+use crate::train::conv::GnnSpec;
 
 /// The architecture.
 pub struct Gat;

@@ -7,7 +7,7 @@ use tch::Tensor;
 use crate::error::Result;
 use crate::train::conv::{linear, Architecture, Conv, InitKind, LayerShape, NoOptions, SumLayer};
 use crate::train::hop::HopTensors;
-use crate::train::model::GnnSpec;
+use crate::train::conv::GnnSpec;
 
 /// The architecture.
 pub struct Mlp;

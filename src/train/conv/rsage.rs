@@ -8,7 +8,7 @@ use tch::{Kind, Tensor};
 use crate::error::{Error, Result};
 use crate::train::conv::{linear, Architecture, Conv, InitKind, LayerShape, NoOptions};
 use crate::train::hop::HopTensors;
-use crate::train::model::GnnSpec;
+use crate::train::conv::GnnSpec;
 
 /// The architecture.
 pub struct Rsage;
