@@ -282,6 +282,18 @@ pub fn sample_superbatch(
     spec: &SuperbatchSpec,
     dir: &Path,
 ) -> Result<SampledSuperbatch> {
+    sample_superbatch_with(source, spec, dir, &mut |_| {})
+}
+
+/// [`sample_superbatch`], calling `sampled(ids)` with each lockstep
+/// round's batches (their ids, in batch order) as soon as the round is
+/// sampled: what a caller may start on before the whole superbatch is.
+pub fn sample_superbatch_with(
+    source: &dyn BatchSource,
+    spec: &SuperbatchSpec,
+    dir: &Path,
+    sampled: &mut dyn FnMut(&[Vec<u64>]),
+) -> Result<SampledSuperbatch> {
     let files = SuperbatchFiles::in_dir(dir, spec.index);
     // Refused before anything is written: a file of an earlier run is
     // never replaced, and never removed by this run's cleanup.
@@ -289,7 +301,7 @@ pub fn sample_superbatch(
     refuse_existing(&files.changes)?;
     let started = Instant::now();
     // On error the writer removes the samples file it created (only it).
-    let trace = sample_to_file(source, spec, &files.samples)?;
+    let trace = sample_to_file(source, spec, &files.samples, sampled)?;
     Ok(SampledSuperbatch {
         files: OwnedFiles::new(files),
         trace,
@@ -339,11 +351,13 @@ pub fn plan_superbatch<B: AsRef<[u64]>>(
 }
 
 /// Samples the batches with `spec.workers` threads, appending records in
-/// batch order, and returns each batch's ids (the access trace).
+/// batch order, and returns each batch's ids (the access trace); each
+/// round's ids go to `sampled` as soon as they are written.
 fn sample_to_file(
     source: &dyn BatchSource,
     spec: &SuperbatchSpec,
     path: &Path,
+    sampled: &mut dyn FnMut(&[Vec<u64>]),
 ) -> Result<Vec<Vec<u64>>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(spec.workers.max(1))
@@ -363,14 +377,15 @@ fn sample_to_file(
     let mut next = spec.first_batch;
     while next < end {
         let upto = (next + round).min(end);
-        let sampled = pool.install(|| source.sample_round(next..upto))?;
-        if sampled.len() as u64 != upto - next {
+        let round_records = pool.install(|| source.sample_round(next..upto))?;
+        if round_records.len() as u64 != upto - next {
             return Err(Error::internal(format!(
                 "batches {next}..{upto}: sampled {} records",
-                sampled.len()
+                round_records.len()
             )));
         }
-        for (b, rec) in (next..upto).zip(sampled) {
+        let round_start = trace.len();
+        for (b, rec) in (next..upto).zip(round_records) {
             writer.append_ids(b, &rec.ids)?;
             writer.append(RecordKind::Adj, b, &rec.adj)?;
             match (&rec.link, spec.run.link.is_some()) {
@@ -386,8 +401,15 @@ fn sample_to_file(
             }
             trace.push(rec.ids);
         }
+        sampled(&trace[round_start..]);
         next = upto;
     }
+    // The workers' CPU time (the pool's threads are this superbatch's own).
+    let workers: std::time::Duration = pool
+        .broadcast(|_| crate::io::cpu_time::thread_cpu())
+        .into_iter()
+        .sum();
+    crate::io::cpu_time::charge(crate::io::cpu_time::Role::Sampling, workers);
     writer.finish()?;
     Ok(trace)
 }
