@@ -18,12 +18,14 @@
 //!   consuming batches never waits for the inspector while the next
 //!   superbatch is prepared; and the init rows of a superbatch are read by
 //!   a thread of their own while its batches run, each batch waiting only
-//!   for the chunks it needs ([`crate::exec::staged_init`]). C(0) has no
-//!   main loop to hide behind, but superbatch 0 starts from an empty cache,
-//!   so its init is known once it is sampled
-//!   ([`fresh_init`](crate::cache::belady::fresh_init)): the executor
-//!   reads it while C(0) runs. Its `cache_init` time is the time the
-//!   executor waited for init rows.
+//!   for the chunks it needs ([`crate::exec::staged_init`]). S(0) and C(0)
+//!   have no main loop to hide behind, but superbatch 0 starts from an
+//!   empty cache, so its init is the first rows it uses up to the cache's
+//!   size ([`fresh_init`](crate::cache::belady::fresh_init)), known as soon
+//!   as S(0)'s first lockstep rounds hold that many distinct rows
+//!   ([`FreshInit`]): the executor reads it while the rest of S(0) samples
+//!   and C(0) runs. Its `cache_init` time is the time the executor waited
+//!   for init rows.
 //!
 //! One driver runs them all (`drive`): per superbatch, prepare (take it
 //! from the schedule's `Feed`, which ran S and C beside what the
@@ -255,16 +257,19 @@ struct Inspector<'a> {
 impl Inspector<'_> {
     /// S(s): its files are removed when dropped, unless the run keeps them.
     fn sample(&self, s: usize) -> Result<SampledSuperbatch> {
-        self.sample_with(s, &mut |_| {})
+        self.sample_with(s, false, &mut |_| {})
     }
 
-    /// S(s), handing each lockstep round's ids to `round` as it is sampled.
+    /// S(s), handing each lockstep round's ids to `round` as it is
+    /// sampled, the first rounds short when `ramp_up`.
     fn sample_with(
         &self,
         s: usize,
+        ramp_up: bool,
         round: &mut dyn FnMut(&[Vec<u64>]),
     ) -> Result<SampledSuperbatch> {
-        let mut sampled = sample_superbatch_with(self.sampler, &self.specs[s], self.dir, round)?;
+        let mut sampled =
+            sample_superbatch_with(self.sampler, &self.specs[s], self.dir, ramp_up, round)?;
         if self.keep_runs {
             sampled.files.keep_on_drop();
         }
@@ -501,7 +506,8 @@ impl Ahead {
                 }
                 let sampled = if s == 0 {
                     let mut fresh = Some(FreshInit::new(inspector.specs[0].capacity));
-                    inspector.sample_with(0, &mut |round| {
+                    // Short first rounds: the init is known sooner.
+                    inspector.sample_with(0, true, &mut |round| {
                         send_known_init(&mut fresh, round, inspector, &early_tx, &early_sent);
                     })
                 } else {
