@@ -12,7 +12,7 @@ use crate::exec::config::CacheConfig;
 pub use crate::exec::config::EpochConfig;
 use crate::exec::mmap::MmapStore;
 use crate::exec::pipeline::{run_ginex, GinexRun};
-pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
+pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport, Timeline};
 use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
 use crate::format::neighbor_cache::Codec;
@@ -163,7 +163,8 @@ pub fn run_epoch(
     let result = run_epoch_inner(store, config, &train, &mut report, consume);
     cpu_time::charge(Role::Executor, cpu_time::thread_cpu().saturating_sub(cpu.2));
     let t = &mut report.timeline;
-    t.cpu = ProcessCpu::now().since(&cpu.0);
+    let spent = ProcessCpu::now().since(&cpu.0);
+    (t.cpu_user, t.cpu_system) = (spent.user, spent.system);
     let ledger = cpu_time::ledger();
     for (k, slot) in t.role_cpu.iter_mut().enumerate() {
         *slot = Duration::from_nanos(ledger[k].saturating_sub(cpu.1[k]));

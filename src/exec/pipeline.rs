@@ -252,6 +252,9 @@ struct Inspector<'a> {
     /// Set before the run where its configuration brings the prior
     /// ([`EpochConfig::out_degree_prior`]).
     prior: OnceLock<Arc<ReusePrior>>,
+    /// The first init goes to the executor as soon as S(0)'s first rounds
+    /// fix it ([`GinexOptions::early_first_init`]).
+    early_first_init: bool,
 }
 
 impl Inspector<'_> {
@@ -504,7 +507,7 @@ impl Ahead {
                 if s >= 2 && done_rx.recv().is_err() {
                     return; // the executor stopped
                 }
-                let sampled = if s == 0 {
+                let sampled = if s == 0 && inspector.early_first_init {
                     let mut fresh = Some(FreshInit::new(inspector.specs[0].capacity));
                     // Short first rounds: the init is known sooner.
                     inspector.sample_with(0, true, &mut |round| {
@@ -983,6 +986,7 @@ pub(crate) fn run_ginex(
         keep_runs: ginex.keep_runs,
         prior_of: ginex.reuse_prior.then_some(store),
         prior: OnceLock::new(),
+        early_first_init: ginex.early_first_init,
     };
     if let Some(prior) = config
         .out_degree_prior

@@ -152,6 +152,11 @@ pub struct DataArgs {
     /// comparison.
     #[arg(long)]
     pub no_page_companions: bool,
+    /// Read the first superbatch's init once the whole superbatch is
+    /// sampled, instead of as soon as its first sampling rounds fix it
+    /// (`--pipeline full`); for comparison: the same bytes either way.
+    #[arg(long)]
+    pub first_init_after_sampling: bool,
     /// k of the k-hop approximation (ginex).
     #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
     pub changeset_every: usize,
@@ -303,6 +308,7 @@ impl DataArgs {
             reuse_prior: !self.no_reuse_prior,
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
+            early_first_init: !self.first_init_after_sampling,
         };
         Ok(EpochConfig {
             cache: CacheConfig::new(self.policy, ginex, self.presc_rounds),
@@ -664,8 +670,8 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     );
     eprintln!(
         "  CPU during the epoch: user {:.2} s, system {:.2} s; by role: executor {:.2} s, init readers {:.2} s, sampling {:.2} s, changesets {:.2} s",
-        s(t.cpu.user),
-        s(t.cpu.system),
+        s(t.cpu_user),
+        s(t.cpu_system),
         s(t.role_cpu[0]),
         s(t.role_cpu[1]),
         s(t.role_cpu[2]),
