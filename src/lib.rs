@@ -164,7 +164,7 @@ pub mod progress;
 
 pub use cache::Policy;
 pub use error::{Error, Result};
-pub use exec::epoch::{BatchStat, EpochReport};
+pub use exec::epoch::{BatchStat, EpochReport, Timeline};
 pub use exec::plan::{MemoryPlan, WorkingSet};
 pub use format::edge_splits::{EdgeSplit, EdgeSplits, Negatives};
 pub use format::pages::{Dtype, FeatureLayout};

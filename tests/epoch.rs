@@ -324,6 +324,48 @@ fn pipelined_and_serial_runs_are_byte_identical() {
     }
 }
 
+/// The report's timeline: the first feature read comes no later than the
+/// first batch (its rows are read by then), both within the epoch; the
+/// epoch's CPU time is charged to the roles that spent it.
+#[test]
+fn the_timeline_says_when_reads_and_batches_started_and_whose_cpu_it_was() {
+    use ginex::internals::io::cpu_time::Role;
+    let (dir, store) = common::small_epoch_store();
+    let mut runs = Vec::new();
+    for pipeline in Pipeline::ALL {
+        let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join(pipeline.name()));
+        common::ginex_options(&mut cfg).pipeline = pipeline;
+        runs.push((format!("ginex {}", pipeline.name()), run(&store, &cfg).0));
+    }
+    let cfg = common::epoch_config(Policy::Degree, &dir.path().join("degree"));
+    runs.push(("degree".into(), run(&store, &cfg).0));
+    for (name, r) in &runs {
+        let t = &r.timeline;
+        let (read, batch) = (t.first_read.unwrap(), t.first_batch.unwrap());
+        assert!(
+            read <= batch && batch <= r.wall,
+            "{name}: {t:?}, wall {:?}",
+            r.wall
+        );
+        assert!(
+            t.role_cpu[Role::Executor as usize] > std::time::Duration::ZERO,
+            "{name}: {t:?}"
+        );
+        assert!(
+            t.cpu_user + t.cpu_system > std::time::Duration::ZERO,
+            "{name}: {t:?}"
+        );
+        if name == "ginex full" {
+            for role in [Role::Sampling, Role::Changesets, Role::InitReader] {
+                assert!(
+                    t.role_cpu[role as usize] > std::time::Duration::ZERO,
+                    "{name} {role:?}: {t:?}"
+                );
+            }
+        }
+    }
+}
+
 /// The reuse prior runs beside the first superbatch's sampling (or first,
 /// serially): it is timed, what of it was not hidden is at most its time,
 /// and a damaged topology segment that its pass reads fails the run under

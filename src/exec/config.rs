@@ -176,6 +176,10 @@ pub struct GinexOptions {
     /// Keep runtime files after each superbatch (in this run's own
     /// directory under `run_dir`, named in the report).
     pub keep_runs: bool,
+    /// Under [`Pipeline::Full`], read the first superbatch's init as soon
+    /// as its first (short) sampling rounds fix it (false: once the whole
+    /// superbatch is sampled; for comparison). The same bytes either way.
+    pub early_first_init: bool,
 }
 
 /// Exact changesets over superbatches of [`DEFAULT_SUPERBATCH`] batches
@@ -191,6 +195,7 @@ impl Default for GinexOptions {
             reuse_prior: true,
             page_companions: true,
             keep_runs: false,
+            early_first_init: true,
         }
     }
 }

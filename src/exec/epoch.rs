@@ -2,7 +2,7 @@
 //! policy: sample, (inspect and precompute changesets,) gather each batch's
 //! feature rows through the policy's cache, hand them to a consumer.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cache::dynamic::RowGather;
 use crate::cache::feature_cache::FeatureCache;
@@ -12,10 +12,11 @@ use crate::exec::config::CacheConfig;
 pub use crate::exec::config::EpochConfig;
 use crate::exec::mmap::MmapStore;
 use crate::exec::pipeline::{run_ginex, GinexRun};
-pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
+pub use crate::exec::report::{BatchStat, EpochBatch, EpochReport, Timeline};
 use crate::exec::rows::GatherRows;
 use crate::exec::run_dir::RunDir;
 use crate::format::neighbor_cache::Codec;
+use crate::io::cpu_time::{self, ProcessCpu, Role};
 use crate::sample::link::{LinkEpoch, LinkPositives};
 use crate::sample::neighbor_cache_reuse::{open_or_build, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
@@ -147,20 +148,56 @@ pub fn run_epoch(
     }
     crate::io::heap::map_large_allocations();
     let started = Instant::now();
+    let cpu = (
+        ProcessCpu::now(),
+        cpu_time::ledger(),
+        cpu_time::thread_cpu(),
+    );
     let mut report = EpochReport::default();
+    report.timeline.startup_cpu = cpu.0.total();
+    let mut first_batch = None;
+    let consume = &mut |b: &EpochBatch<'_>| {
+        first_batch.get_or_insert_with(Instant::now);
+        consume(b)
+    };
+    let result = run_epoch_inner(store, config, &train, &mut report, consume);
+    cpu_time::charge(Role::Executor, cpu_time::thread_cpu().saturating_sub(cpu.2));
+    let t = &mut report.timeline;
+    let spent = ProcessCpu::now().since(&cpu.0);
+    (t.cpu_user, t.cpu_system) = (spent.user, spent.system);
+    let ledger = cpu_time::ledger();
+    for (k, slot) in t.role_cpu.iter_mut().enumerate() {
+        *slot = Duration::from_nanos(ledger[k].saturating_sub(cpu.1[k]));
+    }
+    t.first_read = t
+        .first_read_at
+        .map(|at| at.saturating_duration_since(started));
+    t.first_batch = first_batch.map(|at| at.saturating_duration_since(started));
+    report.wall = started.elapsed();
+    result.map(|()| report)
+}
+
+/// [`run_epoch`] past its timeline: the policy's epoch into `report`.
+fn run_epoch_inner(
+    store: &Store,
+    config: &EpochConfig,
+    train: &[u64],
+    report: &mut EpochReport,
+    consume: &mut dyn FnMut(&EpochBatch<'_>) -> Result<()>,
+) -> Result<()> {
     if config.cache == CacheConfig::Mmap {
         let mapped = MmapStore::open(store)?;
         let link = link_epoch(&mapped, store, config)?;
-        let sampler = make_sampler(&mapped, store, config, &train, link.as_ref())?;
+        let sampler = make_sampler(&mapped, store, config, train, link.as_ref())?;
         run_per_batch(
             store,
             config,
             &sampler,
             Mode::Mmap(&mapped),
-            &mut report,
+            report,
             consume,
         )?;
-        return Ok(report);
+        return Ok(());
     }
 
     // Neighbor cache: opened where it was built before (offline), built
@@ -192,7 +229,7 @@ pub fn run_epoch(
         &options,
     )?;
     let link = link_epoch(&source, store, config)?;
-    let sampler = make_sampler(&source, store, config, &train, link.as_ref())?;
+    let sampler = make_sampler(&source, store, config, train, link.as_ref())?;
     let rows = GatherRows::new(store, &options)?;
     let capacity = config.feature_cache_rows;
     let result = match &config.cache {
@@ -207,7 +244,7 @@ pub fn run_epoch(
                 rows: &rows,
                 dir: run_dir.path(),
             };
-            run_ginex(&run, &mut report, consume)?;
+            run_ginex(&run, report, consume)?;
             if ginex.keep_runs {
                 report.kept_runs = Some(run_dir.keep());
             }
@@ -221,7 +258,7 @@ pub fn run_epoch(
                 config,
                 &sampler,
                 Mode::Dynamic(cache.as_mut(), &rows),
-                &mut report,
+                report,
                 consume,
             )
         }
@@ -235,7 +272,7 @@ pub fn run_epoch(
                             epoch: e,
                             ..config.clone()
                         };
-                        make_sampler(&source, store, &presample, &train, link.as_ref())
+                        make_sampler(&source, store, &presample, train, link.as_ref())
                     })?,
                     capacity,
                 ),
@@ -250,7 +287,7 @@ pub fn run_epoch(
                 config,
                 &sampler,
                 Mode::Static(&mut cache, &rows),
-                &mut report,
+                report,
                 consume,
             )
         }
@@ -268,8 +305,7 @@ pub fn run_epoch(
             Some(c.cache_hits as f64 / (c.cache_hits + c.cache_misses).max(1) as f64);
     }
     drop(ncache);
-    report.wall = started.elapsed();
-    result.map(|()| report)
+    result
 }
 
 enum Mode<'a, 'b> {

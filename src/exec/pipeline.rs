@@ -18,12 +18,14 @@
 //!   consuming batches never waits for the inspector while the next
 //!   superbatch is prepared; and the init rows of a superbatch are read by
 //!   a thread of their own while its batches run, each batch waiting only
-//!   for the chunks it needs ([`crate::exec::staged_init`]). C(0) has no
-//!   main loop to hide behind, but superbatch 0 starts from an empty cache,
-//!   so its init is known once it is sampled
-//!   ([`fresh_init`](crate::cache::belady::fresh_init)): the executor
-//!   reads it while C(0) runs. Its `cache_init` time is the time the
-//!   executor waited for init rows.
+//!   for the chunks it needs ([`crate::exec::staged_init`]). S(0) and C(0)
+//!   have no main loop to hide behind, but superbatch 0 starts from an
+//!   empty cache, so its init is the first rows it uses up to the cache's
+//!   size ([`fresh_init`](crate::cache::belady::fresh_init)), known as soon
+//!   as S(0)'s first lockstep rounds hold that many distinct rows
+//!   ([`FreshInit`]): the executor reads it while the rest of S(0) samples
+//!   and C(0) runs. Its `cache_init` time is the time the executor waited
+//!   for init rows.
 //!
 //! One driver runs them all (`drive`): per superbatch, prepare (take it
 //! from the schedule's `Feed`, which ran S and C beside what the
@@ -50,10 +52,11 @@
 //! measured in `docs/performance.md`, "Where the reuse prior runs".)
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::cache::belady::{fresh_init, Changesets, PageGroups, ReusePrior, Update};
+use crate::cache::belady::{fresh_init, Changesets, FreshInit, PageGroups, ReusePrior, Update};
 use crate::cache::feature_cache::{FeatureCache, RowSource};
 use crate::error::{Error, Result};
 use crate::exec::access_summary::AccessSummary;
@@ -68,9 +71,10 @@ use crate::exec::staged_init::{
 use crate::format::runtime::LinkStamp;
 use crate::format::sections::FeatureSections;
 use crate::inspect::superbatch::{
-    precompute_changesets, sample_superbatch, OwnedFiles, RunParams, SampledRecord,
+    precompute_changesets, sample_superbatch_with, OwnedFiles, RunParams, SampledRecord,
     SampledSuperbatch, SuperbatchReader, SuperbatchSpec,
 };
+use crate::io::cpu_time::{Role, RoleGuard};
 use crate::sample::sampler::{decode_hops_with, EpochSampler};
 use crate::store::gather::{GatherOptions, GatherStats};
 use crate::store::Store;
@@ -248,12 +252,27 @@ struct Inspector<'a> {
     /// Set before the run where its configuration brings the prior
     /// ([`EpochConfig::out_degree_prior`]).
     prior: OnceLock<Arc<ReusePrior>>,
+    /// The first init goes to the executor as soon as S(0)'s first rounds
+    /// fix it ([`GinexOptions::early_first_init`]).
+    early_first_init: bool,
 }
 
 impl Inspector<'_> {
     /// S(s): its files are removed when dropped, unless the run keeps them.
     fn sample(&self, s: usize) -> Result<SampledSuperbatch> {
-        let mut sampled = sample_superbatch(self.sampler, &self.specs[s], self.dir)?;
+        self.sample_with(s, false, &mut |_| {})
+    }
+
+    /// S(s), handing each lockstep round's ids to `round` as it is
+    /// sampled, the first rounds short when `ramp_up`.
+    fn sample_with(
+        &self,
+        s: usize,
+        ramp_up: bool,
+        round: &mut dyn FnMut(&[Vec<u64>]),
+    ) -> Result<SampledSuperbatch> {
+        let mut sampled =
+            sample_superbatch_with(self.sampler, &self.specs[s], self.dir, ramp_up, round)?;
         if self.keep_runs {
             sampled.files.keep_on_drop();
         }
@@ -282,7 +301,10 @@ impl Inspector<'_> {
     /// The reuse prior computed while S(0) samples, and S(0).
     fn prior_beside_first(&self) -> Result<(PriorTime, SampledSuperbatch)> {
         let (prior, first) = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| self.compute_prior());
+            let worker = scope.spawn(|| {
+                let _cpu = RoleGuard::start(Role::Changesets);
+                self.compute_prior()
+            });
             let first = self.sample(0);
             let prior = worker
                 .join()
@@ -352,7 +374,10 @@ impl Inspector<'_> {
             return Ok((p, None));
         }
         let (prepared, next, waited) = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| self.prepare(sampled, s, carried));
+            let worker = scope.spawn(|| {
+                let _cpu = RoleGuard::start(Role::Changesets);
+                self.prepare(sampled, s, carried)
+            });
             let next = self.sample(s + 1);
             let mut waited = Duration::ZERO;
             let prepared = timed(&mut waited, || worker.join())
@@ -471,17 +496,33 @@ impl Ahead {
         let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<Prepared>>(1);
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let (first_init_tx, first_init_rx) = mpsc::sync_channel::<Vec<u64>>(1);
+        // The first init goes to the executor once: from the sampling
+        // thread as soon as S(0)'s first rounds fix it, else from the
+        // changeset thread once S(0) is sampled.
+        let first_init_sent = Arc::new(AtomicBool::new(false));
+        let (early_tx, early_sent) = (first_init_tx.clone(), first_init_sent.clone());
         scope.spawn(move || {
+            let _cpu = RoleGuard::start(Role::Sampling);
             for s in 0..n {
                 if s >= 2 && done_rx.recv().is_err() {
                     return; // the executor stopped
                 }
-                if !hand_on(&sampled_tx, inspector.sample(s)) {
+                let sampled = if s == 0 && inspector.early_first_init {
+                    let mut fresh = Some(FreshInit::new(inspector.specs[0].capacity));
+                    // Short first rounds: the init is known sooner.
+                    inspector.sample_with(0, true, &mut |round| {
+                        send_known_init(&mut fresh, round, inspector, &early_tx, &early_sent);
+                    })
+                } else {
+                    inspector.sample(s)
+                };
+                if !hand_on(&sampled_tx, sampled) {
                     return;
                 }
             }
         });
         scope.spawn(move || {
+            let _cpu = RoleGuard::start(Role::Changesets);
             // The prior, while S(0) samples: its count (4 bytes a node) is
             // gone before the first init's rows fill the cache.
             let mut prior = match inspector.compute_prior() {
@@ -497,8 +538,10 @@ impl Ahead {
                     return;
                 };
                 if let (0, Ok(sampled)) = (s, &sampled) {
-                    let capacity = inspector.specs[0].capacity;
-                    let _ = first_init_tx.send(fresh_init(&sampled.trace, capacity));
+                    if !first_init_sent.swap(true, Ordering::SeqCst) {
+                        let capacity = inspector.specs[0].capacity;
+                        let _ = first_init_tx.send(fresh_init(&sampled.trace, capacity));
+                    }
                 }
                 let prepared = sampled.and_then(|sampled| {
                     let sampled_at = sampled.sampled_at;
@@ -567,6 +610,38 @@ impl Drop for Ahead {
         self.pending = None;
         self.done = None;
         while self.ready.recv().is_ok() {}
+    }
+}
+
+/// Adds a round of S(0) to the first superbatch's init (`fresh`; None
+/// once sent) and sends the init to the executor (`tx`) as soon as it is
+/// known and the reuse prior is (the prior's count, 4 bytes a node, is
+/// gone before the init's rows fill the cache), unless `sent` says it
+/// went already. The reads then start while the rest of S(0) samples.
+fn send_known_init(
+    fresh: &mut Option<FreshInit>,
+    round: &[Vec<u64>],
+    inspector: &Inspector<'_>,
+    tx: &mpsc::SyncSender<Vec<u64>>,
+    sent: &AtomicBool,
+) {
+    let Some(init) = fresh.as_mut() else {
+        return;
+    };
+    let mut known = init.is_known();
+    for ids in round {
+        known = init.extend(ids);
+        if known {
+            break;
+        }
+    }
+    if !known || inspector.prior.get().is_none() {
+        return;
+    }
+    if let Some(init) = fresh.take() {
+        if !sent.swap(true, Ordering::SeqCst) {
+            let _ = tx.send(init.into_ids());
+        }
     }
 }
 
@@ -911,6 +986,7 @@ pub(crate) fn run_ginex(
         keep_runs: ginex.keep_runs,
         prior_of: ginex.reuse_prior.then_some(store),
         prior: OnceLock::new(),
+        early_first_init: ginex.early_first_init,
     };
     if let Some(prior) = config
         .out_degree_prior

@@ -123,6 +123,39 @@ pub struct EpochReport {
     pub list_reads: u64,
     /// Bytes those reads took.
     pub list_bytes_read: u64,
+    /// Where the time outside the stages goes: startup, the first read,
+    /// CPU seconds by role.
+    pub timeline: Timeline,
+}
+
+/// When an epoch's I/O started and what CPU it spent, by role: where its
+/// time outside the I/O stages goes. CPU seconds say it on a loaded
+/// machine, where wall time does not.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timeline {
+    /// From the process's start to the epoch's (opening the store, the
+    /// memory plan; set by the command that ran the epoch, zero otherwise).
+    pub startup: Duration,
+    /// The process's CPU time (user and system, every thread) before the
+    /// epoch started.
+    pub startup_cpu: Duration,
+    /// From the epoch's start to its first feature read (None: it read
+    /// none).
+    pub first_read: Option<Duration>,
+    /// From the epoch's start to its first batch handed to the consumer.
+    pub first_batch: Option<Duration>,
+    /// The process's CPU time in user mode during the epoch.
+    pub cpu_user: Duration,
+    /// The process's CPU time in the kernel during the epoch.
+    pub cpu_system: Duration,
+    /// CPU time of the epoch's threads by role, in
+    /// [`Role::ALL`](crate::io::cpu_time::Role::ALL)'s order: executor,
+    /// init readers, sampling, changesets (process-wide counters: epochs
+    /// running at once in one process share them).
+    pub role_cpu: [Duration; 4],
+    /// When the first feature read was issued (`first_read` once the
+    /// epoch is over).
+    pub(crate) first_read_at: Option<std::time::Instant>,
 }
 
 impl EpochReport {
@@ -139,6 +172,10 @@ impl EpochReport {
         self.sequential_passes += stats.sequential_passes;
         self.predicted_read += Duration::from_nanos(stats.predicted_read_ns);
         self.feature_read += Duration::from_nanos(stats.read_ns);
+        if let Some(at) = stats.first_read {
+            let first = self.timeline.first_read_at.get_or_insert(at);
+            *first = (*first).min(at);
+        }
     }
 
     /// Total misses: rows read by batches plus rows read at init.
@@ -270,11 +307,32 @@ pub struct StageSeconds {
     pub feature_read: f64,
     /// [`EpochReport::predicted_read`].
     pub predicted_read: f64,
+    /// [`Timeline::startup`] (not a stage, as every key below).
+    pub startup: f64,
+    /// [`Timeline::startup_cpu`].
+    pub startup_cpu: f64,
+    /// [`Timeline::first_read`].
+    pub first_read: Option<f64>,
+    /// [`Timeline::first_batch`].
+    pub first_batch: Option<f64>,
+    /// [`Timeline::cpu_user`].
+    pub cpu_user: f64,
+    /// [`Timeline::cpu_system`].
+    pub cpu_system: f64,
+    /// [`Timeline::role_cpu`]: the executor's thread.
+    pub cpu_executor: f64,
+    /// [`Timeline::role_cpu`]: the init readers.
+    pub cpu_init_reader: f64,
+    /// [`Timeline::role_cpu`]: sampling.
+    pub cpu_sampling: f64,
+    /// [`Timeline::role_cpu`]: changesets.
+    pub cpu_changesets: f64,
 }
 
 impl<'a> ReportJson<'a> {
     /// The document of `r`.
     pub fn new(r: &'a EpochReport) -> Self {
+        let t = &r.timeline;
         ReportJson {
             hits: r.hits(),
             misses: r.misses(),
@@ -311,6 +369,16 @@ impl<'a> ReportJson<'a> {
                 wall: r.wall.as_secs_f64(),
                 feature_read: r.feature_read.as_secs_f64(),
                 predicted_read: r.predicted_read.as_secs_f64(),
+                startup: t.startup.as_secs_f64(),
+                startup_cpu: t.startup_cpu.as_secs_f64(),
+                first_read: t.first_read.map(|d| d.as_secs_f64()),
+                first_batch: t.first_batch.map(|d| d.as_secs_f64()),
+                cpu_user: t.cpu_user.as_secs_f64(),
+                cpu_system: t.cpu_system.as_secs_f64(),
+                cpu_executor: t.role_cpu[0].as_secs_f64(),
+                cpu_init_reader: t.role_cpu[1].as_secs_f64(),
+                cpu_sampling: t.role_cpu[2].as_secs_f64(),
+                cpu_changesets: t.role_cpu[3].as_secs_f64(),
             },
             per_batch: &r.batches,
             optimal_misses: &r.optimal_misses,
@@ -327,6 +395,25 @@ mod tests {
     /// reads).
     fn json_macro_form(r: &EpochReport) -> Value {
         use serde_json::json;
+        let mut seconds = json!({
+                "sample": r.sample.as_secs_f64(), "reuse_prior": r.reuse_prior.as_secs_f64(), "changeset": r.changeset.as_secs_f64(),
+                "load_runs": r.load_runs.as_secs_f64(), "cache_init": r.cache_init.as_secs_f64(),
+                "gather": r.gather.as_secs_f64(), "cache_update": r.cache_update.as_secs_f64(),
+                "total": r.total().as_secs_f64(), "neighbor_cache_build": r.neighbor_cache_build.as_secs_f64(),
+                "changeset_exposed": r.changeset_exposed.as_secs_f64(), "reuse_prior_exposed": r.reuse_prior_exposed.as_secs_f64(), "wall": r.wall.as_secs_f64(),
+                "feature_read": r.feature_read.as_secs_f64(), "predicted_read": r.predicted_read.as_secs_f64(),
+        });
+        let timeline = json!({
+                "startup": r.timeline.startup.as_secs_f64(), "startup_cpu": r.timeline.startup_cpu.as_secs_f64(),
+                "first_read": r.timeline.first_read.map(|d| d.as_secs_f64()),
+                "first_batch": r.timeline.first_batch.map(|d| d.as_secs_f64()),
+                "cpu_user": r.timeline.cpu_user.as_secs_f64(), "cpu_system": r.timeline.cpu_system.as_secs_f64(),
+                "cpu_executor": r.timeline.role_cpu[0].as_secs_f64(), "cpu_init_reader": r.timeline.role_cpu[1].as_secs_f64(),
+                "cpu_sampling": r.timeline.role_cpu[2].as_secs_f64(), "cpu_changesets": r.timeline.role_cpu[3].as_secs_f64(),
+        });
+        if let (Some(s), Value::Object(t)) = (seconds.as_object_mut(), timeline) {
+            s.extend(t);
+        }
         json!({
             "hits": r.hits(), "misses": r.misses(), "miss_ratio": r.miss_ratio(),
             "batch_misses": r.batch_misses(), "init_reads": r.init_reads, "read_ahead_rows": r.read_ahead,
@@ -339,14 +426,7 @@ mod tests {
             "sequential_passes": r.sequential_passes,
             "neighbor_cache_hit_ratio": r.neighbor_hit_ratio,
             "list_reads": r.list_reads, "list_bytes_read": r.list_bytes_read,
-            "seconds": {
-                "sample": r.sample.as_secs_f64(), "reuse_prior": r.reuse_prior.as_secs_f64(), "changeset": r.changeset.as_secs_f64(),
-                "load_runs": r.load_runs.as_secs_f64(), "cache_init": r.cache_init.as_secs_f64(),
-                "gather": r.gather.as_secs_f64(), "cache_update": r.cache_update.as_secs_f64(),
-                "total": r.total().as_secs_f64(), "neighbor_cache_build": r.neighbor_cache_build.as_secs_f64(),
-                "changeset_exposed": r.changeset_exposed.as_secs_f64(), "reuse_prior_exposed": r.reuse_prior_exposed.as_secs_f64(), "wall": r.wall.as_secs_f64(),
-                "feature_read": r.feature_read.as_secs_f64(), "predicted_read": r.predicted_read.as_secs_f64(),
-            },
+            "seconds": seconds,
             "per_batch": r.batches.iter().map(|b| json!({"batch": b.batch, "hits": b.hits, "misses": b.misses, "checksum": b.checksum})).collect::<Vec<_>>(),
             "optimal_misses": r.optimal_misses,
         })
@@ -398,6 +478,16 @@ mod tests {
             neighbor_hit_ratio: Some(0.25),
             list_reads: 13,
             list_bytes_read: 53_248,
+            timeline: Timeline {
+                startup: Duration::from_millis(600),
+                startup_cpu: Duration::from_millis(150),
+                first_read: Some(Duration::from_millis(250)),
+                first_batch: None,
+                cpu_user: Duration::from_millis(900),
+                cpu_system: Duration::from_millis(300),
+                role_cpu: [1, 2, 3, 4].map(Duration::from_millis),
+                first_read_at: None,
+            },
             ..EpochReport::default()
         };
         let v = r.to_json();
@@ -405,5 +495,8 @@ mod tests {
         assert_eq!(v["optimal_total"], 13);
         assert_eq!(v["per_batch"][0]["checksum"], 0xdead_beef_u32);
         assert_eq!(v["seconds"]["wall"], 1.5);
+        assert_eq!(v["seconds"]["first_read"], 0.25);
+        assert!(v["seconds"]["first_batch"].is_null());
+        assert_eq!(v["seconds"]["cpu_changesets"], 0.004);
     }
 }

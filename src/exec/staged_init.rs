@@ -225,6 +225,7 @@ where
         spent,
     };
     let reader = scope.spawn(move || {
+        let _cpu = crate::io::cpu_time::RoleGuard::start(crate::io::cpu_time::Role::InitReader);
         let source = match open() {
             Ok(s) => s,
             Err(e) => {

@@ -282,6 +282,22 @@ pub fn sample_superbatch(
     spec: &SuperbatchSpec,
     dir: &Path,
 ) -> Result<SampledSuperbatch> {
+    sample_superbatch_with(source, spec, dir, false, &mut |_| {})
+}
+
+/// [`sample_superbatch`], calling `sampled(ids)` with each lockstep
+/// round's batches (their ids, in batch order) as soon as the round is
+/// sampled: what a caller may start on before the whole superbatch is.
+/// With `ramp_up` the first rounds are short (`--workers` batches, then
+/// twice as many each round up to a full [`sampling_round`]), so the
+/// first ids come early; the records are the same either way.
+pub fn sample_superbatch_with(
+    source: &dyn BatchSource,
+    spec: &SuperbatchSpec,
+    dir: &Path,
+    ramp_up: bool,
+    sampled: &mut dyn FnMut(&[Vec<u64>]),
+) -> Result<SampledSuperbatch> {
     let files = SuperbatchFiles::in_dir(dir, spec.index);
     // Refused before anything is written: a file of an earlier run is
     // never replaced, and never removed by this run's cleanup.
@@ -289,7 +305,7 @@ pub fn sample_superbatch(
     refuse_existing(&files.changes)?;
     let started = Instant::now();
     // On error the writer removes the samples file it created (only it).
-    let trace = sample_to_file(source, spec, &files.samples)?;
+    let trace = sample_to_file(source, spec, &files.samples, ramp_up, sampled)?;
     Ok(SampledSuperbatch {
         files: OwnedFiles::new(files),
         trace,
@@ -339,11 +355,15 @@ pub fn plan_superbatch<B: AsRef<[u64]>>(
 }
 
 /// Samples the batches with `spec.workers` threads, appending records in
-/// batch order, and returns each batch's ids (the access trace).
+/// batch order, and returns each batch's ids (the access trace); each
+/// round's ids go to `sampled` as soon as they are written (the first
+/// rounds short with `ramp_up`).
 fn sample_to_file(
     source: &dyn BatchSource,
     spec: &SuperbatchSpec,
     path: &Path,
+    ramp_up: bool,
+    sampled: &mut dyn FnMut(&[Vec<u64>]),
 ) -> Result<Vec<Vec<u64>>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(spec.workers.max(1))
@@ -358,19 +378,25 @@ fn sample_to_file(
     let mut trace = Vec::with_capacity(spec.num_batches as usize);
     // Rounds sampled in lockstep (a hop's lists read once for the round,
     // in node order): bounded memory, records in order.
-    let round = sampling_round(spec.workers);
+    let full_round = sampling_round(spec.workers);
+    let mut round = if ramp_up {
+        (spec.workers.max(1) as u64).min(full_round)
+    } else {
+        full_round
+    };
     let end = spec.first_batch + spec.num_batches;
     let mut next = spec.first_batch;
     while next < end {
         let upto = (next + round).min(end);
-        let sampled = pool.install(|| source.sample_round(next..upto))?;
-        if sampled.len() as u64 != upto - next {
+        let round_records = pool.install(|| source.sample_round(next..upto))?;
+        if round_records.len() as u64 != upto - next {
             return Err(Error::internal(format!(
                 "batches {next}..{upto}: sampled {} records",
-                sampled.len()
+                round_records.len()
             )));
         }
-        for (b, rec) in (next..upto).zip(sampled) {
+        let round_start = trace.len();
+        for (b, rec) in (next..upto).zip(round_records) {
             writer.append_ids(b, &rec.ids)?;
             writer.append(RecordKind::Adj, b, &rec.adj)?;
             match (&rec.link, spec.run.link.is_some()) {
@@ -386,8 +412,16 @@ fn sample_to_file(
             }
             trace.push(rec.ids);
         }
+        sampled(&trace[round_start..]);
         next = upto;
+        round = (round * 2).min(full_round);
     }
+    // The workers' CPU time (the pool's threads are this superbatch's own).
+    let workers: std::time::Duration = pool
+        .broadcast(|_| crate::io::cpu_time::thread_cpu())
+        .into_iter()
+        .sum();
+    crate::io::cpu_time::charge(crate::io::cpu_time::Role::Sampling, workers);
     writer.finish()?;
     Ok(trace)
 }
@@ -681,6 +715,43 @@ mod tests {
             bytes.windows(2).all(|w| w[0] == w[1]),
             "runtime files differ across worker counts"
         );
+    }
+
+    #[test]
+    fn short_first_rounds_write_the_same_files_and_hand_every_batch_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for (i, ramp_up) in [false, true].into_iter().enumerate() {
+            let sub = dir.path().join(format!("r{i}"));
+            std::fs::create_dir(&sub).unwrap();
+            let spec = SuperbatchSpec {
+                index: 0,
+                first_batch: 5,
+                num_batches: 40,
+                workers: 2,
+                capacity: 25,
+                every: 1,
+                page_companions: None,
+                run: RunParams::default(),
+            };
+            let mut rounds = Vec::new();
+            let mut handed = Vec::new();
+            let sampled = sample_superbatch_with(&Toy, &spec, &sub, ramp_up, &mut |round| {
+                rounds.push(round.len());
+                handed.extend(round.iter().cloned());
+            })
+            .unwrap();
+            assert_eq!(handed, sampled.trace, "ramp_up {ramp_up}");
+            // 2, 4, 8, 16 and the rest when ramping; full rounds of 16 else.
+            let want: &[usize] = if ramp_up {
+                &[2, 4, 8, 16, 10]
+            } else {
+                &[16, 16, 8]
+            };
+            assert_eq!(rounds, want);
+            files.push(std::fs::read(&sampled.files.paths().samples).unwrap());
+        }
+        assert_eq!(files[0], files[1], "short rounds changed the samples file");
     }
 
     struct Failing;

@@ -4,6 +4,7 @@
 
 pub mod aligned;
 pub mod backend;
+pub mod cpu_time;
 pub mod durable;
 pub mod fault;
 pub mod floats;

@@ -47,6 +47,8 @@ pub struct GatherStats {
     pub predicted_read_ns: u64,
     /// Measured wall time of the feature reads, in nanoseconds.
     pub read_ns: u64,
+    /// When the first feature read was issued.
+    pub first_read: Option<std::time::Instant>,
 }
 
 /// Largest read that merging neighbouring segments may produce.
@@ -349,6 +351,7 @@ impl Gatherer {
                 Ok(())
             };
             let started = std::time::Instant::now();
+            self.stats.first_read.get_or_insert(started);
             self.reader
                 .read_batch_checked(&self.ops, &mut self.buf, &check)?;
             self.stats.read_ns += started.elapsed().as_nanos() as u64;

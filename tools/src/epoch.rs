@@ -152,6 +152,11 @@ pub struct DataArgs {
     /// comparison.
     #[arg(long)]
     pub no_page_companions: bool,
+    /// Read the first superbatch's init once the whole superbatch is
+    /// sampled, instead of as soon as its first sampling rounds fix it
+    /// (`--pipeline full`); for comparison: the same bytes either way.
+    #[arg(long)]
+    pub first_init_after_sampling: bool,
     /// k of the k-hop approximation (ginex).
     #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
     pub changeset_every: usize,
@@ -303,6 +308,7 @@ impl DataArgs {
             reuse_prior: !self.no_reuse_prior,
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
+            early_first_init: !self.first_init_after_sampling,
         };
         Ok(EpochConfig {
             cache: CacheConfig::new(self.policy, ginex, self.presc_rounds),
@@ -486,6 +492,7 @@ const SCATTER_BATCHES: u64 = 8;
 
 /// Runs `ginex epoch`: the human table goes to stderr, a summary line to `out`.
 pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
+    let began = std::time::Instant::now();
     let store = Store::open(&args.data.sampling.store)?;
     let (mut config, plan) = args.data.config(&store, 0)?;
     config.epoch = args.epoch;
@@ -499,6 +506,7 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
     let layout = store.layout();
     let rows = store.feature_rows();
     let measure = store.schema().is_none();
+    let startup = began.elapsed();
     let r = run_epoch(&store, &config, &mut |b| {
         progress.batch(b);
         if measure && scatter.batches < SCATTER_BATCHES {
@@ -507,7 +515,8 @@ pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
         Ok(())
     });
     drop(progress);
-    let r = r?;
+    let mut r = r?;
+    r.timeline.startup = startup;
     if let Some(path) = &args.report {
         let doc = EpochReportDoc {
             memory_plan: plan.as_ref(),
@@ -650,6 +659,24 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     ] {
         eprintln!("  {name:<18} {:>9.3}", s(d));
     }
+    let t = &r.timeline;
+    let at = |d: Option<std::time::Duration>| d.map_or("-".into(), |d| format!("{:.3} s", s(d)));
+    eprintln!(
+        "  timeline: startup {:.3} s (store, plan; CPU {:.2} s), first feature read at {}, first batch at {}",
+        s(t.startup),
+        s(t.startup_cpu),
+        at(t.first_read),
+        at(t.first_batch),
+    );
+    eprintln!(
+        "  CPU during the epoch: user {:.2} s, system {:.2} s; by role: executor {:.2} s, init readers {:.2} s, sampling {:.2} s, changesets {:.2} s",
+        s(t.cpu_user),
+        s(t.cpu_system),
+        s(t.role_cpu[0]),
+        s(t.role_cpu[1]),
+        s(t.role_cpu[2]),
+        s(t.role_cpu[3]),
+    );
     if config.neighbor_cache_bytes > 0 && config.cache != CacheConfig::Mmap {
         eprintln!(
             "  neighbor cache: {} ({:.1} s to build), hit ratio {}",

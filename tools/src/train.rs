@@ -628,6 +628,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         no_carry_over: false,
         no_reuse_prior: false,
         no_page_companions: false,
+        first_init_after_sampling: false,
         changeset_every: 1,
         presc_rounds: 1,
         workers: args.workers,

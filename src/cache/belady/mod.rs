@@ -137,26 +137,60 @@ impl Changesets {
 /// in order of first use (the order of [`Changesets::init`]). One pass;
 /// the executor reads them while the changesets are computed.
 pub fn fresh_init<B: AsRef<[u64]>>(batches: &[B], capacity: usize) -> Vec<u64> {
-    let max = batches
-        .iter()
-        .flat_map(|b| b.as_ref().iter().copied())
-        .max();
-    let Some(max) = max else {
-        return Vec::new();
-    };
-    let mut seen = vec![0u64; (max as usize >> 6) + 1];
-    let mut init = Vec::new();
-    for &id in batches.iter().flat_map(|b| b.as_ref()) {
-        if init.len() >= capacity {
+    let mut init = FreshInit::new(capacity);
+    for b in batches {
+        if init.extend(b.as_ref()) {
             break;
         }
-        let (word, bit) = (id as usize >> 6, 1u64 << (id & 63));
-        if seen[word] & bit == 0 {
-            seen[word] |= bit;
-            init.push(id);
+    }
+    init.into_ids()
+}
+
+/// [`fresh_init`] built a batch at a time, as a superbatch is sampled:
+/// once the first batches hold `capacity` distinct ids the init is known
+/// ([`is_known`](Self::is_known)), whatever the later batches hold, so
+/// its reads may start before the superbatch is sampled.
+#[derive(Debug, Clone)]
+pub struct FreshInit {
+    capacity: usize,
+    seen: crate::id_set::IdSet,
+    ids: Vec<u64>,
+}
+
+impl FreshInit {
+    /// An empty init of at most `capacity` ids.
+    pub fn new(capacity: usize) -> FreshInit {
+        FreshInit {
+            capacity,
+            seen: crate::id_set::IdSet::default(),
+            ids: Vec::new(),
         }
     }
-    init
+
+    /// Adds the next batch's ids (in order); returns whether the init is
+    /// now known (it holds `capacity` ids).
+    pub fn extend(&mut self, batch: &[u64]) -> bool {
+        for &id in batch {
+            if self.is_known() {
+                break;
+            }
+            if self.seen.insert(id) {
+                self.ids.push(id);
+            }
+        }
+        self.is_known()
+    }
+
+    /// Whether later batches can no longer change the init.
+    pub fn is_known(&self) -> bool {
+        self.ids.len() >= self.capacity
+    }
+
+    /// The init: the superbatch's `C[0]` once it is known, or once every
+    /// batch was added.
+    pub fn into_ids(self) -> Vec<u64> {
+        self.ids
+    }
 }
 
 /// Computes the changesets of a superbatch that starts with an empty cache:
@@ -472,6 +506,34 @@ mod tests {
             let prior = ReusePrior::from_out_degrees(&degrees);
             let cs = compute_changesets_from(&batches, capacity, every, &[], &prior);
             prop_assert_eq!(&fresh, &cs.init);
+        }
+
+        /// Once a prefix of the batches says the init is known, it is the
+        /// init of the whole superbatch: the reads may start there.
+        #[test]
+        fn an_init_known_from_a_prefix_is_the_whole_superbatchs(
+            batches in trace(8, 24),
+            capacity in 0usize..30,
+        ) {
+            let whole = fresh_init(&batches, capacity);
+            let mut init = FreshInit::new(capacity);
+            let mut known_after = None;
+            for (i, b) in batches.iter().enumerate() {
+                if init.extend(b) && known_after.is_none() {
+                    known_after = Some(i);
+                    prop_assert_eq!(&init.clone().into_ids(), &whole);
+                }
+            }
+            prop_assert_eq!(init.is_known(), whole.len() == capacity);
+            prop_assert_eq!(&init.into_ids(), &whole);
+            // Known no later than the first batch that brings the
+            // capacity-th distinct id.
+            if let Some(i) = known_after {
+                prop_assert_eq!(fresh_init(&batches[..=i], capacity), whole);
+                if i > 0 {
+                    prop_assert!(fresh_init(&batches[..i], capacity).len() < capacity);
+                }
+            }
         }
     }
 
