@@ -6,6 +6,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// The keys of a report (or of a training report's epoch) that
 /// [`metrics_from_report`](super::outofcore_report::metrics_from_report)
@@ -100,7 +101,7 @@ pub struct RunJson<'a> {
     pub disk_read_bytes: Option<u64>,
     /// What the child's report said (its stages as `seconds`, by name).
     #[serde(flatten)]
-    pub metrics: &'a super::outofcore_report::Metrics,
+    pub metrics: &'a Metrics,
 }
 
 /// Wall seconds over a policy's successful runs.
@@ -123,12 +124,53 @@ pub(crate) fn wall_seconds<S: serde::Serializer>(
         .serialize(s)
 }
 
+/// What a child's report says about its run (serialized into the
+/// benchmark's per-run JSON, its stages as `seconds`, by name).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Metrics {
+    /// Feature-cache hits.
+    pub hits: Option<u64>,
+    /// Feature-cache misses (rows read from disk).
+    pub misses: Option<u64>,
+    /// The optimum of ginex's schedule (sum over batches), when reported.
+    pub optimal_misses: Option<u64>,
+    /// Bytes the gather engine read.
+    pub bytes_read: Option<u64>,
+    /// Feature reads the gather engine issued.
+    pub feature_reads: Option<u64>,
+    /// Distinct feature pages the gather engine needed (summed over its
+    /// gathers: what the page floor is compared with).
+    pub pages_read: Option<u64>,
+    /// Rows of the feature cache the run planned.
+    pub feature_cache_rows: Option<u64>,
+    /// Training throughput (`--train`).
+    pub seeds_per_s: Option<f64>,
+    /// The child's peak RSS (`VmHWM`), when its report gives it.
+    pub peak_rss_bytes: Option<u64>,
+    /// Stage seconds in the report's order (see [`STAGE_ORDER`](super::outofcore_report::STAGE_ORDER)).
+    #[serde(rename = "seconds", serialize_with = "stages_by_name")]
+    pub stages: Vec<(String, f64)>,
+}
+
+/// Stages as a map by name (the last of a repeated name).
+pub(crate) fn stages_by_name<S: serde::Serializer>(
+    stages: &[(String, f64)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(stage_map(stages))
+}
+
+/// Stage seconds by name (the last of a repeated name).
+fn stage_map(stages: &[(String, f64)]) -> BTreeMap<&str, f64> {
+    stages.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::super::outofcore_report::{
-        metrics_from_report, summary_json, Exit, Metrics, PolicySummary, RunRecord,
+        metrics_from_report, summary_json, Exit, PolicySummary, RunRecord,
     };
     use super::*;
 

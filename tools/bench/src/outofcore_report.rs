@@ -4,14 +4,12 @@
 //! the SVG bar plot. The JSON documents' shapes are in
 //! [`outofcore_json`](super::outofcore_json).
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use ginex::internals::exec::page_floor::PageFloor;
 use ginex::internals::store::read_cost::ReadCostModel;
 
-use super::outofcore_json::{ReportKeys, RunJson};
+use super::outofcore_json::{stages_by_name, Metrics, ReportKeys, RunJson};
 
 use crate::svg::{line_chart, policy_color, Anchor, Series, Svg};
 
@@ -46,39 +44,6 @@ impl Exit {
             Exit::Signal(s) => format!("signal {s}"),
         }
     }
-}
-
-/// What a child's report says about its run (serialized into the
-/// benchmark's per-run JSON, its stages as `seconds`, by name).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct Metrics {
-    /// Feature-cache hits.
-    pub hits: Option<u64>,
-    /// Feature-cache misses (rows read from disk).
-    pub misses: Option<u64>,
-    /// The optimum of ginex's schedule (sum over batches), when reported.
-    pub optimal_misses: Option<u64>,
-    /// Bytes the gather engine read.
-    pub bytes_read: Option<u64>,
-    /// Feature reads the gather engine issued.
-    pub feature_reads: Option<u64>,
-    /// Distinct feature pages the gather engine needed (summed over its
-    /// gathers: what the page floor is compared with).
-    pub pages_read: Option<u64>,
-    /// Rows of the feature cache the run planned.
-    pub feature_cache_rows: Option<u64>,
-    /// Training throughput (`--train`).
-    pub seeds_per_s: Option<f64>,
-    /// The child's peak RSS (`VmHWM`), when its report gives it.
-    pub peak_rss_bytes: Option<u64>,
-    /// Stage seconds in the report's order (see [`STAGE_ORDER`]).
-    #[serde(rename = "seconds", serialize_with = "stages_by_name")]
-    pub stages: Vec<(String, f64)>,
-}
-
-/// Stages as a map by name (the last of a repeated name).
-fn stages_by_name<S: serde::Serializer>(stages: &[(String, f64)], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(stage_map(stages))
 }
 
 /// Stages in the order tables show them; unknown stages follow, sorted.
@@ -192,11 +157,6 @@ impl RunRecord {
         // non-finite time is written as null, as `json!` did).
         serde_json::to_value(doc).unwrap_or_default()
     }
-}
-
-/// Stage seconds by name (the last of a repeated name).
-fn stage_map(stages: &[(String, f64)]) -> BTreeMap<&str, f64> {
-    stages.iter().map(|(k, v)| (k.as_str(), *v)).collect()
 }
 
 /// Per-policy summary over its rounds (serialized as the benchmark's
