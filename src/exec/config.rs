@@ -273,9 +273,11 @@ pub const DEFAULT_FEATURE_CACHE_BYTES: u64 = 256 << 20;
 /// `--memory` budget.
 pub const DEFAULT_SUPERBATCH: u64 = 100;
 
-/// The defaults of every run, in one place (the CLI's flags, the
-/// [`LoaderBuilder`](crate::LoaderBuilder) and the Python `Loader` start
-/// from them): the `ginex` policy with carry-over, the reuse prior and page
+/// The defaults of every run, in one place (the
+/// [`EpochConfigBuilder`](crate::exec::builder::EpochConfigBuilder) starts
+/// from them, and the CLI's flags, the
+/// [`LoaderBuilder`](crate::LoaderBuilder) and the Python `Loader` through
+/// it): the `ginex` policy with carry-over, the reuse prior and page
 /// companions; 1000 seeds a batch with fanouts 10,10,10; exact changesets
 /// over superbatches of [`DEFAULT_SUPERBATCH`] batches under the `full`
 /// pipeline; one sampling worker per core; merged reads, a sequential
