@@ -39,7 +39,8 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::rng::{purpose_key, stream_seed, stream_seed_keyed};
-use crate::sample::labor_solve::{solve, SolveScratch};
+pub use crate::sample::labor_solve::MAX_LABOR_ITERATIONS;
+use crate::sample::labor_solve::{solve, Group, SolveScratch};
 
 /// Which sampler draws a batch's neighbours (`--sampler`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -54,9 +55,6 @@ pub enum Sampler {
     /// LABOR with the fixed-point iterations run until `π` converges.
     LaborStar,
 }
-
-/// Fixed-point iterations `labor-*` runs at most.
-pub const MAX_LABOR_ITERATIONS: usize = 32;
 
 impl Sampler {
     /// Every sampler, in `--sampler` order.
@@ -313,37 +311,6 @@ pub(crate) fn normal_cdf(z: f64) -> f64 {
     let erfc = t * poly.exp();
     let erfc = if x >= 0.0 { erfc } else { 2.0 - erfc };
     0.5 * erfc
-}
-
-/// One candidate group of a hop: a target's (relation run of its) in-list,
-/// deduplicated, and the fanout `k` drawn from it (-1: all).
-pub(crate) struct Group<'a> {
-    /// The target's position in the batch.
-    pub target: usize,
-    /// Distinct candidate ids, ascending.
-    pub candidates: &'a [u64],
-    /// The fanout.
-    pub k: i64,
-}
-
-impl Group<'_> {
-    /// Whether the group keeps every candidate (`k < 0` or `k ≥ d`).
-    pub(crate) fn keeps_all(&self) -> bool {
-        self.k < 0 || self.k as usize >= self.candidates.len()
-    }
-
-    /// The `c` a group that keeps all its candidates lends `π` in the
-    /// fixed-point update: `k / d ≥ 1` (1 for `k < 0`), as the paper's
-    /// reference implementation (DGL) does: a vertex such a target keeps
-    /// is in the batch anyway, so the sampling targets sharing it lean
-    /// towards it.
-    pub(crate) fn full_c(&self) -> f64 {
-        if self.k < 0 || self.candidates.is_empty() {
-            1.0
-        } else {
-            self.k as f64 / self.candidates.len() as f64
-        }
-    }
 }
 
 /// One batch's LABOR draw of one hop: every target's kept neighbours and

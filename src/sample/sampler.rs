@@ -38,7 +38,8 @@ use crate::format::runtime::{
 };
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::fanouts::{Fanouts, ResolvedFanouts};
-use crate::sample::labor::{labor_draw, Group, LaborKey, LaborScratch};
+use crate::sample::labor::{labor_draw, LaborKey, LaborScratch};
+use crate::sample::labor_solve::Group;
 use crate::sample::link::{Excluded, LinkEpoch};
 use crate::sample::source::NeighborSource;
 

@@ -26,13 +26,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
-use crate::format::schema::{check_name, Schema};
-use crate::format::tables::{Splits, MISSING_LABEL};
-use crate::import::ogb::{
+use super::shared::{
     check_edge_count, csv_count, csv_feature_width, feed_csv_features, missing, read_csv_labels,
     split_dir, split_file, OgbImport,
 };
+use crate::error::{Error, Result};
+use crate::format::schema::{check_name, Schema};
+use crate::format::tables::{Splits, MISSING_LABEL};
 use crate::import::pipeline::typed::{
     build_typed, edge_ends, node_types, read_type_ids, relations, type_local_ids, Declared,
     TypeDecl, TypedEdges, TypedFeatures, REORDER_REFUSED,

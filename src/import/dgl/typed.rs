@@ -16,13 +16,13 @@
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::format::schema::Schema;
-use crate::format::tables::MISSING_LABEL;
-use crate::import::dgl::{
+use super::shared::{
     check_chunk_counts, checked_sum, edge_input, mask_ids, numpy_chunks, original_ids,
     write_mask_splits, DglImport, Meta,
 };
+use crate::error::Result;
+use crate::format::schema::Schema;
+use crate::format::tables::MISSING_LABEL;
 use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
 use crate::import::pipeline::typed::{
