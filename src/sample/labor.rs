@@ -489,6 +489,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_codes_are_the_formats() {
+        use crate::format::runtime::SAMPLER_CODES;
+        for s in Sampler::ALL {
+            assert!(SAMPLER_CODES.contains(&(s.code(), s.name())), "{s}");
+            assert_eq!(Sampler::from_code(s.code()), Some(s));
+        }
+        assert_eq!(SAMPLER_CODES.len(), Sampler::ALL.len());
+    }
+
+    #[test]
     fn names_round_trip_and_unknown_names_list_the_choices() {
         for s in Sampler::ALL {
             assert_eq!(Sampler::parse(s.name()).unwrap(), s);

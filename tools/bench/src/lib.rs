@@ -1,5 +1,13 @@
-//! `ginex bench …`: benchmarks that report ratios against a baseline
-//! measured in the same invocation, with machine, dataset and parameters.
+//! The benchmark harness, `ginex bench …`: benchmarks that report ratios
+//! against a baseline measured in the same invocation, with machine,
+//! dataset and parameters; and what measuring needs, which the CLI's
+//! reporting commands share (the machine line, memory cgroups, SVG charts,
+//! report files).
+//!
+//! The CLI crate (`ginex-cli`) depends on this one and adds
+//! [`BenchCommand`] as `ginex bench`; the one thing the harness needs of
+//! the CLI, parsing `ginex epoch`'s arguments for `bench outofcore`'s
+//! children, comes in as [`ChildEpochParser`].
 
 use std::io::Write;
 
@@ -7,18 +15,26 @@ use clap::Subcommand;
 
 use ginex::internals::error::Result;
 
+pub mod args;
+pub mod cgroup;
 pub mod changeset;
 pub mod curves;
 pub mod export;
 pub mod import;
 pub mod io;
+pub mod machine;
 pub mod outofcore;
 pub mod outofcore_json;
 pub mod outofcore_report;
 pub mod policies;
+pub mod report;
 pub mod sample;
 pub mod sampler;
+pub mod svg;
 pub mod verify;
+
+pub use outofcore::ChildEpochParser;
+pub use report::{create_parent_dirs, sorted_json, write_report};
 
 /// The benchmarks.
 #[derive(Debug, Subcommand)]
@@ -54,8 +70,9 @@ pub enum BenchCommand {
     Outofcore(outofcore::OutOfCoreBenchArgs),
 }
 
-/// Runs one benchmark, printing its report to `out`.
-pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
+/// Runs one benchmark, printing its report to `out`; `bench outofcore`
+/// reads its children's `ginex epoch` arguments with `epoch_args`.
+pub fn run(cmd: BenchCommand, out: &mut dyn Write, epoch_args: ChildEpochParser) -> Result<()> {
     match cmd {
         BenchCommand::Verify(args) => verify::run_verify_bench(&args, out),
         BenchCommand::Io(args) => io::run_io_bench(&args, out),
@@ -66,6 +83,6 @@ pub fn run(cmd: BenchCommand, out: &mut dyn Write) -> Result<()> {
         BenchCommand::Curves(args) => curves::run_curves_bench(&args, out),
         BenchCommand::Export(args) => export::run_export_bench(&args, out),
         BenchCommand::Import(args) => import::run_import_bench(&args, out),
-        BenchCommand::Outofcore(args) => outofcore::run_outofcore_bench(&args, out),
+        BenchCommand::Outofcore(args) => outofcore::run_outofcore_bench(&args, out, epoch_args),
     }
 }

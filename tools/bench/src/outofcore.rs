@@ -20,18 +20,19 @@ use serde_json::Value;
 
 use super::outofcore_report::{
     bar_plot, baseline, floor_cost_seconds, io_seconds, metrics_from_report, opt, page_floor_table,
-    stage_table, summarize, summary_json, sweep_plots, sweep_table, table, Exit, RunRecord,
-    SweepPoint,
+    stage_table, summarize, summary_json, sweep_plots, sweep_table, table, Exit, PolicySummary,
+    RunRecord, SweepPoint,
 };
 use crate::cgroup::MemoryCgroup;
 use crate::machine::{drop_caches, load_average, machine_description};
-use crate::size::parse_bytes;
-use crate::sorted_json;
+use crate::report::sorted_json;
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::curves::{sample_link_trace, sample_trace, TraceSpec};
 use ginex::internals::exec::page_floor::{page_floor, PageFloor};
+use ginex::internals::sample::link::LinkTask;
 use ginex::internals::sample::source::InMemoryTopology;
+use ginex::internals::size::parse_bytes;
 use ginex::internals::store::read_cost::ReadCostModel;
 use ginex::internals::store::Store;
 
@@ -283,7 +284,11 @@ pub fn child_extra(
 }
 
 /// `ginex bench outofcore`.
-pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run_outofcore_bench(
+    args: &OutOfCoreBenchArgs,
+    out: &mut dyn Write,
+    epoch_args: ChildEpochParser,
+) -> Result<()> {
     let args = &OutOfCoreBenchArgs {
         extra: child_extra(args.task.as_deref(), args.neg, &args.extra)?,
         task: None,
@@ -292,14 +297,14 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
     };
     let Some(ratios) = &args.ratios else {
         let label = args.memory.clone().unwrap_or_default();
-        let Some(cap) = bench_cap(args, parse_bytes(&label)?, &label, out)? else {
+        let Some(cap) = bench_cap(args, parse_bytes(&label)?, &label, out, epoch_args)? else {
             return Ok(());
         };
         if let Some(path) = &args.json {
             write_json(path, &cap.json)?;
         }
         if let Some(path) = &args.plot {
-            crate::write_report(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))?;
+            crate::report::write_report(path, bar_plot(&cap.summaries, &cap.title, &cap.baseline))?;
             eprintln!("  plot: {}", path.display());
         }
         return Ok(());
@@ -318,7 +323,7 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
         let memory = (feature_bytes as f64 / ratio) as u64;
         let label = format!("{}MiB", memory >> 20);
         eprintln!("\n== ratio {ratio}: --memory {label} ({memory} bytes) ==");
-        let Some(cap) = bench_cap(args, memory, &label, out)? else {
+        let Some(cap) = bench_cap(args, memory, &label, out, epoch_args)? else {
             return Ok(());
         };
         results.push(sorted_json(&SweepCapDoc {
@@ -347,22 +352,22 @@ pub fn run_outofcore_bench(args: &OutOfCoreBenchArgs, out: &mut dyn Write) -> Re
             "{}-pages.svg",
             path.file_stem().unwrap_or_default().to_string_lossy()
         ));
-        crate::write_report(path, walls)?;
-        crate::write_report(&pages_path, pages)?;
+        crate::report::write_report(path, walls)?;
+        crate::report::write_report(&pages_path, pages)?;
         eprintln!("  plots: {} {}", path.display(), pages_path.display());
     }
     Ok(())
 }
 
 fn write_json(path: &Path, v: &Value) -> Result<()> {
-    crate::write_report(path, serde_json::to_vec_pretty(v).unwrap_or_default())?;
+    crate::report::write_report(path, serde_json::to_vec_pretty(v).unwrap_or_default())?;
     eprintln!("  json: {}", path.display());
     Ok(())
 }
 
 /// What one cap of the benchmark measured.
 struct CapResult {
-    summaries: Vec<super::outofcore_report::PolicySummary>,
+    summaries: Vec<PolicySummary>,
     baseline: String,
     title: String,
     /// The floor's cache rows and the floor.
@@ -378,103 +383,173 @@ fn bench_cap(
     memory: u64,
     label: &str,
     out: &mut dyn Write,
+    epoch_args: ChildEpochParser,
 ) -> Result<Option<CapResult>> {
-    if args.rounds == 0 {
-        return Err(Error::invalid_argument("--rounds must be at least 1"));
-    }
-    let policies: Vec<String> = match &args.policies {
-        Some(p) => p.iter().map(|s| s.trim().to_string()).collect(),
-        None if args.train => TRAIN_POLICIES.split(',').map(String::from).collect(),
-        None => Policy::ALL.iter().map(|p| p.name().to_string()).collect(),
-    };
-    if policies.is_empty() {
-        return Err(Error::invalid_argument("--policies is empty"));
-    }
-    for p in &policies {
-        let (policy, sampler) = policy_and_sampler(p);
-        Policy::parse(policy)?;
-        if let Some(s) = sampler {
-            ginex::internals::sample::labor::Sampler::parse(s)?;
-        }
-    }
-    if policies.iter().any(|p| policy_and_sampler(p).1.is_some())
-        && sets_flag(&args.extra, "--sampler")
-    {
-        return Err(Error::invalid_argument(
-            "--sampler after -- and a POLICY@SAMPLER entry in --policies: give the sampler in one place",
-        ));
-    }
-    let set_by_bench: &[&str] = if args.train {
-        &["--policy", "--report", "--epochs"]
-    } else {
-        &["--policy", "--report"]
-    };
-    if let Some(f) = set_by_bench.iter().find(|f| sets_flag(&args.extra, f)) {
-        return Err(Error::invalid_argument(format!(
-            "{f} after -- is set by the benchmark itself; remove it"
-        )));
-    }
-    let store = Store::open(&args.store)?;
-    store.require_rows_are_ids("bench outofcore")?;
-    let exe = std::env::current_exe().map_err(|e| Error::io("locate", "current executable", e))?;
-    let sub = if args.train { "train" } else { "epoch" };
-    if args.train && !help_has_subcommand(&help_text(&exe, &["--help"])?, "train") {
-        eprintln!(
-            "bench outofcore --train: skipped: {} was built without the `train` feature (cargo build --features train)",
-            exe.display()
-        );
+    let Some(plan) = CapPlan::of(args, memory, label)? else {
         return Ok(None);
-    }
-    let supports_memory = help_has_flag(&help_text(&exe, &[sub, "--help"])?, "--memory");
-    let (budget, budget_note) = budget_args(memory, label, supports_memory, &args.extra);
+    };
+    plan.print_header(args);
+    let runs = plan.run(args)?;
+    plan.report(args, &runs, out, epoch_args).map(Some)
+}
 
-    let pid = std::process::id();
-    let work = WorkDir(args.store.with_extension(format!("bench-outofcore-{pid}")));
-    std::fs::create_dir(&work.0).map_err(|e| Error::io("mkdir", &work.0, e))?;
-    let feature_bytes = store.feature_sections().row_bytes_stored();
-    let load_start = load_average();
-    let base = baseline(&policies).unwrap_or("ginex").to_string();
-    let mib = |b: u64| b as f64 / (1 << 20) as f64;
-    eprintln!("bench outofcore: {}", args.store.display());
-    eprintln!(
-        "  machine: {}; load average {}",
-        machine_description(),
-        fmt_load()
-    );
-    eprintln!(
-        "  store: {} nodes, {} edges, dim {} {}, features {:.1} MiB = {} the memory cap",
-        store.num_nodes(),
-        store.num_edges(),
-        store.feature_dim(),
-        store.dtype().name(),
-        mib(feature_bytes),
-        times_text(feature_bytes as f64 / memory.max(1) as f64)
-    );
-    eprintln!(
-        "  parameters: memory cap {} ({} bytes, page cache included) per run, {} round(s) in ABAB order, policies {}, child `ginex {sub} STORE --policy P{}{}{}`; page cache dropped before each run",
-        label,
-        memory,
-        args.rounds,
-        policies.join(","),
-        if args.train { " --epochs 1" } else { "" },
-        budget.iter().map(|a| format!(" {a}")).collect::<String>(),
-        args.extra.iter().map(|a| format!(" {a}")).collect::<String>(),
-    );
-    eprintln!("  memory budget: {budget_note}");
+/// One cap's plan: the checked policy list, the child's command and
+/// memory budget, the work directory (removed when the plan drops).
+struct CapPlan {
+    memory: u64,
+    label: String,
+    policies: Vec<String>,
+    store: Store,
+    exe: PathBuf,
+    /// `epoch` or `train`.
+    sub: &'static str,
+    budget: Vec<String>,
+    budget_note: String,
+    work: WorkDir,
+    feature_bytes: u64,
+    load_start: Option<[f64; 3]>,
+    base: String,
+}
 
-    let mut runs: Vec<RunRecord> = Vec::new();
-    let mut cgroup_desc = String::new();
-    let order = run_order(&policies, args.rounds);
-    for (i, (round, policy)) in order.iter().enumerate() {
-        let cg = MemoryCgroup::create(&format!("ginex-bench-{pid}-{i}"), memory)?;
-        if cgroup_desc.is_empty() {
-            cgroup_desc = format!("{} ({})", cg.version().name(), cg.dir().display());
-            eprintln!("  cgroup {} per run, limit {memory} bytes", cgroup_desc);
+/// What the runs of one cap measured.
+struct CapRuns {
+    runs: Vec<RunRecord>,
+    /// The cgroups' version and parent, as the report names them.
+    cgroup_desc: String,
+}
+
+impl CapPlan {
+    /// Checks the arguments, opens the store and asks the executable what
+    /// it supports; None when `--train` cannot run here.
+    fn of(args: &OutOfCoreBenchArgs, memory: u64, label: &str) -> Result<Option<Self>> {
+        if args.rounds == 0 {
+            return Err(Error::invalid_argument("--rounds must be at least 1"));
         }
-        let file = policy.replace('*', "star").replace('@', "-");
-        let report = work.0.join(format!("r{round}-{file}.json"));
-        let log = work.0.join(format!("r{round}-{file}.log"));
-        let mut child_args: Vec<String> = vec![sub.into(), args.store.display().to_string()];
+        let policies: Vec<String> = match &args.policies {
+            Some(p) => p.iter().map(|s| s.trim().to_string()).collect(),
+            None if args.train => TRAIN_POLICIES.split(',').map(String::from).collect(),
+            None => Policy::ALL.iter().map(|p| p.name().to_string()).collect(),
+        };
+        if policies.is_empty() {
+            return Err(Error::invalid_argument("--policies is empty"));
+        }
+        for p in &policies {
+            let (policy, sampler) = policy_and_sampler(p);
+            Policy::parse(policy)?;
+            if let Some(s) = sampler {
+                ginex::internals::sample::labor::Sampler::parse(s)?;
+            }
+        }
+        if policies.iter().any(|p| policy_and_sampler(p).1.is_some())
+            && sets_flag(&args.extra, "--sampler")
+        {
+            return Err(Error::invalid_argument(
+                "--sampler after -- and a POLICY@SAMPLER entry in --policies: give the sampler in one place",
+            ));
+        }
+        let set_by_bench: &[&str] = if args.train {
+            &["--policy", "--report", "--epochs"]
+        } else {
+            &["--policy", "--report"]
+        };
+        if let Some(f) = set_by_bench.iter().find(|f| sets_flag(&args.extra, f)) {
+            return Err(Error::invalid_argument(format!(
+                "{f} after -- is set by the benchmark itself; remove it"
+            )));
+        }
+        let store = Store::open(&args.store)?;
+        store.require_rows_are_ids("bench outofcore")?;
+        let exe =
+            std::env::current_exe().map_err(|e| Error::io("locate", "current executable", e))?;
+        let sub = if args.train { "train" } else { "epoch" };
+        if args.train && !help_has_subcommand(&help_text(&exe, &["--help"])?, "train") {
+            eprintln!(
+                "bench outofcore --train: skipped: {} was built without the `train` feature (cargo build --features train)",
+                exe.display()
+            );
+            return Ok(None);
+        }
+        let supports_memory = help_has_flag(&help_text(&exe, &[sub, "--help"])?, "--memory");
+        let (budget, budget_note) = budget_args(memory, label, supports_memory, &args.extra);
+
+        let pid = std::process::id();
+        let work = WorkDir(args.store.with_extension(format!("bench-outofcore-{pid}")));
+        std::fs::create_dir(&work.0).map_err(|e| Error::io("mkdir", &work.0, e))?;
+        let feature_bytes = store.feature_sections().row_bytes_stored();
+        let load_start = load_average();
+        let base = baseline(&policies).unwrap_or("ginex").to_string();
+        Ok(Some(CapPlan {
+            memory,
+            label: label.to_string(),
+            policies,
+            store,
+            exe,
+            sub,
+            budget,
+            budget_note,
+            work,
+            feature_bytes,
+            load_start,
+            base,
+        }))
+    }
+
+    /// The cap's header on stderr: machine, store, parameters, budget.
+    fn print_header(&self, args: &OutOfCoreBenchArgs) {
+        let (store, memory, sub) = (&self.store, self.memory, self.sub);
+        eprintln!("bench outofcore: {}", args.store.display());
+        eprintln!(
+            "  machine: {}; load average {}",
+            machine_description(),
+            fmt_load()
+        );
+        eprintln!(
+            "  store: {} nodes, {} edges, dim {} {}, features {:.1} MiB = {} the memory cap",
+            store.num_nodes(),
+            store.num_edges(),
+            store.feature_dim(),
+            store.dtype().name(),
+            mib(self.feature_bytes),
+            times_text(self.feature_bytes as f64 / memory.max(1) as f64)
+        );
+        eprintln!(
+            "  parameters: memory cap {} ({} bytes, page cache included) per run, {} round(s) in ABAB order, policies {}, child `ginex {sub} STORE --policy P{}{}{}`; page cache dropped before each run",
+            self.label,
+            memory,
+            args.rounds,
+            self.policies.join(","),
+            if args.train { " --epochs 1" } else { "" },
+            self.budget.iter().map(|a| format!(" {a}")).collect::<String>(),
+            args.extra.iter().map(|a| format!(" {a}")).collect::<String>(),
+        );
+        eprintln!("  memory budget: {}", self.budget_note);
+    }
+
+    /// Every policy, every round, in ABAB order: each a child process in a
+    /// fresh memory cgroup after the page cache is dropped.
+    fn run(&self, args: &OutOfCoreBenchArgs) -> Result<CapRuns> {
+        let pid = std::process::id();
+        let mut runs: Vec<RunRecord> = Vec::new();
+        let mut cgroup_desc = String::new();
+        let order = run_order(&self.policies, args.rounds);
+        for (i, (round, policy)) in order.iter().enumerate() {
+            let cg = MemoryCgroup::create(&format!("ginex-bench-{pid}-{i}"), self.memory)?;
+            if cgroup_desc.is_empty() {
+                cgroup_desc = format!("{} ({})", cg.version().name(), cg.dir().display());
+                eprintln!(
+                    "  cgroup {} per run, limit {} bytes",
+                    cgroup_desc, self.memory
+                );
+            }
+            runs.push(self.run_child(args, cg, *round, policy)?);
+        }
+        Ok(CapRuns { runs, cgroup_desc })
+    }
+
+    /// The child's arguments for `policy` in `round`, writing its report
+    /// to `report`.
+    fn child_args(&self, args: &OutOfCoreBenchArgs, policy: &str, report: &Path) -> Vec<String> {
+        let mut child_args: Vec<String> = vec![self.sub.into(), args.store.display().to_string()];
         let (name, sampler) = policy_and_sampler(policy);
         child_args.extend(["--policy".into(), name.to_string()]);
         if let Some(s) = sampler {
@@ -490,23 +565,40 @@ fn bench_cap(
         if !sets_flag(&args.extra, "--run-dir") {
             child_args.extend([
                 "--run-dir".into(),
-                work.0.join("runs").display().to_string(),
+                self.work.0.join("runs").display().to_string(),
             ]);
         }
-        child_args.extend(budget.iter().cloned());
+        child_args.extend(self.budget.iter().cloned());
         child_args.extend(args.extra.iter().cloned());
+        child_args
+    }
+
+    /// One child run of `policy` in cgroup `cg`, measured; an error when
+    /// it fails other than by the memory cap.
+    fn run_child(
+        &self,
+        args: &OutOfCoreBenchArgs,
+        cg: MemoryCgroup,
+        round: u32,
+        policy: &str,
+    ) -> Result<RunRecord> {
+        let (exe, work) = (&self.exe, &self.work);
+        let file = policy.replace('*', "star").replace('@', "-");
+        let report = work.0.join(format!("r{round}-{file}.json"));
+        let log = work.0.join(format!("r{round}-{file}.log"));
+        let child_args = self.child_args(args, policy, &report);
         let log_file = std::fs::File::create(&log).map_err(|e| Error::io("create", &log, e))?;
         let log_err = log_file
             .try_clone()
             .map_err(|e| Error::io("open", &log, e))?;
-        let mut cmd = cg.command(&exe, &child_args);
+        let mut cmd = cg.command(exe, &child_args);
         cmd.stdin(Stdio::null()).stdout(log_file).stderr(log_err);
         drop_caches()?;
         let t = Instant::now();
         let (status, wall_s, disk_read_bytes) = cmd
             .spawn()
             .and_then(|mut child| wait_measured(&mut child, t))
-            .map_err(|e| Error::io("run", &exe, e))?;
+            .map_err(|e| Error::io("run", exe, e))?;
         let exit = Exit::from_status(status);
         let peak_bytes = cg.peak_bytes()?;
         let oom_kills = cg.oom_kills()?;
@@ -527,7 +619,7 @@ fn bench_cap(
         if exit != Exit::Ok && !killed {
             return Err(Error::io(
                 "run",
-                &exe,
+                exe,
                 std::io::Error::other(format!(
                     "`ginex {}` ({policy}, round {round}) failed with {}; its last output:\n{}",
                     child_args.join(" "),
@@ -536,154 +628,190 @@ fn bench_cap(
                 )),
             ));
         }
-        runs.push(RunRecord {
-            round: *round,
-            policy: policy.clone(),
+        let _ = std::fs::remove_file(&report);
+        Ok(RunRecord {
+            round,
+            policy: policy.to_string(),
             wall_s,
             exit,
             peak_bytes,
             oom_kills,
             disk_read_bytes,
             metrics,
-        });
-        let _ = std::fs::remove_file(&report);
+        })
     }
 
-    let summaries = summarize(&runs, &policies);
-    eprintln!(
-        "  per policy, over {} round(s); wall = child process spawn to exit; misses, MB read (gather engine) and RSS from the child's report; disk MB = the child's read_bytes in /proc/PID/io (mmap faults and readahead included); peak = cgroup peak (page cache included):",
-        args.rounds
-    );
-    eprint!("{}", table(&summaries, &base, args.train));
-    eprintln!("  stage seconds (the child's own report, median):");
-    eprint!("{}", stage_table(&summaries));
-    // The bounds at the largest feature cache any policy planned under the
-    // cap (the most generous, so the lowest bound: one that holds for every
-    // policy).
-    let floor_rows = summaries.iter().filter_map(|s| s.feature_cache_rows).max();
-    let floor = match (args.train, floor_rows) {
-        (false, Some(rows)) => {
-            let started = Instant::now();
-            let cache_bytes = rows * store.layout().row_bytes() as u64;
-            let f = epoch_page_floor(&store, &args.store, &args.extra, rows, cache_bytes)?;
-            eprint!(
-                "{}",
-                page_floor_table(&summaries, &f, &ReadCostModel::default())
-            );
-            eprintln!(
-                "    ({} rows of cache = {} pages; pages the epoch's batches touch {}, distinct {}; computed in {:.1} s, outside the cap)",
-                rows,
-                f.capacity_pages,
-                f.pages_needed,
-                f.distinct_pages,
-                started.elapsed().as_secs_f64()
-            );
-            Some((rows, f))
+    /// The cap's tables on stderr, one JSON line per policy on `out`, and
+    /// its result (the document, the plot's summaries).
+    fn report(
+        &self,
+        args: &OutOfCoreBenchArgs,
+        runs: &CapRuns,
+        out: &mut dyn Write,
+        epoch_args: ChildEpochParser,
+    ) -> Result<CapResult> {
+        let summaries = summarize(&runs.runs, &self.policies);
+        eprintln!(
+            "  per policy, over {} round(s); wall = child process spawn to exit; misses, MB read (gather engine) and RSS from the child's report; disk MB = the child's read_bytes in /proc/PID/io (mmap faults and readahead included); peak = cgroup peak (page cache included):",
+            args.rounds
+        );
+        eprint!("{}", table(&summaries, &self.base, args.train));
+        eprintln!("  stage seconds (the child's own report, median):");
+        eprint!("{}", stage_table(&summaries));
+        let floor = self.page_floor(args, &summaries, epoch_args)?;
+        eprintln!("  load average after: {}", fmt_load());
+        let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
+        for s in &summaries {
+            writeln!(out, "{}", summary_json(s)).map_err(w)?;
         }
-        _ => None,
-    };
-    eprintln!("  load average after: {}", fmt_load());
-    let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
-    for s in &summaries {
-        writeln!(out, "{}", summary_json(s)).map_err(w)?;
+        let json = self.json(args, runs, &summaries, floor);
+        let title = format!(
+            "ginex {}, {} nodes, features {} a memory cap of {}",
+            self.sub,
+            self.store.num_nodes(),
+            times_text(self.feature_bytes as f64 / self.memory.max(1) as f64),
+            self.label,
+        );
+        Ok(CapResult {
+            summaries,
+            baseline: self.base.clone(),
+            title,
+            floor,
+            json,
+        })
     }
-    let feature_bytes_over_memory = feature_bytes as f64 / memory.max(1) as f64;
-    let json = sorted_json(&CapDoc {
-        bench: "outofcore",
-        machine: machine_description(),
-        load_average: LoadDoc {
-            start: load_start,
-            end: load_average(),
-        },
-        store: StoreDoc {
-            path: &args.store,
-            nodes: store.num_nodes(),
-            edges: store.num_edges(),
-            dim: store.feature_dim(),
-            dtype: store.dtype().name(),
-            feature_bytes,
-            feature_bytes_over_memory,
-        },
-        parameters: ParametersDoc {
-            memory_bytes: memory,
-            memory: label,
-            rounds: args.rounds,
-            policies: &policies,
-            mode: sub,
-            budget_args: &budget,
-            budget_note: &budget_note,
-            extra_args: &args.extra,
-            cgroup: &cgroup_desc,
-            baseline: &base,
-            page_cache_dropped: true,
-        },
-        runs: runs.iter().map(RunRecord::to_json).collect(),
-        summary: summaries.iter().map(summary_json).collect(),
-        page_floor: floor.map(|(rows, f)| FloorDoc {
-            cache_rows: rows,
-            capacity_pages: f.capacity_pages,
-            pages_needed: f.pages_needed,
-            distinct_pages: f.distinct_pages,
-            floor: f.floor,
-            row_bound_capacity_pages: f.row_bound_capacity_pages,
-            row_bound: f.row_bound,
-            read_cost: ReadCostModel::default().to_arg(),
-            row_bound_cost_seconds: floor_cost_seconds(f.row_bound, &ReadCostModel::default()),
-            io_seconds: summaries
-                .iter()
-                .map(|s| (s.policy.clone(), io_seconds(s)))
-                .collect(),
-        }),
-    });
-    let title = format!(
-        "ginex {sub}, {} nodes, features {} a memory cap of {label}",
-        store.num_nodes(),
-        times_text(feature_bytes as f64 / memory.max(1) as f64),
-    );
-    Ok(Some(CapResult {
-        summaries,
-        baseline: base,
-        title,
-        floor,
-        json,
-    }))
+
+    /// The page bounds at the largest feature cache any policy planned
+    /// under the cap (the most generous, so the lowest bound: one that
+    /// holds for every policy), printed; None for `--train` or when no
+    /// policy kept a feature cache.
+    fn page_floor(
+        &self,
+        args: &OutOfCoreBenchArgs,
+        summaries: &[PolicySummary],
+        epoch_args: ChildEpochParser,
+    ) -> Result<Option<(u64, PageFloor)>> {
+        let floor_rows = summaries.iter().filter_map(|s| s.feature_cache_rows).max();
+        let (false, Some(rows)) = (args.train, floor_rows) else {
+            return Ok(None);
+        };
+        let started = Instant::now();
+        let cache_bytes = rows * self.store.layout().row_bytes() as u64;
+        let f = epoch_page_floor(
+            &self.store,
+            epoch_args(&args.store, &args.extra)?,
+            rows,
+            cache_bytes,
+        )?;
+        eprint!(
+            "{}",
+            page_floor_table(summaries, &f, &ReadCostModel::default())
+        );
+        eprintln!(
+            "    ({} rows of cache = {} pages; pages the epoch's batches touch {}, distinct {}; computed in {:.1} s, outside the cap)",
+            rows,
+            f.capacity_pages,
+            f.pages_needed,
+            f.distinct_pages,
+            started.elapsed().as_secs_f64()
+        );
+        Ok(Some((rows, f)))
+    }
+
+    /// The cap's `--json` document.
+    fn json(
+        &self,
+        args: &OutOfCoreBenchArgs,
+        runs: &CapRuns,
+        summaries: &[PolicySummary],
+        floor: Option<(u64, PageFloor)>,
+    ) -> Value {
+        let (store, feature_bytes) = (&self.store, self.feature_bytes);
+        let feature_bytes_over_memory = feature_bytes as f64 / self.memory.max(1) as f64;
+        sorted_json(&CapDoc {
+            bench: "outofcore",
+            machine: machine_description(),
+            load_average: LoadDoc {
+                start: self.load_start,
+                end: load_average(),
+            },
+            store: StoreDoc {
+                path: &args.store,
+                nodes: store.num_nodes(),
+                edges: store.num_edges(),
+                dim: store.feature_dim(),
+                dtype: store.dtype().name(),
+                feature_bytes,
+                feature_bytes_over_memory,
+            },
+            parameters: ParametersDoc {
+                memory_bytes: self.memory,
+                memory: &self.label,
+                rounds: args.rounds,
+                policies: &self.policies,
+                mode: self.sub,
+                budget_args: &self.budget,
+                budget_note: &self.budget_note,
+                extra_args: &args.extra,
+                cgroup: &runs.cgroup_desc,
+                baseline: &self.base,
+                page_cache_dropped: true,
+            },
+            runs: runs.runs.iter().map(RunRecord::to_json).collect(),
+            summary: summaries.iter().map(summary_json).collect(),
+            page_floor: floor.map(|(rows, f)| FloorDoc {
+                cache_rows: rows,
+                capacity_pages: f.capacity_pages,
+                pages_needed: f.pages_needed,
+                distinct_pages: f.distinct_pages,
+                floor: f.floor,
+                row_bound_capacity_pages: f.row_bound_capacity_pages,
+                row_bound: f.row_bound,
+                read_cost: ReadCostModel::default().to_arg(),
+                row_bound_cost_seconds: floor_cost_seconds(f.row_bound, &ReadCostModel::default()),
+                io_seconds: summaries
+                    .iter()
+                    .map(|s| (s.policy.clone(), io_seconds(s)))
+                    .collect(),
+            }),
+        })
+    }
 }
+
+/// Bytes in MiB.
+fn mib(b: u64) -> f64 {
+    b as f64 / (1 << 20) as f64
+}
+
+/// What `bench outofcore` needs of the `ginex epoch` command line its
+/// children run (`ginex epoch STORE EXTRA…`): its trace (batch size,
+/// fanouts, seed, epoch, `--max-batches`) and its link task, if any.
+#[derive(Debug, Clone)]
+pub struct ChildEpoch {
+    /// The batches the children sample.
+    pub trace: TraceSpec,
+    /// `--task link`'s negatives, if the children train on edges.
+    pub link: Option<LinkTask>,
+}
+
+/// Parses a child's `ginex epoch STORE EXTRA…` arguments as `ginex epoch`
+/// parses them. The CLI owns that parser (`ginex_cli::epoch::child_epoch`)
+/// and passes it in: this crate cannot name the CLI's argument types, as
+/// the CLI crate depends on it.
+pub type ChildEpochParser = fn(store: &Path, extra: &[String]) -> Result<ChildEpoch>;
 
 /// The page floor of the epoch the children run (`ginex epoch STORE
 /// EXTRA…`, parsed as they parse it, so the trace has their batch size,
 /// fanouts, seed, epoch and `--max-batches`) for a cache of `cache_bytes`.
 fn epoch_page_floor(
     store: &Store,
-    path: &Path,
-    extra: &[String],
+    child: ChildEpoch,
     cache_rows: u64,
     cache_bytes: u64,
 ) -> Result<PageFloor> {
-    #[derive(clap::Parser)]
-    struct ChildEpoch {
-        #[command(flatten)]
-        epoch: crate::epoch::EpochArgs,
-    }
-    let argv = ["epoch".to_string(), path.display().to_string()]
-        .into_iter()
-        .chain(extra.iter().cloned());
-    let child = <ChildEpoch as clap::Parser>::try_parse_from(argv).map_err(|e| {
-        Error::invalid_argument(format!(
-            "the arguments after -- do not parse as `ginex epoch`'s: {e}"
-        ))
-    })?;
-    let (data, epoch) = (&child.epoch.data, child.epoch.epoch);
-    let spec = TraceSpec {
-        batch_size: data.sampling.batch_size,
-        fanouts: data.sampling.fanouts.clone(),
-        seed: data.sampling.seed,
-        epoch,
-        epochs: 1,
-        max_batches: data.max_batches,
-        workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let ChildEpoch { trace: spec, link } = child;
     let topo = InMemoryTopology::load(store)?;
-    let trace = match data.link_task() {
+    let trace = match link {
         Some(task) => sample_link_trace(store, &topo, &spec, task)?,
         None => sample_trace(store, &topo, &spec)?,
     };

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::args::Fanouts;
 use crate::machine::machine_description;
-use crate::sorted_json;
+use crate::report::sorted_json;
 use crate::svg::{line_chart, Series};
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
@@ -149,7 +149,7 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
     // Each run removed its own directory; this removes the parent only
     // when it is empty (the runs' RunDir removes it when it created it).
     let _ = std::fs::remove_dir(&run_dir);
-    crate::write_report(&args.plot, svg_plot(&points, &policies))?;
+    crate::report::write_report(&args.plot, svg_plot(&points, &policies))?;
     if !args.json {
         writeln!(out, "  plot: {}", args.plot.display()).map_err(w)?;
     }

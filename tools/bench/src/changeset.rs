@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::args::Fanouts;
 use crate::machine::machine_description;
-use crate::sorted_json;
+use crate::report::sorted_json;
 use ginex::internals::cache::belady::compute_changesets;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::sample::sampler::EpochSampler;

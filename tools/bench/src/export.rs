@@ -10,13 +10,13 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::machine::{drop_caches, machine_description, peak_rss_bytes};
-use crate::size::parse_bytes;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::export::dgl::{export_dgl, DglExport};
 use ginex::internals::export::graphbolt::{export_graphbolt, GraphBoltExport};
 use ginex::internals::export::{store_bytes, EdgeFormat, ExportOptions, ExportReport};
 use ginex::internals::format::header::FileKind;
 use ginex::internals::format::manifest::store_file_name;
+use ginex::internals::size::parse_bytes;
 use ginex::internals::store::Store;
 
 /// Arguments of `ginex bench export`.

@@ -12,7 +12,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::machine::machine_description;
-use crate::sorted_json;
+use crate::report::sorted_json;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::format::header::FileKind;
 use ginex::internals::format::pages::FeatureLayout;
@@ -267,48 +267,73 @@ fn fio_iops(file: &std::path::Path, seconds: u32) -> Option<f64> {
     v["jobs"][0]["read"]["iops"].as_f64()
 }
 
-/// `ginex bench io`.
+/// `ginex bench io`: plan (the store and its batches), run every reader
+/// configuration, report (a table, or `--json` lines).
 pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
-    let pages_path = store.path_of(FileKind::FeaturePages);
     let batches: Vec<Vec<u64>> = (0..args.batches)
         .map(|b| random_batch(store.num_nodes(), args.batch, args.seed + b as u64))
         .collect();
-    let mut rows = Vec::new();
-    drop_from_page_cache(&pages_path)?;
-    rows.push(ginex_style(&store, &batches)?);
-    for &t in &args.threads {
-        drop_from_page_cache(&pages_path)?;
-        rows.push(batched(&store, &batches, Backend::Pread, t)?);
-    }
-    for &qd in &args.qd {
-        drop_from_page_cache(&pages_path)?;
-        rows.push(batched(&store, &batches, Backend::Uring, qd)?);
-    }
-    let mut sizes = Vec::new();
-    for &pages in &args.read_pages {
-        drop_from_page_cache(&pages_path)?;
-        sizes.push(read_size(
-            &store,
-            pages.max(1),
-            args.sweep_reads,
-            args.seed,
-        )?);
-    }
-    let fit = fit_read_cost(&sizes);
-    let fio = if args.fio_seconds > 0 {
-        fio_iops(&pages_path, args.fio_seconds)
-    } else {
-        None
-    };
-    let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
-    let uring64 = rows
-        .iter()
-        .find(|r| r.reader == "io_uring" && r.param == "qd 64")
-        .map(|r| r.pages as f64 / r.secs);
-    let ginex = rows.first().map(|r| r.rows as f64 / r.secs).unwrap_or(0.0);
+    let run = IoRun::measure(args, &store, &batches)?;
     if args.json {
-        for r in &rows {
+        run.report_json(out)
+    } else {
+        run.report_table(args, &store, out)
+    }
+}
+
+/// What `ginex bench io` measured.
+struct IoRun {
+    /// Ginex-style pread first, then pread and io_uring by threads/depth.
+    rows: Vec<Row>,
+    /// The read-size sweep.
+    sizes: Vec<SizeRow>,
+    /// The sweep's fit: µs per read, µs per page.
+    fit: Option<(f64, f64)>,
+    /// fio's IOPS, when it ran.
+    fio: Option<f64>,
+}
+
+impl IoRun {
+    /// Every reader configuration and read size, each after dropping the
+    /// pages from the page cache; then fio.
+    fn measure(args: &IoBenchArgs, store: &Store, batches: &[Vec<u64>]) -> Result<Self> {
+        let pages_path = store.path_of(FileKind::FeaturePages);
+        let mut rows = Vec::new();
+        drop_from_page_cache(&pages_path)?;
+        rows.push(ginex_style(store, batches)?);
+        for &t in &args.threads {
+            drop_from_page_cache(&pages_path)?;
+            rows.push(batched(store, batches, Backend::Pread, t)?);
+        }
+        for &qd in &args.qd {
+            drop_from_page_cache(&pages_path)?;
+            rows.push(batched(store, batches, Backend::Uring, qd)?);
+        }
+        let mut sizes = Vec::new();
+        for &pages in &args.read_pages {
+            drop_from_page_cache(&pages_path)?;
+            sizes.push(read_size(store, pages.max(1), args.sweep_reads, args.seed)?);
+        }
+        let fit = fit_read_cost(&sizes);
+        let fio = if args.fio_seconds > 0 {
+            fio_iops(&pages_path, args.fio_seconds)
+        } else {
+            None
+        };
+        Ok(IoRun {
+            rows,
+            sizes,
+            fit,
+            fio,
+        })
+    }
+
+    /// One JSON object per reader, fio, read size and the fit.
+    fn report_json(&self, out: &mut dyn Write) -> Result<()> {
+        let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
+        let (rows, sizes) = (&self.rows, &self.sizes);
+        for r in rows {
             let v = sorted_json(&ReaderLine {
                 reader: &r.reader,
                 param: &r.param,
@@ -324,10 +349,10 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
         let v = sorted_json(&FioLine {
             reader: "fio",
             qd: 64,
-            page_reads_per_s: fio,
+            page_reads_per_s: self.fio,
         });
         writeln!(out, "{v}").map_err(w)?;
-        for r in &sizes {
+        for r in sizes {
             let v = sorted_json(&SizeLine {
                 reader: "io_uring",
                 qd: 64,
@@ -338,67 +363,86 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
             });
             writeln!(out, "{v}").map_err(w)?;
         }
-        if let Some((a, b)) = fit {
+        if let Some((a, b)) = self.fit {
             let v = sorted_json(&FitLine {
                 fit_us_per_read: a,
                 fit_us_per_page: b,
-                read_cost: read_cost_model(&sizes).map(|m| m.to_arg()),
+                read_cost: read_cost_model(sizes).map(|m| m.to_arg()),
             });
             writeln!(out, "{v}").map_err(w)?;
         }
-        return Ok(());
+        Ok(())
     }
-    writeln!(out, "bench io: {}", args.store.display()).map_err(w)?;
-    writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
-    writeln!(
-        out,
-        "  dataset: {} nodes, dim {} {} ({} bytes/row), features {:.1} MB; {} batches of {} uniform random ids, seed {}; direct I/O, page cache dropped before each configuration",
-        store.num_nodes(),
-        store.feature_dim(),
-        store.dtype().name(),
-        store.layout().row_bytes(),
-        store.manifest().file(FileKind::FeaturePages).map_or(0, |f| f.len) as f64 / 1e6,
-        args.batches,
-        args.batch,
-        args.seed
-    )
-    .map_err(w)?;
-    writeln!(
-        out,
-        "  {:<22} {:<11} {:>12} {:>12} {:>14} {:>9} {:>9}",
-        "reader", "param", "rows/s", "page reads", "page reads/s", "MB/s", "vs ginex"
-    )
-    .map_err(w)?;
-    for r in &rows {
+
+    /// The readers' table, fio's line and the read-size sweep.
+    fn report_table(&self, args: &IoBenchArgs, store: &Store, out: &mut dyn Write) -> Result<()> {
+        let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
+        let (rows, fio) = (&self.rows, self.fio);
+        let uring64 = rows
+            .iter()
+            .find(|r| r.reader == "io_uring" && r.param == "qd 64")
+            .map(|r| r.pages as f64 / r.secs);
+        let ginex = rows.first().map(|r| r.rows as f64 / r.secs).unwrap_or(0.0);
+        writeln!(out, "bench io: {}", args.store.display()).map_err(w)?;
+        writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
         writeln!(
             out,
-            "  {:<22} {:<11} {:>12.0} {:>12} {:>14.0} {:>9.1} {:>8.2}x",
-            r.reader,
-            r.param,
-            r.rows as f64 / r.secs,
-            r.pages,
-            r.pages as f64 / r.secs,
-            r.bytes as f64 / 1e6 / r.secs,
-            (r.rows as f64 / r.secs) / ginex.max(1e-9)
+            "  dataset: {} nodes, dim {} {} ({} bytes/row), features {:.1} MB; {} batches of {} uniform random ids, seed {}; direct I/O, page cache dropped before each configuration",
+            store.num_nodes(),
+            store.feature_dim(),
+            store.dtype().name(),
+            store.layout().row_bytes(),
+            store.manifest().file(FileKind::FeaturePages).map_or(0, |f| f.len) as f64 / 1e6,
+            args.batches,
+            args.batch,
+            args.seed
         )
         .map_err(w)?;
-    }
-    if let Some(r) = rows.get(1) {
         writeln!(
             out,
-            "  dedup: {} rows requested, {} pages read ({:.1}% saved)",
-            r.rows,
-            r.pages,
-            100.0 * (1.0 - r.pages as f64 / r.rows.max(1) as f64)
+            "  {:<22} {:<11} {:>12} {:>12} {:>14} {:>9} {:>9}",
+            "reader", "param", "rows/s", "page reads", "page reads/s", "MB/s", "vs ginex"
         )
         .map_err(w)?;
+        for r in rows {
+            writeln!(
+                out,
+                "  {:<22} {:<11} {:>12.0} {:>12} {:>14.0} {:>9.1} {:>8.2}x",
+                r.reader,
+                r.param,
+                r.rows as f64 / r.secs,
+                r.pages,
+                r.pages as f64 / r.secs,
+                r.bytes as f64 / 1e6 / r.secs,
+                (r.rows as f64 / r.secs) / ginex.max(1e-9)
+            )
+            .map_err(w)?;
+        }
+        if let Some(r) = rows.get(1) {
+            writeln!(
+                out,
+                "  dedup: {} rows requested, {} pages read ({:.1}% saved)",
+                r.rows,
+                r.pages,
+                100.0 * (1.0 - r.pages as f64 / r.rows.max(1) as f64)
+            )
+            .map_err(w)?;
+        }
+        match (fio, uring64) {
+            (Some(f), Some(u)) => writeln!(out, "  fio randread 4k qd64 io_uring direct: {f:.0} IOPS; io_uring reader at qd 64: {u:.0} page reads/s = {:.1}% of fio", 100.0 * u / f).map_err(w)?,
+            (Some(f), None) => writeln!(out, "  fio randread 4k qd64: {f:.0} IOPS (no qd 64 row to compare)").map_err(w)?,
+            (None, _) => writeln!(out, "  fio: not run (install fio, or --fio-seconds > 0)").map_err(w)?,
+        }
+        self.report_sizes(args, out)
     }
-    match (fio, uring64) {
-        (Some(f), Some(u)) => writeln!(out, "  fio randread 4k qd64 io_uring direct: {f:.0} IOPS; io_uring reader at qd 64: {u:.0} page reads/s = {:.1}% of fio", 100.0 * u / f).map_err(w)?,
-        (Some(f), None) => writeln!(out, "  fio randread 4k qd64: {f:.0} IOPS (no qd 64 row to compare)").map_err(w)?,
-        (None, _) => writeln!(out, "  fio: not run (install fio, or --fio-seconds > 0)").map_err(w)?,
-    }
-    if !sizes.is_empty() {
+
+    /// The read-size sweep's table, its fit and the read-cost model.
+    fn report_sizes(&self, args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
+        let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
+        let sizes = &self.sizes;
+        if sizes.is_empty() {
+            return Ok(());
+        }
         writeln!(
             out,
             "  read sizes (io_uring, qd 64, {} random page-aligned reads each):",
@@ -411,7 +455,7 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
             "pages", "KiB", "reads/s", "MB/s", "µs/read"
         )
         .map_err(w)?;
-        for r in &sizes {
+        for r in sizes {
             let bytes = r.reads as u64 * r.pages * PAGE_SIZE as u64;
             writeln!(
                 out,
@@ -424,7 +468,7 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
             )
             .map_err(w)?;
         }
-        if let Some((a, b)) = fit {
+        if let Some((a, b)) = self.fit {
             writeln!(
                 out,
                 "  fit over reads of at most {FIT_MAX_PAGES} pages: {a:.2} µs per read + {b:.2} µs per page; reading a gap of g unneeded pages to save a read pays while g < {:.1}",
@@ -432,15 +476,15 @@ pub fn run_io_bench(args: &IoBenchArgs, out: &mut dyn Write) -> Result<()> {
             )
             .map_err(w)?;
         }
-        if let Some(m) = read_cost_model(&sizes) {
+        if let Some(m) = read_cost_model(sizes) {
             writeln!(
                 out,
                 "  read-cost model of this device (pass it to epoch/train/bench): --read-cost {m}"
             )
             .map_err(w)?;
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// A `--json` line of `ginex bench io`: one reader configuration.
