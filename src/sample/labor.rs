@@ -104,11 +104,6 @@ impl Sampler {
             Sampler::LaborStar => 3,
         }
     }
-
-    /// [`code`](Self::code)'s inverse.
-    pub(crate) fn from_code(c: u8) -> Option<Sampler> {
-        Self::ALL.into_iter().find(|s| s.code() == c)
-    }
 }
 
 impl fmt::Display for Sampler {
@@ -493,7 +488,6 @@ mod tests {
         use crate::format::runtime::SAMPLER_CODES;
         for s in Sampler::ALL {
             assert!(SAMPLER_CODES.contains(&(s.code(), s.name())), "{s}");
-            assert_eq!(Sampler::from_code(s.code()), Some(s));
         }
         assert_eq!(SAMPLER_CODES.len(), Sampler::ALL.len());
     }
@@ -502,7 +496,6 @@ mod tests {
     fn names_round_trip_and_unknown_names_list_the_choices() {
         for s in Sampler::ALL {
             assert_eq!(Sampler::parse(s.name()).unwrap(), s);
-            assert_eq!(Sampler::from_code(s.code()), Some(s));
         }
         let err = Sampler::parse("labor").unwrap_err().to_string();
         assert!(

@@ -132,10 +132,28 @@ pub fn neg_mode(s: &str) -> Result<ginex::NegMode, String> {
     ginex::NegMode::parse(s).map_err(|e| e.to_string())
 }
 
-/// `--model sage` (sage, gcn, gat, mlp).
+/// `--model sage`: a name of the library's table of architectures.
 #[cfg(feature = "train")]
 pub fn model(s: &str) -> Result<ginex::internals::train::model::ModelKind, String> {
     ginex::internals::train::model::ModelKind::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--model gin:train_eps=true`: an architecture with its own options.
+#[cfg(feature = "train")]
+pub fn model_spec(s: &str) -> Result<ginex::internals::train::model::ModelSpec, String> {
+    ginex::internals::train::model::ModelSpec::parse(s).map_err(|e| e.to_string())
+}
+
+/// `ginex train --help`'s text for `--model`: every architecture of the
+/// library's table with its line.
+#[cfg(feature = "train")]
+pub fn model_help() -> String {
+    format!(
+        "Architecture, as NAME or NAME:KEY=VALUE,... with the architecture's own \
+         options. The relational ones (rgcn, rsage) read each edge's relation from a \
+         typed store's schema (on an untyped store every edge is one relation).\n\n{}",
+        ginex::internals::train::model::ModelKind::help()
+    )
 }
 
 /// `--optimizer adam` (adam, adamw).

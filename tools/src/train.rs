@@ -23,7 +23,7 @@ use ginex::internals::train::layerwise::{LayerwiseMethod, LayerwiseOptions};
 use ginex::internals::train::layerwise_stream::default_spill_dir;
 use ginex::internals::train::link::NegSampling;
 use ginex::internals::train::memory::{measure, ModelFootprint, FALLBACK_BYTES};
-use ginex::internals::train::model::{InitKind, ModelKind};
+use ginex::internals::train::model::{InitKind, ModelKind, ModelSpec};
 use ginex::internals::train::options::{LrSchedule, TrainOptions};
 use ginex::internals::train::run::train;
 use ginex::internals::train::trainer::{EmbedTable, OptimizerKind, TrainConfig};
@@ -31,12 +31,13 @@ use ginex::internals::train::trainer::{EmbedTable, OptimizerKind, TrainConfig};
 /// Model flags shared by `train` and `predict`.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
-    /// Architecture: sage (GraphSAGE, mean), gcn, gat, mlp (ignores the
-    /// graph); for typed stores rgcn (a weight per relation) or rsage (a
-    /// GraphSAGE layer per relation), which read each edge's relation from
-    /// the store's schema (on an untyped store every edge is one relation).
-    #[arg(long, default_value = "sage", value_parser = crate::args::model)]
-    pub model: ModelKind,
+    /// Architecture, as NAME or NAME:KEY=VALUE,... with the
+    /// architecture's own options. The relational ones (rgcn, rsage) read
+    /// each edge's relation from a typed store's schema (on an untyped
+    /// store every edge is one relation).
+    #[arg(long, default_value = "sage", value_parser = crate::args::model_spec,
+          long_help = crate::args::model_help())]
+    pub model: ModelSpec,
     /// Hidden width.
     #[arg(long, default_value_t = 256)]
     pub hidden: i64,
@@ -349,17 +350,18 @@ fn options(
     eval_every: u64,
     resume: bool,
 ) -> Result<TrainOptions> {
-    if model.num_bases > 0 && model.model != ModelKind::Rgcn {
+    if model.num_bases > 0 && model.model.kind() != ModelKind::Rgcn {
         return Err(Error::invalid_argument(format!(
             "--num-bases {}: basis decomposition shares R-GCN's relation weights; --model {} has none to share (use --model rgcn)",
             model.num_bases,
-            model.model.name()
+            model.model.kind().name()
         )));
     }
     let data_builder = data.builder(store)?;
     let mut data_cfg = data_builder.unplanned(store);
     let model_cfg = TrainConfig {
-        model: model.model,
+        model: model.model.kind(),
+        model_options: model.model.options(),
         hidden: model.hidden,
         dropout: model.dropout,
         lr: model.lr,

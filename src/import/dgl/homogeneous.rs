@@ -34,8 +34,8 @@ pub(super) fn import_homogeneous(
         meta.u64_list(per_chunk, "num_nodes_per_chunk")?,
     )?;
 
-    let (inputs, expected_counts) = edge_chunks(meta, &root, ntype)?;
-    let arrays_of = |key: &str| node_arrays(meta, &root, ntype, key, n);
+    let (inputs, expected_counts) = edge_chunks(meta, root, ntype)?;
+    let arrays_of = |key: &str| node_arrays(meta, root, ntype, key, n);
     let feats = arrays_of(&opts.feat_key)?;
     let dim = match feats.as_ref().and_then(|a| a.first()) {
         Some(f) => feature_shape(f)?.1,

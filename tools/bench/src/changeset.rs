@@ -48,7 +48,9 @@ pub struct ChangesetBenchArgs {
     pub json: bool,
 }
 
-/// `ginex bench changeset`.
+/// `ginex bench changeset`: plan (the store, its sampler), then per
+/// superbatch the trace sampled and every cache size and k replayed,
+/// reported as measured.
 pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
     let fanouts = args.fanouts.clone();
@@ -68,26 +70,7 @@ pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Re
     )?;
     let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
     if !args.json {
-        writeln!(out, "bench changeset: {}", args.store.display()).map_err(w)?;
-        writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
-        writeln!(
-            out,
-            "  dataset: {} nodes, {} edges, {} training seeds = {} batches of {}; fanouts {}; sampling on {} threads, changesets on one core",
-            store.num_nodes(),
-            store.num_edges(),
-            train.len(),
-            sampler.num_batches(),
-            args.batch_size,
-            crate::args::show_fanouts(&fanouts),
-            rayon::current_num_threads()
-        )
-        .map_err(w)?;
-        writeln!(
-            out,
-            "  {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>13} {:>10}  miss ratio by k",
-            "S", "cap", "accesses", "sample s", "belady s", "belady/", "accesses/s", "est. MiB"
-        )
-        .map_err(w)?;
+        report_changeset_header(args, &store, train.len(), sampler.num_batches(), out)?;
     }
     let mut done = std::collections::BTreeSet::new();
     for &s in &args.superbatches {
@@ -95,22 +78,13 @@ pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Re
         if !done.insert(s) {
             continue;
         }
-        let started = Instant::now();
-        let trace: Vec<Vec<u64>> = (0..s)
-            .into_par_iter()
-            .map(|b| sampler.sample(b).map(|x| x.ids))
-            .collect::<Result<_>>()?;
-        let sample_secs = started.elapsed().as_secs_f64();
-        let accesses: u64 = trace.iter().map(|t| t.len() as u64).sum();
-        let distinct = {
-            let mut all: Vec<u64> = trace.iter().flatten().copied().collect();
-            all.sort_unstable();
-            all.dedup();
-            all.len() as u64
-        };
-        // iters (4 B / access) + cursor/start/next/flags (~17 B / distinct) +
-        // dense map (~16 B / distinct) + bucket heads (4 B / batch).
-        let est_mib = (accesses * 4 + distinct * 33 + s * 4) as f64 / (1 << 20) as f64;
+        let SuperbatchTrace {
+            trace,
+            sample_secs,
+            accesses,
+            distinct,
+            est_mib,
+        } = SuperbatchTrace::sample(&sampler, s)?;
         for &frac in &args.capacities {
             let capacity = (store.num_nodes() as f64 * frac) as usize;
             let mut ratios = Vec::new();
@@ -166,6 +140,78 @@ pub fn run_changeset_bench(args: &ChangesetBenchArgs, out: &mut dyn Write) -> Re
         }
     }
     Ok(())
+}
+
+/// The header lines and the table's column names.
+fn report_changeset_header(
+    args: &ChangesetBenchArgs,
+    store: &Store,
+    train_len: usize,
+    num_batches: u64,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let fanouts = &args.fanouts;
+    let w = |e: std::io::Error| Error::io("write", "<stdout>", e);
+    writeln!(out, "bench changeset: {}", args.store.display()).map_err(w)?;
+    writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
+    writeln!(
+        out,
+        "  dataset: {} nodes, {} edges, {} training seeds = {} batches of {}; fanouts {}; sampling on {} threads, changesets on one core",
+        store.num_nodes(),
+        store.num_edges(),
+        train_len,
+        num_batches,
+        args.batch_size,
+        crate::args::show_fanouts(fanouts),
+        rayon::current_num_threads()
+    )
+    .map_err(w)?;
+    writeln!(
+        out,
+        "  {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>13} {:>10}  miss ratio by k",
+        "S", "cap", "accesses", "sample s", "belady s", "belady/", "accesses/s", "est. MiB"
+    )
+    .map_err(w)?;
+    Ok(())
+}
+
+/// The first `s` batches of an epoch, sampled in parallel, and their size.
+struct SuperbatchTrace {
+    trace: Vec<Vec<u64>>,
+    sample_secs: f64,
+    accesses: u64,
+    distinct: u64,
+    /// The changeset computation's estimated memory.
+    est_mib: f64,
+}
+
+impl SuperbatchTrace {
+    /// Samples batches `0..s`.
+    fn sample(sampler: &EpochSampler, s: u64) -> Result<Self> {
+        let started = Instant::now();
+        let trace: Vec<Vec<u64>> = (0..s)
+            .into_par_iter()
+            .map(|b| sampler.sample(b).map(|x| x.ids))
+            .collect::<Result<_>>()?;
+        let sample_secs = started.elapsed().as_secs_f64();
+        let accesses: u64 = trace.iter().map(|t| t.len() as u64).sum();
+        let distinct = {
+            let mut all: Vec<u64> = trace.iter().flatten().copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            all.len() as u64
+        };
+        // iters (4 B / access) + cursor/start/next/flags (~17 B / distinct) +
+        // dense map (~16 B / distinct) + bucket heads (4 B / batch).
+        let est_mib = (accesses * 4 + distinct * 33 + s * 4) as f64 / (1 << 20) as f64;
+        Ok(SuperbatchTrace {
+            trace,
+            sample_secs,
+            accesses,
+            distinct,
+            est_mib,
+        })
+    }
 }
 
 /// One `--json` line of `ginex bench changeset`: a superbatch, a cache

@@ -79,7 +79,11 @@ fn plain_copy(store: &Store, scratch: &Path) -> Result<u64> {
     Ok(total)
 }
 
-/// `ginex bench export`.
+/// One export the bench measures: its name and the export into a target.
+type Run<'a> = (&'a str, Box<dyn Fn(&Path) -> Result<ExportReport> + 'a>);
+
+/// `ginex bench export`: plan (the store, scratch, the exports), then each
+/// round runs the plain copy and every export, reporting as it goes.
 pub fn run_export_bench(args: &ExportBenchArgs, out: &mut dyn Write) -> Result<()> {
     let store = Store::open(&args.store)?;
     let scratch = args.scratch.clone().unwrap_or_else(|| {
@@ -96,60 +100,8 @@ pub fn run_export_bench(args: &ExportBenchArgs, out: &mut dyn Write) -> Result<(
     };
     let w = |e| Error::io("write", "<stdout>", e);
     let bytes = store_bytes(&store);
-    writeln!(out, "bench export: {}", args.store.display()).map_err(w)?;
-    writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
-    writeln!(
-        out,
-        "  store: {} nodes, {} edges, dim {} {}, {:.1} MB; memory {}; dgl chunks {}; rounds {}; page cache {}",
-        store.num_nodes(),
-        store.num_edges(),
-        store.feature_dim(),
-        store.dtype().name(),
-        bytes as f64 / 1e6,
-        args.memory,
-        args.chunks,
-        args.rounds,
-        if args.drop_caches {
-            "synced and dropped before each measurement"
-        } else {
-            "as found"
-        }
-    )
-    .map_err(w)?;
-    type Run<'a> = (&'a str, Box<dyn Fn(&Path) -> Result<ExportReport> + 'a>);
-    let runs: Vec<Run> = vec![
-        (
-            "dgl, csv edges",
-            Box::new(|o: &Path| {
-                export_dgl(&DglExport {
-                    chunks: args.chunks,
-                    edge_format: EdgeFormat::Csv,
-                    options: options.clone(),
-                    ..DglExport::new(&args.store, o)
-                })
-            }),
-        ),
-        (
-            "dgl, numpy edges",
-            Box::new(|o: &Path| {
-                export_dgl(&DglExport {
-                    chunks: args.chunks,
-                    edge_format: EdgeFormat::Numpy,
-                    options: options.clone(),
-                    ..DglExport::new(&args.store, o)
-                })
-            }),
-        ),
-        (
-            "graphbolt, numpy edges",
-            Box::new(|o: &Path| {
-                export_graphbolt(&GraphBoltExport {
-                    options: options.clone(),
-                    ..GraphBoltExport::new(&args.store, o)
-                })
-            }),
-        ),
-    ];
+    report_export_header(args, &store, bytes, out)?;
+    let runs = export_runs(args, &options);
     for round in 1..=args.rounds.max(1) {
         if args.drop_caches {
             drop_caches()?;
@@ -200,4 +152,73 @@ pub fn run_export_bench(args: &ExportBenchArgs, out: &mut dyn Write) -> Result<(
         .map_err(w)?;
     }
     Ok(())
+}
+
+/// The report's header: machine, store, parameters.
+fn report_export_header(
+    args: &ExportBenchArgs,
+    store: &Store,
+    bytes: u64,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let w = |e| Error::io("write", "<stdout>", e);
+    writeln!(out, "bench export: {}", args.store.display()).map_err(w)?;
+    writeln!(out, "  machine: {}", machine_description()).map_err(w)?;
+    writeln!(
+        out,
+        "  store: {} nodes, {} edges, dim {} {}, {:.1} MB; memory {}; dgl chunks {}; rounds {}; page cache {}",
+        store.num_nodes(),
+        store.num_edges(),
+        store.feature_dim(),
+        store.dtype().name(),
+        bytes as f64 / 1e6,
+        args.memory,
+        args.chunks,
+        args.rounds,
+        if args.drop_caches {
+            "synced and dropped before each measurement"
+        } else {
+            "as found"
+        }
+    )
+    .map_err(w)?;
+    Ok(())
+}
+
+/// The exports measured against the plain copy: DGL with CSV and with
+/// numpy edges, GraphBolt.
+fn export_runs<'a>(args: &'a ExportBenchArgs, options: &'a ExportOptions) -> Vec<Run<'a>> {
+    vec![
+        (
+            "dgl, csv edges",
+            Box::new(|o: &Path| {
+                export_dgl(&DglExport {
+                    chunks: args.chunks,
+                    edge_format: EdgeFormat::Csv,
+                    options: options.clone(),
+                    ..DglExport::new(&args.store, o)
+                })
+            }),
+        ),
+        (
+            "dgl, numpy edges",
+            Box::new(|o: &Path| {
+                export_dgl(&DglExport {
+                    chunks: args.chunks,
+                    edge_format: EdgeFormat::Numpy,
+                    options: options.clone(),
+                    ..DglExport::new(&args.store, o)
+                })
+            }),
+        ),
+        (
+            "graphbolt, numpy edges",
+            Box::new(|o: &Path| {
+                export_graphbolt(&GraphBoltExport {
+                    options: options.clone(),
+                    ..GraphBoltExport::new(&args.store, o)
+                })
+            }),
+        ),
+    ]
 }

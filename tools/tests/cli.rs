@@ -1,6 +1,7 @@
 //! The command-line tools, driven through their library `run` functions
 //! (and once as real processes, for exit codes).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::Path;

@@ -3,6 +3,7 @@
 //! expectation, and bad typed inputs are refused naming the file and the
 //! field, leaving no store behind.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 mod tools_common;
 

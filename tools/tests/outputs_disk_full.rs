@@ -2,7 +2,7 @@
 //! (its `.npy` writer, `NpyWriter::create_output`), reports, plots, SVGs
 //! and bench outputs (all through `ginex_cli::write_report`) — is written
 //! to a temporary beside it and renamed; on a full disk (simulated through
-//! the storage seam, `ginex::internals::io::space`, as `tests/disk_full.rs`
+//! the storage seam, `ginex::internals::io::space`, as `tools/tests/disk_full.rs`
 //! does) the call fails with "No space left on device", leaves no partial
 //! file and no temporary, and an existing file is left as it was. The
 //! budget is process-wide, so this binary holds one test.

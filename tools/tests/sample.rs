@@ -1,6 +1,7 @@
 //! The sampler: reproducibility, bounds, uniformity, and that the neighbor
 //! source (memory, disk, cached disk) never changes a batch.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::collections::HashMap;

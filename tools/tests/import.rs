@@ -2,6 +2,7 @@
 //! store `ginex gen` writes, and bad inputs are clear errors that leave no
 //! store behind.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

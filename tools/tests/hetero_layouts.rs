@@ -4,6 +4,7 @@
 //! policy gathers the same batches, exports write each type in its own
 //! layout and re-import byte-identically, and R-GCN trains on it.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 mod tools_common;
 

@@ -5,6 +5,7 @@
 //! target and no staging directory beside it, and a retry with space
 //! succeeds. The budget is process-wide, so this binary holds one test.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::Path;

@@ -4,6 +4,7 @@
 //! seam (`ginex::internals::io::space::simulate_disk_space`), which is global to the
 //! process: this must stay the only test in its binary.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use clap::Parser;

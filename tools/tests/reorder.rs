@@ -3,6 +3,7 @@
 //! compared in original ids — and the ids a user passes in or gets back
 //! are the original ones.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeSet;

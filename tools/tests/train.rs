@@ -3,6 +3,7 @@
 //! are refused, predict writes every node's logits.
 #![cfg(feature = "train")]
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use ginex::internals::cache::Policy;

@@ -5,6 +5,7 @@
 //! and row with nothing written; a store whose CSC holds a held-out edge
 //! fails verification.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 mod tools_common;
 

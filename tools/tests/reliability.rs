@@ -4,8 +4,9 @@
 //! refused, `--policy mmap` says it checks nothing, and the messages that
 //! misled now say what is wrong. Each test names its catalog row in
 //! `format/import-errors.md`. (The up-front size check is in
-//! `tests/space_check.rs`: it sets the process-wide simulated disk.)
+//! `tools/tests/space_check.rs`: it sets the process-wide simulated disk.)
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::io::Write as _;

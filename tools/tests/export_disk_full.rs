@@ -6,6 +6,7 @@
 //! directory beside it; with space again the same export succeeds. The
 //! budget is process-wide, so this binary holds one test.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeSet;

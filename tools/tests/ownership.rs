@@ -10,6 +10,7 @@
 //! temporaries are matched by `io::durable::atomic_temporary_owner` (unit
 //! tested in `io::durable`), the rest is covered by the train-feature tests.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;

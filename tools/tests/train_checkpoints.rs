@@ -6,6 +6,7 @@
 //! `--workers 0` are reported under their own option (items 7 and 9).
 #![cfg(feature = "train")]
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::Path;

@@ -5,6 +5,7 @@
 //! self-loops, and empty chunks; the metadata of a small export equals a
 //! hand-written one field by field; bad inputs leave nothing behind.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

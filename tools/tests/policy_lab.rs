@@ -3,6 +3,7 @@
 //! every policy on random traces, traces round-trip through `.npy`, and
 //! `ginex bench curves` writes its table, JSON and plot.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use ginex::internals::cache::belady::{PageGroups, ReusePrior};

@@ -5,6 +5,7 @@
 //! messages that name the real cause. Each test is named after the
 //! behaviour; the catalog rows are in `format/import-errors.md`.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 mod tools_common;
 
