@@ -26,12 +26,10 @@ use std::thread::JoinHandle;
 
 use crate::cache::Policy;
 use crate::error::{Error, Result};
-use crate::exec::config::{
-    default_workers, feature_cache_rows_for, CacheConfig, EpochConfig, GinexOptions,
-    DEFAULT_PRESC_ROUNDS, DEFAULT_SUPERBATCH,
-};
+use crate::exec::builder::EpochConfigBuilder;
+use crate::exec::config::EpochConfig;
 use crate::exec::epoch::{run_epoch, EpochBatch, EpochReport};
-use crate::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
+use crate::exec::plan::{MemoryPlan, WorkingSet};
 use crate::format::pages::Dtype;
 use crate::sample::fanouts::Fanouts;
 use crate::sample::link::{LinkLabels, LinkTask, NegMode};
@@ -214,31 +212,20 @@ enum Memory {
 }
 
 /// Parameters of a [`Loader`]; made by [`Loader::builder`]. Defaults are
-/// those of `ginex epoch`: policy `ginex`, fanouts `10,10,10`, batches of
+/// those of `ginex epoch` (both start from the same
+/// [`EpochConfigBuilder`]): policy `ginex`, fanouts `10,10,10`, batches of
 /// 1000 seeds, a 256 MiB feature cache, no neighbor cache, superbatches of
 /// 100 batches, seed 0, epoch 0, the training split shuffled.
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until build() is called"]
 pub struct LoaderBuilder<'s> {
     store: &'s Store,
-    fanouts: Fanouts,
-    sampler: crate::sample::labor::SamplerConfig,
-    batch_size: usize,
-    policy: Policy,
+    /// The epoch's configuration (everything but the seeds and the link
+    /// task, which the loader resolves against the store).
+    config: EpochConfigBuilder,
     memory: Option<Memory>,
-    feature_cache_bytes: Option<u64>,
-    neighbor_cache_bytes: Option<u64>,
-    neighbor_cache: Option<PathBuf>,
-    superbatch: Option<u64>,
-    changeset_every: usize,
-    presc_rounds: u64,
-    seed: u64,
-    epoch: u64,
     seeds: Seeds,
     shuffle: Option<bool>,
-    workers: Option<usize>,
-    run_dir: Option<PathBuf>,
-    max_batches: Option<u64>,
     reserve_bytes: u64,
     link: Option<LinkTask>,
 }
@@ -247,7 +234,9 @@ impl<'s> LoaderBuilder<'s> {
     /// Fanouts per hop, seeds' hop first as on the command line (`-1` = all
     /// neighbors).
     pub fn fanouts(mut self, fanouts: impl IntoIterator<Item = i64>) -> Self {
-        self.fanouts = Fanouts::Uniform(fanouts.into_iter().collect());
+        self.config = self
+            .config
+            .fanouts(Fanouts::Uniform(fanouts.into_iter().collect()));
         self
     }
 
@@ -256,7 +245,7 @@ impl<'s> LoaderBuilder<'s> {
     /// [`Fanouts::per_hop`]); relation names are checked against the
     /// store's schema by [`build`](Self::build).
     pub fn relation_fanouts(mut self, fanouts: Fanouts) -> Self {
-        self.fanouts = fanouts;
+        self.config = self.config.fanouts(fanouts);
         self
     }
 
@@ -266,19 +255,19 @@ impl<'s> LoaderBuilder<'s> {
     /// layer and batch dependency): a LABOR batch's hops carry importance
     /// weights ([`Hop::weights`]).
     pub fn sampler(mut self, sampler: impl Into<crate::sample::labor::SamplerConfig>) -> Self {
-        self.sampler = sampler.into();
+        self.config = self.config.sampler(sampler.into());
         self
     }
 
     /// Seeds per batch (the last batch may be smaller).
     pub fn batch_size(mut self, n: usize) -> Self {
-        self.batch_size = n;
+        self.config = self.config.batch_size(n);
         self
     }
 
     /// The feature-cache policy.
     pub fn policy(mut self, policy: Policy) -> Self {
-        self.policy = policy;
+        self.config = self.config.policy(policy);
         self
     }
 
@@ -300,51 +289,51 @@ impl<'s> LoaderBuilder<'s> {
 
     /// Feature-cache size in bytes (rows = bytes / row bytes).
     pub fn feature_cache_bytes(mut self, bytes: u64) -> Self {
-        self.feature_cache_bytes = Some(bytes);
+        self.config = self.config.feature_cache_bytes(Some(bytes));
         self
     }
 
     /// Neighbor-cache size in bytes (0 = none). Built once beside the store
     /// (`STORE.ncache/`) and reused by every later run with the same size.
     pub fn neighbor_cache_bytes(mut self, bytes: u64) -> Self {
-        self.neighbor_cache_bytes = Some(bytes);
+        self.config = self.config.neighbor_cache_bytes(Some(bytes));
         self
     }
 
     /// A neighbor-cache file to use instead of the default location (it
     /// must match the store, codec and size; built there when missing).
     pub fn neighbor_cache_path(mut self, path: impl Into<PathBuf>) -> Self {
-        self.neighbor_cache = Some(path.into());
+        self.config = self.config.neighbor_cache(Some(path.into()));
         self
     }
 
     /// Batches per superbatch (`ginex` policy).
     pub fn superbatch(mut self, batches: u64) -> Self {
-        self.superbatch = Some(batches);
+        self.config = self.config.superbatch(Some(batches));
         self
     }
 
     /// k of the k-hop changeset approximation (`ginex`; 1 = exact).
     pub fn changeset_every(mut self, k: usize) -> Self {
-        self.changeset_every = k;
+        self.config = self.config.changeset_every(k);
         self
     }
 
     /// Pre-sampling epochs of the `presc` policy.
     pub fn presc_rounds(mut self, rounds: u64) -> Self {
-        self.presc_rounds = rounds;
+        self.config = self.config.presc_rounds(rounds);
         self
     }
 
     /// The run seed (sampling and shuffling).
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.config = self.config.seed(seed);
         self
     }
 
     /// The epoch number (with the seed, it picks the shuffle and the draws).
     pub fn epoch(mut self, epoch: u64) -> Self {
-        self.epoch = epoch;
+        self.config = self.config.epoch(epoch);
         self
     }
 
@@ -370,20 +359,20 @@ impl<'s> LoaderBuilder<'s> {
 
     /// Sampling workers of the `ginex` inspector (default: the cores).
     pub fn workers(mut self, n: usize) -> Self {
-        self.workers = Some(n);
+        self.config = self.config.workers(Some(n));
         self
     }
 
     /// Directory for runtime files (default: `STORE.runs` beside the
     /// store). The run writes in its own subdirectory and removes it.
     pub fn run_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.run_dir = Some(dir.into());
+        self.config = self.config.run_dir(Some(dir.into()));
         self
     }
 
     /// Stop after this many batches.
     pub fn max_batches(mut self, n: u64) -> Self {
-        self.max_batches = Some(n);
+        self.config = self.config.max_batches(Some(n));
         self
     }
 
@@ -445,29 +434,19 @@ impl<'s> LoaderBuilder<'s> {
     /// and returns the loader (the epoch starts at the first `next`).
     pub fn build(self) -> Result<Loader> {
         let store = self.store;
-        self.fanouts.resolve(store.schema())?;
-        if self.batch_size == 0 {
-            return Err(Error::invalid_argument("batch size must be at least 1"));
-        }
-        if self.changeset_every == 0 {
-            return Err(Error::invalid_argument(
-                "changeset_every must be at least 1",
-            ));
-        }
-        if self.superbatch == Some(0) {
-            return Err(Error::invalid_argument("superbatch must be at least 1"));
-        }
+        self.config.check(store)?;
         let memory = match &self.memory {
             Some(Memory::Text(s)) => Some(crate::size::parse_bytes(s)?),
             Some(Memory::Bytes(b)) => Some(*b),
             None => None,
         };
+        let mut config = self.config.unplanned(store);
         let shuffle = self
             .shuffle
             .unwrap_or(matches!(self.seeds, Seeds::Split(Split::Train)));
-        let seed_nodes = match self.link {
+        config.seed_nodes = match self.link {
             Some(_) => None,
-            None => self.seed_order(shuffle)?,
+            None => self.seed_order(shuffle, &config)?,
         };
         let mut link = self.link;
         let link_positives = match &mut link {
@@ -481,59 +460,22 @@ impl<'s> LoaderBuilder<'s> {
             }
             None => None,
         };
-        let row_bytes = store.layout().row_bytes() as u64;
-        let ginex = GinexOptions {
-            superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
-            changeset_every: self.changeset_every,
-            ..GinexOptions::default()
-        };
-        let cache = CacheConfig::new(self.policy, ginex, self.presc_rounds);
-        let mut config = EpochConfig {
-            cache,
-            feature_cache_rows: feature_cache_rows_for(
-                self.feature_cache_bytes,
-                row_bytes,
-                store.num_nodes(),
-            ),
-            neighbor_cache_bytes: self.neighbor_cache_bytes.unwrap_or(0),
-            batch_size: self.batch_size,
-            fanouts: self.fanouts.clone(),
-            sampler: self.sampler,
-            seed: self.seed,
-            epoch: self.epoch,
-            workers: self.workers.unwrap_or_else(default_workers),
-            run_dir: self
-                .run_dir
-                .clone()
-                .unwrap_or_else(|| store.dir().with_extension("runs")),
-            neighbor_cache: self.neighbor_cache.clone(),
-            max_batches: self.max_batches,
-            seed_nodes,
-            link,
-            link_positives: link_positives.clone(),
-            ..EpochConfig::default()
-        };
+        config.link = link;
+        config.link_positives = link_positives.clone();
         let labels = store.labels()?;
-        let plan = match memory {
-            Some(m) => {
-                let labels_bytes = labels.as_ref().map_or(0, |l| 4 * l.len() as u64);
-                let batch_size = self.batch_size as u64;
-                let extra = |ws: &WorkingSet| {
-                    self.reserve_bytes
-                        + labels_bytes
-                        + BATCHES_IN_FLIGHT * Batch::bytes_for(ws, row_bytes, batch_size)
-                };
-                let explicit = ExplicitSizes {
-                    feature_cache_bytes: self.feature_cache_bytes,
-                    neighbor_cache_bytes: self.neighbor_cache_bytes,
-                    superbatch: self.superbatch,
-                };
-                let plan = plan_epoch_with(store, &config, m, explicit, &extra)?;
-                plan.apply(&mut config);
-                Some(plan)
-            }
-            None => None,
+        let labels_bytes = labels.as_ref().map_or(0, |l| 4 * l.len() as u64);
+        let row_bytes = store.layout().row_bytes() as u64;
+        let batch_size = config.batch_size as u64;
+        let extra = |ws: &WorkingSet| {
+            self.reserve_bytes
+                + labels_bytes
+                + BATCHES_IN_FLIGHT * Batch::bytes_for(ws, row_bytes, batch_size)
         };
+        let plan = self
+            .config
+            .clone()
+            .memory(memory)
+            .plan(store, &mut config, &extra)?;
         let seeds = match (&link_positives, &config.seed_nodes) {
             (Some(p), _) => p.len(),
             (None, Some(order)) => order.len(),
@@ -555,8 +497,8 @@ impl<'s> LoaderBuilder<'s> {
                 }
             )));
         }
-        let batches = seeds.div_ceil(self.batch_size) as u64;
-        let len = self.max_batches.map_or(batches, |m| m.min(batches)) as usize;
+        let batches = seeds.div_ceil(config.batch_size) as u64;
+        let len = config.max_batches.map_or(batches, |m| m.min(batches)) as usize;
         Ok(Loader {
             len,
             yielded: 0,
@@ -573,7 +515,7 @@ impl<'s> LoaderBuilder<'s> {
 
     /// The seed order handed to the executor: `None` for the training split
     /// shuffled (the executor shuffles it itself, as `ginex epoch` does).
-    fn seed_order(&self, shuffle: bool) -> Result<Option<Vec<u64>>> {
+    fn seed_order(&self, shuffle: bool, config: &EpochConfig) -> Result<Option<Vec<u64>>> {
         let store = self.store;
         let nodes = match &self.seeds {
             Seeds::Split(Split::Train) if shuffle => return Ok(None),
@@ -604,7 +546,7 @@ impl<'s> LoaderBuilder<'s> {
             }
         };
         Ok(Some(if shuffle {
-            epoch_order(&nodes, self.seed, self.epoch)
+            epoch_order(&nodes, config.seed, config.epoch)
         } else {
             nodes
         }))
@@ -677,28 +619,12 @@ impl std::fmt::Debug for Loader {
 impl Loader {
     /// A builder for a loader over `store`.
     pub fn builder(store: &Store) -> LoaderBuilder<'_> {
-        let defaults = EpochConfig::default();
-        let ginex = GinexOptions::default();
         LoaderBuilder {
             store,
-            fanouts: defaults.fanouts,
-            sampler: defaults.sampler,
-            batch_size: defaults.batch_size,
-            policy: defaults.cache.policy(),
+            config: EpochConfigBuilder::new(),
             memory: None,
-            feature_cache_bytes: None,
-            neighbor_cache_bytes: None,
-            neighbor_cache: None,
-            superbatch: None,
-            changeset_every: ginex.changeset_every,
-            presc_rounds: DEFAULT_PRESC_ROUNDS,
-            seed: defaults.seed,
-            epoch: defaults.epoch,
             seeds: Seeds::Split(Split::Train),
             shuffle: None,
-            workers: None,
-            run_dir: None,
-            max_batches: None,
             reserve_bytes: 0,
             link: None,
         }

@@ -3,14 +3,28 @@
 
 use std::path::PathBuf;
 
+use serde::{Serialize, Serializer};
+
 use crate::cache::{DynamicKind, Kind, Policy};
 use crate::error::{Error, Result};
 
 /// What an epoch runs: the cache policy with its own options, then the
 /// sampling, the caches' sizes, the I/O options and the run files.
-#[derive(Debug, Clone)]
+/// [`EpochConfigBuilder`](crate::exec::builder::EpochConfigBuilder) makes
+/// one for a store.
+///
+/// Serialized (the `parameters` of `ginex epoch --report`) as one flat
+/// object: the policy and every policy option (those of another policy
+/// read as their defaults, so the report keeps one shape), then the
+/// fields below by name, `merge_gap_pages` as `read_merge_gap` and `link`
+/// as `task` (`node`, or `link (neg K, MODE[, undirected])`). Where files
+/// go (`run_dir`, `neighbor_cache`) and what the caller hands over in
+/// memory (`seed_nodes`, `out_degree_prior`, `link_positives`) are left
+/// out.
+#[derive(Debug, Clone, Serialize)]
 pub struct EpochConfig {
     /// Feature-cache policy, with the options only it has.
+    #[serde(flatten)]
     pub cache: CacheConfig,
     /// Feature-cache capacity in rows.
     pub feature_cache_rows: usize,
@@ -29,36 +43,44 @@ pub struct EpochConfig {
     /// Sampling workers (`ginex`'s superbatch sampling).
     pub workers: usize,
     /// Directory for runtime files.
+    #[serde(skip)]
     pub run_dir: PathBuf,
     /// The neighbor cache file (None: the default location beside the
     /// store, see [`crate::sample::neighbor_cache_reuse`]); built there when missing.
+    #[serde(skip)]
     pub neighbor_cache: Option<PathBuf>,
     /// Feature pages at most this far apart are read as one, the pages
     /// between them dropped (None: one read per page; see
     /// [`GatherOptions::merge_gap_pages`](crate::store::gather::GatherOptions::merge_gap_pages)).
+    #[serde(rename = "read_merge_gap")]
     pub merge_gap_pages: Option<u64>,
     /// Whether a gather may read its pages' span in one sequential pass
     /// when the read-cost model prices it lower (see
     /// [`crate::store::read_cost`]).
     pub sequential_reads: crate::store::read_cost::SequentialReads,
     /// The device's read cost (`ginex bench io` fits it).
+    #[serde(serialize_with = "read_cost_arg")]
     pub read_cost: crate::store::read_cost::ReadCostModel,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
     /// Seed nodes: the training split shuffled per epoch (None), or these
     /// nodes in this order (evaluation, prediction).
+    #[serde(skip)]
     pub seed_nodes: Option<Vec<u64>>,
     /// The store's reuse prior, where the caller has it already (the
     /// `--memory` planner derives it from the out-degrees its cache split
     /// counts, and [`MemoryPlan::apply`](crate::exec::plan::MemoryPlan::apply)
     /// hands it on), so the run does not count them again; None: the run
     /// computes it. Used only where [`GinexOptions::reuse_prior`] is on.
+    #[serde(skip)]
     pub out_degree_prior: Option<std::sync::Arc<crate::cache::belady::ReusePrior>>,
     /// Link batches: positive edges with negatives ([`crate::sample::link`])
     /// instead of node seeds; None: node batches.
+    #[serde(rename = "task", serialize_with = "task_name")]
     pub link: Option<crate::sample::link::LinkTask>,
     /// The link epoch's training positives where the caller has them
     /// (None: every edge of the CSC, each undirected pair once).
+    #[serde(skip)]
     pub link_positives: Option<std::sync::Arc<crate::sample::link::LinkPositives>>,
 }
 
@@ -148,8 +170,57 @@ impl CacheConfig {
     }
 }
 
+/// The policy's name and every policy's options, those of another policy
+/// at their defaults (one shape for every policy).
+impl Serialize for CacheConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Options<'a> {
+            policy: &'static str,
+            #[serde(flatten)]
+            ginex: &'a GinexOptions,
+            presc_rounds: u64,
+        }
+        let defaults = GinexOptions::default();
+        Options {
+            policy: self.policy().name(),
+            ginex: self.ginex().unwrap_or(&defaults),
+            presc_rounds: match self {
+                CacheConfig::Presc { rounds } => *rounds,
+                _ => DEFAULT_PRESC_ROUNDS,
+            },
+        }
+        .serialize(s)
+    }
+}
+
+/// `read_cost` as `--read-cost` takes it.
+fn read_cost_arg<S: Serializer>(
+    m: &crate::store::read_cost::ReadCostModel,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&m.to_arg())
+}
+
+/// `link` as the report's `task`: `node`, or `link (neg K, MODE[,
+/// undirected])`.
+fn task_name<S: Serializer>(
+    link: &Option<crate::sample::link::LinkTask>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match link {
+        None => s.serialize_str("node"),
+        Some(l) => s.serialize_str(&format!(
+            "link (neg {}, {}{})",
+            l.neg,
+            l.mode.name(),
+            if l.undirected { ", undirected" } else { "" }
+        )),
+    }
+}
+
 /// The options of the `ginex` policy (the inspector–executor).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GinexOptions {
     /// Batches per superbatch.
     pub superbatch: u64,
@@ -207,9 +278,11 @@ pub const DEFAULT_FEATURE_CACHE_BYTES: u64 = 256 << 20;
 /// `--memory` budget.
 pub const DEFAULT_SUPERBATCH: u64 = 100;
 
-/// The defaults of every run, in one place (the CLI's flags, the
-/// [`LoaderBuilder`](crate::LoaderBuilder) and the Python `Loader` start
-/// from them): the `ginex` policy with carry-over, the reuse prior and page
+/// The defaults of every run, in one place (the
+/// [`EpochConfigBuilder`](crate::exec::builder::EpochConfigBuilder) starts
+/// from them, and the CLI's flags, the
+/// [`LoaderBuilder`](crate::LoaderBuilder) and the Python `Loader` through
+/// it): the `ginex` policy with carry-over, the reuse prior and page
 /// companions; 1000 seeds a batch with fanouts 10,10,10; exact changesets
 /// over superbatches of [`DEFAULT_SUPERBATCH`] batches under the `full`
 /// pipeline; one sampling worker per core; merged reads, a sequential
@@ -280,6 +353,12 @@ pub enum Pipeline {
     Full,
 }
 
+impl Serialize for Pipeline {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl Pipeline {
     /// Every schedule.
     pub const ALL: [Pipeline; 3] = [Pipeline::Serial, Pipeline::Overlap, Pipeline::Full];
@@ -296,5 +375,64 @@ impl Pipeline {
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Pipeline> {
         Error::parse_name(s, "pipeline", &Pipeline::ALL, Pipeline::name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::link::{LinkTask, NegMode};
+
+    /// The serialized configuration is one flat object: another policy's
+    /// options read as their defaults, the policy's own as set, the link
+    /// task as its text; paths and in-memory inputs are left out.
+    #[test]
+    fn the_configuration_serializes_flat_with_every_policys_options() {
+        let presc = EpochConfig {
+            cache: CacheConfig::Presc { rounds: 3 },
+            link: Some(LinkTask {
+                neg: 2,
+                mode: NegMode::Triplet,
+                undirected: true,
+            }),
+            merge_gap_pages: None,
+            seed_nodes: Some(vec![1, 2]),
+            ..EpochConfig::default()
+        };
+        let v = serde_json::to_value(&presc).unwrap();
+        assert_eq!(v["policy"], "presc");
+        assert_eq!(v["presc_rounds"], 3);
+        assert_eq!(v["superbatch"], DEFAULT_SUPERBATCH);
+        assert_eq!(v["pipeline"], "full");
+        assert_eq!(v["task"], "link (neg 2, triplet, undirected)");
+        assert!(v["read_merge_gap"].is_null());
+        for gone in ["run_dir", "neighbor_cache", "seed_nodes", "cache", "link"] {
+            assert!(v.get(gone).is_none(), "{gone}: {v}");
+        }
+        let ginex = EpochConfig {
+            cache: CacheConfig::Ginex(GinexOptions {
+                superbatch: 7,
+                pipeline: Pipeline::Serial,
+                carry_over: false,
+                ..GinexOptions::default()
+            }),
+            ..EpochConfig::default()
+        };
+        let v = serde_json::to_value(&ginex).unwrap();
+        assert_eq!(
+            (
+                &v["policy"],
+                &v["superbatch"],
+                &v["pipeline"],
+                &v["carry_over"]
+            ),
+            (&"ginex".into(), &7.into(), &"serial".into(), &false.into())
+        );
+        assert_eq!(
+            (&v["presc_rounds"], &v["task"]),
+            (&1.into(), &"node".into())
+        );
+        assert_eq!(v["read_cost"], ginex.read_cost.to_arg());
+        assert_eq!(v["sequential_reads"], "auto");
     }
 }

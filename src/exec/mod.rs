@@ -1,11 +1,13 @@
 //! The executor: one epoch of data preparation under any feature-cache
 //! policy, with stage timers and counters (`ginex epoch`); the `ginex`
 //! policy's superbatch pipeline; the memory planner (one `--memory`
-//! budget); each run's own runtime-file directory. [`curves`] is the
+//! budget); the one builder of an epoch's configuration ([`builder`]);
+//! each run's own runtime-file directory. [`curves`] is the
 //! policy lab: miss-ratio curves of every policy replayed from one sampled
 //! trace.
 
 mod access_summary;
+pub mod builder;
 pub mod cache_split;
 pub mod config;
 pub mod curves;

@@ -127,6 +127,12 @@ pub enum SequentialReads {
     Always,
 }
 
+impl serde::Serialize for SequentialReads {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl SequentialReads {
     /// The names `--sequential-reads` takes.
     pub const NAMES: [&'static str; 3] = ["auto", "never", "always"];

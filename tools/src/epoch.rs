@@ -11,13 +11,11 @@ use crate::args::{Fanouts, MergeGap};
 use crate::machine::{machine_description, peak_rss_bytes};
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
-use ginex::internals::exec::config::{
-    default_workers, feature_cache_rows_for, CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS,
-    DEFAULT_SUPERBATCH,
-};
+use ginex::internals::exec::builder::EpochConfigBuilder;
+use ginex::internals::exec::config::{CacheConfig, GinexOptions};
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::exec::plan::{plan_epoch_with, ExplicitSizes, MemoryPlan, WorkingSet};
+use ginex::internals::exec::plan::{ExplicitSizes, MemoryPlan};
 use ginex::internals::exec::report::ReportJson;
 use ginex::internals::import::locality::Scatter;
 use ginex::internals::sample::labor::{Sampler, SamplerConfig};
@@ -260,48 +258,13 @@ impl DataArgs {
         })
     }
 
-    /// The epoch configuration for `store` (epoch 0), planned under
-    /// `--memory` when it is given (`extra_bytes`: what the caller needs
-    /// beside the data path); the plan is returned to be shown.
-    pub fn config(
-        &self,
-        store: &Store,
-        extra_bytes: u64,
-    ) -> Result<(EpochConfig, Option<MemoryPlan>)> {
-        let mut config = self.unplanned(store)?;
-        let plan = self.plan(store, &mut config, &|_| extra_bytes)?;
-        Ok((config, plan))
-    }
-
-    /// Plans `config` under `--memory` when it is given, with
-    /// `extra_bytes(working set)` for what the caller needs beside the data
-    /// path (a model priced by the batches it will see), and applies the
-    /// plan; returns it to be shown.
-    pub fn plan(
-        &self,
-        store: &Store,
-        config: &mut EpochConfig,
-        extra_bytes: &dyn Fn(&WorkingSet) -> u64,
-    ) -> Result<Option<MemoryPlan>> {
-        let Some(m) = self.memory else {
-            return Ok(None);
-        };
-        let explicit = ExplicitSizes {
-            feature_cache_bytes: self.feature_cache_bytes,
-            neighbor_cache_bytes: self.neighbor_cache_bytes,
-            superbatch: self.superbatch,
-        };
-        let plan = plan_epoch_with(store, config, m, explicit, extra_bytes)?;
-        plan.apply(config);
-        Ok(Some(plan))
-    }
-
-    /// The epoch configuration for `store` (epoch 0) before `--memory`
-    /// sizes its caches ([`plan`](Self::plan) does).
-    pub fn unplanned(&self, store: &Store) -> Result<EpochConfig> {
-        let row_bytes = store.layout().row_bytes() as u64;
+    /// The epoch configuration these flags give for `store` (epoch 0):
+    /// its [`build`](EpochConfigBuilder::build) plans it under `--memory`
+    /// when it is given; [`unplanned`](EpochConfigBuilder::unplanned) and
+    /// [`plan`](EpochConfigBuilder::plan) for a caller that measures its
+    /// own memory on the configuration first.
+    pub fn builder(&self, store: &Store) -> Result<EpochConfigBuilder> {
         let ginex = GinexOptions {
-            superbatch: self.superbatch.unwrap_or(DEFAULT_SUPERBATCH),
             changeset_every: self.changeset_every,
             pipeline: self.pipeline,
             carry_over: !self.no_carry_over,
@@ -309,33 +272,31 @@ impl DataArgs {
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
             early_first_init: !self.first_init_after_sampling,
+            ..GinexOptions::default()
         };
-        Ok(EpochConfig {
-            cache: CacheConfig::new(self.policy, ginex, self.presc_rounds),
-            feature_cache_rows: feature_cache_rows_for(
-                self.feature_cache_bytes,
-                row_bytes,
-                store.num_nodes(),
-            ),
-            neighbor_cache_bytes: self.neighbor_cache_bytes.unwrap_or(0),
-            batch_size: self.sampling.batch_size,
-            fanouts: self.sampling.fanouts.clone(),
-            sampler: self.sampling.sampler_config()?,
-            seed: self.sampling.seed,
-            workers: self.workers.unwrap_or_else(default_workers),
-            run_dir: self
-                .run_dir
-                .clone()
-                .unwrap_or_else(|| self.sampling.store.with_extension("runs")),
-            neighbor_cache: self.neighbor_cache.clone(),
-            merge_gap_pages: self.read_merge_gap.pages(),
-            sequential_reads: self.sequential_reads,
-            read_cost: self.read_cost,
-            max_batches: self.max_batches,
-            link: self.link_task(),
-            link_positives: self.relation_positives(store)?,
-            ..EpochConfig::default()
-        })
+        Ok(EpochConfigBuilder::new()
+            .policy(self.policy)
+            .ginex(ginex)
+            .presc_rounds(self.presc_rounds)
+            .memory(self.memory)
+            .sizes(ExplicitSizes {
+                feature_cache_bytes: self.feature_cache_bytes,
+                neighbor_cache_bytes: self.neighbor_cache_bytes,
+                superbatch: self.superbatch,
+            })
+            .batch_size(self.sampling.batch_size)
+            .fanouts(self.sampling.fanouts.clone())
+            .sampler(self.sampling.sampler_config()?)
+            .seed(self.sampling.seed)
+            .workers(self.workers)
+            .run_dir(self.run_dir.clone())
+            .neighbor_cache(self.neighbor_cache.clone())
+            .merge_gap_pages(self.read_merge_gap.pages())
+            .sequential_reads(self.sequential_reads)
+            .read_cost(self.read_cost)
+            .max_batches(self.max_batches)
+            .link(self.link_task())
+            .link_positives(self.relation_positives(store)?))
     }
 }
 
@@ -349,8 +310,9 @@ pub struct EpochReportDoc<'a> {
     pub report: ReportJson<'a>,
     /// The policy's name.
     pub policy: &'static str,
-    /// What the epoch was run with.
-    pub parameters: ReportParameters<'a>,
+    /// What the epoch was run with (see [`EpochConfig`]'s serialized
+    /// form).
+    pub parameters: &'a EpochConfig,
     /// Whether rows were checked against their page CRCs (all but `mmap`).
     pub crc_checked: bool,
     /// The store read.
@@ -362,48 +324,6 @@ pub struct EpochReportDoc<'a> {
     /// The memory plan, when `--memory` planned the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_plan: Option<&'a MemoryPlan>,
-}
-
-/// The `parameters` of an [`EpochReportDoc`]: the [`EpochConfig`] fields
-/// that shape the run.
-#[derive(Debug, Serialize)]
-pub struct ReportParameters<'a> {
-    /// Feature-cache rows.
-    pub feature_cache_rows: usize,
-    /// Neighbor-cache bytes.
-    pub neighbor_cache_bytes: u64,
-    /// Seeds per batch.
-    pub batch_size: usize,
-    /// Fanouts per hop (a list, or per-relation text).
-    pub fanouts: &'a Fanouts,
-    /// Batches per superbatch.
-    pub superbatch: u64,
-    /// k of the k-hop approximation.
-    pub changeset_every: usize,
-    /// The epoch's seed.
-    pub seed: u64,
-    /// The epoch.
-    pub epoch: u64,
-    /// [`Pipeline`](ginex::internals::exec::pipeline::Pipeline) name.
-    pub pipeline: &'static str,
-    /// The cache carried over between superbatches.
-    pub carry_over: bool,
-    /// `ginex`'s reuse prior.
-    pub reuse_prior: bool,
-    /// Page companions admitted.
-    pub page_companions: bool,
-    /// Pages between reads merged into one (`None`: never).
-    pub read_merge_gap: Option<u64>,
-    /// `--sequential-reads`.
-    pub sequential_reads: &'static str,
-    /// `--read-cost`.
-    pub read_cost: String,
-    /// Static-policy preselection rounds.
-    pub presc_rounds: u64,
-    /// Sampling workers.
-    pub workers: usize,
-    /// `node`, or `link` with its negatives per positive edge.
-    pub task: String,
 }
 
 /// The `store` of an [`EpochReportDoc`].
@@ -424,43 +344,10 @@ pub struct ReportStore<'a> {
 impl<'a> EpochReportDoc<'a> {
     /// The document of `r`, run on `store` with `config`.
     pub fn new(store: &'a Store, config: &'a EpochConfig, r: &'a EpochReport) -> Self {
-        // The report keeps one shape for every policy: the options a
-        // policy does not have read as their defaults.
-        let ginex = config.cache.ginex().cloned().unwrap_or_default();
         EpochReportDoc {
             report: ReportJson::new(r),
             policy: config.cache.policy().name(),
-            parameters: ReportParameters {
-                feature_cache_rows: config.feature_cache_rows,
-                neighbor_cache_bytes: config.neighbor_cache_bytes,
-                batch_size: config.batch_size,
-                fanouts: &config.fanouts,
-                superbatch: ginex.superbatch,
-                changeset_every: ginex.changeset_every,
-                seed: config.seed,
-                epoch: config.epoch,
-                pipeline: ginex.pipeline.name(),
-                carry_over: ginex.carry_over,
-                reuse_prior: ginex.reuse_prior,
-                page_companions: ginex.page_companions,
-                read_merge_gap: config.merge_gap_pages,
-                sequential_reads: config.sequential_reads.name(),
-                read_cost: config.read_cost.to_arg(),
-                presc_rounds: match config.cache {
-                    CacheConfig::Presc { rounds } => rounds,
-                    _ => DEFAULT_PRESC_ROUNDS,
-                },
-                workers: config.workers,
-                task: match config.link {
-                    None => "node".to_string(),
-                    Some(l) => format!(
-                        "link (neg {}, {}{})",
-                        l.neg,
-                        l.mode.name(),
-                        if l.undirected { ", undirected" } else { "" }
-                    ),
-                },
-            },
+            parameters: config,
             crc_checked: config.cache != CacheConfig::Mmap,
             store: ReportStore {
                 path: store.dir(),
@@ -494,7 +381,9 @@ const SCATTER_BATCHES: u64 = 8;
 pub fn run(args: &EpochArgs, out: &mut dyn Write) -> Result<()> {
     let began = std::time::Instant::now();
     let store = Store::open(&args.data.sampling.store)?;
-    let (mut config, plan) = args.data.config(&store, 0)?;
+    let (mut config, plan) = args.data.builder(&store)?.build(&store, &|_| 0)?;
+    // The plan measures epoch 0's first batches (as it always has); the
+    // run is of `--epoch`.
     config.epoch = args.epoch;
     if let Some(p) = &plan {
         eprintln!("{}", p.describe());
@@ -779,6 +668,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+    use ginex::internals::exec::config::DEFAULT_PRESC_ROUNDS;
 
     #[derive(Parser)]
     struct Cli {
@@ -854,6 +744,9 @@ mod tests {
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
             "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
+            // Keys the serde form added to the hand-written copy's.
+            "policy": "ginex", "keep_runs": false, "max_batches": null,
+            "sampler": {"sampler": "neighbor", "layer_dependency": false, "batch_dependency": 1},
         });
         want["crc_checked"] = json!(true);
         want["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});

@@ -6,14 +6,13 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use crate::args::MergeGap;
-use crate::epoch::{DataArgs, SamplingArgs};
+use crate::epoch::DataArgs;
 use crate::machine::machine_description;
 use crate::svg::{epoch_chart, Panel, Series};
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
+use ginex::internals::exec::builder::EpochConfigBuilder;
 use ginex::internals::exec::epoch::EpochConfig;
-use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::import::npy_write::NpyWriter;
 use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::store::Store;
@@ -358,7 +357,8 @@ fn options(
             model.model.kind().name()
         )));
     }
-    let mut data_cfg = data.unplanned(store)?;
+    let data_builder = data.builder(store)?;
+    let mut data_cfg = data_builder.unplanned(store);
     let model_cfg = TrainConfig {
         model: model.model.kind(),
         model_options: model.model.options(),
@@ -384,7 +384,7 @@ fn options(
         let model_bytes =
             measure_model(store, &model_cfg, &data_cfg, &train, (true, model.device))?;
         let tables = per_node_tables_bytes(store, true);
-        let plan = data.plan(store, &mut data_cfg, &|ws| {
+        let plan = data_builder.plan(store, &mut data_cfg, &|ws| {
             model_bytes.bytes_for(ws) + tables
         })?;
         if let Some(p) = plan {
@@ -607,43 +607,16 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         )));
     }
     config.layers = fanouts.num_hops();
-    let data = DataArgs {
-        sampling: SamplingArgs {
-            store: args.store.clone(),
-            batch_size: args.batch_size,
-            fanouts: fanouts.clone(),
-            seed: config.seed,
-            sampler: Default::default(),
-            layer_dependency: false,
-            batch_dependency: 1,
-        },
-        policy: args.policy,
+    let data = EpochConfigBuilder::new()
+        .policy(args.policy)
         // Layer-wise inference plans its own memory (no sampled batches).
-        memory: args.memory.filter(|_| !args.layerwise),
-        feature_cache_bytes: args.feature_cache_bytes,
-        neighbor_cache_bytes: None,
-        neighbor_cache: None,
-        superbatch: None,
-        pipeline: Pipeline::Full,
-        no_carry_over: false,
-        no_reuse_prior: false,
-        no_page_companions: false,
-        first_init_after_sampling: false,
-        changeset_every: 1,
-        presc_rounds: 1,
-        workers: args.workers,
-        run_dir: args.run_dir.clone(),
-        keep_runs: false,
-        read_merge_gap: MergeGap::default(),
-        sequential_reads: Default::default(),
-        read_cost: Default::default(),
-        max_batches: None,
-        task: "node".into(),
-        neg: 1,
-        neg_mode: Default::default(),
-        undirected: false,
-        target_relation: None,
-    };
+        .memory(args.memory.filter(|_| !args.layerwise))
+        .feature_cache_bytes(args.feature_cache_bytes)
+        .batch_size(args.batch_size)
+        .fanouts(fanouts.clone())
+        .seed(config.seed)
+        .workers(args.workers)
+        .run_dir(args.run_dir.clone());
     // --nodes holds original ids; without it every node, in ascending
     // original id (the rows of the output).
     let ids = ginex::NodeIds::of(&store)?;
@@ -651,12 +624,12 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         None => ids.user_order(),
         Some(path) => crate::read_node_ids(&ids, path)?,
     };
-    let mut data_cfg = data.unplanned(&store)?;
+    let mut data_cfg = data.unplanned(&store);
     let tables = per_node_tables_bytes(&store, false);
     if args.layerwise {
         // Layer-wise inference plans its own buffers within --memory.
         data.plan(&store, &mut data_cfg, &|_| FALLBACK_BYTES + tables)?;
-    } else if data.memory.is_some() {
+    } else if data.memory_budget().is_some() {
         let model_bytes = measure_model(&store, &config, &data_cfg, &nodes, (false, args.device))?;
         if let Some(p) = data.plan(&store, &mut data_cfg, &|ws| {
             model_bytes.bytes_for(ws) + tables

@@ -14,8 +14,8 @@ use crate::report::sorted_json;
 use crate::svg::{line_chart, Series};
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
-use ginex::internals::exec::config::{CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS};
-use ginex::internals::exec::epoch::{run_epoch, EpochConfig};
+use ginex::internals::exec::builder::EpochConfigBuilder;
+use ginex::internals::exec::epoch::run_epoch;
 use ginex::internals::format::header::FileKind;
 use ginex::internals::io::read::drop_from_page_cache;
 use ginex::internals::store::Store;
@@ -64,6 +64,7 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
             .collect::<Result<_>>()?
     };
     let fanouts = args.fanouts.clone();
+    let row_bytes = store.layout().row_bytes() as u64;
     let run_dir = args
         .store
         .with_extension(format!("bench-runs-{}", std::process::id()));
@@ -96,19 +97,16 @@ pub fn run_policies_bench(args: &PoliciesBenchArgs, out: &mut dyn Write) -> Resu
         let rows = (store.num_nodes() as f64 * size) as usize;
         let mut ginex_secs = None;
         for &policy in &policies {
-            let ginex = GinexOptions {
-                superbatch: args.superbatch,
-                ..GinexOptions::default()
-            };
-            let config = EpochConfig {
-                cache: CacheConfig::new(policy, ginex, DEFAULT_PRESC_ROUNDS),
-                feature_cache_rows: rows,
-                batch_size: args.batch_size,
-                fanouts: fanouts.clone(),
-                run_dir: run_dir.clone(),
-                max_batches: Some(args.batches),
-                ..EpochConfig::default()
-            };
+            // (`rows` rows: bytes / row bytes, capped at the node count.)
+            let config = EpochConfigBuilder::new()
+                .policy(policy)
+                .superbatch(Some(args.superbatch))
+                .feature_cache_bytes(Some(rows as u64 * row_bytes))
+                .batch_size(args.batch_size)
+                .fanouts(fanouts.clone())
+                .run_dir(Some(run_dir.clone()))
+                .max_batches(Some(args.batches))
+                .unplanned(&store);
             // Every run starts from a cold page cache (mmap depends on it).
             for kind in [FileKind::FeaturePages, FileKind::Indices] {
                 drop_from_page_cache(&store.path_of(kind))?;
