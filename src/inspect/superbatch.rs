@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use crate::cache::belady::{cheapest_plan, Changesets, PageGroups, ReusePrior, Update};
 use crate::error::{Error, Result};
+use crate::exec::config::Lockstep;
 use crate::format::header::FileKind;
 use crate::format::runtime::{LinkStamp, RecordKind, RelationFanoutsStamp, RunStamp};
 use crate::inspect::runfile::{Record, RunReader, RunWriter};
@@ -63,6 +64,9 @@ pub struct SuperbatchSpec {
     pub num_batches: u64,
     /// Sampling worker threads.
     pub workers: usize,
+    /// How many of its batches are sampled in lockstep
+    /// ([`round`](Self::round); `Auto` samples in rounds).
+    pub lockstep: Lockstep,
     /// Feature cache capacity in rows.
     pub capacity: usize,
     /// k of the k-hop approximation (1 = exact).
@@ -120,6 +124,16 @@ impl RunParams {
 }
 
 impl SuperbatchSpec {
+    /// Batches sampled in lockstep at a time: the whole superbatch under
+    /// [`Lockstep::Superbatch`], otherwise [`sampling_round`] of the
+    /// workers. The files are the same either way.
+    pub fn round(&self) -> u64 {
+        match self.lockstep {
+            Lockstep::Superbatch => self.num_batches.max(1),
+            Lockstep::Auto | Lockstep::Rounds => sampling_round(self.workers),
+        }
+    }
+
     /// What this superbatch's files record and must hold when read back.
     pub fn stamp(&self) -> RunStamp {
         RunStamp {
@@ -358,7 +372,7 @@ fn sample_to_file(
     let mut trace = Vec::with_capacity(spec.num_batches as usize);
     // Rounds sampled in lockstep (a hop's lists read once for the round,
     // in node order): bounded memory, records in order.
-    let round = sampling_round(spec.workers);
+    let round = spec.round();
     let end = spec.first_batch + spec.num_batches;
     let mut next = spec.first_batch;
     while next < end {
@@ -651,7 +665,10 @@ mod tests {
     fn files_are_identical_for_any_worker_count_and_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let mut bytes = Vec::new();
-        for (i, workers) in [1usize, 2, 5].into_iter().enumerate() {
+        let runs = [1usize, 2, 5]
+            .into_iter()
+            .flat_map(|w| Lockstep::ALL.map(|l| (w, l)));
+        for (i, (workers, lockstep)) in runs.enumerate() {
             let sub = dir.path().join(format!("w{i}"));
             std::fs::create_dir(&sub).unwrap();
             let spec = SuperbatchSpec {
@@ -659,6 +676,7 @@ mod tests {
                 first_batch: 30,
                 num_batches: 23,
                 workers,
+                lockstep,
                 capacity: 25,
                 every: 1,
                 page_companions: None,
@@ -679,7 +697,7 @@ mod tests {
         }
         assert!(
             bytes.windows(2).all(|w| w[0] == w[1]),
-            "runtime files differ across worker counts"
+            "runtime files differ across worker counts and lockstep modes"
         );
     }
 
@@ -702,6 +720,7 @@ mod tests {
             first_batch: 0,
             num_batches: 10,
             workers: 2,
+            lockstep: Lockstep::Auto,
             capacity: 5,
             every: 1,
             page_companions: None,
@@ -739,6 +758,7 @@ mod tests {
                 first_batch: 0,
                 num_batches: batches.len() as u64,
                 workers: 1,
+                lockstep: Lockstep::Auto,
                 capacity,
                 every: 1,
                 page_companions: Some(groups.clone()),
@@ -775,6 +795,7 @@ mod tests {
             first_batch: 10,
             num_batches: 3,
             workers: 1,
+            lockstep: Lockstep::Auto,
             capacity: 4,
             every: 1,
             page_companions: None,
@@ -832,6 +853,7 @@ mod tests {
             first_batch: index * 6,
             num_batches: 6,
             workers: 1,
+            lockstep: Lockstep::Auto,
             capacity: 10,
             every: 1,
             page_companions: None,

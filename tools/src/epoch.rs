@@ -12,8 +12,8 @@ use crate::machine::{machine_description, peak_rss_bytes};
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::config::{
-    default_workers, feature_cache_rows_for, CacheConfig, GinexOptions, DEFAULT_PRESC_ROUNDS,
-    DEFAULT_SUPERBATCH,
+    default_workers, feature_cache_rows_for, CacheConfig, GinexOptions, Lockstep,
+    DEFAULT_PRESC_ROUNDS, DEFAULT_SUPERBATCH,
 };
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
@@ -160,9 +160,18 @@ pub struct DataArgs {
     pub presc_rounds: u64,
     /// Sampling workers (default: cores). The inspector samples rounds of
     /// workers × 4 batches (at least 16) in lockstep, each hop's lists read
-    /// once.
+    /// once, or the whole superbatch (`--lockstep`).
     #[arg(long, value_parser = crate::args::at_least_one)]
     pub workers: Option<usize>,
+    /// How many batches the ginex inspector samples in lockstep (each
+    /// hop's lists read once for them all, in file order): auto, the
+    /// default (the whole superbatch where the --memory plan fits its
+    /// batches in half the caches' budget, rounds otherwise; rounds
+    /// without --memory); superbatch (the whole superbatch, and without
+    /// --memory too); rounds (workers × 4 batches, at least 16). The
+    /// batches are the same; only the reads and the memory differ.
+    #[arg(long, default_value = "auto", value_parser = crate::args::lockstep)]
+    pub lockstep: Lockstep,
     /// Directory for runtime files (default: STORE.runs beside the store).
     /// Each run writes only in a new `run-PID-NANOS/` directory of its own
     /// inside it and removes only that; nothing else there is touched.
@@ -303,6 +312,7 @@ impl DataArgs {
             reuse_prior: !self.no_reuse_prior,
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
+            lockstep: self.lockstep,
         };
         Ok(EpochConfig {
             cache: CacheConfig::new(self.policy, ginex, self.presc_rounds),
@@ -396,6 +406,8 @@ pub struct ReportParameters<'a> {
     pub presc_rounds: u64,
     /// Sampling workers.
     pub workers: usize,
+    /// `--lockstep` as the run applied it (`auto`: not planned).
+    pub lockstep: &'static str,
     /// `node`, or `link` with its negatives per positive edge.
     pub task: String,
 }
@@ -445,6 +457,7 @@ impl<'a> EpochReportDoc<'a> {
                     _ => DEFAULT_PRESC_ROUNDS,
                 },
                 workers: config.workers,
+                lockstep: ginex.lockstep.name(),
                 task: match config.link {
                     None => "node".to_string(),
                     Some(l) => format!(
@@ -624,11 +637,12 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     );
     if let Some(g) = config.cache.ginex() {
         eprintln!(
-            "  superbatch {} batches, pipeline {}, carry-over {}, reuse prior {}",
+            "  superbatch {} batches, pipeline {}, carry-over {}, reuse prior {}, lockstep {}",
             g.superbatch,
             g.pipeline.name(),
             if g.carry_over { "on" } else { "off" },
-            if g.reuse_prior { "out-degree" } else { "none" }
+            if g.reuse_prior { "out-degree" } else { "none" },
+            g.lockstep.name()
         );
     }
     if config.cache == CacheConfig::Mmap {
@@ -762,6 +776,8 @@ mod tests {
             page_cache_reserve: 3,
             superbatch_bytes: 4,
             superbatch: 5,
+            lockstep_bytes: 0,
+            lockstep: Default::default(),
             neighbor_cache_bytes: 6,
             feature_cache_rows: 7,
             feature_cache_bytes: 8,
@@ -790,7 +806,8 @@ mod tests {
             "page_companions": g.page_companions,
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
-            "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
+            "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers,
+            "lockstep": g.lockstep.name(), "task": "node",
         });
         want["crc_checked"] = json!(true);
         want["store"] = json!({"path": store.dir(), "nodes": store.num_nodes(), "edges": store.num_edges(), "dim": store.feature_dim(), "dtype": store.dtype().name()});
@@ -833,5 +850,6 @@ mod tests {
             (g.carry_over, g.reuse_prior, g.page_companions)
         );
         assert_eq!((args.keep_runs, args.max_batches), (g.keep_runs, None));
+        assert_eq!(args.lockstep, g.lockstep);
     }
 }

@@ -638,6 +638,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         workers: args.workers,
         run_dir: args.run_dir.clone(),
         keep_runs: false,
+        lockstep: Default::default(),
         read_merge_gap: MergeGap::default(),
         sequential_reads: Default::default(),
         read_cost: Default::default(),
