@@ -677,7 +677,9 @@ mod tests {
         let want = serde_json::json!({
             "memory": p.memory, "fixed": p.fixed, "batch_buffers": p.batch_buffers,
             "page_cache_reserve": p.page_cache_reserve, "superbatch_bytes": p.superbatch_bytes,
-            "superbatch": p.superbatch, "neighbor_cache_bytes": p.neighbor_cache_bytes,
+            "superbatch": p.superbatch, "lockstep_bytes": 5 << 20,
+            "lockstep": {"mode": "superbatch", "batches": 41, "bytes": 41 << 20, "note": ""},
+            "neighbor_cache_bytes": p.neighbor_cache_bytes,
             "feature_cache_rows": p.feature_cache_rows, "feature_cache_bytes": p.feature_cache_bytes,
             "working_set": {"batches": 2, "max_ids": 9_000, "mean_ids": 8_765.5, "mean_edges": 20_000.25,
                 "mean_candidates": 0.0},
