@@ -665,3 +665,60 @@ fn no_policy_reads_fewer_pages_than_the_row_cache_bound() {
         }
     }
 }
+
+/// Sampling a whole superbatch in lockstep (each hop's lists asked for
+/// once for all its batches, in file order) writes the runtime files and
+/// gathers the batches that rounds of 16 do, byte for byte, on a store
+/// whose lists mostly miss the neighbor cache; it reads the topology in
+/// fewer requests. The planner chooses it where the batches fit.
+#[test]
+fn superbatch_lockstep_gives_the_batches_of_rounds_and_reads_less() {
+    use ginex::internals::exec::config::Lockstep;
+    use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
+    let (dir, store) = common::small_epoch_store();
+    let mut results = Vec::new();
+    for lockstep in [Lockstep::Rounds, Lockstep::Superbatch] {
+        let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join(lockstep.name()));
+        // 60 batches in superbatches of 40: rounds of 16 against one round.
+        cfg.batch_size = 10;
+        cfg.neighbor_cache_bytes = 4_000;
+        cfg.neighbor_cache = Some(dir.path().join("small.ncache"));
+        let g = common::ginex_options(&mut cfg);
+        g.superbatch = 40;
+        g.lockstep = lockstep;
+        g.keep_runs = true;
+        let (r, seen) = run(&store, &cfg);
+        assert!(r.batches.len() > 40, "{} batches", r.batches.len());
+        let hits = r.neighbor_hit_ratio.expect("a neighbor cache");
+        assert!(hits < 0.5, "the lists should mostly miss: hit ratio {hits}");
+        assert_eq!(r.misses(), r.optimal_total());
+        results.push((seen, kept_files(&r), r.list_reads, r.list_bytes_read));
+    }
+    let (rounds, whole) = (&results[0], &results[1]);
+    assert_eq!(whole.0, rounds.0, "batches differ");
+    assert!(rounds.1.len() >= 4, "{} runtime files", rounds.1.len());
+    assert!(whole.1 == rounds.1, "runtime files differ");
+    assert!(
+        whole.2 < rounds.2,
+        "list reads: superbatch {} against rounds {}",
+        whole.2,
+        rounds.2
+    );
+    // The plan: the whole superbatch where its batches fit (and applied),
+    // rounds where asked.
+    let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("planned"));
+    cfg.batch_size = 10;
+    let p = plan_epoch(&store, &cfg, 1 << 30, ExplicitSizes::default(), 0).unwrap();
+    assert_eq!(p.lockstep.mode, "superbatch", "{}", p.describe());
+    assert_eq!(p.lockstep.batches, p.superbatch);
+    assert!(
+        p.superbatch > 16 && p.lockstep_bytes > 0,
+        "{}",
+        p.describe()
+    );
+    p.apply(&mut cfg);
+    assert_eq!(cfg.cache.ginex().unwrap().lockstep, Lockstep::Superbatch);
+    common::ginex_options(&mut cfg).lockstep = Lockstep::Rounds;
+    let p = plan_epoch(&store, &cfg, 1 << 30, ExplicitSizes::default(), 0).unwrap();
+    assert_eq!((p.lockstep.mode.as_str(), p.lockstep_bytes), ("rounds", 0));
+}

@@ -229,6 +229,7 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
                 first_batch: first,
                 num_batches: per_sb.min(total - first),
                 workers: config.workers.max(1),
+                lockstep: ginex.lockstep,
                 capacity: config.feature_cache_rows,
                 every: ginex.changeset_every.max(1),
                 page_companions: companions.clone(),

@@ -50,6 +50,7 @@ use crate::exec::cache_split::{
     choose_split, neighbor_budget, CacheSplit, ProbeAccesses, DEFAULT_NEIGHBOR_SHARE,
 };
 use crate::exec::config::CacheConfig;
+use crate::exec::lockstep::LockstepPlan;
 use crate::exec::pipeline::Pipeline;
 use crate::sample::sampler::EpochSampler;
 use crate::store::Store;
@@ -230,6 +231,14 @@ pub struct MemoryPlan {
     pub page_cache_reserve: u64,
     /// Superbatches in flight (`ginex`).
     pub superbatch_bytes: u64,
+    /// The batches a whole-superbatch lockstep round holds beyond the
+    /// per-worker round `batch_buffers` counts (`ginex`; 0 in rounds).
+    #[serde(default)]
+    pub lockstep_bytes: u64,
+    /// How the inspector samples (`ginex`): the whole superbatch in
+    /// lockstep, or rounds, and why.
+    #[serde(default)]
+    pub lockstep: LockstepPlan,
     /// Batches per superbatch.
     pub superbatch: u64,
     /// Neighbor-cache budget.
@@ -258,6 +267,7 @@ impl MemoryPlan {
             + self.batch_buffers
             + self.page_cache_reserve
             + self.superbatch_bytes
+            + self.lockstep_bytes
             + self.neighbor_cache_bytes
             + self.feature_cache_bytes
     }
@@ -275,7 +285,7 @@ impl MemoryPlan {
         format!(
             "memory plan for {:.0} MiB: fixed {:.0} MiB, batch buffers {:.0} MiB (largest measured batch {} rows), \
              page-cache reserve {:.0} MiB, superbatches in flight {:.0} MiB ({} batches each), \
-             neighbor cache {:.0} MiB{}, feature cache {:.0} MiB ({} rows); planned {:.0} MiB",
+             neighbor cache {:.0} MiB{}, feature cache {:.0} MiB ({} rows); planned {:.0} MiB{}",
             mib(self.memory),
             mib(self.fixed),
             mib(self.batch_buffers),
@@ -290,7 +300,12 @@ impl MemoryPlan {
             )),
             mib(self.feature_cache_bytes),
             self.feature_cache_rows,
-            mib(self.total())
+            mib(self.total()),
+            if self.lockstep.batches > 0 {
+                format!("; {}", self.lockstep.describe())
+            } else {
+                String::new()
+            }
         )
     }
 }
@@ -381,6 +396,21 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     };
     let superbatch_bytes = per_batch * superbatch;
     let caches = left.saturating_sub(superbatch_bytes);
+    // The whole superbatch in lockstep where its batches fit, taken from
+    // the caches (the round is counted above).
+    let round = crate::inspect::superbatch::sampling_round(req.workers);
+    let lockstep = match ginex {
+        Some(g) => crate::exec::lockstep::choose(
+            g.lockstep,
+            superbatch,
+            round,
+            ws.sampling_bytes(),
+            caches,
+        ),
+        None => LockstepPlan::default(),
+    };
+    let lockstep_bytes = lockstep.extra_bytes(round * ws.sampling_bytes());
+    let caches = caches.saturating_sub(lockstep_bytes);
     let topology_bytes = store.num_edges() * store.index_width().bytes() as u64 + 8 * n;
     let cache_bytes = |rows: u64| feature_cache_bytes(&req.cache, rows, n, rb);
     let rows_within = |budget: u64| feature_cache_rows_within(&req.cache, budget, n, rb);
@@ -429,6 +459,8 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         page_cache_reserve: PAGE_CACHE_RESERVE,
         superbatch_bytes,
         superbatch,
+        lockstep_bytes,
+        lockstep,
         neighbor_cache_bytes,
         feature_cache_rows,
         feature_cache_bytes: cache_bytes(feature_cache_rows),
@@ -584,6 +616,9 @@ impl MemoryPlan {
         }
         if let Some(ginex) = config.cache.ginex_mut() {
             ginex.superbatch = self.superbatch;
+            if self.lockstep.batches > 0 {
+                ginex.lockstep = self.lockstep.lockstep();
+            }
         }
     }
 }
@@ -600,6 +635,14 @@ mod tests {
             page_cache_reserve: PAGE_CACHE_RESERVE,
             superbatch_bytes: 3 << 20,
             superbatch: 41,
+            lockstep_bytes: 5 << 20,
+            lockstep: crate::exec::lockstep::choose(
+                crate::exec::config::Lockstep::Auto,
+                41,
+                16,
+                1 << 20,
+                1 << 30,
+            ),
             neighbor_cache_bytes: 64 << 16,
             feature_cache_rows: 123_456,
             feature_cache_bytes: 123_456 * 524,
@@ -634,7 +677,9 @@ mod tests {
         let want = serde_json::json!({
             "memory": p.memory, "fixed": p.fixed, "batch_buffers": p.batch_buffers,
             "page_cache_reserve": p.page_cache_reserve, "superbatch_bytes": p.superbatch_bytes,
-            "superbatch": p.superbatch, "neighbor_cache_bytes": p.neighbor_cache_bytes,
+            "superbatch": p.superbatch, "lockstep_bytes": 5 << 20,
+            "lockstep": {"mode": "superbatch", "batches": 41, "bytes": 41 << 20, "note": ""},
+            "neighbor_cache_bytes": p.neighbor_cache_bytes,
             "feature_cache_rows": p.feature_cache_rows, "feature_cache_bytes": p.feature_cache_bytes,
             "working_set": {"batches": 2, "max_ids": 9_000, "mean_ids": 8_765.5, "mean_edges": 20_000.25,
                 "mean_candidates": 0.0},

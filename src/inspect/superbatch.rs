@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use crate::cache::belady::{cheapest_plan, Changesets, PageGroups, ReusePrior, Update};
 use crate::error::{Error, Result};
+use crate::exec::config::Lockstep;
 use crate::format::header::FileKind;
 use crate::format::runtime::{LinkStamp, RecordKind, RelationFanoutsStamp, RunStamp};
 use crate::inspect::runfile::{Record, RunReader, RunWriter};
@@ -63,6 +64,9 @@ pub struct SuperbatchSpec {
     pub num_batches: u64,
     /// Sampling worker threads.
     pub workers: usize,
+    /// How many of its batches are sampled in lockstep
+    /// ([`round`](Self::round); `Auto` samples in rounds).
+    pub lockstep: Lockstep,
     /// Feature cache capacity in rows.
     pub capacity: usize,
     /// k of the k-hop approximation (1 = exact).
@@ -120,6 +124,16 @@ impl RunParams {
 }
 
 impl SuperbatchSpec {
+    /// Batches sampled in lockstep at a time: the whole superbatch under
+    /// [`Lockstep::Superbatch`], otherwise [`sampling_round`] of the
+    /// workers. The files are the same either way.
+    pub fn round(&self) -> u64 {
+        match self.lockstep {
+            Lockstep::Superbatch => self.num_batches.max(1),
+            Lockstep::Auto | Lockstep::Rounds => sampling_round(self.workers),
+        }
+    }
+
     /// What this superbatch's files record and must hold when read back.
     pub fn stamp(&self) -> RunStamp {
         RunStamp {
@@ -378,7 +392,7 @@ fn sample_to_file(
     let mut trace = Vec::with_capacity(spec.num_batches as usize);
     // Rounds sampled in lockstep (a hop's lists read once for the round,
     // in node order): bounded memory, records in order.
-    let full_round = sampling_round(spec.workers);
+    let full_round = spec.round();
     let mut round = if ramp_up {
         (spec.workers.max(1) as u64).min(full_round)
     } else {
@@ -685,7 +699,10 @@ mod tests {
     fn files_are_identical_for_any_worker_count_and_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let mut bytes = Vec::new();
-        for (i, workers) in [1usize, 2, 5].into_iter().enumerate() {
+        let runs = [1usize, 2, 5]
+            .into_iter()
+            .flat_map(|w| Lockstep::ALL.map(|l| (w, l)));
+        for (i, (workers, lockstep)) in runs.enumerate() {
             let sub = dir.path().join(format!("w{i}"));
             std::fs::create_dir(&sub).unwrap();
             let spec = SuperbatchSpec {
@@ -693,6 +710,7 @@ mod tests {
                 first_batch: 30,
                 num_batches: 23,
                 workers,
+                lockstep,
                 capacity: 25,
                 every: 1,
                 page_companions: None,
@@ -713,7 +731,7 @@ mod tests {
         }
         assert!(
             bytes.windows(2).all(|w| w[0] == w[1]),
-            "runtime files differ across worker counts"
+            "runtime files differ across worker counts and lockstep modes"
         );
     }
 
@@ -733,6 +751,7 @@ mod tests {
                 every: 1,
                 page_companions: None,
                 run: RunParams::default(),
+                lockstep: Lockstep::Rounds,
             };
             let mut rounds = Vec::new();
             let mut handed = Vec::new();
@@ -773,6 +792,7 @@ mod tests {
             first_batch: 0,
             num_batches: 10,
             workers: 2,
+            lockstep: Lockstep::Auto,
             capacity: 5,
             every: 1,
             page_companions: None,
@@ -810,6 +830,7 @@ mod tests {
                 first_batch: 0,
                 num_batches: batches.len() as u64,
                 workers: 1,
+                lockstep: Lockstep::Auto,
                 capacity,
                 every: 1,
                 page_companions: Some(groups.clone()),
@@ -846,6 +867,7 @@ mod tests {
             first_batch: 10,
             num_batches: 3,
             workers: 1,
+            lockstep: Lockstep::Auto,
             capacity: 4,
             every: 1,
             page_companions: None,
@@ -903,6 +925,7 @@ mod tests {
             first_batch: index * 6,
             num_batches: 6,
             workers: 1,
+            lockstep: Lockstep::Auto,
             capacity: 10,
             every: 1,
             page_companions: None,

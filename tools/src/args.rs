@@ -5,6 +5,7 @@
 //! `size.rs`.
 
 use ginex::internals::cache::{Policy, TABLE};
+use ginex::internals::exec::config::Lockstep;
 use ginex::internals::exec::pipeline::Pipeline;
 
 /// `--fanouts`, its type, its display and byte sizes: the parsers the
@@ -125,6 +126,11 @@ pub fn read_cost(s: &str) -> Result<ginex::internals::store::read_cost::ReadCost
 /// `--pipeline overlap` (serial, overlap, full).
 pub fn pipeline(s: &str) -> Result<Pipeline, String> {
     Pipeline::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--lockstep auto` (auto, rounds, superbatch).
+pub fn lockstep(s: &str) -> Result<Lockstep, String> {
+    Lockstep::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--neg-mode binary` (binary, triplet).

@@ -12,7 +12,7 @@ use crate::machine::{machine_description, peak_rss_bytes};
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::builder::EpochConfigBuilder;
-use ginex::internals::exec::config::{CacheConfig, GinexOptions};
+use ginex::internals::exec::config::{CacheConfig, GinexOptions, Lockstep};
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{ExplicitSizes, MemoryPlan};
@@ -163,9 +163,18 @@ pub struct DataArgs {
     pub presc_rounds: u64,
     /// Sampling workers (default: cores). The inspector samples rounds of
     /// workers × 4 batches (at least 16) in lockstep, each hop's lists read
-    /// once.
+    /// once, or the whole superbatch (`--lockstep`).
     #[arg(long, value_parser = crate::args::at_least_one)]
     pub workers: Option<usize>,
+    /// How many batches the ginex inspector samples in lockstep (each
+    /// hop's lists read once for them all, in file order): auto, the
+    /// default (the whole superbatch where the --memory plan fits its
+    /// batches in half the caches' budget, rounds otherwise; rounds
+    /// without --memory); superbatch (the whole superbatch, and without
+    /// --memory too); rounds (workers × 4 batches, at least 16). The
+    /// batches are the same; only the reads and the memory differ.
+    #[arg(long, default_value = "auto", value_parser = crate::args::lockstep)]
+    pub lockstep: Lockstep,
     /// Directory for runtime files (default: STORE.runs beside the store).
     /// Each run writes only in a new `run-PID-NANOS/` directory of its own
     /// inside it and removes only that; nothing else there is touched.
@@ -272,6 +281,7 @@ impl DataArgs {
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
             early_first_init: !self.first_init_after_sampling,
+            lockstep: self.lockstep,
             ..GinexOptions::default()
         };
         Ok(EpochConfigBuilder::new()
@@ -522,11 +532,12 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     );
     if let Some(g) = config.cache.ginex() {
         eprintln!(
-            "  superbatch {} batches, pipeline {}, carry-over {}, reuse prior {}",
+            "  superbatch {} batches, pipeline {}, carry-over {}, reuse prior {}, lockstep {}",
             g.superbatch,
             g.pipeline.name(),
             if g.carry_over { "on" } else { "off" },
-            if g.reuse_prior { "out-degree" } else { "none" }
+            if g.reuse_prior { "out-degree" } else { "none" },
+            g.lockstep.name()
         );
     }
     if config.cache == CacheConfig::Mmap {
@@ -715,6 +726,8 @@ mod tests {
             page_cache_reserve: 3,
             superbatch_bytes: 4,
             superbatch: 5,
+            lockstep_bytes: 0,
+            lockstep: Default::default(),
             neighbor_cache_bytes: 6,
             feature_cache_rows: 7,
             feature_cache_bytes: 8,
@@ -789,5 +802,6 @@ mod tests {
             (g.carry_over, g.reuse_prior, g.page_companions)
         );
         assert_eq!((args.keep_runs, args.max_batches), (g.keep_runs, None));
+        assert_eq!(args.lockstep, g.lockstep);
     }
 }

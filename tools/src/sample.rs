@@ -210,6 +210,7 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
             first_batch: first,
             num_batches: args.superbatch.min(sampler.num_batches() - first),
             workers,
+            lockstep: ginex::internals::exec::config::Lockstep::Rounds,
             capacity,
             every: args.changeset_every,
             page_companions: None,
