@@ -53,7 +53,10 @@ pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value>
             max,
         },
         splits: splits.as_ref().map(SplitCounts::of),
-        edge_splits: store.edge_splits()?.as_ref().map(EdgeSplitCounts::of),
+        edge_splits: store
+            .edge_splits()?
+            .as_ref()
+            .map(|s| EdgeSplitCounts::of(s, store.schema())),
         truncated,
         schema: store.schema(),
         original_ids,
@@ -228,13 +231,14 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         }
         FileKind::EdgeSplits => {
             let m = sibling_manifest(path)?;
-            let s = EdgeSplits::decode(payload, m.num_nodes, path).map_err(at)?;
+            let s = EdgeSplits::decode(payload, m.num_nodes, path, header.version).map_err(at)?;
             let train = s.train.as_ref().map(|t| EdgeSplitDoc::of(t, limit));
             let (valid, t1) = EdgeSplitDoc::of(&s.valid, limit);
             let (test, t2) = EdgeSplitDoc::of(&s.test, limit);
             let t0 = train.as_ref().is_some_and(|t| t.1);
             let doc = EdgeSplitsDoc {
                 undirected: s.undirected,
+                relation: s.relation,
                 train: train.map(|t| t.0),
                 valid,
                 test,
