@@ -12,6 +12,7 @@
 # default check (minutes of CPU).
 #
 #   bash tools/link-citeseer.sh [SEEDS=3]   # uses target/release, else target/debug
+#   FIRST_SEED=2 bash tools/link-citeseer.sh 1   # seed 2 only (seeds run side by side)
 #
 # Environment: CITESEER (input dir), OUT (work dir, default target/link-citeseer),
 # GINEX_BIN (dir with ginex and ginex-import), EPOCHS (200, GAE's), EVAL_EVERY (10),
@@ -54,7 +55,8 @@ RECIPE=(--task link --decoder dot --neg 1 --neg-sampling "$NEG_SAMPLING" --model
 echo "machine: $(getconf _NPROCESSORS_ONLN) cores, load $(cut -d' ' -f1-3 /proc/loadavg); recipe: ${RECIPE[*]}"
 printf '| seed | test AUC | test AP | popularity AUC | popularity AP |\n|---|---|---|---|---|\n'
 rows=()
-for seed in $(seq 0 $((SEEDS - 1))); do
+FIRST_SEED="${FIRST_SEED:-0}"
+for seed in $(seq "$FIRST_SEED" $((FIRST_SEED + SEEDS - 1))); do
   store="$OUT/store-$seed"
   if [ ! -d "$store" ]; then
     "$GINEX_BIN/ginex-import" files --edges "$DATA/edges.npy" --features "$DATA/features.npy" \
