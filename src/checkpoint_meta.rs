@@ -86,8 +86,9 @@ pub struct WeightsRecord {
 /// The keys that make a run's identity: the store it trains on and the
 /// model it trains (its shape, seed and initialisation). A key absent from
 /// a document is left out. `task` and `decoder` are the link-prediction
-/// keys, absent from node-classification runs.
-pub const IDENTITY_KEYS: [&str; 15] = [
+/// keys, absent from node-classification runs; `options` an architecture's
+/// own options, absent for an architecture without any.
+pub const IDENTITY_KEYS: [&str; 16] = [
     "store_manifest_crc",
     "store_nodes",
     "model",
@@ -103,6 +104,7 @@ pub const IDENTITY_KEYS: [&str; 15] = [
     "init",
     "task",
     "decoder",
+    "options",
 ];
 
 /// The run identity of a metadata document: CRC-32 of `key=value\n` for

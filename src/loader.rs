@@ -265,7 +265,7 @@ impl<'s> LoaderBuilder<'s> {
     /// [`SamplerConfig`](crate::SamplerConfig) with its
     /// layer and batch dependency): a LABOR batch's hops carry importance
     /// weights ([`Hop::weights`]).
-    pub fn sampler(mut self, sampler: impl Into<crate::SamplerConfig>) -> Self {
+    pub fn sampler(mut self, sampler: impl Into<crate::sample::labor::SamplerConfig>) -> Self {
         self.sampler = sampler.into();
         self
     }

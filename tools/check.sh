@@ -26,6 +26,9 @@ cargo fmt --all -- --check
 step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "no function over 150 lines (tools/fn-lengths.py)"
+python3 tools/fn-lengths.py --max 150 --top 3
+
 LOG="$(mktemp)"
 trap 'rm -f "$LOG"' EXIT
 step "cargo test --workspace"

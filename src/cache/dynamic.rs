@@ -141,7 +141,7 @@ impl<P: Replacement> Residency<P> {
             )));
         }
         let nodes = usize::try_from(num_nodes)
-            .map_err(|_| Error::invalid_argument("node count does not fit in memory"))?;
+            .map_err(|_| Error::OutOfMemory(format!("{num_nodes} nodes do not fit in memory")))?;
         Ok(Residency {
             table: vec![EMPTY; nodes],
             slot_ids: vec![u64::MAX; capacity],
@@ -250,9 +250,11 @@ pub struct DynamicCache<P> {
 impl<P: Replacement> DynamicCache<P> {
     /// An empty cache of `capacity` rows of `row_bytes`.
     pub fn new(num_nodes: u64, capacity: usize, row_bytes: usize) -> Result<Self> {
-        let bytes = capacity
-            .checked_mul(row_bytes)
-            .ok_or_else(|| Error::invalid_argument("row cache size overflows"))?;
+        let bytes = capacity.checked_mul(row_bytes).ok_or_else(|| {
+            Error::OutOfMemory(format!(
+                "a row cache of {capacity} rows of {row_bytes} bytes overflows the address space"
+            ))
+        })?;
         Ok(DynamicCache {
             residency: Residency::new(num_nodes, capacity)?,
             slots: AlignedBuf::zeroed(bytes)?,

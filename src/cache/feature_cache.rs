@@ -103,9 +103,13 @@ impl FeatureCache {
         }
         let bytes = capacity
             .checked_mul(row_bytes)
-            .ok_or_else(|| Error::invalid_argument("feature cache size overflows"))?;
+            .ok_or_else(|| {
+                Error::OutOfMemory(format!(
+                    "a feature cache of {capacity} rows of {row_bytes} bytes overflows the address space"
+                ))
+            })?;
         let nodes = usize::try_from(num_nodes)
-            .map_err(|_| Error::invalid_argument("node count does not fit in memory"))?;
+            .map_err(|_| Error::OutOfMemory(format!("{num_nodes} nodes do not fit in memory")))?;
         Ok(FeatureCache {
             table: vec![EMPTY; nodes],
             slot_ids: vec![FREE; capacity],
@@ -659,7 +663,8 @@ mod tests {
 
     /// Whose fault: an update or eviction that breaks the cache's
     /// invariants is a bug (ginex computes them), a capacity is the
-    /// caller's argument, a node beyond the store is out of range.
+    /// caller's argument, a node beyond the store is out of range, a cache
+    /// larger than the address space is memory the machine cannot give.
     #[test]
     fn errors_say_whose_fault() {
         let src = Synthetic(4);
@@ -679,6 +684,10 @@ mod tests {
         assert!(matches!(
             FeatureCache::new(10, u32::MAX as usize, 4),
             Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            FeatureCache::new(10, 1 << 30, usize::MAX / 4),
+            Err(Error::OutOfMemory(_))
         ));
     }
 

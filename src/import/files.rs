@@ -120,26 +120,7 @@ const NO_EDGE_LINES: &str =
 /// Imports a store; see [`FilesImport`].
 pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     let input = EdgeInput::from_path(&opts.edges)?;
-    if let EdgeInput::Array(a) = &input {
-        // (E, 2) rows or a (2, E) edge_index: a (2, 2) array is both.
-        if a.header.shape == [2, 2] {
-            return Err(bad(&opts.edges, None, SQUARE_EDGE_ARRAY));
-        }
-        if a.header.is_empty() {
-            return Err(no_edges(
-                &opts.edges,
-                &format!(
-                    "the array has shape ({})",
-                    a.header
-                        .shape
-                        .iter()
-                        .map(u64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
-        }
-    }
+    check_edge_array(&opts.edges, &input)?;
     let feats = opts.features.as_deref().map(NpyFile::open).transpose()?;
     let shape = feats.as_ref().map(feature_shape).transpose()?;
     if opts.remap && opts.orig_ids.is_some() {
@@ -240,31 +221,7 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
     }
 
     if let Some(path) = &opts.labels {
-        let f = NpyFile::open(path)?;
-        let mut all = Vec::new();
-        labels_from_npy(&f, &mut all)?;
-        let labels = match rows {
-            None => all,
-            Some(ids) => ids
-                .iter()
-                .map(|&id| {
-                    usize::try_from(id)
-                        .ok()
-                        .and_then(|i| all.get(i))
-                        .copied()
-                        .ok_or_else(|| {
-                            bad(
-                                path,
-                                None,
-                                format!(
-                                    "no label for original id {id} (the array has {} entries)",
-                                    all.len()
-                                ),
-                            )
-                        })
-                })
-                .collect::<Result<Vec<i32>>>()?,
-        };
+        let labels = labels_by_row(path, rows)?;
         build.labels(&labels, opts.num_classes, path)?;
     }
 
@@ -295,6 +252,62 @@ pub fn import_files(opts: &FilesImport) -> Result<ImportReport> {
         build.original_ids(&ids)?;
     }
     build.finish()
+}
+
+/// Refuses an edge array that is ambiguous ((2, 2): rows or an
+/// edge_index) or empty; a text edge list is checked as it is read.
+fn check_edge_array(edges: &std::path::Path, input: &EdgeInput) -> Result<()> {
+    if let EdgeInput::Array(a) = input {
+        // (E, 2) rows or a (2, E) edge_index: a (2, 2) array is both.
+        if a.header.shape == [2, 2] {
+            return Err(bad(edges, None, SQUARE_EDGE_ARRAY));
+        }
+        if a.header.is_empty() {
+            return Err(no_edges(
+                edges,
+                &format!(
+                    "the array has shape ({})",
+                    a.header
+                        .shape
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The labels of `path` (`.npy`), one per store row: as they are, or,
+/// when remapping, the label of each row's original id (`rows`).
+fn labels_by_row(path: &std::path::Path, rows: Option<&[u64]>) -> Result<Vec<i32>> {
+    let f = NpyFile::open(path)?;
+    let mut all = Vec::new();
+    labels_from_npy(&f, &mut all)?;
+    Ok(match rows {
+        None => all,
+        Some(ids) => ids
+            .iter()
+            .map(|&id| {
+                usize::try_from(id)
+                    .ok()
+                    .and_then(|i| all.get(i))
+                    .copied()
+                    .ok_or_else(|| {
+                        bad(
+                            path,
+                            None,
+                            format!(
+                                "no label for original id {id} (the array has {} entries)",
+                                all.len()
+                            ),
+                        )
+                    })
+            })
+            .collect::<Result<Vec<i32>>>()?,
+    })
 }
 
 /// Reads one original id per node (`.npy` integers or one per line), in

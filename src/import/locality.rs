@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::format::pages::FeatureLayout;
-use crate::import::reorder::{node_order, Reorder};
+use crate::import::node_order::{node_order, Reorder};
 use crate::sample::sampler::{batch_seed, epoch_order, sample_batch};
 use crate::sample::source::StoreSource;
 use crate::store::gather::GatherOptions;
@@ -369,7 +369,7 @@ pub fn decide(
     let mut best: Option<(f64, Reorder, Vec<u64>)> = None;
     for how in CANDIDATES {
         let order = node_order(store, how)?;
-        let new_of = crate::import::reorder::invert(&order, store.num_nodes())?;
+        let new_of = crate::import::node_order::invert(&order, store.num_nodes())?;
         let p = mean_pages(&batches, Some(&new_of), rpp);
         candidates.push((how, p));
         if best.as_ref().is_none_or(|(bp, _, _)| p < *bp) {
@@ -472,7 +472,7 @@ mod tests {
         assert!(m.current >= 3.0 * bfs, "{d}");
         // The order handed back is the one measured: its pages are bfs's.
         let order = order.unwrap();
-        let new_of = crate::import::reorder::invert(&order, n).unwrap();
+        let new_of = crate::import::node_order::invert(&order, n).unwrap();
         let batches = sample().batches(&random).unwrap();
         assert_eq!(mean_pages(&batches, Some(&new_of), 16), bfs);
         let hint = d.hint(Path::new("STORE")).unwrap();

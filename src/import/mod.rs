@@ -5,14 +5,13 @@
 pub mod derive;
 pub mod dgl;
 pub mod dgl_schema;
-mod dgl_typed;
 pub mod files;
 pub mod locality;
+pub mod node_order;
 pub mod npy;
 pub mod npy_write;
 pub mod npz;
 pub mod ogb;
-mod ogb_hetero;
 pub mod pipeline;
 pub mod remap;
 pub mod reorder;

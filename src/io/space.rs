@@ -16,7 +16,7 @@
 //! refusal as a user would.
 //!
 //! The budget is global to the process, so a test that sets it must be the
-//! only test in its binary (see `tests/disk_full.rs`).
+//! only test in its binary (see `tools/tests/disk_full.rs`).
 
 use std::io::{Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicU64, Ordering};

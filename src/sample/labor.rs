@@ -39,7 +39,8 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::rng::{purpose_key, stream_seed, stream_seed_keyed};
-use crate::sample::labor_solve::{solve, SolveScratch};
+pub use crate::sample::labor_solve::MAX_LABOR_ITERATIONS;
+use crate::sample::labor_solve::{solve, Group, SolveScratch};
 
 /// Which sampler draws a batch's neighbours (`--sampler`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -54,9 +55,6 @@ pub enum Sampler {
     /// LABOR with the fixed-point iterations run until `π` converges.
     LaborStar,
 }
-
-/// Fixed-point iterations `labor-*` runs at most.
-pub const MAX_LABOR_ITERATIONS: usize = 32;
 
 impl Sampler {
     /// Every sampler, in `--sampler` order.
@@ -105,11 +103,6 @@ impl Sampler {
             Sampler::Labor1 => 2,
             Sampler::LaborStar => 3,
         }
-    }
-
-    /// [`code`](Self::code)'s inverse.
-    pub(crate) fn from_code(c: u8) -> Option<Sampler> {
-        Self::ALL.into_iter().find(|s| s.code() == c)
     }
 }
 
@@ -315,37 +308,6 @@ pub(crate) fn normal_cdf(z: f64) -> f64 {
     0.5 * erfc
 }
 
-/// One candidate group of a hop: a target's (relation run of its) in-list,
-/// deduplicated, and the fanout `k` drawn from it (-1: all).
-pub(crate) struct Group<'a> {
-    /// The target's position in the batch.
-    pub target: usize,
-    /// Distinct candidate ids, ascending.
-    pub candidates: &'a [u64],
-    /// The fanout.
-    pub k: i64,
-}
-
-impl Group<'_> {
-    /// Whether the group keeps every candidate (`k < 0` or `k ≥ d`).
-    pub(crate) fn keeps_all(&self) -> bool {
-        self.k < 0 || self.k as usize >= self.candidates.len()
-    }
-
-    /// The `c` a group that keeps all its candidates lends `π` in the
-    /// fixed-point update: `k / d ≥ 1` (1 for `k < 0`), as the paper's
-    /// reference implementation (DGL) does: a vertex such a target keeps
-    /// is in the batch anyway, so the sampling targets sharing it lean
-    /// towards it.
-    pub(crate) fn full_c(&self) -> f64 {
-        if self.k < 0 || self.candidates.is_empty() {
-            1.0
-        } else {
-            self.k as f64 / self.candidates.len() as f64
-        }
-    }
-}
-
 /// One batch's LABOR draw of one hop: every target's kept neighbours and
 /// their normalised importance weights, in target order.
 #[derive(Debug, Default)]
@@ -522,10 +484,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_codes_are_the_formats() {
+        use crate::format::runtime::SAMPLER_CODES;
+        for s in Sampler::ALL {
+            assert!(SAMPLER_CODES.contains(&(s.code(), s.name())), "{s}");
+        }
+        assert_eq!(SAMPLER_CODES.len(), Sampler::ALL.len());
+    }
+
+    #[test]
     fn names_round_trip_and_unknown_names_list_the_choices() {
         for s in Sampler::ALL {
             assert_eq!(Sampler::parse(s.name()).unwrap(), s);
-            assert_eq!(Sampler::from_code(s.code()), Some(s));
         }
         let err = Sampler::parse("labor").unwrap_err().to_string();
         assert!(

@@ -12,12 +12,45 @@
 //! entries, in cache) at random. The same order serves the draw.
 
 use crate::error::{Error, Result};
-use crate::sample::labor::Group;
 
 /// `labor-*` stops once an update lowers the expected count of distinct
 /// vertices by less than this, relatively (the rule of the paper's
 /// reference implementation in DGL).
 const CONVERGED: f64 = 1e-4;
+
+/// Fixed-point iterations `labor-*` runs at most.
+pub const MAX_LABOR_ITERATIONS: usize = 32;
+
+/// One candidate group of a hop: a target's (relation run of its) in-list,
+/// deduplicated, and the fanout `k` drawn from it (-1: all).
+pub(crate) struct Group<'a> {
+    /// The target's position in the batch.
+    pub target: usize,
+    /// Distinct candidate ids, ascending.
+    pub candidates: &'a [u64],
+    /// The fanout.
+    pub k: i64,
+}
+
+impl Group<'_> {
+    /// Whether the group keeps every candidate (`k < 0` or `k ≥ d`).
+    pub(crate) fn keeps_all(&self) -> bool {
+        self.k < 0 || self.k as usize >= self.candidates.len()
+    }
+
+    /// The `c` a group that keeps all its candidates lends `π` in the
+    /// fixed-point update: `k / d ≥ 1` (1 for `k < 0`), as the paper's
+    /// reference implementation (DGL) does: a vertex such a target keeps
+    /// is in the batch anyway, so the sampling targets sharing it lean
+    /// towards it.
+    pub(crate) fn full_c(&self) -> f64 {
+        if self.k < 0 || self.candidates.is_empty() {
+            1.0
+        } else {
+            self.k as f64 / self.candidates.len() as f64
+        }
+    }
+}
 
 /// The solved keep probabilities of one hop (see the module docs).
 #[derive(Debug, Default)]
@@ -399,7 +432,6 @@ fn solve_c_with(pi: &mut [f64], suffix: &mut Vec<f64>, k: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::sample::labor::MAX_LABOR_ITERATIONS;
 
     pub(crate) fn solved(gs: &[Group<'_>], iterations: usize) -> Solved {
         let mut scratch = SolveScratch::default();

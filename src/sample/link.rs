@@ -21,7 +21,7 @@
 use crate::error::{Error, Result};
 use crate::hash::FxMap;
 use crate::rng::{stream_seed, Wyrand};
-use crate::sample::sampler::{batch_seed, epoch_order};
+use crate::sample::seeds::{batch_seed, epoch_order};
 use crate::sample::source::NeighborSource;
 
 /// How a link batch presents its negatives (PyG's names).

@@ -13,5 +13,6 @@ pub mod neighbor_cache;
 pub mod neighbor_cache_pick;
 pub mod neighbor_cache_reuse;
 pub mod sampler;
+pub mod seeds;
 pub mod source;
 pub mod typed;

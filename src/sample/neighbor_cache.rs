@@ -44,8 +44,7 @@ pub struct BuildReport {
     pub codec: Codec,
 }
 
-/// Bytes of `indices` read per step of a streaming pass over the topology.
-pub const STREAM_CHUNK_BYTES: u64 = 1 << 20;
+pub use crate::store::STREAM_CHUNK_BYTES;
 
 /// Out-degree of every node (occurrences as an in-neighbor), from one
 /// streaming pass over the topology (one run of segments in memory).

@@ -14,8 +14,8 @@
 
 use crate::error::Result;
 use crate::format::neighbor_cache::{Codec, BLOCK_LISTS};
-use crate::sample::neighbor_cache::STREAM_CHUNK_BYTES;
 use crate::store::Store;
+use crate::store::STREAM_CHUNK_BYTES;
 
 /// Bytes of an encoded list's share of a `block-bitpack` location table
 /// when its block is narrow (a `u16` end offset).

@@ -38,8 +38,10 @@ use crate::format::runtime::{
 };
 use crate::rng::{stream_seed, Wyrand};
 use crate::sample::fanouts::{Fanouts, ResolvedFanouts};
-use crate::sample::labor::{labor_draw, Group, LaborKey, LaborScratch};
+use crate::sample::labor::{labor_draw, LaborKey, LaborScratch};
+use crate::sample::labor_solve::Group;
 use crate::sample::link::{Excluded, LinkEpoch};
+pub use crate::sample::seeds::{batch_seed, epoch_order};
 use crate::sample::source::NeighborSource;
 
 /// One sampled hop: a bipartite graph in local indices (into `ids`).
@@ -79,9 +81,6 @@ impl SampledBatch {
     }
 }
 
-const PURPOSE_SHUFFLE: u64 = 11;
-const PURPOSE_BATCH: u64 = 12;
-
 /// Parses `10,10,10` (`-1` = all neighbors): one count per hop for all
 /// relations. [`Fanouts::parse`] also takes per-relation fanouts.
 pub fn parse_fanouts(s: &str) -> Result<Vec<i64>> {
@@ -91,17 +90,6 @@ pub fn parse_fanouts(s: &str) -> Result<Vec<i64>> {
             "--fanouts {s:?}: expected one count per hop such as 10,10,10 (-1 = all)"
         ))),
     }
-}
-
-/// The training seeds of `epoch`, shuffled from the run seed.
-pub fn epoch_order(train: &[u64], seed: u64, epoch: u64) -> Vec<u64> {
-    let mut order = train.to_vec();
-    let mut rng = Wyrand(stream_seed(seed, PURPOSE_SHUFFLE, epoch));
-    for i in (1..order.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        order.swap(i, j);
-    }
-    order
 }
 
 /// Samples the batch of `seeds` with per-hop `fanouts` (one count per hop
@@ -511,11 +499,6 @@ impl ChunkDraws {
         self.spans.push((b, i, start, len));
         self.group_spans.push(self.group_spans[at]);
     }
-}
-
-/// The random key of batch `batch` of `epoch` under the run seed.
-pub fn batch_seed(seed: u64, epoch: u64, batch: u64) -> u64 {
-    stream_seed(seed, PURPOSE_BATCH, stream_seed(seed, epoch, batch))
 }
 
 /// One epoch's batches: shuffled seeds cut into batches of `batch_size`.

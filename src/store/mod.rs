@@ -18,6 +18,7 @@ mod verify;
 
 pub use builder::{FeatureWriter, ListSink, StoreBuilder, StoreSpec, TopologyWriter};
 pub use node_ids::NodeIds;
+pub use segments::STREAM_CHUNK_BYTES;
 pub use verify::VerifyReport;
 
 use std::fs::File;

@@ -33,6 +33,10 @@ pub fn check_segment(
     Ok(())
 }
 
+/// Bytes of `indices` read per step of a streaming pass over the topology
+/// ([`Store::for_each_list`]'s usual `chunk_bytes`).
+pub const STREAM_CHUNK_BYTES: u64 = 1 << 20;
+
 impl Store {
     /// Calls `visit(v, list)` for every node in id order with its sorted
     /// in-neighbor list, reading `indices` in runs of whole segments of about

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::checkpoint_meta::{
     run_identity, verify_checkpoint, verify_dir, weights_of_file, CheckpointMeta, Progress,
@@ -21,7 +21,7 @@ use crate::io::durable::{atomic_temporary_owner, write_atomic};
 use crate::sample::neighbor_cache::store_identity;
 use crate::store::Store;
 use crate::train::decoder::{DecoderKind, Task};
-use crate::train::model::{InitKind, ModelKind};
+use crate::train::model::{InitKind, ModelKind, ModelSpec};
 use crate::train::options::{LrSchedule, TrainOptions};
 use crate::train::trainer::{EmbedTable, TrainConfig, Trainer};
 
@@ -61,6 +61,11 @@ pub(crate) struct CheckpointDoc<'a> {
     /// before basis decomposition existed).
     #[serde(skip_serializing_if = "is_zero")]
     pub num_bases: usize,
+    /// The architecture's own options, every key ([`ModelSpec::options`];
+    /// absent for an architecture without options, as every one before
+    /// GIN).
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub options: Map<String, Value>,
     /// Layers (hops).
     pub layers: usize,
     /// Dropout between layers.
@@ -116,9 +121,9 @@ impl<'a> CheckpointDoc<'a> {
         (in_dim, classes): (i64, i64),
         epoch: u64,
         progress: &Progress,
-    ) -> Self {
+    ) -> Result<Self> {
         let m = &opts.model;
-        CheckpointDoc {
+        Ok(CheckpointDoc {
             format: META_FORMAT,
             epoch,
             epochs: opts.epochs,
@@ -128,6 +133,7 @@ impl<'a> CheckpointDoc<'a> {
             hidden: m.hidden,
             embed: m.embed.iter().map(|e| e.name.as_str()).collect(),
             num_bases: m.num_bases,
+            options: m.model_spec()?.options(),
             layers: m.layers,
             dropout: m.dropout,
             input_dropout: m.input_dropout,
@@ -150,7 +156,7 @@ impl<'a> CheckpointDoc<'a> {
             eval_every: opts.eval_every,
             early_stop: opts.early_stop,
             progress: *progress,
-        }
+        })
     }
 
     /// The document as JSON (its keys compared by [`load_stem`]).
@@ -173,13 +179,14 @@ pub(crate) fn checkpoint_meta(
     classes: i64,
     epoch: u64,
     progress: &Progress,
-) -> Value {
-    CheckpointDoc::new(store, opts, (in_dim, classes), epoch, progress).to_json()
+) -> Result<Value> {
+    CheckpointDoc::new(store, opts, (in_dim, classes), epoch, progress).map(|d| d.to_json())
 }
 
 /// Keys that shape the model: `predict` takes them from the checkpoint.
-pub(crate) const MODEL_KEYS: [&str; 11] = [
+pub(crate) const MODEL_KEYS: [&str; 12] = [
     "model",
+    "options",
     "task",
     "decoder",
     "hidden",
@@ -472,6 +479,9 @@ struct ModelMeta {
     /// R-GCN's bases (0 when absent).
     #[serde(default, deserialize_with = "lenient")]
     num_bases: Option<usize>,
+    /// The architecture's own options (its defaults when absent).
+    #[serde(default, deserialize_with = "lenient")]
+    options: Option<Map<String, Value>>,
     /// [`Task::name`] (node classification when absent).
     #[serde(default, deserialize_with = "lenient")]
     task: Option<String>,
@@ -506,6 +516,9 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
     }
     let m = ModelMeta::deserialize(meta).map_err(|_| bad("model"))?;
     let model = ModelKind::parse(m.model.as_deref().ok_or_else(|| bad("model"))?)?;
+    let model_options = m.options.unwrap_or_default();
+    // Options this build's architecture does not read would be dropped.
+    ModelSpec::with_options(model, &model_options).map_err(|_| bad("options"))?;
     // A task this version does not know is refused: its outputs would be
     // misread.
     let task = match (m.task.as_deref(), m.decoder.as_deref()) {
@@ -530,6 +543,7 @@ pub fn config_from_meta(meta: &Value) -> Result<TrainConfig> {
             .map(EmbedTable::named)
             .collect(),
         num_bases: m.num_bases.unwrap_or(0),
+        model_options,
         ..TrainConfig::default()
     })
 }
@@ -564,6 +578,7 @@ mod tests {
             hidden: 64,
             embed: Vec::new(),
             num_bases: 0,
+            options: Map::new(),
             layers: 2,
             dropout: 0.5,
             input_dropout: 0.25,
@@ -651,6 +666,23 @@ mod tests {
         let v = doc(Progress::default()).to_json();
         assert!(v.get("task").is_none() && v.get("decoder").is_none());
         assert_eq!(config_from_meta(&v).unwrap().task, Task::Node);
+    }
+
+    /// Whose fault: a damaged checkpoint document is `Corrupt` (naming the
+    /// file), a directory without checkpoints the caller's argument.
+    #[test]
+    fn a_damaged_checkpoint_is_corrupt_not_the_callers_argument() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("LATEST"), "epoch-00001").unwrap();
+        let json = dir.path().join("epoch-00001.json");
+        std::fs::write(&json, b"{\"epoch\": 1, \"model\": ").unwrap();
+        match latest_meta(dir.path()).unwrap_err() {
+            Error::Corrupt { path, .. } => assert_eq!(path, json),
+            other => panic!("{other:?}"),
+        }
+        let empty = tempfile::tempdir().unwrap();
+        let err = latest_meta(empty.path()).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
     }
 
     #[test]

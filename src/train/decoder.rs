@@ -123,7 +123,7 @@ impl Decoder {
     /// (`[pairs, width]` each): a `[pairs]` tensor.
     pub fn score(&self, src: &Tensor, dst: &Tensor, train: bool) -> Result<Tensor> {
         if src.size() != dst.size() || src.dim() != 2 {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "decoder: source rows {:?} and destination rows {:?} differ",
                 src.size(),
                 dst.size()

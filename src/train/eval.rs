@@ -116,7 +116,7 @@ pub fn predict_trainer(store: &Store, opts: &TrainOptions) -> Result<Trainer> {
         dir,
         &stem,
         &mut trainer,
-        &checkpoint_meta(store, opts, in_dim, classes, 0, &Progress::default()),
+        &checkpoint_meta(store, opts, in_dim, classes, 0, &Progress::default())?,
         &keys,
     )?;
     Ok(trainer)

@@ -278,7 +278,7 @@ fn gathered_logits(
         let last = layer + 1 == layers;
         let out_width = trainer
             .layer_width(layer)
-            .ok_or_else(|| Error::invalid_argument("layer-wise: no such layer"))?
+            .ok_or_else(|| Error::internal("layer-wise: no such layer"))?
             as usize;
         let targets: &[u64] = if last { nodes } else { &[] };
         let count = if last { nodes.len() as u64 } else { n };

@@ -119,7 +119,7 @@ fn width(trainer: &Trainer, i: usize) -> Result<usize> {
     trainer
         .layer_width(i)
         .map(|w| w as usize)
-        .ok_or_else(|| Error::invalid_argument("layer-wise: no such layer"))
+        .ok_or_else(|| Error::internal("layer-wise: no such layer"))
 }
 
 /// Values of a layer's message rows (0: it does not aggregate, MLP).
@@ -234,7 +234,7 @@ fn project(
             .to_device(device);
         let host = |t: Tensor| -> Result<Vec<f32>> {
             Vec::<f32>::try_from(t.to_device(Device::Cpu).contiguous().view([-1]))
-                .map_err(|e| Error::invalid_argument(format!("projected rows to host: {e}")))
+                .map_err(|e| Error::internal(format!("projected rows to host: {e}")))
         };
         let with_bias = |t: Tensor, bias: &Option<Tensor>| match bias {
             Some(b) => t + b,

@@ -1,5 +1,6 @@
 //! The training layer (cargo feature `train`, tch/libtorch): models over
-//! sampled hops (`model`), link-prediction decoders (`decoder`), one optimisation step and evaluation (`trainer`),
+//! sampled hops (`model`; each architecture one file of `conv`, the hops
+//! `hop`), link-prediction decoders (`decoder`), one optimisation step and evaluation (`trainer`),
 //! what a run is asked to do (`options`), the passes of the executor's
 //! batches into the model (`pass`), the epoch loop (`run`), its
 //! checkpoints (`checkpoint`), the model's memory measured on its first
@@ -11,8 +12,10 @@
 //! reads the store only through the executor.
 
 pub mod checkpoint;
+pub mod conv;
 pub mod decoder;
 pub mod eval;
+pub mod hop;
 pub mod layerwise;
 pub mod layerwise_plan;
 pub mod layerwise_stream;

@@ -72,7 +72,7 @@ pub(crate) fn pass(
         let producer = scope.spawn(move || {
             run_epoch(store, data, &mut |b| {
                 tx.send(to_train_batch(b, store, labels)?)
-                    .map_err(|_| Error::invalid_argument("the trainer stopped"))
+                    .map_err(|_| Error::Cancelled("the trainer stopped".into()))
             })
         });
         let mut failure = None;

@@ -265,7 +265,7 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
             save_checkpoint(
                 dir,
                 &trainer,
-                &checkpoint_meta(store, opts, in_dim, classes, epoch, &progress),
+                &checkpoint_meta(store, opts, in_dim, classes, epoch, &progress)?,
                 epoch,
                 progress.best_epoch,
             )?;
@@ -385,6 +385,7 @@ impl Supervision {
 
 /// Refuses options that disagree with each other.
 fn check_options(store: &Store, opts: &TrainOptions) -> Result<()> {
+    opts.model.model_spec()?;
     if opts.model.layers != opts.data.fanouts.num_hops() {
         return Err(Error::invalid_argument(format!(
             "the model has {} layers but --fanouts gives {} hops",
@@ -445,7 +446,7 @@ fn resume(
         )?;
         return Ok(Some((0, progress)));
     };
-    let expected = checkpoint_meta(store, opts, in_dim, classes, 0, &progress);
+    let expected = checkpoint_meta(store, opts, in_dim, classes, 0, &progress)?;
     let must_match = [&MODEL_KEYS[..], &STORE_KEYS, &REPLAY_KEYS].concat();
     // Validated by `load_stem`: an epoch number and typed progress.
     let meta = load_stem(dir, &stem, trainer, &expected, &must_match)?;

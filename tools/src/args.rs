@@ -7,15 +7,9 @@
 use ginex::internals::cache::{Policy, TABLE};
 use ginex::internals::exec::pipeline::Pipeline;
 
-/// Neighbors per hop, seeds' hop first (-1 = all), for all relations or
-/// per relation ([`ginex::internals::sample::fanouts`]).
-pub use ginex::internals::sample::fanouts::Fanouts;
-
-/// `--fanouts 10,10,10` or `--fanouts cites=10:5,writes=5:5,*=2:0`: the
-/// one parser of every command's `--fanouts` (and `--eval-fanouts`).
-pub fn fanouts(s: &str) -> Result<Fanouts, String> {
-    Fanouts::parse(s).map_err(|e| e.to_string())
-}
+/// `--fanouts`, its type, its display and byte sizes: the parsers the
+/// benchmark harness shares (`ginex_bench::args`).
+pub use ginex_bench::args::{bytes, fanouts, show_fanouts, Fanouts};
 
 /// `--eval-fanouts`: as [`fanouts`], its errors naming `--eval-fanouts`.
 pub fn eval_fanouts(s: &str) -> Result<Fanouts, String> {
@@ -25,15 +19,6 @@ pub fn eval_fanouts(s: &str) -> Result<Fanouts, String> {
 /// Parses `--sampler`.
 pub fn sampler(s: &str) -> Result<ginex::internals::sample::labor::Sampler, String> {
     ginex::internals::sample::labor::Sampler::parse(s).map_err(|e| e.to_string())
-}
-
-/// Fanouts for a human: `[10, 10, 10]` (as these lines always showed one
-/// list for all), or the per-relation text.
-pub fn show_fanouts(f: &Fanouts) -> String {
-    match f.uniform() {
-        Some(u) => format!("{u:?}"),
-        None => f.to_string(),
-    }
 }
 
 /// `--policy NAME`: a name of the policy table, each listed in `--help`
@@ -84,11 +69,6 @@ impl LayoutSampleArgs {
             ..ginex::internals::import::locality::Sample::default()
         })
     }
-}
-
-/// A byte size: `4096`, `512MiB`, `2GiB`.
-pub fn bytes(s: &str) -> Result<u64, String> {
-    crate::size::parse_bytes(s).map_err(|e| e.to_string())
 }
 
 /// `--read-merge-gap`: a number of pages, or `off`.
@@ -157,10 +137,28 @@ pub fn link_exclude(s: &str) -> Result<ginex::internals::sample::link::LinkExclu
     ginex::internals::sample::link::LinkExclude::parse(s).map_err(|e| e.to_string())
 }
 
-/// `--model sage` (sage, gcn, gat, mlp).
+/// `--model sage`: a name of the library's table of architectures.
 #[cfg(feature = "train")]
 pub fn model(s: &str) -> Result<ginex::internals::train::model::ModelKind, String> {
     ginex::internals::train::model::ModelKind::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--model gin:train_eps=true`: an architecture with its own options.
+#[cfg(feature = "train")]
+pub fn model_spec(s: &str) -> Result<ginex::internals::train::model::ModelSpec, String> {
+    ginex::internals::train::model::ModelSpec::parse(s).map_err(|e| e.to_string())
+}
+
+/// `ginex train --help`'s text for `--model`: every architecture of the
+/// library's table with its line.
+#[cfg(feature = "train")]
+pub fn model_help() -> String {
+    format!(
+        "Architecture, as NAME or NAME:KEY=VALUE,... with the architecture's own \
+         options. The relational ones (rgcn, rsage) read each edge's relation from a \
+         typed store's schema (on an untyped store every edge is one relation).\n\n{}",
+        ginex::internals::train::model::ModelKind::help()
+    )
 }
 
 /// `--optimizer adam` (adam, adamw).

@@ -59,6 +59,6 @@ pub fn run(cli: GinexCli, out: &mut dyn Write) -> Result<()> {
         GinexCommand::Train(args) => crate::train::run_train(&args, out),
         #[cfg(feature = "train")]
         GinexCommand::Predict(args) => crate::train::run_predict(&args, out),
-        GinexCommand::Bench(cmd) => crate::bench::run(cmd, out),
+        GinexCommand::Bench(cmd) => crate::bench::run(cmd, out, crate::epoch::child_epoch),
     }
 }

@@ -730,6 +730,42 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     }
 }
 
+/// `ginex bench outofcore`'s children's `ginex epoch STORE EXTRA…`
+/// arguments, parsed as `ginex epoch` parses them: the trace they sample
+/// (batch size, fanouts, seed, epoch, `--max-batches`) and their link task
+/// (the harness's [`ginex_bench::ChildEpochParser`]).
+pub fn child_epoch(
+    path: &std::path::Path,
+    extra: &[String],
+) -> Result<ginex_bench::outofcore::ChildEpoch> {
+    #[derive(clap::Parser)]
+    struct ChildEpoch {
+        #[command(flatten)]
+        epoch: EpochArgs,
+    }
+    let argv = ["epoch".to_string(), path.display().to_string()]
+        .into_iter()
+        .chain(extra.iter().cloned());
+    let child = <ChildEpoch as clap::Parser>::try_parse_from(argv).map_err(|e| {
+        Error::invalid_argument(format!(
+            "the arguments after -- do not parse as `ginex epoch`'s: {e}"
+        ))
+    })?;
+    let (data, epoch) = (&child.epoch.data, child.epoch.epoch);
+    let trace = ginex::internals::exec::curves::TraceSpec {
+        batch_size: data.sampling.batch_size,
+        fanouts: data.sampling.fanouts.clone(),
+        seed: data.sampling.seed,
+        epoch,
+        epochs: 1,
+        max_batches: data.max_batches,
+        workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    Ok(ginex_bench::outofcore::ChildEpoch {
+        trace,
+        link: data.link_task(),
+    })
+}
 #[cfg(test)]
 mod tests {
     use clap::Parser;

@@ -3,8 +3,6 @@
 //! `io::Write`, so tests can drive the tools without spawning processes.
 
 pub mod args;
-pub mod bench;
-pub mod cgroup;
 pub mod commands;
 pub mod derive;
 pub mod dump;
@@ -12,15 +10,19 @@ pub mod epoch;
 pub mod export;
 pub mod gen;
 pub mod import;
-pub mod machine;
 pub mod neighbor_cache;
 #[cfg(feature = "train")]
 pub mod predict_link;
 pub mod sample;
 pub mod size;
-pub mod svg;
 #[cfg(feature = "train")]
 pub mod train;
+
+/// The benchmark harness (its own crate, `tools/bench/`), `ginex bench`.
+pub use ginex_bench as bench;
+/// Measuring and reporting, shared with the harness: the machine line,
+/// memory cgroups, SVG charts, report files.
+pub use ginex_bench::{cgroup, create_parent_dirs, machine, sorted_json, svg, write_report};
 
 /// Sets up `tracing` logs on stderr, filtered by `RUST_LOG` (default: warn),
 /// and the library's progress reports as bars on stderr.
@@ -106,33 +108,6 @@ impl ginex::progress::PhaseProgress for IndicatifPhase {
     }
 }
 
-/// Creates the missing parent directories of an output path (`--out`,
-/// `--report`, `--plot`), as `mkdir -p` would, so that `--out data/store`
-/// works in a fresh checkout. A parent that exists but is not a directory is
-/// left alone for the command to report; the output itself is not created.
-pub fn create_parent_dirs(path: &std::path::Path) -> ginex::internals::error::Result<()> {
-    match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() && parent.symlink_metadata().is_err() => {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| ginex::internals::error::Error::io("create directory", parent, e))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Writes a user-named output file (`--report`, `--plot`, an SVG, a bench's
-/// JSON) beside `path` and renames it into place, creating missing parent
-/// directories: an existing file is replaced only by a complete one, and a
-/// failure (a full disk) removes only the temporary file this call created
-/// (`npy_write::write_output`).
-pub fn write_report(
-    path: &std::path::Path,
-    bytes: impl AsRef<[u8]>,
-) -> ginex::internals::error::Result<()> {
-    create_parent_dirs(path)?;
-    ginex::internals::import::npy_write::write_output(path, |w| w.write_all(bytes.as_ref()))
-}
-
 /// Turns a tool's result into its exit status: errors are printed as one
 /// line per cause on stderr (no backtrace) with status 1; a closed stdout
 /// (`ginex-dump --json … | head`) is not an error.
@@ -192,11 +167,4 @@ pub fn read_node_ids(
         })?);
     }
     Ok(nodes)
-}
-
-/// `doc` as JSON with its keys in sorted order, as the `json!` documents
-/// the tools printed before their serde types (serializing a tool's own
-/// document of numbers, strings and paths cannot fail).
-pub fn sorted_json(doc: &impl serde::Serialize) -> serde_json::Value {
-    serde_json::to_value(doc).unwrap_or_default()
 }

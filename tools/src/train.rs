@@ -24,7 +24,7 @@ use ginex::internals::train::layerwise::{LayerwiseMethod, LayerwiseOptions};
 use ginex::internals::train::layerwise_stream::default_spill_dir;
 use ginex::internals::train::link::NegSampling;
 use ginex::internals::train::memory::{measure, ModelFootprint, FALLBACK_BYTES};
-use ginex::internals::train::model::{InitKind, ModelKind};
+use ginex::internals::train::model::{InitKind, ModelKind, ModelSpec};
 use ginex::internals::train::options::{LrSchedule, TrainOptions};
 use ginex::internals::train::run::train;
 use ginex::internals::train::trainer::{EmbedTable, OptimizerKind, TrainConfig};
@@ -32,12 +32,13 @@ use ginex::internals::train::trainer::{EmbedTable, OptimizerKind, TrainConfig};
 /// Model flags shared by `train` and `predict`.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
-    /// Architecture: sage (GraphSAGE, mean), gcn, gat, mlp (ignores the
-    /// graph); for typed stores rgcn (a weight per relation) or rsage (a
-    /// GraphSAGE layer per relation), which read each edge's relation from
-    /// the store's schema (on an untyped store every edge is one relation).
-    #[arg(long, default_value = "sage", value_parser = crate::args::model)]
-    pub model: ModelKind,
+    /// Architecture, as NAME or NAME:KEY=VALUE,... with the
+    /// architecture's own options. The relational ones (rgcn, rsage) read
+    /// each edge's relation from a typed store's schema (on an untyped
+    /// store every edge is one relation).
+    #[arg(long, default_value = "sage", value_parser = crate::args::model_spec,
+          long_help = crate::args::model_help())]
+    pub model: ModelSpec,
     /// Hidden width.
     #[arg(long, default_value_t = 256)]
     pub hidden: i64,
@@ -356,16 +357,17 @@ fn options(
     eval_every: u64,
     resume: bool,
 ) -> Result<TrainOptions> {
-    if model.num_bases > 0 && model.model != ModelKind::Rgcn {
+    if model.num_bases > 0 && model.model.kind() != ModelKind::Rgcn {
         return Err(Error::invalid_argument(format!(
             "--num-bases {}: basis decomposition shares R-GCN's relation weights; --model {} has none to share (use --model rgcn)",
             model.num_bases,
-            model.model.name()
+            model.model.kind().name()
         )));
     }
     let mut data_cfg = data.unplanned(store)?;
     let model_cfg = TrainConfig {
-        model: model.model,
+        model: model.model.kind(),
+        model_options: model.model.options(),
         hidden: model.hidden,
         dropout: model.dropout,
         lr: model.lr,
@@ -578,14 +580,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         .out
         .as_ref()
         .ok_or_else(|| Error::invalid_argument("predict needs --out FILE.npy for the logits"))?;
-    let fanouts = match &args.fanouts {
-        Some(f) => Fanouts::parse(f)?,
-        None => serde_json::from_value::<Fanouts>(meta["eval_fanouts"].clone())
-            .or_else(|_| serde_json::from_value::<Fanouts>(meta["fanouts"].clone()))
-            .map_err(|_| {
-                Error::invalid_argument("checkpoint metadata has no fanouts; pass --fanouts")
-            })?,
-    };
+    let fanouts = predict_fanouts(args, &meta)?;
     // Every override that contradicts the checkpoint, reported at once.
     let mut mismatches = Vec::new();
     if let Some(m) = args.model {
@@ -701,64 +696,102 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     let logits = if args.layerwise {
-        let lw = LayerwiseOptions {
-            memory: args.memory.unwrap_or(2 << 30),
-            spill_dir: args
-                .run_dir
-                .clone()
-                .unwrap_or_else(|| default_spill_dir(&store)),
-            quiet: false,
-        };
-        let started = std::time::Instant::now();
-        let method = args.layerwise_method.into();
-        let (logits, stats) = predict_layerwise(&store, &opts, &nodes, &lw, method)?;
-        let streamed = stats.iter().any(|s| s.passes > 0);
-        for (i, s) in stats.iter().enumerate() {
-            writeln!(
-                out,
-                "layer {}: {} nodes, {} edges in {} {}, {:.1} s{}",
-                i + 1,
-                s.nodes,
-                s.edges,
-                if streamed { s.passes } else { s.chunks },
-                if streamed { "passes" } else { "chunks" },
-                s.seconds,
-                if s.spilled_bytes > 0 {
-                    format!(
-                        ", {:.1} MiB spilled",
-                        s.spilled_bytes as f64 / f64::from(1 << 20)
-                    )
-                } else {
-                    String::new()
-                } + &if streamed {
-                    format!(
-                        ", {:.1} s computing, {:.1} MiB read",
-                        s.compute_seconds,
-                        s.read_bytes as f64 / f64::from(1 << 20)
-                    )
-                } else {
-                    String::new()
-                }
-            )
-            .map_err(|e| Error::io("write", "<stdout>", e))?;
-        }
-        writeln!(
-            out,
-            "layer-wise inference: {:.1} s",
-            started.elapsed().as_secs_f64()
-        )
-        .map_err(|e| Error::io("write", "<stdout>", e))?;
-        logits
+        predict_layerwise_to(args, &store, &opts, &nodes, out)?
     } else {
         predict(&store, &opts, &nodes)?
     };
+    write_logits(&store, out_path, &nodes, &logits, out)
+}
+
+/// `ginex predict`'s fanouts: `--fanouts`, else the checkpoint's
+/// evaluation fanouts, else its training fanouts.
+fn predict_fanouts(args: &PredictArgs, meta: &serde_json::Value) -> Result<Fanouts> {
+    Ok(match &args.fanouts {
+        Some(f) => Fanouts::parse(f)?,
+        None => serde_json::from_value::<Fanouts>(meta["eval_fanouts"].clone())
+            .or_else(|_| serde_json::from_value::<Fanouts>(meta["fanouts"].clone()))
+            .map_err(|_| {
+                Error::invalid_argument("checkpoint metadata has no fanouts; pass --fanouts")
+            })?,
+    })
+}
+
+/// `ginex predict --layerwise`: the logits of `nodes` layer by layer, each
+/// layer's line on `out`.
+fn predict_layerwise_to(
+    args: &PredictArgs,
+    store: &Store,
+    opts: &TrainOptions,
+    nodes: &[u64],
+    out: &mut dyn Write,
+) -> Result<Vec<f32>> {
+    let lw = LayerwiseOptions {
+        memory: args.memory.unwrap_or(2 << 30),
+        spill_dir: args
+            .run_dir
+            .clone()
+            .unwrap_or_else(|| default_spill_dir(store)),
+        quiet: false,
+    };
+    let started = std::time::Instant::now();
+    let method = args.layerwise_method.into();
+    let (logits, stats) = predict_layerwise(store, opts, nodes, &lw, method)?;
+    let streamed = stats.iter().any(|s| s.passes > 0);
+    for (i, s) in stats.iter().enumerate() {
+        writeln!(
+            out,
+            "layer {}: {} nodes, {} edges in {} {}, {:.1} s{}",
+            i + 1,
+            s.nodes,
+            s.edges,
+            if streamed { s.passes } else { s.chunks },
+            if streamed { "passes" } else { "chunks" },
+            s.seconds,
+            if s.spilled_bytes > 0 {
+                format!(
+                    ", {:.1} MiB spilled",
+                    s.spilled_bytes as f64 / f64::from(1 << 20)
+                )
+            } else {
+                String::new()
+            } + &if streamed {
+                format!(
+                    ", {:.1} s computing, {:.1} MiB read",
+                    s.compute_seconds,
+                    s.read_bytes as f64 / f64::from(1 << 20)
+                )
+            } else {
+                String::new()
+            }
+        )
+        .map_err(|e| Error::io("write", "<stdout>", e))?;
+    }
+    writeln!(
+        out,
+        "layer-wise inference: {:.1} s",
+        started.elapsed().as_secs_f64()
+    )
+    .map_err(|e| Error::io("write", "<stdout>", e))?;
+    Ok(logits)
+}
+
+/// Writes the logits of `nodes` to `out_path` (`.npy`, rows in `nodes`'
+/// order) and the accuracy on the labelled and the test-split nodes to
+/// `out`.
+fn write_logits(
+    store: &Store,
+    out_path: &std::path::Path,
+    nodes: &[u64],
+    logits: &[f32],
+    out: &mut dyn Write,
+) -> Result<()> {
     let classes = u64::from(store.num_classes());
     crate::create_parent_dirs(out_path)?;
     // A temporary renamed onto the output when complete: a failure (a full
     // disk) leaves no partial file.
     let mut w = NpyWriter::create_output(out_path, "<f4", &[classes])?;
     let mut bytes = Vec::with_capacity(logits.len() * 4);
-    for x in &logits {
+    for x in logits {
         bytes.extend_from_slice(&x.to_le_bytes());
     }
     w.write(&bytes, logits.len() as u64)?;
@@ -776,11 +809,11 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
         .map(|s| s.test.into_iter().collect())
         .unwrap_or_default();
     let acc =
-        ginex::internals::train::eval::accuracy(&logits, classes as usize, &nodes, &labels, None);
+        ginex::internals::train::eval::accuracy(logits, classes as usize, nodes, &labels, None);
     let test_acc = ginex::internals::train::eval::accuracy(
-        &logits,
+        logits,
         classes as usize,
-        &nodes,
+        nodes,
         &labels,
         Some(&test),
     );

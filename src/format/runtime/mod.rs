@@ -424,7 +424,9 @@ bincode::impl_borrow_decode!(WeightedAdjPayload<'_>);
 pub const MAX_RUN_FANOUTS: usize = 64;
 
 mod stamp;
-pub use stamp::{LinkStamp, RelationFanoutsStamp, RunStamp, SamplerStamp, MAX_STAMP_RELATIONS};
+pub use stamp::{
+    LinkStamp, RelationFanoutsStamp, RunStamp, SamplerStamp, MAX_STAMP_RELATIONS, SAMPLER_CODES,
+};
 
 #[cfg(test)]
 mod tests {

@@ -97,6 +97,16 @@ impl<C> Decode<C> for LinkStamp {
 }
 bincode::impl_borrow_decode!(LinkStamp);
 
+/// The codes of a `run` record's `sampler` field and the `--sampler`
+/// names they stand for (format/runtime.md); `sample::labor::Sampler`
+/// writes and reads them.
+pub const SAMPLER_CODES: [(u8, &str); 4] = [
+    (0, "neighbor"),
+    (1, "labor-0"),
+    (2, "labor-1"),
+    (3, "labor-*"),
+];
+
 /// A LABOR run's sampler: the `sampler` of a v1.8 `run` record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode)]
 pub struct SamplerStamp {
@@ -112,8 +122,13 @@ pub struct SamplerStamp {
 impl SamplerStamp {
     /// As the flags take it: `labor-0, layer dependency, batch dependency 4`.
     pub fn describe(&self) -> String {
-        let name = crate::sample::labor::Sampler::from_code(self.sampler)
-            .map_or_else(|| format!("sampler {}", self.sampler), |s| s.to_string());
+        let name = SAMPLER_CODES
+            .iter()
+            .find(|(code, _)| *code == self.sampler)
+            .map_or_else(
+                || format!("sampler {}", self.sampler),
+                |(_, n)| n.to_string(),
+            );
         let mut out = name;
         if self.layer_dependency {
             out.push_str(" with layer dependency");

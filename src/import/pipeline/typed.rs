@@ -1,5 +1,5 @@
 //! The build of a typed (heterogeneous) store, shared by the importers
-//! that make one (`dgl_typed.rs`, `ogb_hetero.rs`): the relations a
+//! that make one (`dgl/typed.rs`, `ogb/hetero.rs`): the relations a
 //! store holds ([`relations`]: declared ones, and with `--undirected` the
 //! reverse of each that joins two types), the node types' id ranges and
 //! their one feature dimension ([`node_types`]), and the build itself

@@ -48,7 +48,7 @@ impl Trainer {
     /// The decoder of a link task.
     fn decoder(&self) -> Result<&Decoder> {
         self.decoder.as_ref().ok_or_else(|| {
-            Error::invalid_argument("a link step on a node-classification model (no decoder)")
+            Error::internal("a link step on a node-classification model (no decoder)")
         })
     }
 
@@ -61,7 +61,7 @@ impl Trainer {
     ) -> Result<(Tensor, Tensor)> {
         let seeds = batch.hops.last().map_or(0, |h| h.num_dst) as i64;
         if pairs.src.len() != pairs.len() || pairs.dst.len() != pairs.len() {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "link pairs: {} sources, {} destinations, {} labels",
                 pairs.src.len(),
                 pairs.dst.len(),
@@ -74,7 +74,7 @@ impl Trainer {
             .chain(&pairs.dst)
             .find(|&&i| !(0..seeds).contains(&i))
         {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "link pairs: local index {i} is not one of the batch's {seeds} seeds"
             )));
         }
@@ -135,7 +135,7 @@ impl Trainer {
     /// them).
     pub fn score_embeddings(&self, src: &[f32], dst: &[f32], width: usize) -> Result<Vec<f32>> {
         if src.len() != dst.len() || width == 0 || src.len() % width != 0 {
-            return Err(Error::invalid_argument(format!(
+            return Err(Error::internal(format!(
                 "scoring pairs: {} and {} embedding values for width {width}",
                 src.len(),
                 dst.len()
@@ -154,7 +154,7 @@ impl Trainer {
                 .to_device(Device::Cpu)
                 .contiguous();
             Vec::<f32>::try_from(scores)
-                .map_err(|e| Error::invalid_argument(format!("scores to host: {e}")))
+                .map_err(|e| Error::internal(format!("scores to host: {e}")))
         })
     }
 }

@@ -193,32 +193,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 t1 || t2 || t3,
             )
         }
-        FileKind::NeighborCache => {
-            let cache =
-                ginex::internals::sample::neighbor_cache::NeighborCache::open_unbound(path)?;
-            let h = *cache.header();
-            let (nodes, t) = limited(cache.cached_nodes(), limit);
-            let mut lists = Vec::with_capacity(nodes.len());
-            let mut ids = Vec::new();
-            for v in nodes {
-                ids.clear();
-                ginex::internals::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
-                lists.push(ListDoc {
-                    node: v,
-                    in_neighbors: ids.clone(),
-                });
-            }
-            let doc = NeighborCacheDoc {
-                num_nodes: h.num_nodes,
-                store_manifest_crc: h.store_crc,
-                codec: h.codec.name(),
-                index_width: h.width.bytes(),
-                lists: h.count,
-                blob_len: h.blob_len,
-                cached: lists,
-            };
-            ("neighbor_cache", sorted_json(&doc), t)
-        }
+        FileKind::NeighborCache => neighbor_cache_json(path, limit)?,
         FileKind::RunSamples | FileKind::RunChanges => {
             let (stamp, records) = ginex::internals::inspect::runfile::read_all(path, header.kind)?;
             run = Some(stamp);
@@ -229,22 +204,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 t,
             )
         }
-        FileKind::EdgeSplits => {
-            let m = sibling_manifest(path)?;
-            let s = EdgeSplits::decode(payload, m.num_nodes, path, header.version).map_err(at)?;
-            let train = s.train.as_ref().map(|t| EdgeSplitDoc::of(t, limit));
-            let (valid, t1) = EdgeSplitDoc::of(&s.valid, limit);
-            let (test, t2) = EdgeSplitDoc::of(&s.test, limit);
-            let t0 = train.as_ref().is_some_and(|t| t.1);
-            let doc = EdgeSplitsDoc {
-                undirected: s.undirected,
-                relation: s.relation,
-                train: train.map(|t| t.0),
-                valid,
-                test,
-            };
-            ("edge_splits", sorted_json(&doc), t0 || t1 || t2)
-        }
+        FileKind::EdgeSplits => edge_splits_json((payload, header.version), path, limit, at)?,
         FileKind::OriginalIds => {
             let m = sibling_manifest(path)?;
             let (items, t) = limited(
@@ -262,6 +222,57 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
         content: BTreeMap::from([(key, content)]),
         truncated,
     }))
+}
+
+/// A neighbor cache's header and its first `limit` lists.
+fn neighbor_cache_json(path: &Path, limit: Option<usize>) -> Result<(&'static str, Value, bool)> {
+    let cache = ginex::internals::sample::neighbor_cache::NeighborCache::open_unbound(path)?;
+    let h = *cache.header();
+    let (nodes, t) = limited(cache.cached_nodes(), limit);
+    let mut lists = Vec::with_capacity(nodes.len());
+    let mut ids = Vec::new();
+    for v in nodes {
+        ids.clear();
+        ginex::internals::sample::source::ListCache::lookup(&cache, v, &mut ids)?;
+        lists.push(ListDoc {
+            node: v,
+            in_neighbors: ids.clone(),
+        });
+    }
+    let doc = NeighborCacheDoc {
+        num_nodes: h.num_nodes,
+        store_manifest_crc: h.store_crc,
+        codec: h.codec.name(),
+        index_width: h.width.bytes(),
+        lists: h.count,
+        blob_len: h.blob_len,
+        cached: lists,
+    };
+    Ok(("neighbor_cache", sorted_json(&doc), t))
+}
+
+/// A store's edge splits, each split's first `limit` edges (`at` turns
+/// the decoder's payload offsets into file offsets).
+fn edge_splits_json(
+    (payload, version): (&[u8], ginex::internals::format::version::Version),
+    path: &Path,
+    limit: Option<usize>,
+    at: impl Fn(Error) -> Error,
+) -> Result<(&'static str, Value, bool)> {
+    let m = sibling_manifest(path)?;
+    let s = EdgeSplits::decode(payload, m.num_nodes, path, version).map_err(at)?;
+    let train = s.train.as_ref().map(|t| EdgeSplitDoc::of(t, limit));
+    let (valid, t1) = EdgeSplitDoc::of(&s.valid, limit);
+    let (test, t2) = EdgeSplitDoc::of(&s.test, limit);
+    let t0 = train.as_ref().is_some_and(|t| t.1);
+    let doc = EdgeSplitsDoc {
+        undirected: s.undirected,
+        relation: s.relation,
+        train: train.map(|t| t.0),
+        valid,
+        test,
+    };
+    Ok(("edge_splits", sorted_json(&doc), t0 || t1 || t2))
 }
 
 /// The first `len` payload bytes of a page-header file (fewer if the file
