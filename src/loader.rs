@@ -32,7 +32,7 @@ use crate::exec::epoch::{run_epoch, EpochBatch, EpochReport};
 use crate::exec::plan::{MemoryPlan, WorkingSet};
 use crate::format::pages::Dtype;
 use crate::sample::fanouts::Fanouts;
-use crate::sample::link::{LinkLabels, LinkTask, NegMode};
+use crate::sample::link::{LinkExclude, LinkLabels, LinkTask, NegMode};
 use crate::sample::sampler::{epoch_order, Hop};
 use crate::sample::typed::{TypedBatch, TypedNodes};
 use crate::store::Store;
@@ -388,6 +388,7 @@ impl<'s> LoaderBuilder<'s> {
             neg,
             mode: NegMode::default(),
             undirected: false,
+            exclude: LinkExclude::Own,
         });
         task.neg = neg;
         self
@@ -403,6 +404,7 @@ impl<'s> LoaderBuilder<'s> {
                 neg: 1,
                 mode,
                 undirected: false,
+                exclude: LinkExclude::Own,
             })
         });
         self
@@ -419,6 +421,7 @@ impl<'s> LoaderBuilder<'s> {
                 neg: 1,
                 mode: NegMode::default(),
                 undirected: on,
+                exclude: LinkExclude::Own,
             });
         }
         self

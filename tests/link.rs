@@ -14,7 +14,7 @@ use ginex::internals::cache::Policy;
 use ginex::internals::exec::curves::{replay, CurvePolicy, ReplayConfig, StaticRanks, Trace};
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::sample::link::{LinkEpoch, LinkPositives, LinkTask, NegMode};
+use ginex::internals::sample::link::{LinkEpoch, LinkExclude, LinkPositives, LinkTask, NegMode};
 use ginex::internals::sample::sampler::EpochSampler;
 use ginex::internals::sample::source::{InMemoryTopology, NeighborSource};
 use ginex::{LinkLabels, Store};
@@ -27,6 +27,7 @@ fn link_config(policy: Policy, runs: &std::path::Path) -> EpochConfig {
         neg: NEG,
         mode: NegMode::Binary,
         undirected: false,
+        exclude: LinkExclude::Own,
     });
     cfg.max_batches = Some(12);
     cfg
@@ -181,6 +182,7 @@ fn a_link_batch_leaves_its_own_edges_out_of_its_neighbourhoods() {
                 neg: 3,
                 mode: NegMode::Triplet,
                 undirected,
+                exclude: LinkExclude::Own,
             },
             neg_range: 0..store.num_nodes(),
         };

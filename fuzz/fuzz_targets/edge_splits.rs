@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use ginex::internals::format::edge_splits::EdgeSplits;
+use ginex::internals::format::version::CURRENT;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -14,13 +15,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let n = u64::from(*n);
-    if let Ok(s) = EdgeSplits::decode(payload, n, path) {
+    if let Ok(s) = EdgeSplits::decode(payload, n, path, CURRENT) {
         assert_eq!(s.validate(n), Ok(()));
         let again = s.encode();
-        match EdgeSplits::decode(&again, n, path) {
+        match EdgeSplits::decode(&again, n, path, CURRENT) {
             Ok(back) => assert_eq!(back, s),
             Err(e) => panic!("re-encoded edge splits do not decode: {e}"),
         }
     }
-    let _ = EdgeSplits::decode(payload, u64::MAX, path);
+    let _ = EdgeSplits::decode(payload, u64::MAX, path, CURRENT);
 });

@@ -211,10 +211,15 @@ fn task_name<S: Serializer>(
     match link {
         None => s.serialize_str("node"),
         Some(l) => s.serialize_str(&format!(
-            "link (neg {}, {}{})",
+            "link (neg {}, {}{}{})",
             l.neg,
             l.mode.name(),
-            if l.undirected { ", undirected" } else { "" }
+            if l.undirected { ", undirected" } else { "" },
+            if l.exclude == crate::sample::link::LinkExclude::Nothing {
+                ", exclude none"
+            } else {
+                ""
+            }
         )),
     }
 }
@@ -432,7 +437,7 @@ impl Pipeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::link::{LinkTask, NegMode};
+    use crate::sample::link::{LinkExclude, LinkTask, NegMode};
 
     /// The serialized configuration is one flat object: another policy's
     /// options read as their defaults, the policy's own as set, the link
@@ -445,6 +450,7 @@ mod tests {
                 neg: 2,
                 mode: NegMode::Triplet,
                 undirected: true,
+                exclude: LinkExclude::Nothing,
             }),
             merge_gap_pages: None,
             seed_nodes: Some(vec![1, 2]),
@@ -455,7 +461,7 @@ mod tests {
         assert_eq!(v["presc_rounds"], 3);
         assert_eq!(v["superbatch"], DEFAULT_SUPERBATCH);
         assert_eq!(v["pipeline"], "full");
-        assert_eq!(v["task"], "link (neg 2, triplet, undirected)");
+        assert_eq!(v["task"], "link (neg 2, triplet, undirected, exclude none)");
         assert!(v["read_merge_gap"].is_null());
         for gone in ["run_dir", "neighbor_cache", "seed_nodes", "cache", "link"] {
             assert!(v.get(gone).is_none(), "{gone}: {v}");

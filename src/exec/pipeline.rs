@@ -217,6 +217,7 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
         link: run.sampler.link.as_ref().map(|l| LinkStamp {
             neg: l.task.neg as u64,
             undirected: l.task.undirected,
+            own_edges_kept: l.task.exclude == crate::sample::link::LinkExclude::Nothing,
         }),
     };
     let companions =

@@ -269,7 +269,9 @@ pub fn export_dgl(opts: &DglExport) -> Result<ExportReport> {
     // Edge splits: DGL's chunked format has no place for them; they go
     // beside it, in the files `ginex-import` reads back.
     let link = match store.edge_splits()? {
-        Some(s) => Some(crate::export::link::write_reimport_files(&mut dir, &s)?),
+        Some(s) => Some(crate::export::link::write_reimport_files(
+            &mut dir, &s, None,
+        )?),
         None => None,
     };
 

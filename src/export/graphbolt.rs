@@ -302,7 +302,9 @@ pub fn export_graphbolt(opts: &GraphBoltExport) -> Result<ExportReport> {
             tasks.push_str(&crate::export::link::write_graphbolt_task(
                 &mut dir, &src, s,
             )?);
-            Some(crate::export::link::write_reimport_files(&mut dir, s)?)
+            Some(crate::export::link::write_reimport_files(
+                &mut dir, s, None,
+            )?)
         }
         None => None,
     };

@@ -9,7 +9,8 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::export::sink::{flush_full, ExportDir};
 use crate::export::source::Source;
-use crate::format::edge_splits::{EdgeSplit, EdgeSplits};
+use crate::format::edge_splits::{EdgeSplit, EdgeSplits, Negatives};
+use crate::format::schema::Schema;
 
 /// The directory of the re-import files.
 pub const DIR: &str = "edge_splits";
@@ -19,6 +20,8 @@ pub const DIR: &str = "edge_splits";
 pub struct LinkFiles {
     flags: Vec<(&'static str, String)>,
     undirected: bool,
+    /// The relation the splits are of (a typed store's), by name.
+    relation: Option<String>,
 }
 
 impl LinkFiles {
@@ -35,6 +38,9 @@ impl LinkFiles {
         s.push_str(" --held-out-excluded");
         if self.undirected {
             s.push_str(" --undirected-splits");
+        }
+        if let Some(r) = &self.relation {
+            s.push_str(&format!(" --target-relation {r}"));
         }
         s
     }
@@ -67,8 +73,43 @@ fn pairs(s: &EdgeSplit) -> Vec<u64> {
 /// Writes the re-import files of `splits` under `edge_splits/`:
 /// `{train,valid,test}_edges.npy` (P, 2) and `{valid,test}_negatives.npy`,
 /// (P, K) destinations when every negative's source is its positive's,
-/// else (P, K, 2) pairs.
-pub fn write_reimport_files(dir: &mut ExportDir, splits: &EdgeSplits) -> Result<LinkFiles> {
+/// else (P, K, 2) pairs. The splits of one relation of a typed store
+/// (`schema`) are written in type-local ids, as the relation's edge files
+/// are, and re-imported with `--target-relation`.
+pub fn write_reimport_files(
+    dir: &mut ExportDir,
+    splits: &EdgeSplits,
+    schema: Option<&Schema>,
+) -> Result<LinkFiles> {
+    let (splits, relation) = match (splits.relation, schema) {
+        (Some(r), Some(schema)) => {
+            let rel = schema.relations.get(r as usize).ok_or_else(|| {
+                Error::internal(format!("edge splits of relation {r}, not in the schema"))
+            })?;
+            let offset = |t: u32| schema.node_types.get(t as usize).map_or(0, |t| t.offset);
+            let (so, d_o) = (offset(rel.src), offset(rel.dst));
+            let local = |v: &[u64], o: u64| v.iter().map(|x| x - o).collect::<Vec<u64>>();
+            let one = |s: &EdgeSplit| EdgeSplit {
+                src: local(&s.src, so),
+                dst: local(&s.dst, d_o),
+                negatives: s.negatives.as_ref().map(|n| Negatives {
+                    k: n.k,
+                    src: local(&n.src, so),
+                    dst: local(&n.dst, d_o),
+                }),
+            };
+            let typed = EdgeSplits {
+                undirected: splits.undirected,
+                train: splits.train.as_ref().map(one),
+                valid: one(&splits.valid),
+                test: one(&splits.test),
+                relation: splits.relation,
+            };
+            (std::borrow::Cow::Owned(typed), Some(schema.canonical(rel)))
+        }
+        _ => (std::borrow::Cow::Borrowed(splits), None),
+    };
+    let splits = splits.as_ref();
     dir.mkdir(DIR)?;
     let mut flags = Vec::new();
     for (name, split) in splits.parts() {
@@ -113,6 +154,7 @@ pub fn write_reimport_files(dir: &mut ExportDir, splits: &EdgeSplits) -> Result<
     Ok(LinkFiles {
         flags,
         undirected: splits.undirected,
+        relation,
     })
 }
 

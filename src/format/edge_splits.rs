@@ -8,13 +8,16 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u32, le_u64};
+use crate::format::schema::Schema;
+use crate::format::version::{Version, V1_6, V1_9};
 
 /// Offset of the flags word (`u32`) in the payload.
 pub const FLAGS_OFFSET: usize = 0;
-/// Offset of the reserved `u32` (zero).
-pub const RESERVED_OFFSET: usize = FLAGS_OFFSET + 4;
+/// Offset of the relation index (`u32`, v1.9; zero without
+/// [`FLAG_RELATION`], reserved before 1.9).
+pub const RELATION_OFFSET: usize = FLAGS_OFFSET + 4;
 /// Offset of the first split record (train, then valid, then test).
-pub const RECORDS_OFFSET: usize = RESERVED_OFFSET + 4;
+pub const RECORDS_OFFSET: usize = RELATION_OFFSET + 4;
 /// Offset of a record's positive count `P` (`u64`), from the record.
 pub const RECORD_COUNT_OFFSET: usize = 0;
 /// Offset of a record's negatives per positive `K` (`u32`; 0 = none).
@@ -31,6 +34,9 @@ pub const ARRAYS_OFFSET: usize = RECORDS_OFFSET + 3 * RECORD_SIZE;
 pub const FLAG_UNDIRECTED: u32 = 1;
 /// Flag: the training positives are listed (else they are the CSC's edges).
 pub const FLAG_TRAIN_LISTED: u32 = 2;
+/// Flag (v1.9): the splits are of one relation of a typed store, the one
+/// whose index the relation field holds.
+pub const FLAG_RELATION: u32 = 4;
 /// Negative flag: every negative's source is its positive's source, so
 /// the negative sources are not stored.
 pub const NEG_SRC_IS_POSITIVE: u32 = 1;
@@ -106,6 +112,11 @@ pub struct EdgeSplits {
     pub valid: EdgeSplit,
     /// Test positives (not in the CSC).
     pub test: EdgeSplit,
+    /// The relation of a typed store the splits are of, by its index in
+    /// the schema (`--target-relation` at import, v1.9): every positive
+    /// and negative joins its source type to its destination type.
+    /// None: every edge of the graph is a positive.
+    pub relation: Option<u32>,
 }
 
 /// The key two edges of one split collide on: the pair itself, or on an
@@ -149,6 +160,7 @@ impl EdgeSplits {
         };
         Ok(EdgeSplits {
             undirected: self.undirected,
+            relation: self.relation,
             train: self.train.as_ref().map(one).transpose()?,
             valid: one(&self.valid)?,
             test: one(&self.test)?,
@@ -236,8 +248,11 @@ impl EdgeSplits {
         if self.train.is_some() {
             flags |= FLAG_TRAIN_LISTED;
         }
+        if self.relation.is_some() {
+            flags |= FLAG_RELATION;
+        }
         b.extend_from_slice(&flags.to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&self.relation.unwrap_or(0).to_le_bytes());
         let parts = self.parts();
         for (_, s) in parts {
             let (count, k, neg_flags) = s.map_or((0, 0, 0), |s| {
@@ -272,11 +287,60 @@ impl EdgeSplits {
         b
     }
 
-    /// Decodes a payload of a store of `n` nodes and checks it
-    /// ([`validate`](Self::validate)). `path` is for errors; offsets are
-    /// payload offsets.
+    /// Checks the recorded relation against the store's `schema`: it
+    /// names one of its relations, and every positive and negative of
+    /// every split joins that relation's source type to its destination
+    /// type. Without a relation there is nothing to check.
+    pub fn check_relation(&self, schema: Option<&Schema>) -> std::result::Result<(), String> {
+        let Some(r) = self.relation else {
+            return Ok(());
+        };
+        let schema = schema.ok_or_else(|| {
+            format!("the splits are of relation {r}, but the store is homogeneous (no schema)")
+        })?;
+        let rel = schema.relations.get(r as usize).ok_or_else(|| {
+            format!(
+                "the splits are of relation {r}, but the schema has {} relations",
+                schema.relations.len()
+            )
+        })?;
+        let name = schema.canonical(rel);
+        let ids = |t: u32| schema.node_types.get(t as usize).map_or(0..0, |t| t.ids());
+        let (src_ids, dst_ids) = (ids(rel.src), ids(rel.dst));
+        for (split, s) in self.parts() {
+            let Some(s) = s else { continue };
+            let neg = s.negatives.as_ref();
+            let pairs = s.src.iter().zip(&s.dst).map(|(&a, &b)| ("edge", a, b));
+            let negs = neg
+                .into_iter()
+                .flat_map(|n| n.src.iter().zip(&n.dst).map(|(&a, &b)| ("negative", a, b)));
+            for (i, (what, a, b)) in pairs.chain(negs).enumerate() {
+                if !src_ids.contains(&a) || !dst_ids.contains(&b) {
+                    let i = if what == "edge" { i } else { i - s.len() };
+                    return Err(format!(
+                        "{split}: {what} {i} ({a}, {b}) is not a pair of {name} (sources {src_ids:?}, destinations {dst_ids:?})"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The version the file is written as: 1.9 when it records a
+    /// relation, else 1.6 (byte for byte the 1.6 file).
+    pub fn written_version(&self) -> Version {
+        if self.relation.is_some() {
+            V1_9
+        } else {
+            V1_6
+        }
+    }
+
+    /// Decodes a payload of a store of `n` nodes, from a file of format
+    /// `version`, and checks it ([`validate`](Self::validate)). `path` is
+    /// for errors; offsets are payload offsets.
     #[doc(hidden)]
-    pub fn decode(p: &[u8], n: u64, path: &Path) -> Result<EdgeSplits> {
+    pub fn decode(p: &[u8], n: u64, path: &Path, version: Version) -> Result<EdgeSplits> {
         let bad = |at: usize, what: String| Error::corrupt(path, at as u64, what);
         if p.len() < ARRAYS_OFFSET {
             return Err(bad(
@@ -288,11 +352,23 @@ impl EdgeSplits {
             ));
         }
         let flags = le_u32(p, FLAGS_OFFSET);
-        if flags & !(FLAG_UNDIRECTED | FLAG_TRAIN_LISTED) != 0 {
-            return Err(bad(FLAGS_OFFSET, format!("unknown flags {flags:#x}")));
+        let known = if version >= V1_9 {
+            FLAG_UNDIRECTED | FLAG_TRAIN_LISTED | FLAG_RELATION
+        } else {
+            FLAG_UNDIRECTED | FLAG_TRAIN_LISTED
+        };
+        if flags & !known != 0 {
+            return Err(bad(
+                FLAGS_OFFSET,
+                format!("unknown flags {flags:#x} for a v{version} file"),
+            ));
         }
-        if le_u32(p, RESERVED_OFFSET) != 0 {
-            return Err(bad(RESERVED_OFFSET, "reserved bytes are not zero".into()));
+        let relation = (flags & FLAG_RELATION != 0).then(|| le_u32(p, RELATION_OFFSET));
+        if relation.is_none() && le_u32(p, RELATION_OFFSET) != 0 {
+            return Err(bad(
+                RELATION_OFFSET,
+                "the relation field is not zero but the relation flag is clear".into(),
+            ));
         }
         let train_listed = flags & FLAG_TRAIN_LISTED != 0;
         // (count, k, neg_flags) per split and the payload length they imply.
@@ -383,6 +459,7 @@ impl EdgeSplits {
             train,
             valid,
             test,
+            relation,
         };
         out.validate(n).map_err(|what| bad(ARRAYS_OFFSET, what))?;
         Ok(out)
@@ -397,7 +474,7 @@ mod tests {
     #[test]
     fn offsets_match_the_spec_table() {
         assert_eq!(
-            [FLAGS_OFFSET, RESERVED_OFFSET, RECORDS_OFFSET, ARRAYS_OFFSET],
+            [FLAGS_OFFSET, RELATION_OFFSET, RECORDS_OFFSET, ARRAYS_OFFSET],
             [0, 4, 8, 56]
         );
         assert_eq!(
@@ -410,8 +487,13 @@ mod tests {
             [0, 8, 12, 16]
         );
         assert_eq!(
-            [FLAG_UNDIRECTED, FLAG_TRAIN_LISTED, NEG_SRC_IS_POSITIVE],
-            [1, 2, 1]
+            [
+                FLAG_UNDIRECTED,
+                FLAG_TRAIN_LISTED,
+                FLAG_RELATION,
+                NEG_SRC_IS_POSITIVE
+            ],
+            [1, 2, 4, 1]
         );
     }
 
@@ -435,6 +517,7 @@ mod tests {
             train: None,
             valid: split(&[(0, 1)], Some((1, vec![(2, 3)]))),
             test: split(&[(1, 2)], Some((2, vec![(1, 0), (1, 3)]))),
+            relation: None,
         };
         let b = s.encode();
         assert_eq!(b.len(), 56 + 8 * (4 + 2 + 2));
@@ -443,7 +526,30 @@ mod tests {
         assert_eq!((le_u64(&b, 40), le_u32(&b, 48), le_u32(&b, 52)), (1, 2, 1));
         let words: Vec<u64> = b[56..].chunks(8).map(|c| le_u64(c, 0)).collect();
         assert_eq!(words, [0, 1, 2, 3, 1, 2, 0, 3]);
-        assert_eq!(EdgeSplits::decode(&b, 4, Path::new("e")).unwrap(), s);
+        assert_eq!(s.written_version(), V1_6);
+        assert_eq!(EdgeSplits::decode(&b, 4, Path::new("e"), V1_6).unwrap(), s);
+        // v1.9: the splits of relation 2 set flag bit 2 and the relation
+        // field; nothing else changes. A 1.6 reader's version refuses it.
+        let r = EdgeSplits {
+            relation: Some(2),
+            ..s.clone()
+        };
+        let rb = r.encode();
+        assert_eq!(r.written_version(), V1_9);
+        assert_eq!((le_u32(&rb, 0), le_u32(&rb, 4)), (5, 2));
+        assert_eq!(rb[8..], b[8..]);
+        assert_eq!(EdgeSplits::decode(&rb, 4, Path::new("e"), V1_9).unwrap(), r);
+        let err = EdgeSplits::decode(&rb, 4, Path::new("e"), V1_6)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown flags 0x5"), "{err}");
+        // A relation field without the flag is corruption.
+        let mut bad = b.clone();
+        bad[4] = 1;
+        let err = EdgeSplits::decode(&bad, 4, Path::new("e"), V1_9)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("relation flag is clear"), "{err}");
     }
 
     fn arb_split(n: u64) -> impl Strategy<Value = EdgeSplit> {
@@ -480,10 +586,12 @@ mod tests {
     proptest! {
         #[test]
         fn round_trip(undirected in any::<bool>(), train in proptest::option::of(arb_split(9)),
-                      valid in arb_split(9), test in arb_split(9)) {
-            let s = EdgeSplits { undirected, train, valid, test };
+                      valid in arb_split(9), test in arb_split(9),
+                      relation in proptest::option::of(0u32..4)) {
+            let s = EdgeSplits { undirected, train, valid, test, relation };
             prop_assume!(s.validate(9).is_ok());
-            prop_assert_eq!(EdgeSplits::decode(&s.encode(), 9, Path::new("e")).unwrap(), s);
+            let v = s.written_version();
+            prop_assert_eq!(EdgeSplits::decode(&s.encode(), 9, Path::new("e"), v).unwrap(), s);
         }
 
         #[test]
@@ -493,10 +601,11 @@ mod tests {
                 train: Some(split(&[(0, 1)], None)),
                 valid: split(&[(1, 2)], Some((1, vec![(3, 4)]))),
                 test: split(&[(2, 3)], None),
+                relation: None,
             };
             let b = s.encode();
             prop_assume!(cut < b.len());
-            prop_assert!(EdgeSplits::decode(&b[..cut], 5, Path::new("e")).is_err());
+            prop_assert!(EdgeSplits::decode(&b[..cut], 5, Path::new("e"), V1_9).is_err());
         }
     }
 
@@ -507,9 +616,10 @@ mod tests {
             train: None,
             valid: split(&[(0, 1)], None),
             test: split(&[(2, 3)], None),
+            relation: None,
         };
         let err = |s: &EdgeSplits, n| {
-            EdgeSplits::decode(&s.encode(), n, Path::new("e"))
+            EdgeSplits::decode(&s.encode(), n, Path::new("e"), V1_9)
                 .unwrap_err()
                 .to_string()
         };
@@ -529,7 +639,7 @@ mod tests {
         );
         // Directed: (0, 1) and (1, 0) are two edges.
         s.undirected = false;
-        assert!(EdgeSplits::decode(&s.encode(), 4, Path::new("e")).is_ok());
+        assert!(EdgeSplits::decode(&s.encode(), 4, Path::new("e"), V1_9).is_ok());
         assert!(err(&base, 3).contains("test: edge 0 (2, 3) has a node not below"));
         let mut s = base.clone();
         s.valid = split(&[(0, 1)], Some((1, vec![(0, 7)])));
@@ -540,7 +650,7 @@ mod tests {
         );
         // A flipped flag bit is caught.
         let mut b = base.encode();
-        b[0] |= 4;
-        assert!(EdgeSplits::decode(&b, 4, Path::new("e")).is_err());
+        b[0] |= 8;
+        assert!(EdgeSplits::decode(&b, 4, Path::new("e"), V1_9).is_err());
     }
 }

@@ -60,8 +60,16 @@ pub const V1_7: Version = Version { major: 1, minor: 7 };
 /// files of neighbor sampling are written as before, byte for byte; every
 /// other kind is unchanged.
 pub const V1_8: Version = Version { major: 1, minor: 8 };
+/// Version 1.9: link prediction on one relation and without exclusion.
+/// An `edge_splits` file of one relation of a typed store records it
+/// (flag bit 2 and the relation's index, format/edge-splits.md) and is
+/// written as 1.9; a runtime file of a link run whose batches keep their
+/// own edges (`--exclude none`) records that in its `run` record
+/// (format/runtime.md) and is written as 1.9. Every other file is
+/// written as before, byte for byte.
+pub const V1_9: Version = Version { major: 1, minor: 9 };
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_8;
+pub const CURRENT: Version = V1_9;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

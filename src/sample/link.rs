@@ -184,6 +184,33 @@ pub fn target_relation(store: &crate::store::Store, text: &str) -> Result<usize>
     Ok(r)
 }
 
+/// The relation link prediction runs on: the one `named`
+/// (`--target-relation`, [`target_relation`]), else the one the store's
+/// edge splits are of (`ginex-import --target-relation`), else none.
+/// Refused: a name other than the splits' relation.
+pub fn link_relation(
+    store: &crate::store::Store,
+    named: Option<&str>,
+    splits: Option<&crate::format::edge_splits::EdgeSplits>,
+) -> Result<Option<usize>> {
+    let of_splits = splits.and_then(|s| s.relation).map(|r| r as usize);
+    let Some(name) = named else {
+        return Ok(of_splits);
+    };
+    let r = target_relation(store, name)?;
+    match (of_splits, store.schema()) {
+        (Some(s), Some(schema)) if s != r => Err(Error::invalid_argument(format!(
+            "--target-relation {name}: the edge splits of {} are of {}; link prediction on another relation would train on its held-out edges' graph but evaluate nothing of it",
+            store.dir().display(),
+            schema
+                .relations
+                .get(s)
+                .map_or_else(|| format!("relation {s}"), |rel| schema.canonical(rel))
+        ))),
+        _ => Ok(Some(r)),
+    }
+}
+
 impl LinkPositives {
     /// Every edge of `source`'s CSC, in CSC order (by destination, then
     /// source); with `undirected`, each pair once: the direction with
@@ -299,6 +326,45 @@ pub struct LinkTask {
     /// Whether the graph is undirected: each pair is one positive and a
     /// batch's positives exclude their reverse edges too.
     pub undirected: bool,
+    /// Which edges a batch leaves out of its sampled neighbourhoods.
+    pub exclude: LinkExclude,
+}
+
+/// Which edges a link batch leaves out of its sampled neighbourhoods
+/// (`--exclude`, DGL's `exclude=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LinkExclude {
+    /// Its own positive edges (and on undirected graphs their reverses),
+    /// so a model cannot read the answer off the sampled graph (DGL's
+    /// `exclude="self"`).
+    #[default]
+    Own,
+    /// None: every batch samples from the whole message-passing graph
+    /// (DGL's `exclude=None`; the GAE protocol's full-batch training,
+    /// where one batch of every training edge would otherwise see no
+    /// graph).
+    Nothing,
+}
+
+impl LinkExclude {
+    /// Parses `self` or `none`.
+    pub fn parse(s: &str) -> Result<LinkExclude> {
+        match s {
+            "self" => Ok(LinkExclude::Own),
+            "none" => Ok(LinkExclude::Nothing),
+            other => Err(Error::invalid_argument(format!(
+                "--exclude {other:?}: expected self (a batch leaves its own edges out of its neighbourhoods) or none"
+            ))),
+        }
+    }
+
+    /// The name [`parse`](Self::parse) takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkExclude::Own => "self",
+            LinkExclude::Nothing => "none",
+        }
+    }
 }
 
 const PURPOSE_NEGATIVES: u64 = 13;
@@ -374,10 +440,12 @@ impl LinkEpoch {
                 let t = self.neg_range.start + rng.below(width);
                 labels.neg_dst.push(at(t, &mut seeds));
             }
-            // In-list of d holds s.
-            excluded.push((d, s));
-            if self.task.undirected {
-                excluded.push((s, d));
+            if self.task.exclude == LinkExclude::Own {
+                // In-list of d holds s.
+                excluded.push((d, s));
+                if self.task.undirected {
+                    excluded.push((s, d));
+                }
             }
         }
         Ok(LinkBatchSeeds {
@@ -458,6 +526,46 @@ mod tests {
         assert_eq!(out, [42]);
         assert!(x.filter(5, &[1, 2, 2, 3, 7], &mut out));
         assert_eq!(out, [1, 3]);
+    }
+
+    #[test]
+    fn a_batch_excludes_its_own_edges_unless_told_not_to() {
+        let positives = std::sync::Arc::new(LinkPositives {
+            src: vec![0, 2, 4],
+            dst: vec![1, 3, 5],
+            neg_range: None,
+        });
+        let epoch = |undirected, exclude| LinkEpoch {
+            positives: positives.clone(),
+            task: LinkTask {
+                neg: 1,
+                mode: NegMode::Binary,
+                undirected,
+                exclude,
+            },
+            neg_range: 0..6,
+        };
+        let own = epoch(true, LinkExclude::Own)
+            .batch(&[0, 2], 7, 0, 0)
+            .unwrap();
+        assert_eq!(
+            own.excluded,
+            Excluded::new(vec![(1, 0), (0, 1), (5, 4), (4, 5)])
+        );
+        let directed = epoch(false, LinkExclude::Own)
+            .batch(&[0, 2], 7, 0, 0)
+            .unwrap();
+        assert_eq!(directed.excluded, Excluded::new(vec![(1, 0), (5, 4)]));
+        let none = epoch(true, LinkExclude::Nothing)
+            .batch(&[0, 2], 7, 0, 0)
+            .unwrap();
+        assert!(none.excluded.is_empty());
+        // The seeds and the supervision are the same either way.
+        assert_eq!((none.seeds, none.labels), (own.seeds, own.labels));
+        for e in [LinkExclude::Own, LinkExclude::Nothing] {
+            assert_eq!(LinkExclude::parse(e.name()).unwrap(), e);
+        }
+        assert!(LinkExclude::parse("reverse").is_err());
     }
 
     #[test]

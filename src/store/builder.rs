@@ -262,9 +262,16 @@ impl StoreBuilder {
     pub fn write_edge_splits(&mut self, splits: &EdgeSplits) -> Result<()> {
         splits
             .validate(self.spec.num_nodes)
+            .and_then(|()| splits.check_relation(self.schema.as_ref()))
             .map_err(|what| Error::invalid_argument(format!("edge splits: {what}")))?;
-        let payload = splits.encode();
-        self.write_small(FileKind::EdgeSplits, |p| *p = payload)
+        let header = write_file_as(
+            &self.file_path(FileKind::EdgeSplits),
+            FileKind::EdgeSplits,
+            splits.written_version(),
+            &splits.encode(),
+        )?;
+        self.record(header);
+        Ok(())
     }
 
     /// Writes the original id of every node (for inputs whose ids were remapped).

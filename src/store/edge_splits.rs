@@ -17,9 +17,13 @@ impl Store {
             return Ok(None);
         }
         let path = self.path_of(FileKind::EdgeSplits);
-        read_checked_file(&path, FileKind::EdgeSplits)?
-            .decode(|p| EdgeSplits::decode(p, self.num_nodes(), &path))
-            .map(Some)
+        let file = read_checked_file(&path, FileKind::EdgeSplits)?;
+        let version = file.header.version;
+        let splits = file.decode(|p| EdgeSplits::decode(p, self.num_nodes(), &path, version))?;
+        splits
+            .check_relation(self.schema())
+            .map_err(|what| Error::corrupt(&path, 0, what))?;
+        Ok(Some(splits))
     }
 }
 

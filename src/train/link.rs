@@ -250,7 +250,7 @@ pub fn relation_splits(store: &Store, r: usize, mut splits: EdgeSplits) -> EdgeS
 /// same pairs.
 pub fn held_out_pairs(
     split: &EdgeSplit,
-    num_nodes: u64,
+    neg_range: std::ops::Range<u64>,
     draw: Option<usize>,
 ) -> (Edges, Edges, usize) {
     let pos = Edges {
@@ -273,7 +273,8 @@ pub fn held_out_pairs(
             for &s in &pos.src {
                 for _ in 0..k {
                     neg.src.push(s);
-                    neg.dst.push(rng.below(num_nodes.max(1)));
+                    let width = neg_range.end.saturating_sub(neg_range.start).max(1);
+                    neg.dst.push(neg_range.start + rng.below(width));
                 }
             }
             (pos, neg, k)
@@ -325,17 +326,18 @@ pub fn endpoints(lists: &[&Edges]) -> (Vec<u64>, HashMap<u64, usize>) {
 
 /// Every metric of `trainer` on the held-out `split`, its endpoints'
 /// embeddings computed through the data path `data` (its fanouts; `-1` =
-/// full neighbourhoods). `None` for an empty split.
+/// full neighbourhoods); negatives, where the split has none, one per
+/// positive out of `neg_range`. `None` for an empty split.
 pub fn evaluate_link(
     store: &Store,
     trainer: &Trainer,
     data: &EpochConfig,
-    split: &EdgeSplit,
+    (split, neg_range): (&EdgeSplit, std::ops::Range<u64>),
 ) -> Result<Option<LinkMetrics>> {
     if split.src.is_empty() {
         return Ok(None);
     }
-    let (pos, neg, k) = held_out_pairs(split, store.num_nodes(), None);
+    let (pos, neg, k) = held_out_pairs(split, neg_range, None);
     let (nodes, rows) = endpoints(&[&pos, &neg]);
     let z = logits(store, trainer, data, &nodes)?;
     let width = z.len() / nodes.len().max(1);
@@ -465,23 +467,27 @@ mod tests {
             dst: vec![3, 4],
             negatives: None,
         };
-        let (pos, neg, k) = held_out_pairs(&split, 10, None);
+        let (pos, neg, k) = held_out_pairs(&split, 0..10, None);
         assert_eq!((pos.len(), neg.len(), k), (2, 2, 1));
         assert_eq!(neg.src, vec![1, 2]);
         assert!(neg.dst.iter().all(|&v| v < 10));
-        assert_eq!(held_out_pairs(&split, 10, None).1, neg);
-        let (_, drawn, k) = held_out_pairs(&split, 10, Some(4));
+        assert_eq!(held_out_pairs(&split, 0..10, None).1, neg);
+        let (_, drawn, k) = held_out_pairs(&split, 0..10, Some(4));
         assert_eq!((drawn.len(), k), (8, 4));
         assert_eq!(drawn.src, vec![1, 1, 1, 1, 2, 2, 2, 2]);
+        // A relation's negatives come from its destination type's ids.
+        let (_, typed, _) = held_out_pairs(&split, 5..7, Some(8));
+        assert!(typed.dst.iter().all(|v| (5..7).contains(v)), "{typed:?}");
+        assert!(typed.dst.contains(&5) && typed.dst.contains(&6));
         split.negatives = Some(crate::format::edge_splits::Negatives {
             k: 3,
             src: vec![1; 6],
             dst: vec![0, 5, 6, 7, 8, 9],
         });
-        let (_, neg, k) = held_out_pairs(&split, 10, None);
+        let (_, neg, k) = held_out_pairs(&split, 0..10, None);
         assert_eq!((neg.len(), k), (6, 3));
         // Drawn negatives replace the stored ones when asked for.
-        assert_eq!(held_out_pairs(&split, 10, Some(2)).2, 2);
+        assert_eq!(held_out_pairs(&split, 0..10, Some(2)).2, 2);
         let (nodes, rows) = endpoints(&[&pos, &neg]);
         assert_eq!(&nodes[..4], &[1, 2, 3, 4]);
         assert_eq!(rows[&0], 4);

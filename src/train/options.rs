@@ -110,6 +110,9 @@ pub struct TrainOptions {
     /// (`--target-relation`): its edges are the positives (and the
     /// held-out edges evaluated), negatives its destination type's nodes.
     pub target_relation: Option<String>,
+    /// Link prediction: which edges a training batch leaves out of its
+    /// neighbourhoods (`--exclude`; evaluation excludes nothing).
+    pub exclude: crate::sample::link::LinkExclude,
 }
 
 impl TrainOptions {
@@ -132,6 +135,7 @@ impl TrainOptions {
             neg_sampling: crate::train::link::NegSampling::Corrupt,
             undirected: false,
             target_relation: None,
+            exclude: crate::sample::link::LinkExclude::Own,
         }
     }
 }

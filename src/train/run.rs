@@ -239,10 +239,13 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
                 }
                 Supervision::Link {
                     splits: Some(splits),
+                    neg_range,
                     ..
                 } => {
-                    r.valid_link = evaluate_link(store, &trainer, &eval, &splits.valid)?;
-                    r.test_link = evaluate_link(store, &trainer, &eval, &splits.test)?;
+                    let range = neg_range.clone();
+                    r.valid_link =
+                        evaluate_link(store, &trainer, &eval, (&splits.valid, range.clone()))?;
+                    r.test_link = evaluate_link(store, &trainer, &eval, (&splits.test, range))?;
                     r.valid_acc = r.valid_link.as_ref().and_then(LinkMetrics::selection);
                     r.test_acc = r.test_link.as_ref().and_then(LinkMetrics::selection);
                 }
@@ -314,6 +317,9 @@ enum Supervision {
         undirected: bool,
         /// None: the store has no held-out edges (no evaluation).
         splits: Option<Box<EdgeSplits>>,
+        /// The nodes held-out edges without negatives draw theirs from
+        /// (a relation's destination type, else every node).
+        neg_range: std::ops::Range<u64>,
     },
 }
 
@@ -322,14 +328,19 @@ impl Supervision {
         if let Task::Link(_) = opts.model.task {
             let splits = store.edge_splits()?;
             let undirected = opts.undirected || splits.as_ref().is_some_and(|s| s.undirected);
-            let (positives, splits) = match &opts.target_relation {
+            let relation = crate::sample::link::link_relation(
+                store,
+                opts.target_relation.as_deref(),
+                splits.as_ref(),
+            )?;
+            let (positives, splits) = match relation {
                 None => (training_edges(store, splits.as_ref(), undirected)?, splits),
-                Some(name) => {
-                    let r = crate::sample::link::target_relation(store, name)?;
+                Some(r) => {
                     let positives = LinkPositives::of_relation(store, r, undirected)?;
                     (positives, splits.map(|s| relation_splits(store, r, s)))
                 }
             };
+            let neg_range = positives.neg_range.clone().unwrap_or(0..store.num_nodes());
             if positives.is_empty() {
                 return Err(Error::invalid_argument(format!(
                     "{} has no training edges to learn links from",
@@ -340,6 +351,7 @@ impl Supervision {
                 positives: Arc::new(positives),
                 undirected,
                 splits: splits.map(Box::new),
+                neg_range,
             });
         }
         let labels = store.labels()?.ok_or_else(|| {
@@ -557,6 +569,7 @@ fn link_epoch(
                 neg: opts.neg,
                 mode: NegMode::Binary,
                 undirected,
+                exclude: opts.exclude,
             },
             opts.neg_sampling,
         ),

@@ -138,6 +138,11 @@ pub fn neg_mode(s: &str) -> Result<ginex::NegMode, String> {
     ginex::NegMode::parse(s).map_err(|e| e.to_string())
 }
 
+/// `--exclude self` (self, none).
+pub fn link_exclude(s: &str) -> Result<ginex::internals::sample::link::LinkExclude, String> {
+    ginex::internals::sample::link::LinkExclude::parse(s).map_err(|e| e.to_string())
+}
+
 /// `--model sage`: a name of the library's table of architectures.
 #[cfg(feature = "train")]
 pub fn model(s: &str) -> Result<ginex::internals::train::model::ModelKind, String> {

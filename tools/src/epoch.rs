@@ -1,6 +1,6 @@
 //! `ginex epoch`: one epoch of data preparation under a policy, measured.
 
-use ginex::internals::sample::link::LinkTask;
+use ginex::internals::sample::link::{LinkExclude, LinkTask};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -234,25 +234,38 @@ pub struct DataArgs {
     /// negatives are drawn from its destination type.
     #[arg(long, value_name = "SRC:REL:DST")]
     pub target_relation: Option<String>,
+    /// Which edges a link batch leaves out of its sampled neighbourhoods
+    /// (--task link; DGL's exclude=): self (its own positive edges, and
+    /// their reverses with --undirected, so a model cannot read the answer
+    /// off the graph) or none (every batch samples the whole graph: the
+    /// GAE protocol's full-batch training, where one batch of every
+    /// training edge would otherwise see no graph).
+    #[arg(long, default_value = "self", value_parser = crate::args::link_exclude)]
+    pub exclude: LinkExclude,
 }
 
 impl DataArgs {
-    /// The training positives of `--target-relation` (None without it).
+    /// The training positives of `--target-relation`, or of the relation
+    /// the store's edge splits are of (None for neither).
     pub fn relation_positives(
         &self,
         store: &Store,
     ) -> Result<Option<std::sync::Arc<ginex::internals::sample::link::LinkPositives>>> {
-        use ginex::internals::sample::link::{target_relation, LinkPositives};
-        let Some(name) = &self.target_relation else {
-            return Ok(None);
-        };
-        if self.task != "link" {
+        use ginex::internals::sample::link::{link_relation, LinkPositives};
+        if let (Some(name), false) = (&self.target_relation, self.task == "link") {
             return Err(Error::invalid_argument(format!(
                 "--target-relation {name} is for --task link"
             )));
         }
-        let r = target_relation(store, name)?;
-        let undirected = self.undirected || store.edge_splits()?.is_some_and(|s| s.undirected);
+        if self.task != "link" {
+            return Ok(None);
+        }
+        let splits = store.edge_splits()?;
+        let Some(r) = link_relation(store, self.target_relation.as_deref(), splits.as_ref())?
+        else {
+            return Ok(None);
+        };
+        let undirected = self.undirected || splits.is_some_and(|s| s.undirected);
         Ok(Some(std::sync::Arc::new(LinkPositives::of_relation(
             store, r, undirected,
         )?)))
@@ -264,6 +277,7 @@ impl DataArgs {
             neg: self.neg,
             mode: self.neg_mode,
             undirected: self.undirected,
+            exclude: self.exclude,
         })
     }
 

@@ -155,6 +155,16 @@ pub struct CommonArgs {
     /// as ginex-export writes an undirected store. Implied by --undirected.
     #[arg(long)]
     pub undirected_splits: bool,
+    /// Link prediction on a typed graph (dgl, ogb of a heterogeneous
+    /// dataset): the relation SRC:REL:DST the edge split is of (required
+    /// there, refused on a homogeneous graph). Only its edges are split;
+    /// every other relation stays whole. Its split files (--train-edges,
+    /// --valid-edges, --test-edges and their negatives) hold type-local
+    /// ids, sources of its source type and destinations of its
+    /// destination type, as its edge files do; --edge-split draws each
+    /// negative from those types too.
+    #[arg(long, value_name = "SRC:REL:DST")]
+    pub target_relation: Option<String>,
     /// No progress bars on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -183,9 +193,15 @@ impl CommonArgs {
             })),
             _ => None,
         };
+        if let (Some(r), None) = (&self.target_relation, &edge_splits) {
+            return Err(Error::invalid_argument(format!(
+                "--target-relation {r} names the relation an edge split is of: give --edge-split or --valid-edges and --test-edges with it"
+            )));
+        }
         Ok(CommonOptions {
             edge_splits,
             undirected_splits: self.undirected_splits,
+            target_relation: self.target_relation.clone(),
             dtype,
             type_dtypes,
             undirected: self.undirected,

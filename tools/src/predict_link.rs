@@ -15,10 +15,11 @@ use ginex::internals::exec::epoch::EpochConfig;
 use ginex::internals::import::npy::NpyFile;
 use ginex::internals::import::npy_write::NpyWriter;
 use ginex::internals::link_metrics::LinkMetrics;
+use ginex::internals::sample::link::link_relation;
 use ginex::internals::store::Store;
 use ginex::internals::train::layerwise::LayerwiseOptions;
 use ginex::internals::train::link::{
-    held_out_pairs, link_embeddings, popularity_scores, Edges, Embeddings,
+    held_out_pairs, link_embeddings, popularity_scores, relation_splits, Edges, Embeddings,
 };
 use ginex::internals::train::options::TrainOptions;
 use ginex::internals::train::trainer::TrainConfig;
@@ -62,10 +63,19 @@ pub fn run(
         .as_deref()
         .map(|p| read_pairs(&ids, p))
         .transpose()?;
-    let test = store
-        .edge_splits()?
+    let splits = store.edge_splits()?;
+    let relation = link_relation(store, args.target_relation.as_deref(), splits.as_ref())?;
+    let neg_range = match (relation, store.schema()) {
+        (Some(r), Some(schema)) => schema.node_types[schema.relations[r].dst as usize].ids(),
+        _ => 0..store.num_nodes(),
+    };
+    let test = splits
+        .map(|s| match relation {
+            Some(r) => relation_splits(store, r, s),
+            None => s,
+        })
         .filter(|s| !s.test.src.is_empty())
-        .map(|s| held_out_pairs(&s.test, store.num_nodes(), args.test_neg));
+        .map(|s| held_out_pairs(&s.test, neg_range.clone(), args.test_neg));
     let mut nodes = embed.clone();
     for e in pairs.iter().chain(test.iter().flat_map(|t| [&t.0, &t.1])) {
         nodes.extend(e.src.iter().chain(&e.dst));
@@ -155,11 +165,15 @@ pub fn run(
             &popularity_scores(store, neg),
             *k,
         )?;
-        say(out, &format!("test edges, model: {}", model.describe()))?;
+        let of = match (relation, store.schema()) {
+            (Some(r), Some(schema)) => format!(" of {}", schema.canonical(&schema.relations[r])),
+            _ => String::new(),
+        };
+        say(out, &format!("test edges{of}, model: {}", model.describe()))?;
         say(
             out,
             &format!(
-                "test edges, popularity (destination in-degree) on the same candidates: {}",
+                "test edges{of}, popularity (destination in-degree) on the same candidates: {}",
                 popularity.describe()
             ),
         )?;

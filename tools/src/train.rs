@@ -233,6 +233,12 @@ pub struct PredictArgs {
     /// and Hits@K on a split imported with one negative per edge.
     #[arg(long, value_name = "K")]
     pub test_neg: Option<usize>,
+    /// --task link on a typed store: the relation SRC:REL:DST whose
+    /// held-out edges are evaluated (default: the one the store's edge
+    /// splits are of); drawn negatives (--test-neg) come from its
+    /// destination type.
+    #[arg(long, value_name = "SRC:REL:DST")]
+    pub target_relation: Option<String>,
     /// File with one node id per line, in the ids of the imported input
     /// (a --remap or --reorder store's original ids); the output rows
     /// follow it. Default: every node, in ascending original id.
@@ -412,6 +418,7 @@ fn options(
         neg_sampling,
         undirected,
         target_relation: data.target_relation.clone(),
+        exclude: data.exclude,
     })
 }
 
@@ -557,6 +564,12 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     }
     if config.task != Task::Node {
         return crate::predict_link::run(args, &store, (&stem, &meta), config, out);
+    }
+    if let Some(r) = &args.target_relation {
+        return Err(Error::invalid_argument(format!(
+            "--target-relation {r} is for --task link; the checkpoint {stem} of {} classifies nodes",
+            args.checkpoint.display()
+        )));
     }
     if args.embeddings.is_some() || args.score.is_some() || args.test_neg.is_some() {
         return Err(Error::invalid_argument(

@@ -1158,3 +1158,209 @@ fn per_relation_fanouts_on_the_command_line() {
         }
     }
 }
+
+// ---- edge splits of one relation (#40) ----
+
+/// `ginex-import dgl --valid-edges/--test-edges --target-relation` on the
+/// MAG-shaped fixture: the split files hold the relation's type-local
+/// ids; only its held-out edges leave the CSC (and, undirected, their
+/// reverse `rev_writes` edges), every other relation stays whole; the
+/// artifact records the relation (a v1.9 file), `ginex-dump` shows and
+/// verifies it, and a typed export writes it back in type-local ids with
+/// the flags that re-import the same splits. Bad input is refused naming
+/// the file, the row and the reason, and no store is left behind.
+#[test]
+fn an_edge_split_of_one_relation_holds_out_only_its_edges() {
+    use ginex::internals::format::edge_splits::EdgeSplits;
+    use ginex::internals::format::header::FileHeader;
+    let dir = tempfile::tempdir().unwrap();
+    let d = mag_dir(dir.path());
+    let meta = d.join("metadata.json");
+    // writes (type-local): a0-p0 a0-p1 a1-p1 a2-p4 a3-p4 a3-p0; papers start at 4.
+    write(d.join("valid.txt"), "1 1\n");
+    write(d.join("test.txt"), "3 0\n");
+    let negs = |v: &[i64]| npy_bytes("<i8", &format!("({}, 1)", v.len()), &i64_bytes(v));
+    write(d.join("valid-neg.npy"), negs(&[2]));
+    write(d.join("test-neg.npy"), negs(&[3]));
+    let files = |valid: &str| -> Vec<String> {
+        [
+            "--valid-edges",
+            p(&d.join(valid)),
+            "--test-edges",
+            p(&d.join("test.txt")),
+            "--valid-negatives",
+            p(&d.join("valid-neg.npy")),
+            "--test-negatives",
+            p(&d.join("test-neg.npy")),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let import = |name: &str, extra: &[String]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["dgl", p(&meta), "--quiet", "--out", p(&out)];
+        args.extend(extra.iter().map(String::as_str));
+        (run_import(&args), out)
+    };
+    let mut args = files("valid.txt");
+    args.extend(["--target-relation".into(), "author:writes:paper".into()]);
+    for undirected in [false, true] {
+        let mut args = args.clone();
+        if undirected {
+            args.push("--undirected".into());
+        }
+        let name = if undirected { "rel-u" } else { "rel" };
+        let (r, out) = import(name, &args);
+        r.unwrap();
+        let store = ginex::Store::open(&out).unwrap();
+        let s = store.edge_splits().unwrap().unwrap();
+        assert_eq!(s.relation, Some(0));
+        assert_eq!(
+            (s.valid.src.clone(), s.valid.dst.clone()),
+            (vec![1], vec![5])
+        );
+        assert_eq!((s.test.src.clone(), s.test.dst.clone()), (vec![3], vec![4]));
+        assert_eq!(s.valid.negatives.as_ref().unwrap().dst, [6]);
+        assert_eq!(s.test.negatives.as_ref().unwrap().dst, [7]);
+        let schema = store.schema().unwrap();
+        let counts: Vec<(String, u64)> = schema
+            .relations
+            .iter()
+            .map(|r| (schema.canonical(r), r.num_edges))
+            .collect();
+        let want: &[(&str, u64)] = if undirected {
+            &[
+                ("author:writes:paper", 4),
+                ("author:affiliated_with:institution", 3),
+                ("paper:cites:paper", 8),
+                ("paper:rev_writes:author", 4),
+                ("institution:rev_affiliated_with:author", 3),
+            ]
+        } else {
+            &[
+                ("author:writes:paper", 4),
+                ("author:affiliated_with:institution", 3),
+                ("paper:cites:paper", 4),
+            ]
+        };
+        let want: Vec<(String, u64)> = want.iter().map(|(n, c)| (n.to_string(), *c)).collect();
+        assert_eq!(counts, want);
+        // The held-out edges (and their reverses) are not in the CSC.
+        use ginex::internals::sample::source::{InMemoryTopology, NeighborSource};
+        let topo = InMemoryTopology::load(&store).unwrap();
+        let mut lists = std::collections::HashMap::new();
+        topo.with_lists(&[4, 5, 1, 3], &mut |i, l| {
+            lists.insert([4u64, 5, 1, 3][i], l.to_vec());
+        })
+        .unwrap();
+        assert!(
+            !lists[&5].contains(&1) && !lists[&4].contains(&3),
+            "{lists:?}"
+        );
+        assert!(lists[&4].contains(&0), "{lists:?}"); // a0-p0 stays
+        if undirected {
+            assert!(
+                !lists[&1].contains(&5) && !lists[&3].contains(&4),
+                "{lists:?}"
+            );
+            assert!(lists[&3].contains(&8), "{lists:?}"); // p4 -> a3 stays
+        }
+        // A v1.9 file; shown and verified by ginex-dump.
+        let bytes = std::fs::read(out.join("edge_splits")).unwrap();
+        let h = FileHeader::decode(&bytes[..64], &out).unwrap();
+        assert_eq!((h.version.major, h.version.minor), (1, 9));
+        let summary = tools_common::run_dump(&[p(&out)]);
+        assert!(summary.contains("of author:writes:paper;"), "{summary}");
+        tools_common::run_dump(&["--verify", p(&out)]);
+        let json = tools_common::run_dump(&["--json", p(&out.join("edge_splits"))]);
+        assert!(json.contains("\"relation\":0"), "{json}");
+        // A typed export writes the splits back in type-local ids; its
+        // re-import gives the same splits.
+        let exp = dir.path().join(format!("{name}-exp"));
+        let report = run_export(&["dgl", p(&out), "--out", p(&exp), "--quiet"]);
+        assert!(
+            report.contains("--target-relation author:writes:paper"),
+            "{report}"
+        );
+        let again = dir.path().join(format!("{name}-again"));
+        run_printed_reimport(&report, &again);
+        let back: EdgeSplits = ginex::Store::open(&again)
+            .unwrap()
+            .edge_splits()
+            .unwrap()
+            .unwrap();
+        assert_eq!(back, s);
+    }
+
+    // Bad input: nothing is written.
+    let refused = |name: &str, extra: Vec<String>, want: &[&str]| {
+        let (r, out) = import(name, &extra);
+        let err = r.unwrap_err().to_string();
+        for w in want {
+            assert!(err.contains(w), "{name}: {err}");
+        }
+        assert!(!out.exists(), "{name}");
+    };
+    let mut unknown = files("valid.txt");
+    unknown.extend(["--target-relation".into(), "author:reads:paper".into()]);
+    refused(
+        "unknown",
+        unknown,
+        &[
+            "author:reads:paper",
+            "no such relation",
+            "author:writes:paper",
+        ],
+    );
+    refused(
+        "unnamed",
+        files("valid.txt"),
+        &["give --target-relation", "paper:cites:paper"],
+    );
+    write(d.join("valid-range.txt"), "1 7\n");
+    let mut range = files("valid-range.txt");
+    range.extend(["--target-relation".into(), "author:writes:paper".into()]);
+    refused(
+        "range",
+        range,
+        &["valid-range.txt:1:", "7 is not an id of node type paper"],
+    );
+    write(d.join("valid-absent.txt"), "2 2\n");
+    let mut absent = files("valid-absent.txt");
+    absent.extend(["--target-relation".into(), "author:writes:paper".into()]);
+    refused(
+        "absent",
+        absent,
+        &["valid-absent.txt:1:", "2 -> 6 is not an edge of the graph"],
+    );
+    // A homogeneous graph has no relations; the flag needs a split.
+    let edges = dir.path().join("edges.txt");
+    write(edges.clone(), "0 1\n1 2\n2 3\n3 0\n0 2\n1 3\n");
+    let homo = dir.path().join("homo");
+    let err = run_import(&[
+        "files",
+        "--edges",
+        p(&edges),
+        "--edge-split",
+        "0.5,0.25,0.25",
+        "--target-relation",
+        "author:writes:paper",
+        "--quiet",
+        "--out",
+        p(&homo),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("homogeneous"), "{err}");
+    assert!(!homo.exists());
+    let (r, out) = import(
+        "bare",
+        &["--target-relation".into(), "author:writes:paper".into()],
+    );
+    let err = r.unwrap_err().to_string();
+    assert!(
+        err.contains("names the relation an edge split is of"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

@@ -369,6 +369,7 @@ fn a_held_out_edge_in_the_csc_or_a_damaged_file_fails_verification() {
         b.add_topology(topo).unwrap();
         b.write_edge_splits(&EdgeSplits {
             undirected: false,
+            relation: None,
             train: None,
             valid: EdgeSplit {
                 src: vec![valid.0],
@@ -467,7 +468,7 @@ fn reordered_imports_keep_the_same_splits_in_original_ids() {
 #[test]
 fn link_epochs_train_on_the_stored_splits() {
     use ginex::internals::exec::epoch::link_positives;
-    use ginex::internals::sample::link::{LinkEpoch, LinkTask, NegMode};
+    use ginex::internals::sample::link::{LinkEpoch, LinkExclude, LinkTask, NegMode};
     use ginex::internals::sample::sampler::EpochSampler;
     use ginex::internals::sample::source::InMemoryTopology;
 
@@ -503,6 +504,7 @@ fn link_epochs_train_on_the_stored_splits() {
             neg: 2,
             mode: NegMode::Binary,
             undirected,
+            exclude: LinkExclude::Own,
         },
         neg_range: 0..store.num_nodes(),
     };

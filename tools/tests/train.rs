@@ -91,6 +91,7 @@ fn options(
         neg_sampling: Default::default(),
         undirected: false,
         target_relation: None,
+        exclude: Default::default(),
     }
 }
 
@@ -1336,7 +1337,7 @@ fn read_f32_npy(path: &std::path::Path) -> (Vec<u64>, Vec<f32>) {
 /// covers the batches training runs.
 #[test]
 fn link_training_batches_leave_their_own_edges_out_and_are_planned() {
-    use ginex::internals::sample::link::{LinkTask, NegMode};
+    use ginex::internals::sample::link::{LinkExclude, LinkTask, NegMode};
     use ginex::internals::sample::source::{InMemoryTopology, NeighborSource};
     use ginex::internals::train::link::{link_pass, training_edges, NegSampling};
     use std::collections::{BTreeSet, HashSet};
@@ -1357,6 +1358,7 @@ fn link_training_batches_leave_their_own_edges_out_and_are_planned() {
         neg: 2,
         mode: NegMode::Binary,
         undirected: true,
+        exclude: LinkExclude::Own,
     };
     let mut batches = 0;
     let link = (&positives, task, NegSampling::Corrupt);
@@ -1417,6 +1419,44 @@ fn link_training_batches_leave_their_own_edges_out_and_are_planned() {
     let per_batch: Vec<u64> = report.batches.iter().map(|b| b.misses).collect();
     assert_eq!(per_batch, report.optimal_misses, "ginex vs the inspector");
     assert!(per_batch.iter().sum::<u64>() > 0);
+
+    // `--exclude none` (GAE's full batch): the same batches sample every
+    // in-edge, their own edges included, and stay planned.
+    let keep = LinkTask {
+        exclude: LinkExclude::Nothing,
+        ..task
+    };
+    let mut own_seen = 0;
+    let link = (&positives, keep, NegSampling::Corrupt);
+    let report = link_pass(&store, &cfg, link, &mut |tb, pairs| {
+        let own: HashSet<(u64, u64)> = (0..20)
+            .flat_map(|i| {
+                let (s, d) = (tb.ids[pairs.src[i] as usize], tb.ids[pairs.dst[i] as usize]);
+                [(s, d), (d, s)]
+            })
+            .collect();
+        for hop in &tb.hops {
+            let got: BTreeSet<(u64, u64)> = hop
+                .src
+                .iter()
+                .zip(&hop.dst)
+                .map(|(&s, &d)| (tb.ids[s as usize], tb.ids[d as usize]))
+                .collect();
+            let targets = &tb.ids[..hop.num_dst];
+            let mut want = BTreeSet::new();
+            topo.with_lists(targets, &mut |i, list| {
+                want.extend(list.iter().map(|&u| (u, targets[i])));
+            })
+            .unwrap();
+            own_seen += got.iter().filter(|e| own.contains(e)).count();
+            assert_eq!(got, want, "exclude none: every in-edge");
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert!(own_seen >= 20, "own edges sampled: {own_seen}");
+    let per_batch: Vec<u64> = report.batches.iter().map(|b| b.misses).collect();
+    assert_eq!(per_batch, report.optimal_misses, "ginex vs the inspector");
 }
 
 /// Link prediction on one relation of a typed store (`--target-relation`,
@@ -1490,6 +1530,119 @@ fn link_training_on_one_relation_of_a_typed_store() {
         recipe.replace("rgcn", "gcn")
     ));
     assert!(!ok && stderr.contains("is homogeneous"), "{stderr}");
+}
+
+/// Link prediction on a relation split at import (#40): the MAG-shaped
+/// typed store, exported and re-imported with `--edge-split
+/// --target-relation author:writes:paper`, trains an R-GCN link model
+/// without naming the relation (the splits record it) and evaluates the
+/// relation's held-out edges every epoch; `predict --task link` scores
+/// them (as many as the split holds, named by the relation); another
+/// relation than the splits' is refused with both names.
+#[test]
+fn link_prediction_on_a_relation_split_at_import() {
+    let _torch = TORCH.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let typed = common::typed_store(dir.path(), 800);
+    let run = |bin: &str, args: &[&str]| {
+        let out = std::process::Command::new(bin)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, report, err) = run(
+        env!("CARGO_BIN_EXE_ginex-export"),
+        &["dgl", "typed-af", "--out", "exp", "--quiet"],
+    );
+    assert!(ok, "{err}");
+    let cmd = report
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("rebuild the same store: ginex-import ")
+        })
+        .unwrap_or_else(|| panic!("{report}"));
+    let mut args: Vec<&str> = cmd
+        .split_whitespace()
+        .map(|a| if a == "STORE" { "rel" } else { a })
+        .collect();
+    args.extend([
+        "--edge-split",
+        "0.8,0.1,0.1",
+        "--split-seed",
+        "3",
+        "--target-relation",
+        "author:writes:paper",
+        "--quiet",
+    ]);
+    let (ok, _, err) = run(env!("CARGO_BIN_EXE_ginex-import"), &args);
+    assert!(ok, "{err}");
+    let store = Store::open(dir.path().join("rel")).unwrap();
+    let schema = store.schema().unwrap();
+    let r = schema
+        .relations
+        .iter()
+        .position(|r| schema.canonical(r) == "author:writes:paper")
+        .unwrap();
+    let s = store.edge_splits().unwrap().unwrap();
+    assert_eq!(s.relation, Some(r as u32));
+    let ids = |t: &str| schema.node_types[schema.type_index(t).unwrap()].ids();
+    let (authors, papers) = (ids("author"), ids("paper"));
+    let held = s.valid.len() + s.test.len();
+    assert!(s.valid.len() > 5 && s.test.len() > 5, "{held}");
+    for split in [&s.valid, &s.test] {
+        let neg = split.negatives.as_ref().unwrap();
+        assert!(split
+            .src
+            .iter()
+            .chain(&neg.src)
+            .all(|u| authors.contains(u)));
+        assert!(split.dst.iter().chain(&neg.dst).all(|v| papers.contains(v)));
+    }
+    // Only the relation lost edges: its held-out ones.
+    let before = typed.schema().unwrap();
+    for (a, b) in before.relations.iter().zip(&schema.relations) {
+        let lost = if b.name == "writes" { held as u64 } else { 0 };
+        assert_eq!(a.num_edges - b.num_edges, lost, "{}", b.name);
+    }
+
+    let recipe = "--task link --decoder dot --neg 1 --model rgcn --hidden 16 --fanouts 5,5 \
+                  --eval-fanouts=-1,-1 --batch-size 100 --epochs 2 --lr 0.01 --dropout 0 \
+                  --device cpu --workers 1 --policy ginex --run-dir runs --checkpoint ck";
+    let ginex = |a: &str| {
+        let args: Vec<&str> = a.split_whitespace().collect();
+        run(env!("CARGO_BIN_EXE_ginex"), &args)
+    };
+    let (ok, stdout, err) = ginex(&format!("train rel {recipe}"));
+    assert!(ok, "{err}");
+    let evals: Vec<&str> = stdout.lines().filter(|l| l.starts_with("epoch ")).collect();
+    assert_eq!(evals.len(), 2, "{stdout}");
+    assert!(evals.iter().all(|l| !l.contains("valid AUC -")), "{stdout}");
+    let (ok, stdout, err) =
+        ginex("predict rel --checkpoint ck --task link --device cpu --run-dir runs");
+    assert!(ok, "{err}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("test edges of author:writes:paper, model: AUC"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.contains(&format!("({} positives x 1 negatives)", s.test.len())),
+        "{line}"
+    );
+    let (ok, _, err) = ginex(
+        "predict rel --checkpoint ck --task link --device cpu --run-dir runs --target-relation paper:cites:paper",
+    );
+    assert!(
+        !ok && err.contains("--target-relation paper:cites:paper")
+            && err.contains("are of author:writes:paper"),
+        "{err}"
+    );
 }
 
 /// `ginex train --task link` end to end on a homophilous synthetic store

@@ -9,6 +9,7 @@
 //! OUT/node_data/<type>/label-<i>.npy         types with a label >= 0
 //! OUT/node_data/<type>/{train,val,test}_mask-<i>.npy  types with split members
 //! OUT/node_data/<type>/orig_id-<i>.npy       every type, when the store has original ids
+//! OUT/edge_splits/*.npy                      one relation's link-prediction splits, type-local ids [store has them]
 //! ```
 //!
 //! `node_type` lists the schema's types in order (so the re-import gives
@@ -156,5 +157,15 @@ pub(super) fn export(
         "node_data": Value::Object(node_data),
         "edge_data": {},
     });
-    finish_export(dir, report, &meta, store, None)
+    // Edge splits (of one relation): beside the format, in type-local
+    // ids, with the flags that read them back.
+    let link = match store.edge_splits()? {
+        Some(s) => Some(crate::export::link::write_reimport_files(
+            &mut dir,
+            &s,
+            Some(schema),
+        )?),
+        None => None,
+    };
+    finish_export(dir, report, &meta, store, link.as_ref())
 }

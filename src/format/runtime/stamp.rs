@@ -12,7 +12,7 @@ use bincode::{Decode, Encode};
 
 use super::{decode_payload, encode_payload, Seq, MAX_RUN_FANOUTS};
 use crate::error::{Error, Result};
-use crate::format::version::{Version, V1_3, V1_4, V1_6, V1_8};
+use crate::format::version::{Version, V1_3, V1_4, V1_6, V1_8, V1_9};
 
 /// What a runtime file belongs to: its store, its run (seed, epoch,
 /// seed order) and the parameters that shaped it: the `run` payload
@@ -63,14 +63,39 @@ pub struct RunStamp {
 }
 
 /// What makes a run's batches link batches: the `link` of a v1.6 `run`
-/// record (its samples file has a `link` record after each `adj`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Encode, Decode)]
+/// record (its samples file has a `link` record after each `adj`). Its
+/// bincode encoding is K and `undirected`; a v1.9 record follows them
+/// with the exclusion byte ([`RunStamp::version`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LinkStamp {
     /// Negatives per positive edge (K).
     pub neg: u64,
     /// Whether each positive's reverse edge is excluded too (undirected).
     pub undirected: bool,
+    /// The batches keep their own edges in their neighbourhoods
+    /// (`--exclude none`, v1.9); false: each batch leaves them out
+    /// (`--exclude self`, every file before 1.9).
+    pub own_edges_kept: bool,
 }
+
+impl Encode for LinkStamp {
+    fn encode<E: Encoder>(&self, e: &mut E) -> std::result::Result<(), EncodeError> {
+        self.neg.encode(e)?;
+        self.undirected.encode(e)
+    }
+}
+
+/// K and `undirected` (`own_edges_kept` false: the v1.6 and v1.8 link).
+impl<C> Decode<C> for LinkStamp {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        Ok(LinkStamp {
+            neg: u64::decode(d)?,
+            undirected: bool::decode(d)?,
+            own_edges_kept: false,
+        })
+    }
+}
+bincode::impl_borrow_decode!(LinkStamp);
 
 /// The codes of a `run` record's `sampler` field and the `--sampler`
 /// names they stand for (format/runtime.md); `sample::labor::Sampler`
@@ -227,6 +252,24 @@ impl Encode for RunStamp {
         self.changeset_every.encode(e)?;
         self.carry_over.encode(e)?;
         self.reuse_prior.encode(e)?;
+        if self.version() == V1_9 {
+            // v1.9: relation fanouts, the link (with its exclusion byte)
+            // and the sampler, each behind a presence byte.
+            u8::from(self.relation_fanouts.is_some()).encode(e)?;
+            if let Some(r) = &self.relation_fanouts {
+                r.encode(e)?;
+            }
+            u8::from(self.link.is_some()).encode(e)?;
+            if let Some(link) = &self.link {
+                link.encode(e)?;
+                u8::from(link.own_edges_kept).encode(e)?;
+            }
+            u8::from(self.sampler.is_some()).encode(e)?;
+            if let Some(s) = &self.sampler {
+                s.encode(e)?;
+            }
+            return Ok(());
+        }
         match (&self.relation_fanouts, &self.link, &self.sampler) {
             (Some(r), None, None) => r.encode(e),
             (None, None, None) => Ok(()),
@@ -326,6 +369,17 @@ fn present<D: Decoder>(d: &mut D) -> std::result::Result<bool, DecodeError> {
     }
 }
 
+/// A LABOR sampler stamp, checked.
+fn labor_sampler<D: Decoder>(d: &mut D) -> std::result::Result<SamplerStamp, DecodeError> {
+    let sampler = SamplerStamp::decode(d)?;
+    if !(1..=3).contains(&sampler.sampler) || sampler.batch_dependency == 0 {
+        return Err(DecodeError::Other(
+            "a sampler other than 1..=3 or a batch dependency of 0",
+        ));
+    }
+    Ok(sampler)
+}
+
 impl<C> Decode<C> for RunStampV18 {
     fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
         let mut stamp = <RunStamp as Decode<C>>::decode(d)?;
@@ -335,24 +389,49 @@ impl<C> Decode<C> for RunStampV18 {
         if present(d)? {
             stamp.link = Some(LinkStamp::decode(d)?);
         }
-        let sampler = SamplerStamp::decode(d)?;
-        if !(1..=3).contains(&sampler.sampler) || sampler.batch_dependency == 0 {
-            return Err(DecodeError::Other(
-                "a sampler other than 1..=3 or a batch dependency of 0",
-            ));
-        }
-        stamp.sampler = Some(sampler);
+        stamp.sampler = Some(labor_sampler(d)?);
         Ok(RunStampV18(stamp))
     }
 }
 bincode::impl_borrow_decode!(RunStampV18);
 
+/// A v1.9 `run` payload: a v1.3 one, then relation fanouts, the link
+/// (K, undirected, then its exclusion byte: 0 = its own edges left out,
+/// 1 = kept) and the sampler, each behind a presence byte.
+struct RunStampV19(RunStamp);
+
+impl<C> Decode<C> for RunStampV19 {
+    fn decode<D: Decoder<Context = C>>(d: &mut D) -> std::result::Result<Self, DecodeError> {
+        let mut stamp = <RunStamp as Decode<C>>::decode(d)?;
+        if present(d)? {
+            stamp.relation_fanouts = Some(RelationFanoutsStamp::decode(d)?);
+        }
+        if present(d)? {
+            let mut link = LinkStamp::decode(d)?;
+            link.own_edges_kept = match u8::decode(d)? {
+                0 => false,
+                1 => true,
+                _ => return Err(DecodeError::Other("a link exclusion other than 0 or 1")),
+            };
+            stamp.link = Some(link);
+        }
+        if present(d)? {
+            stamp.sampler = Some(labor_sampler(d)?);
+        }
+        Ok(RunStampV19(stamp))
+    }
+}
+bincode::impl_borrow_decode!(RunStampV19);
+
 impl RunStamp {
-    /// The version of a runtime file holding this stamp: 1.8 with a
-    /// LABOR sampler, else 1.6 for link batches, else 1.4 with per-relation
-    /// fanouts, else 1.3.
+    /// The version of a runtime file holding this stamp: 1.9 for link
+    /// batches that keep their own edges (`--exclude none`), else 1.8 with
+    /// a LABOR sampler, else 1.6 for link batches, else 1.4 with
+    /// per-relation fanouts, else 1.3.
     pub fn version(&self) -> Version {
-        if self.sampler.is_some() {
+        if self.link.is_some_and(|l| l.own_edges_kept) {
+            V1_9
+        } else if self.sampler.is_some() {
             V1_8
         } else if self.link.is_some() {
             V1_6
@@ -372,7 +451,9 @@ impl RunStamp {
     /// runtime file of format `version` (1.4: with relation fanouts).
     pub fn decode(p: &[u8], path: &Path, base: u64, version: Version) -> Result<RunStamp> {
         let bad = |what: String| Error::corrupt(path, base, format!("run record: {what}"));
-        let stamp: RunStamp = if version >= V1_8 {
+        let stamp: RunStamp = if version >= V1_9 {
+            decode_payload::<RunStampV19>(p).map_err(bad)?.0
+        } else if version >= V1_8 {
             decode_payload::<RunStampV18>(p).map_err(bad)?.0
         } else if version >= V1_6 {
             decode_payload::<RunStampV16>(p).map_err(bad)?.0
@@ -432,9 +513,14 @@ impl RunStamp {
                 match self.link {
                     None => "node".to_string(),
                     Some(l) => format!(
-                        "link (neg {}{})",
+                        "link (neg {}{}{})",
                         l.neg,
-                        if l.undirected { ", undirected" } else { "" }
+                        if l.undirected { ", undirected" } else { "" },
+                        if l.own_edges_kept {
+                            ", exclude none"
+                        } else {
+                            ""
+                        }
                     ),
                 },
             ),
@@ -598,6 +684,7 @@ pub(super) mod tests {
         let link = LinkStamp {
             neg: 5,
             undirected: true,
+            own_edges_kept: false,
         };
         let s = RunStamp {
             link: Some(link),
@@ -638,6 +725,71 @@ pub(super) mod tests {
             .to_string();
         assert!(
             err.contains("task: expected node, found link (neg 5, undirected)"),
+            "{err}"
+        );
+    }
+
+    /// A link run that keeps its batches' own edges (`--exclude none`)
+    /// makes a v1.9 run record: the v1.3 fields, then relation fanouts,
+    /// the link with its exclusion byte and the sampler, each behind a
+    /// presence byte (the bytes format/runtime.md spells out); only a 1.9
+    /// reader takes it, and the check names the exclusion.
+    #[test]
+    fn a_link_run_keeping_its_own_edges_makes_a_v1_9_run_record() {
+        let link = LinkStamp {
+            neg: 5,
+            undirected: true,
+            own_edges_kept: true,
+        };
+        let s = RunStamp {
+            link: Some(link),
+            ..stamp()
+        };
+        assert_eq!(s.version(), V1_9);
+        let mut want = stamp().encode().unwrap();
+        want.extend([0, 1]);
+        want.extend(le(&[5]));
+        want.extend([1, 1, 0]);
+        let p = s.encode().unwrap();
+        assert_eq!(p, want);
+        assert_eq!(RunStamp::decode(&p, Path::new("r"), 0, V1_9).unwrap(), s);
+        assert!(RunStamp::decode(&p, Path::new("r"), 0, V1_8).is_err());
+        assert!(RunStamp::decode(&p, Path::new("r"), 0, V1_6).is_err());
+        let mut bad = p.clone();
+        let at = p.len() - 2;
+        bad[at] = 2;
+        let err = RunStamp::decode(&bad, Path::new("r"), 0, V1_9)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("link exclusion"), "{err}");
+        // With relation fanouts and a LABOR sampler too.
+        let sampler = SamplerStamp {
+            sampler: 1,
+            layer_dependency: false,
+            batch_dependency: 1,
+        };
+        let all = RunStamp {
+            link: Some(link),
+            sampler: Some(sampler),
+            ..relation_stamp()
+        };
+        let q = all.encode().unwrap();
+        assert_eq!(RunStamp::decode(&q, Path::new("r"), 0, V1_9).unwrap(), all);
+        // Excluding its own edges keeps the v1.6 record, byte for byte.
+        let own = RunStamp {
+            link: Some(LinkStamp {
+                own_edges_kept: false,
+                ..link
+            }),
+            ..stamp()
+        };
+        assert_eq!(own.version(), V1_6);
+        let err = s
+            .check(&own, Path::new("sb-000003.samples"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("task: expected link (neg 5, undirected), found link (neg 5, undirected, exclude none)"),
             "{err}"
         );
     }
@@ -694,6 +846,7 @@ pub(super) mod tests {
             link: Some(LinkStamp {
                 neg: 2,
                 undirected: false,
+                own_edges_kept: false,
             }),
             ..s.clone()
         };

@@ -22,7 +22,9 @@ use crate::io::read::{open, read_exact_at};
 use crate::rng::{purpose_key, stream_seed, stream_seed_keyed, Wyrand};
 use crate::store::{read_checked_file, ListSink, StoreBuilder};
 
+use super::edges::{typed_id, EdgeEnds};
 use super::{bad, edges_from, node_id, EdgeInput};
+use crate::format::schema::Schema;
 
 /// Random-stream purpose of the split decision of an edge.
 const PURPOSE_EDGE_SPLIT: u64 = 41;
@@ -94,6 +96,110 @@ impl EdgeSplitSource {
     }
 }
 
+/// The relation of a typed graph an edge split is of (`--target-relation
+/// SRC:REL:DST`): only its edges are split (held out, or listed), the
+/// others all stay in the graph; its split files hold type-local ids, as
+/// the relation's own edge files do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitRelation {
+    /// Its index in the schema.
+    pub index: u32,
+    /// Its canonical name.
+    pub name: String,
+    /// Its source and destination types.
+    pub ends: EdgeEnds,
+}
+
+impl SplitRelation {
+    /// The relation `text` of `schema` (None: a homogeneous graph), or
+    /// why there is none: `text` is required on a typed graph and refused
+    /// on a homogeneous one; it must name one of the schema's relations.
+    pub fn resolve(schema: Option<&Schema>, text: Option<&str>) -> Result<Option<SplitRelation>> {
+        let (schema, text) = match (schema, text) {
+            (None, None) => return Ok(None),
+            (None, Some(t)) => {
+                return Err(Error::invalid_argument(format!(
+                    "--target-relation {t}: the graph is homogeneous (one node type, no relations); an edge split of one relation needs a typed graph (ginex-import dgl or ogb of a heterogeneous dataset)"
+                )))
+            }
+            (Some(s), t) => (s, t),
+        };
+        let names: Vec<String> = schema
+            .relations
+            .iter()
+            .map(|r| schema.canonical(r))
+            .collect();
+        let Some(text) = text else {
+            return Err(Error::invalid_argument(format!(
+                "the graph is typed: an edge split is of one relation; give --target-relation SRC:REL:DST, one of {}",
+                names.join(", ")
+            )));
+        };
+        let r = names.iter().position(|n| n == text).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "--target-relation {text}: the graph has no such relation; its relations: {}",
+                names.join(", ")
+            ))
+        })?;
+        let rel = &schema.relations[r];
+        let ty = |t: u32| {
+            let t = &schema.node_types[t as usize];
+            (t.name.clone(), t.offset, t.count)
+        };
+        Ok(Some(SplitRelation {
+            index: r as u32,
+            name: text.to_string(),
+            ends: EdgeEnds {
+                src: ty(rel.src),
+                dst: ty(rel.dst),
+            },
+        }))
+    }
+
+    fn src_ids(&self) -> std::ops::Range<u64> {
+        self.ends.src.1..self.ends.src.1 + self.ends.src.2
+    }
+
+    fn dst_ids(&self) -> std::ops::Range<u64> {
+        self.ends.dst.1..self.ends.dst.1 + self.ends.dst.2
+    }
+
+    /// The positive edge `s -> d` is, source type end first: itself when
+    /// it is an edge of the relation, its reverse when `undirected` and
+    /// the reverse is; None for an edge of another relation.
+    fn oriented(&self, s: u64, d: u64, undirected: bool) -> Option<(u64, u64)> {
+        let (src, dst) = (self.src_ids(), self.dst_ids());
+        if src.contains(&s) && dst.contains(&d) {
+            Some((s, d))
+        } else if undirected && src.contains(&d) && dst.contains(&s) {
+            Some((d, s))
+        } else {
+            None
+        }
+    }
+}
+
+/// How the ids of split files become store ids: global ids (through the
+/// import's id map), or a relation's type-local ids.
+#[derive(Clone, Copy)]
+enum Ids<'a> {
+    Global(u64, Option<&'a IdMap>),
+    Typed(&'a SplitRelation),
+}
+
+impl Ids<'_> {
+    /// The store id of an edge source (`src`) or destination.
+    fn id(&self, raw: i128, src: bool, path: &Path, at: u64, what: &str) -> Result<u64> {
+        match *self {
+            Ids::Global(n, map) => node_id(raw, n, map, path, at, what),
+            Ids::Typed(r) => {
+                let ty = if src { &r.ends.src } else { &r.ends.dst };
+                typed_id(raw, ty, path, at, &format!("{what} (of {})", r.name))
+            }
+        }
+    }
+}
+
 /// The edges of one split file: store ids and their 1-based rows.
 #[derive(Debug)]
 struct Listed {
@@ -104,13 +210,13 @@ struct Listed {
 
 /// Reads one split edge file (as `--edges`: text, or `.npy` of shape
 /// (E, 2) or (2, E); a (2, 2) array is read as (E, 2), one edge a row).
-fn read_listed(path: &Path, n: u64, map: Option<&IdMap>) -> Result<Listed> {
+fn read_listed(path: &Path, ids: Ids) -> Result<Listed> {
     let input = EdgeInput::from_path(path)?;
     let (mut edges, mut rows) = (Vec::new(), Vec::new());
     edges_from(&input, &mut |s, d, at| {
         edges.push((
-            node_id(s, n, map, path, at, "edge source")?,
-            node_id(d, n, map, path, at, "edge target")?,
+            ids.id(s, true, path, at, "edge source")?,
+            ids.id(d, false, path, at, "edge target")?,
         ));
         rows.push(at);
         Ok(())
@@ -187,7 +293,7 @@ fn check_disjoint(files: &[&Listed], undirected: bool) -> Result<()> {
 /// Reads a negatives file: `.npy` of shape (P, K), integer destination
 /// ids whose source is their positive's, or (P, K, 2), (source,
 /// destination) pairs; one row per positive of `of`.
-fn read_negatives(path: &Path, of: &Listed, n: u64, map: Option<&IdMap>) -> Result<Negatives> {
+fn read_negatives(path: &Path, of: &Listed, ids: Ids) -> Result<Negatives> {
     let f = NpyFile::open(path)?;
     let p = of.edges.len() as u64;
     let (rows, k, pairs) = match f.header.shape.as_slice() {
@@ -232,8 +338,9 @@ fn read_negatives(path: &Path, of: &Listed, n: u64, map: Option<&IdMap>) -> Resu
         for (i, &v) in vals.iter().enumerate() {
             let at = first + i as u64;
             let row = at / (k * width) + 1;
-            let id = node_id(v, n, map, path, row, "negative")?;
-            if pairs && at % 2 == 0 {
+            let src_end = pairs && at % 2 == 0;
+            let id = ids.id(v, src_end, path, row, "negative")?;
+            if src_end {
                 src.push(id);
             } else {
                 dst.push(id);
@@ -293,18 +400,25 @@ pub struct SplitBuild {
     removed: u64,
     /// The edge input, named when the split leaves no edges.
     source: PathBuf,
+    /// The relation split on a typed graph.
+    relation: Option<SplitRelation>,
 }
 
 impl SplitBuild {
-    /// Plans the splits of a graph of `n` nodes; explicit files are read
-    /// and checked here, before any edge is spilled.
+    /// Plans the splits of a graph of `n` nodes (of `relation` on a typed
+    /// graph); explicit files are read and checked here, before any edge
+    /// is spilled.
     pub fn new(
         source: &EdgeSplitSource,
-        n: u64,
-        undirected: bool,
+        (n, undirected): (u64, bool),
         map: Option<&IdMap>,
+        relation: Option<SplitRelation>,
         edges_input: &Path,
     ) -> Result<Self> {
+        let ids = match &relation {
+            Some(r) => Ids::Typed(r),
+            None => Ids::Global(n, map),
+        };
         let plan = match source {
             EdgeSplitSource::Random { fractions, seed } => Plan::Random {
                 fractions: *fractions,
@@ -312,7 +426,7 @@ impl SplitBuild {
                 seed: *seed,
                 held: Default::default(),
             },
-            EdgeSplitSource::Files(files) => Self::plan_files(files, n, undirected, map)?,
+            EdgeSplitSource::Files(files) => Self::plan_files(files, undirected, ids)?,
         };
         Ok(SplitBuild {
             plan,
@@ -321,34 +435,30 @@ impl SplitBuild {
             kept: 0,
             removed: 0,
             source: edges_input.to_path_buf(),
+            relation,
         })
     }
 
-    fn plan_files(
-        files: &EdgeSplitFiles,
-        n: u64,
-        undirected: bool,
-        map: Option<&IdMap>,
-    ) -> Result<Plan> {
+    fn plan_files(files: &EdgeSplitFiles, undirected: bool, ids: Ids) -> Result<Plan> {
         let train = files
             .train
             .as_deref()
-            .map(|p| read_listed(p, n, map))
+            .map(|p| read_listed(p, ids))
             .transpose()?;
-        let valid = read_listed(&files.valid, n, map)?;
-        let test = read_listed(&files.test, n, map)?;
+        let valid = read_listed(&files.valid, ids)?;
+        let test = read_listed(&files.test, ids)?;
         let all: Vec<&Listed> = train.iter().chain([&valid, &test]).collect();
         check_disjoint(&all, undirected)?;
         let negatives = [
             files
                 .valid_negatives
                 .as_deref()
-                .map(|p| read_negatives(p, &valid, n, map))
+                .map(|p| read_negatives(p, &valid, ids))
                 .transpose()?,
             files
                 .test_negatives
                 .as_deref()
-                .map(|p| read_negatives(p, &test, n, map))
+                .map(|p| read_negatives(p, &test, ids))
                 .transpose()?,
         ];
         let mut absent = Vec::new();
@@ -390,6 +500,15 @@ impl SplitBuild {
     fn filter(&mut self, dst: u64, list: &[u64], out: &mut Vec<u64>) {
         out.clear();
         let undirected = self.undirected;
+        let relation = self.relation.as_ref();
+        // The edges of the split relation (every edge without one), as
+        // positives (source type end first).
+        let scope = |s: u64| match relation {
+            None => Some((s, dst)),
+            Some(r) => r.oriented(s, dst, undirected),
+        };
+        let mut in_scope = 0u64;
+        let mut kept_in_scope = 0u64;
         match &mut self.plan {
             Plan::Random {
                 fractions,
@@ -399,13 +518,15 @@ impl SplitBuild {
             } => {
                 let mut prev: Option<(u64, bool)> = None;
                 for &s in list {
+                    let pos = scope(s);
+                    in_scope += u64::from(pos.is_some());
                     let keep = match prev {
                         Some((p, keep)) if p == s => keep, // a repeat of the edge
                         _ => {
                             let keep = if s == dst {
                                 true // self-loops are never held out
-                            } else {
-                                let (a, b) = edge_key(undirected, s, dst);
+                            } else if let Some(pos) = pos {
+                                let (a, b) = edge_key(undirected, pos.0, pos.1);
                                 let h = stream_seed_keyed(stream_seed_keyed(*key, a), b);
                                 let u = (h >> 11) as f64 / (1u64 << 53) as f64;
                                 let split = if u < fractions[0] {
@@ -419,18 +540,26 @@ impl SplitBuild {
                                 // both directions push it (deduplicated in
                                 // `finish`), so a pair with one direction
                                 // only is held out too.
+                                // A relation's positive keeps its orientation.
+                                let held_as = match relation {
+                                    Some(r) if r.ends.src != r.ends.dst => pos,
+                                    _ => (a, b),
+                                };
                                 if split > 0 {
                                     if let Some(h) = held.get_mut(split - 1) {
-                                        h.push((a, b));
+                                        h.push(held_as);
                                     }
                                 }
                                 split == 0
+                            } else {
+                                true // an edge of another relation
                             };
                             prev = Some((s, keep));
                             keep
                         }
                     };
                     if keep {
+                        kept_in_scope += u64::from(pos.is_some());
                         out.push(s);
                     }
                 }
@@ -461,9 +590,13 @@ impl SplitBuild {
                                 *f = true;
                             }
                         }
-                        _ => out.push(s),
+                        _ => {
+                            kept_in_scope += u64::from(scope(s).is_some());
+                            out.push(s);
+                        }
                     }
                 }
+                in_scope = list.iter().filter(|&&s| scope(s).is_some()).count() as u64;
                 while let Some(&(d, s, i)) = present.get(*next_present) {
                     if d > dst {
                         break;
@@ -477,8 +610,8 @@ impl SplitBuild {
                 }
             }
         }
-        self.kept += out.len() as u64;
-        self.removed += (list.len() - out.len()) as u64;
+        self.kept += kept_in_scope;
+        self.removed += in_scope - kept_in_scope;
     }
 
     /// Edges taken out of the CSC (every copy, both directions).
@@ -490,15 +623,24 @@ impl SplitBuild {
     /// samples the random split's negatives and writes the file.
     pub fn finish(self, builder: &mut StoreBuilder) -> Result<EdgeSplits> {
         if self.kept == 0 {
+            let of = self
+                .relation
+                .as_ref()
+                .map_or(String::new(), |r| format!(" of {}", r.name));
             return Err(bad(
                 &self.source,
                 None,
                 format!(
-                    "the edge split leaves no edges in the message-passing graph ({} held out); a link-prediction store needs training edges",
+                    "the edge split leaves no edges{of} in the message-passing graph ({} held out); a link-prediction store needs training edges",
                     self.removed
                 ),
             ));
         }
+        let relation = self.relation.as_ref().map(|r| r.index);
+        let (neg_src, neg_dst) = match &self.relation {
+            Some(r) => (r.src_ids(), r.dst_ids()),
+            None => (0..self.n, 0..self.n),
+        };
         let undirected = self.undirected;
         let splits = match self.plan {
             Plan::Random {
@@ -528,7 +670,7 @@ impl SplitBuild {
                 let mut held: HashSet<(u64, u64)> = valid.iter().chain(&test).copied().collect();
                 let negs = sample_negatives(
                     builder.staging_path(),
-                    self.n,
+                    (self.n, neg_src, neg_dst),
                     undirected,
                     seed,
                     &mut held,
@@ -549,6 +691,7 @@ impl SplitBuild {
                     train: None,
                     valid: split(&valid, vn),
                     test: split(&test, tn),
+                    relation,
                 }
             }
             Plan::Files(plan) => {
@@ -607,6 +750,7 @@ impl SplitBuild {
                     train: train.map(|t| edges(Some(t), None)),
                     valid: edges(valid, valid_neg),
                     test: edges(test, test_neg),
+                    relation,
                 }
             }
         };
@@ -638,13 +782,15 @@ impl ListSink for SplitSink<'_> {
     }
 }
 
-/// `need` random non-edge pairs of a graph of `n` nodes (GAE protocol):
-/// no self-loop, not an edge of the CSC written in `staging` nor of
-/// `held` (the held-out positives), no pair twice (on an undirected graph
-/// neither orientation). Deterministic from `seed`.
+/// `need` random non-edge pairs of a graph of `n` nodes (GAE protocol),
+/// sources drawn from `srcs`, destinations from `dsts` (a relation's
+/// types; every node without one): no self-loop, not an edge of the CSC
+/// written in `staging` nor of `held` (the held-out positives), no pair
+/// twice (on an undirected graph neither orientation). Deterministic from
+/// `seed`.
 fn sample_negatives(
     staging: &Path,
-    n: u64,
+    (n, srcs, dsts): (u64, std::ops::Range<u64>, std::ops::Range<u64>),
     undirected: bool,
     seed: u64,
     held: &mut HashSet<(u64, u64)>,
@@ -669,7 +815,8 @@ fn sample_negatives(
                 }
                 let mut rng = Wyrand(stream_seed(seed, PURPOSE_NEGATIVE, draws));
                 draws += 1;
-                let (a, b) = (rng.below(n), rng.below(n));
+                let a = srcs.start + rng.below(srcs.end - srcs.start);
+                let b = dsts.start + rng.below(dsts.end - dsts.start);
                 let key = edge_key(undirected, a, b);
                 if a != b && held.insert(key) {
                     pending.push((b, a, i));

@@ -13,7 +13,7 @@ use crate::progress::Bar;
 use crate::store::edges::EdgeBucketer;
 use crate::store::relation_counts::{CountingSink, RelationCounts};
 
-use super::edge_splits::{SplitBuild, SplitSink};
+use super::edge_splits::{SplitBuild, SplitRelation, SplitSink};
 use super::{bad, progress, Build};
 
 /// Where edges come from.
@@ -345,18 +345,26 @@ impl Build {
         let started = Instant::now();
         let mut split = match &self.opts.edge_splits {
             None => None,
-            Some(_) if ends.is_some() => {
-                return Err(Error::invalid_argument(
-                    "edge splits (--edge-split, --valid-edges, ...) are supported for stores of one node type only",
-                ))
+            Some(source) => {
+                let relation = SplitRelation::resolve(
+                    self.builder.schema(),
+                    self.opts.target_relation.as_deref(),
+                )?;
+                // A relation's split names its own edge file.
+                let input = match (&relation, ends) {
+                    (Some(r), Some(ends)) => ends.iter().position(|e| *e == r.ends),
+                    _ => None,
+                };
+                Some(SplitBuild::new(
+                    source,
+                    (self.n, self.opts.undirected || self.opts.undirected_splits),
+                    map,
+                    relation,
+                    inputs
+                        .get(input.unwrap_or(0))
+                        .map_or(Path::new("<edges>"), EdgeInput::path),
+                )?)
             }
-            Some(source) => Some(SplitBuild::new(
-                source,
-                self.n,
-                self.opts.undirected || self.opts.undirected_splits,
-                map,
-                inputs.first().map_or(Path::new("<edges>"), EdgeInput::path),
-            )?),
         };
         let scratch = self.builder.staging_path().join("scratch");
         let expected = if self.opts.undirected {
@@ -409,7 +417,18 @@ impl Build {
                     counts: RelationCounts::new(&schema),
                     next: 0,
                 };
-                self.report.csc = bucketer.finish(self.opts.csc, &mut counting)?;
+                match split.as_mut() {
+                    None => self.report.csc = bucketer.finish(self.opts.csc, &mut counting)?,
+                    Some(split) => {
+                        let mut sink = SplitSink {
+                            inner: &mut counting,
+                            split,
+                            node: 0,
+                            kept: Vec::new(),
+                        };
+                        self.report.csc = bucketer.finish(self.opts.csc, &mut sink)?;
+                    }
+                }
                 let counts = counting.counts.counts().to_vec();
                 self.builder.set_relation_edges(&counts)?;
             }

@@ -28,7 +28,7 @@ mod features;
 mod tables;
 pub(crate) mod typed;
 
-pub use edge_splits::{EdgeSplitFiles, EdgeSplitSource};
+pub use edge_splits::{EdgeSplitFiles, EdgeSplitSource, SplitRelation};
 pub use edges::{
     check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink, SQUARE_EDGE_ARRAY,
 };
@@ -74,6 +74,10 @@ pub struct CommonOptions {
     /// both directions, as `ginex-export` writes an undirected store);
     /// implied by `undirected`.
     pub undirected_splits: bool,
+    /// The relation of a typed graph the edge split is of
+    /// (`--target-relation SRC:REL:DST`; required with edge splits on a
+    /// typed graph, refused on a homogeneous one).
+    pub target_relation: Option<String>,
 }
 
 impl CommonOptions {
@@ -127,6 +131,7 @@ impl CommonOptions {
             reorder: Reorder::Auto,
             reorder_sample: crate::import::locality::Sample::default(),
             edge_splits: None,
+            target_relation: None,
             undirected_splits: false,
         }
     }

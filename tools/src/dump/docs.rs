@@ -328,24 +328,42 @@ pub(super) struct EdgeSplitCount {
 #[derive(Serialize)]
 pub(super) struct EdgeSplitCounts {
     pub undirected: bool,
+    /// The relation's canonical name (v1.9; absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relation: Option<String>,
     pub train: Option<EdgeSplitCount>,
     pub valid: EdgeSplitCount,
     pub test: EdgeSplitCount,
 }
 
 impl EdgeSplitCounts {
-    pub fn of(s: &EdgeSplits) -> EdgeSplitCounts {
+    pub fn of(
+        s: &EdgeSplits,
+        schema: Option<&ginex::internals::format::schema::Schema>,
+    ) -> EdgeSplitCounts {
         let count = |s: &EdgeSplit| EdgeSplitCount {
             edges: s.len(),
             k: s.k(),
         };
         EdgeSplitCounts {
             undirected: s.undirected,
+            relation: s.relation.map(|r| relation_name(schema, r)),
             train: s.train.as_ref().map(count),
             valid: count(&s.valid),
             test: count(&s.test),
         }
     }
+}
+
+/// The canonical name of relation `r` of `schema` (its index when the
+/// schema has no such relation, which the store's reader refuses).
+pub(super) fn relation_name(
+    schema: Option<&ginex::internals::format::schema::Schema>,
+    r: u32,
+) -> String {
+    schema
+        .and_then(|s| s.relations.get(r as usize).map(|rel| s.canonical(rel)))
+        .unwrap_or_else(|| format!("relation {r}"))
 }
 
 /// One edge split of an edge-splits file, its lists cut to `limit`
@@ -384,6 +402,9 @@ impl EdgeSplitDoc {
 #[derive(Serialize)]
 pub(super) struct EdgeSplitsDoc {
     pub undirected: bool,
+    /// The relation's index in the schema (v1.9; absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relation: Option<u32>,
     pub train: Option<EdgeSplitDoc>,
     pub valid: EdgeSplitDoc,
     pub test: EdgeSplitDoc,

@@ -53,7 +53,10 @@ pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value>
             max,
         },
         splits: splits.as_ref().map(SplitCounts::of),
-        edge_splits: store.edge_splits()?.as_ref().map(EdgeSplitCounts::of),
+        edge_splits: store
+            .edge_splits()?
+            .as_ref()
+            .map(|s| EdgeSplitCounts::of(s, store.schema())),
         truncated,
         schema: store.schema(),
         original_ids,
@@ -201,7 +204,7 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 t,
             )
         }
-        FileKind::EdgeSplits => edge_splits_json(payload, path, limit, at)?,
+        FileKind::EdgeSplits => edge_splits_json((payload, header.version), path, limit, at)?,
         FileKind::OriginalIds => {
             let m = sibling_manifest(path)?;
             let (items, t) = limited(
@@ -251,19 +254,20 @@ fn neighbor_cache_json(path: &Path, limit: Option<usize>) -> Result<(&'static st
 /// A store's edge splits, each split's first `limit` edges (`at` turns
 /// the decoder's payload offsets into file offsets).
 fn edge_splits_json(
-    payload: &[u8],
+    (payload, version): (&[u8], ginex::internals::format::version::Version),
     path: &Path,
     limit: Option<usize>,
     at: impl Fn(Error) -> Error,
 ) -> Result<(&'static str, Value, bool)> {
     let m = sibling_manifest(path)?;
-    let s = EdgeSplits::decode(payload, m.num_nodes, path).map_err(at)?;
+    let s = EdgeSplits::decode(payload, m.num_nodes, path, version).map_err(at)?;
     let train = s.train.as_ref().map(|t| EdgeSplitDoc::of(t, limit));
     let (valid, t1) = EdgeSplitDoc::of(&s.valid, limit);
     let (test, t2) = EdgeSplitDoc::of(&s.test, limit);
     let t0 = train.as_ref().is_some_and(|t| t.1);
     let doc = EdgeSplitsDoc {
         undirected: s.undirected,
+        relation: s.relation,
         train: train.map(|t| t.0),
         valid,
         test,

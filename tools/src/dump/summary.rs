@@ -50,6 +50,7 @@ fn print_schema(
 /// The edge splits' counts: positives and negatives per split.
 fn print_edge_splits(
     s: &ginex::internals::format::edge_splits::EdgeSplits,
+    schema: Option<&ginex::internals::format::schema::Schema>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let one = |s: &ginex::internals::format::edge_splits::EdgeSplit| match s.k() {
@@ -60,9 +61,12 @@ fn print_edge_splits(
         .train
         .as_ref()
         .map_or_else(|| "every CSC edge".to_string(), &one);
+    let of = s.relation.map_or(String::new(), |r| {
+        format!(" of {}", super::docs::relation_name(schema, r))
+    });
     writeln!(
         out,
-        "  edge splits     {}; train {train}, valid {}, test {}",
+        "  edge splits     {}{of}; train {train}, valid {}, test {}",
         if s.undirected {
             "undirected pairs"
         } else {
@@ -196,7 +200,7 @@ pub(super) fn print_summary(
         )?;
     }
     if let Ok(Some(s)) = store.edge_splits() {
-        print_edge_splits(&s, out)?;
+        print_edge_splits(&s, store.schema(), out)?;
     }
     writeln!(out, "  files")?;
     let mut total = 0;
