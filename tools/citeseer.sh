@@ -19,19 +19,10 @@ OUT="${OUT:-$PWD/target/citeseer}"
 MODELS="${MODELS:-gcn gat}"
 EPOCHS="${EPOCHS:-200}"
 EVAL_EVERY="${EVAL_EVERY:-1}"
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-if [ -z "${GINEX_BIN:-}" ]; then
-  GINEX_BIN=target/release
-  [ -x "$GINEX_BIN/ginex" ] || GINEX_BIN=target/debug
-fi
-[ -n "${LIBTORCH_USE_PYTORCH:-}" ] || eval "$(bash tools/setup-libtorch.sh --env)"
+. tools/train-env.sh
 mkdir -p "$OUT"
 STORE="$OUT/store"
-if [ ! -f "$STORE/manifest" ] && [ ! -d "$STORE" ]; then
-  "$GINEX_BIN/ginex-import" files --edges "$DATA/edges.npy" --features "$DATA/features.npy" \
-    --labels "$DATA/labels.npy" --train-ids "$DATA/train.npy" --valid-ids "$DATA/valid.npy" \
-    --test-ids "$DATA/test.npy" --undirected --quiet --out "$STORE"
-fi
+import_citeseer "$DATA" "$STORE"
 
 # The papers' recipes: 2 layers, full neighbourhoods (train and eval), one
 # batch = the 120 training nodes (full-batch; --batch-size 1000 puts the

@@ -26,20 +26,11 @@ SAMPLERS="${SAMPLERS:-neighbor labor-0 labor-*}"
 FANOUTS="${FANOUTS:-10,10}"
 EVAL_EVERY="${EVAL_EVERY:-5}"
 SYNTH_NODES="${SYNTH_NODES:-20000}"
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-if [ -z "${GINEX_BIN:-}" ]; then
-  GINEX_BIN=target/release
-  [ -x "$GINEX_BIN/ginex" ] || GINEX_BIN=target/debug
-fi
-[ -n "${LIBTORCH_USE_PYTORCH:-}" ] || eval "$(bash tools/setup-libtorch.sh --env)"
+. tools/train-env.sh
 mkdir -p "$OUT"
 
 CITE="$OUT/citeseer"
-if [ ! -d "$CITE" ]; then
-  "$GINEX_BIN/ginex-import" files --edges "$DATA/edges.npy" --features "$DATA/features.npy" \
-    --labels "$DATA/labels.npy" --train-ids "$DATA/train.npy" --valid-ids "$DATA/valid.npy" \
-    --test-ids "$DATA/test.npy" --undirected --quiet --out "$CITE" >/dev/null
-fi
+import_citeseer "$DATA" "$CITE"
 SYNTH="$OUT/synthetic"
 if [ ! -d "$SYNTH" ]; then
   "$GINEX_BIN/ginex" gen --nodes "$SYNTH_NODES" --avg-degree 10 --dim 32 --classes 8 \

@@ -36,12 +36,7 @@ POLICY="${POLICY:-mmap}"
 EVAL_EVERY="${EVAL_EVERY:-10}"
 HIDDEN="${HIDDEN:-32}"
 NEG_SAMPLING="${NEG_SAMPLING:-corrupt}"
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-if [ -z "${GINEX_BIN:-}" ]; then
-  GINEX_BIN=target/release
-  [ -x "$GINEX_BIN/ginex" ] || GINEX_BIN=target/debug
-fi
-[ -n "${LIBTORCH_USE_PYTORCH:-}" ] || eval "$(bash tools/setup-libtorch.sh --env)"
+. tools/train-env.sh
 mkdir -p "$OUT"
 
 # GAE's recipe (2 GCN layers, hidden 32 here for both, no dropout, Adam

@@ -16,12 +16,7 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/target/link-mrr}"
 NODES="${NODES:-20000}"
 EPOCHS="${EPOCHS:-5}"
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-if [ -z "${GINEX_BIN:-}" ]; then
-  GINEX_BIN=target/release
-  [ -x "$GINEX_BIN/ginex" ] || GINEX_BIN=target/debug
-fi
-[ -n "${LIBTORCH_USE_PYTORCH:-}" ] || eval "$(bash tools/setup-libtorch.sh --env)"
+. tools/train-env.sh
 mkdir -p "$OUT"
 GEN=(--nodes "$NODES" --avg-degree 10 --dim 32 --classes 16 --feature-noise 0.5 --seed 3 --split 0.5,0.1,0.1)
 [ -d "$OUT/raw" ] || "$GINEX_BIN/ginex" gen "${GEN[@]}" --raw "$OUT/raw" >/dev/null
