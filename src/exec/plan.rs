@@ -317,21 +317,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let ginex = req.cache.ginex();
     let uses_cache = !matches!(req.cache, CacheConfig::Mmap | CacheConfig::None);
     let uses_ncache = req.cache != CacheConfig::Mmap;
-    let fixed = BASE_PROCESS_BYTES
-        + LIBTORCH_RESIDENT_BYTES
-        + store.resident_bytes()
-        + 16 * req.seeds
-        + if uses_cache {
-            FeatureCache::ADDRESS_BYTES_PER_NODE * n
-        } else {
-            0
-        }
-        + if ginex.is_some_and(|g| g.reuse_prior) {
-            n
-        } else {
-            0
-        }
-        + req.extra_bytes;
+    let fixed = fixed_bytes(store, req, uses_cache);
     // The gathered rows, the miss buffer, and a window or the consumer's
     // copy; the ids and positions beside them.
     let window = match ginex {
@@ -364,26 +350,18 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let before_superbatch = fixed + batch_buffers + PAGE_CACHE_RESERVE + sampling;
     let minimum = before_superbatch + per_batch;
     if req.memory < minimum {
-        return Err(Error::invalid_argument(format!(
-            "--memory {} is below the {} MiB this run needs at the least (fixed {} MiB, \
-             batch buffers {} MiB for batches of up to {} rows, page-cache reserve {} MiB, \
-             sampling {} MiB, one batch of superbatch {} MiB); give at least --memory {}MiB \
-             or use smaller batches / fanouts",
-            // Exact below 1 MiB: `--memory 1` is not "0 MiB".
-            if req.memory < 1 << 20 {
-                format!("{} bytes", req.memory)
-            } else {
-                format!("{} MiB", req.memory >> 20)
-            },
-            minimum.div_ceil(1 << 20),
-            fixed >> 20,
-            batch_buffers >> 20,
+        return Err(below_minimum(
+            req.memory,
+            minimum,
+            [
+                fixed,
+                batch_buffers,
+                PAGE_CACHE_RESERVE,
+                sampling,
+                per_batch,
+            ],
             ws.max_ids,
-            PAGE_CACHE_RESERVE >> 20,
-            sampling >> 20,
-            per_batch >> 20,
-            minimum.div_ceil(1 << 20)
-        )));
+        ));
     }
     let left = req.memory - before_superbatch;
     let superbatch = match (ginex, req.superbatch) {
@@ -472,6 +450,58 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
     }
     Ok(plan)
+}
+
+/// What a run holds whatever its caches: the process, libtorch, the
+/// store's resident tables, the seeds, the feature cache's address table
+/// (a policy with a cache), the reuse prior's ranks (`ginex`) and the
+/// caller's `extra_bytes`.
+fn fixed_bytes(store: &Store, req: &PlanRequest, uses_cache: bool) -> u64 {
+    let n = store.num_nodes();
+    let address_table = if uses_cache {
+        FeatureCache::ADDRESS_BYTES_PER_NODE * n
+    } else {
+        0
+    };
+    let prior = if req.cache.ginex().is_some_and(|g| g.reuse_prior) {
+        n
+    } else {
+        0
+    };
+    BASE_PROCESS_BYTES
+        + LIBTORCH_RESIDENT_BYTES
+        + store.resident_bytes()
+        + 16 * req.seeds
+        + address_table
+        + prior
+        + req.extra_bytes
+}
+
+/// The refusal of a `--memory` below `minimum`, with its parts: fixed,
+/// batch buffers (for batches of up to `max_ids` rows), page-cache
+/// reserve, sampling and one batch of superbatch.
+fn below_minimum(memory: u64, minimum: u64, parts: [u64; 5], max_ids: u64) -> Error {
+    let [fixed, batch_buffers, reserve, sampling, per_batch] = parts;
+    Error::invalid_argument(format!(
+        "--memory {} is below the {} MiB this run needs at the least (fixed {} MiB, \
+         batch buffers {} MiB for batches of up to {} rows, page-cache reserve {} MiB, \
+         sampling {} MiB, one batch of superbatch {} MiB); give at least --memory {}MiB \
+         or use smaller batches / fanouts",
+        // Exact below 1 MiB: `--memory 1` is not "0 MiB".
+        if memory < 1 << 20 {
+            format!("{memory} bytes")
+        } else {
+            format!("{} MiB", memory >> 20)
+        },
+        minimum.div_ceil(1 << 20),
+        fixed >> 20,
+        batch_buffers >> 20,
+        max_ids,
+        reserve >> 20,
+        sampling >> 20,
+        per_batch >> 20,
+        minimum.div_ceil(1 << 20)
+    ))
 }
 
 /// The neighbor cache of at most `bytes` a run can build under `memory`
