@@ -20,13 +20,37 @@ STORE="$WORK/demo-$NODES"
 # Each step's header carries the time since the start, so a slow step shows.
 step() { printf '==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
-step "libtorch (torch 2.13.0 in a project-local venv; a few minutes the first time)"
-eval "$(bash tools/setup-libtorch.sh --env)"
+step "libtorch (torch 2.13.0 in a project-local venv; a few minutes the first time) beside cargo build --release"
+# The venv's install (mostly unpacking wheels: one core and the disk) runs
+# while cargo compiles everything that does not need libtorch. The one
+# step that does, torch-sys's build script, asks `python3` where torch is:
+# a stand-in `python3` first on cargo's PATH waits for the venv, then runs
+# the venv's.
+mkdir -p "$WORK"
+VENV="${GINEX_VENV:-$PWD/.venv}"
+SETUP_LOG="$WORK/setup-libtorch.log"
+SHIM="$(mktemp -d)"
+trap 'rm -rf "$SHIM"' EXIT
+(bash tools/setup-libtorch.sh >"$SETUP_LOG" 2>&1 && touch "$SHIM/ready" || touch "$SHIM/failed") &
+SETUP=$!
+printf '%s\n' '#!/usr/bin/env bash' \
+  "until [ -e '$SHIM/ready' ] || [ -e '$SHIM/failed' ]; do sleep 0.5; done" \
+  "[ -e '$SHIM/ready' ] || { echo 'tools/setup-libtorch.sh failed: see $SETUP_LOG' >&2; exit 1; }" \
+  "exec '$VENV/bin/python3' \"\$@\"" >"$SHIM/python3"
+chmod +x "$SHIM/python3"
 # The two tools the demo runs, without line tables: the build is most of
 # the main job's five minutes on a fresh machine.
-step "cargo build --release (ginex, ginex-dump with training)"
-CARGO_PROFILE_RELEASE_DEBUG=false cargo build --release -p ginex-cli --features train --bin ginex --bin ginex-dump
-mkdir -p "$WORK"
+built=0
+CARGO_PROFILE_RELEASE_DEBUG=false LIBTORCH_USE_PYTORCH=1 PATH="$SHIM:$PATH" \
+  cargo build --release -p ginex-cli --features train --bin ginex --bin ginex-dump && built=1
+wait "$SETUP" || true
+if [ ! -e "$SHIM/ready" ]; then
+  echo "tools/setup-libtorch.sh failed; its output ($SETUP_LOG):" >&2
+  cat "$SETUP_LOG" >&2
+  exit 1
+fi
+[ "$built" = 1 ] || exit 1
+eval "$(bash tools/setup-libtorch.sh --env)"
 rm -rf "$STORE"
 
 step "ginex gen ($NODES nodes)"

@@ -22,7 +22,9 @@ if ! have_torch; then
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
   # pip's download progress on a terminal; quiet in logs and CI.
   if [ -t 2 ]; then PIP_OUTPUT=(--progress-bar on); else PIP_OUTPUT=(--quiet); fi
-  "$VENV/bin/python" -m pip install "${PIP_OUTPUT[@]}" --disable-pip-version-check "torch==$TORCH_VERSION" >&2
+  # --no-compile: Python compiles what it imports on first use; compiling
+  # every module of torch up front is a good part of the install's time.
+  "$VENV/bin/python" -m pip install "${PIP_OUTPUT[@]}" --disable-pip-version-check --no-compile "torch==$TORCH_VERSION" >&2
   have_torch || { echo "setup-libtorch: torch $TORCH_VERSION did not install into $VENV" >&2; exit 1; }
 fi
 

@@ -26,44 +26,13 @@ use crate::store::gather::{GatherOptions, Gatherer};
 use crate::store::Store;
 use crate::train::eval::{logits, predict_trainer};
 use crate::train::layerwise::{layerwise_logits, LayerStats, LayerwiseOptions};
+pub use crate::train::options::NegSampling;
 use crate::train::options::TrainOptions;
 use crate::train::pass::pass;
 use crate::train::trainer::{LinkPairs, StepStats, TrainBatch, Trainer};
 
 /// Random-stream purpose of evaluation negatives (see [`crate::rng`]).
 const PURPOSE_EVAL_NEGATIVES: u64 = 0x4c49_4e4b_0003;
-
-/// How a link batch draws its negatives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NegSampling {
-    /// The positive's source with a uniformly drawn destination (PyG's
-    /// and DGL's link samplers, OGB's evaluation negatives).
-    #[default]
-    Corrupt,
-    /// A uniformly drawn source and destination (GAE's training
-    /// negatives, drawn as its evaluation negatives are).
-    Random,
-}
-
-impl NegSampling {
-    /// Parses `corrupt` or `random`.
-    pub fn parse(s: &str) -> Result<Self> {
-        Error::parse_name(
-            s,
-            "negative sampling",
-            &[NegSampling::Corrupt, NegSampling::Random],
-            NegSampling::name,
-        )
-    }
-
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            NegSampling::Corrupt => "corrupt",
-            NegSampling::Random => "random",
-        }
-    }
-}
 
 /// Positive edges as two parallel id lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

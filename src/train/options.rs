@@ -101,7 +101,7 @@ pub struct TrainOptions {
     /// Link prediction: negatives per positive training edge.
     pub neg: usize,
     /// Link prediction: how the training negatives are drawn.
-    pub neg_sampling: crate::train::link::NegSampling,
+    pub neg_sampling: NegSampling,
     /// Link prediction: the graph is undirected (implied by a store whose
     /// edge splits are): each pair is one training positive, and a batch
     /// leaves both directions of its edges out of its neighbourhoods.
@@ -132,10 +132,42 @@ impl TrainOptions {
             device: Device::Cpu,
             target_type: None,
             neg: 1,
-            neg_sampling: crate::train::link::NegSampling::Corrupt,
+            neg_sampling: NegSampling::Corrupt,
             undirected: false,
             target_relation: None,
             exclude: crate::sample::link::LinkExclude::Own,
+        }
+    }
+}
+
+/// How a link batch draws its negatives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NegSampling {
+    /// The positive's source with a uniformly drawn destination (PyG's
+    /// and DGL's link samplers, OGB's evaluation negatives).
+    #[default]
+    Corrupt,
+    /// A uniformly drawn source and destination (GAE's training
+    /// negatives, drawn as its evaluation negatives are).
+    Random,
+}
+
+impl NegSampling {
+    /// Parses `corrupt` or `random`.
+    pub fn parse(s: &str) -> Result<Self> {
+        Error::parse_name(
+            s,
+            "negative sampling",
+            &[NegSampling::Corrupt, NegSampling::Random],
+            NegSampling::name,
+        )
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            NegSampling::Corrupt => "corrupt",
+            NegSampling::Random => "random",
         }
     }
 }

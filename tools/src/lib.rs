@@ -12,6 +12,8 @@ pub mod gen;
 pub mod import;
 pub mod neighbor_cache;
 #[cfg(feature = "train")]
+pub mod predict;
+#[cfg(feature = "train")]
 pub mod predict_link;
 pub mod sample;
 pub mod size;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::train::PredictArgs;
+use crate::predict::PredictArgs;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::epoch::EpochConfig;
 use ginex::internals::import::npy::NpyFile;

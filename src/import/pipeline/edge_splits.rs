@@ -22,7 +22,7 @@ use crate::io::read::{open, read_exact_at};
 use crate::rng::{purpose_key, stream_seed, stream_seed_keyed, Wyrand};
 use crate::store::{read_checked_file, ListSink, StoreBuilder};
 
-use super::edges::{typed_id, EdgeEnds};
+use super::edge_input::{typed_id, EdgeEnds};
 use super::{bad, edges_from, node_id, EdgeInput};
 use crate::format::schema::Schema;
 

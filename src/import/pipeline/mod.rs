@@ -22,16 +22,16 @@ use crate::progress::Bar;
 use crate::store::edges::{CscOptions, CscStats};
 use crate::store::{Store, StoreBuilder, StoreSpec};
 
+mod edge_input;
 mod edge_splits;
 mod edges;
 mod features;
 mod tables;
 pub(crate) mod typed;
 
+pub use edge_input::{check_passes, edges_from, node_id, EdgeEnds, EdgeInput, SQUARE_EDGE_ARRAY};
 pub use edge_splits::{EdgeSplitFiles, EdgeSplitSource, SplitRelation};
-pub use edges::{
-    check_passes, edges_from, node_id, EdgeEnds, EdgeInput, EdgeSink, SQUARE_EDGE_ARRAY,
-};
+pub use edges::EdgeSink;
 pub use features::{feature_shape, features_from_npy, FeatureSink};
 pub use tables::{for_each_id, label_value, labels_from_npy, random_split, read_ids, read_ids_by};
 

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::format::pages::Dtype;
 use crate::format::schema::{NodeType, Relation, Schema};
 
-use super::edges::typed_id;
+use super::edge_input::typed_id;
 use super::{read_ids_by, Build, CommonOptions, EdgeEnds, EdgeInput, FeatureSink};
 
 /// Why a typed import refuses `--reorder`.
