@@ -768,6 +768,7 @@ mod tests {
             "changeset_every": g.changeset_every, "seed": config.seed, "epoch": config.epoch,
             "pipeline": g.pipeline.name(), "carry_over": g.carry_over, "reuse_prior": g.reuse_prior,
             "page_companions": g.page_companions, "early_first_init": g.early_first_init,
+            "lockstep": g.lockstep.name(),
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
             "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
