@@ -52,6 +52,7 @@ def main():
                     help="time link batches (K negatives each) instead of node batches")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="ginex-bench-pyg-")
+    os.makedirs(work, exist_ok=True)
     store = a.store or os.path.join(work, "store")
     if not os.path.exists(store):
         if a.ginex:

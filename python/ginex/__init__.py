@@ -198,9 +198,12 @@ def import_arrays(
     # unique one beside the target): nothing that exists is removed or
     # reused, and the cleanup below removes only it.
     target = out.rstrip("/") or out
+    parent = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"{out}: its folder {parent} does not exist; create it first")
     stage = tempfile.mkdtemp(
         prefix="." + os.path.basename(target) + ".import-arrays-",
-        dir=os.path.dirname(os.path.abspath(target)),
+        dir=parent,
     )
     names = {}
     try:

@@ -160,6 +160,13 @@ def test_import_arrays_rejects_bad_input_and_leaves_no_store(raw, tmp_path):
     assert sorted(os.listdir(tmp_path)) == []
 
 
+def test_import_arrays_into_a_missing_folder_names_the_folder(raw, tmp_path):
+    out = tmp_path / "no-such-folder" / "store"
+    with pytest.raises(FileNotFoundError, match=r"no-such-folder does not exist; create it first"):
+        ginex.import_arrays(out, raw.edges.T)
+    assert sorted(os.listdir(tmp_path)) == []
+
+
 def test_import_arrays_removes_only_its_own_staging(raw, tmp_path):
     # What the staging name of earlier versions was, and a user's file
     # beside the target: neither is removed or changed, on success or
