@@ -140,6 +140,15 @@ impl Error {
         Ok(())
     }
 
+    /// Threads that could not be started (`what`: "4 sampling workers"):
+    /// the machine's or the process's thread or memory limit, not the
+    /// caller's argument.
+    pub fn threads(what: &str, source: impl std::fmt::Display) -> Self {
+        Error::OutOfMemory(format!(
+            "cannot start {what}: {source} (the machine's or this process's limit on threads or memory)"
+        ))
+    }
+
     /// Wraps an `io::Error` with the operation and path it came from.
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

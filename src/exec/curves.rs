@@ -297,7 +297,7 @@ fn trace_of<'s>(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(spec.workers.max(1))
         .build()
-        .map_err(|e| Error::invalid_argument(format!("cannot start sampling threads: {e}")))?;
+        .map_err(|e| Error::threads("sampling threads", e))?;
     let mut trace = Trace::from_batches::<Vec<u64>>(&[]);
     let mut left = spec.max_batches.unwrap_or(u64::MAX);
     for e in spec.epoch..spec.epoch.saturating_add(spec.epochs) {
@@ -633,7 +633,7 @@ pub fn curves(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
         .build()
-        .map_err(|e| Error::invalid_argument(format!("cannot start replay threads: {e}")))?;
+        .map_err(|e| Error::threads("replay threads", e))?;
     let done: Vec<Result<(usize, CurvePoint)>> = pool.install(|| {
         order
             .par_iter()

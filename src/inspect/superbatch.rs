@@ -429,12 +429,7 @@ fn sample_to_file(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(spec.workers.max(1))
         .build()
-        .map_err(|e| {
-            Error::invalid_argument(format!(
-                "cannot start {} sampling workers: {e}",
-                spec.workers
-            ))
-        })?;
+        .map_err(|e| Error::threads(&format!("{} sampling workers", spec.workers), e))?;
     let mut writer = RunWriter::create(path, FileKind::RunSamples, &spec.stamp())?;
     let mut trace = Vec::with_capacity(spec.num_batches as usize);
     // Rounds sampled in lockstep (a hop's lists read once for the round,
