@@ -7,7 +7,7 @@ use serde::{Serialize, Serializer};
 
 use crate::cache::{DynamicKind, Kind, Policy};
 use crate::error::{Error, Result};
-pub use crate::inspect::superbatch::Lockstep;
+pub use crate::inspect::lockstep::Lockstep;
 
 /// What an epoch runs: the cache policy with its own options, then the
 /// sampling, the caches' sizes, the I/O options and the run files.

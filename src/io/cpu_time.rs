@@ -24,10 +24,9 @@ impl ProcessCpu {
     /// The process's CPU time now.
     pub fn now() -> ProcessCpu {
         let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `usage` points to writable memory of the size of a
-        // `rusage`, which getrusage fills on success; RUSAGE_SELF is a valid
-        // `who`. On failure it is left zeroed, which is a valid `rusage`
-        // (all integers), so `assume_init` is sound either way.
+        // `usage` is writable memory of a `rusage`'s size and RUSAGE_SELF a
+        // valid `who`; a failed call leaves the zeros, a valid `rusage`.
+        // SAFETY: so getrusage writes in bounds and `assume_init` is sound.
         let usage = unsafe {
             libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
             usage.assume_init()
