@@ -195,6 +195,18 @@ impl EpochConfigBuilder {
         self
     }
 
+    /// The I/O priority of neighbour-list reads.
+    pub fn list_io_priority(mut self, priority: crate::io::IoPriority) -> Self {
+        self.config.list_io_priority = priority;
+        self
+    }
+
+    /// Neighbour-list reads in flight at most (at least 1).
+    pub fn list_queue_depth(mut self, depth: usize) -> Self {
+        self.config.list_queue_depth = depth.max(1);
+        self
+    }
+
     /// Sequential passes over a gather's span.
     pub fn sequential_reads(mut self, mode: SequentialReads) -> Self {
         self.config.sequential_reads = mode;

@@ -62,6 +62,15 @@ pub struct EpochConfig {
     /// The device's read cost (`ginex bench io` fits it).
     #[serde(serialize_with = "read_cost_arg")]
     pub read_cost: crate::store::read_cost::ReadCostModel,
+    /// The I/O priority of the neighbour-list reads (sampling's, and the
+    /// inspector's for the next superbatch while the executor gathers):
+    /// `idle` lets the feature gathers' reads go first where the device
+    /// queue is shared (`docs/ginex.md`, "List reads that yield"). The
+    /// reads, batches and misses are the same in every class.
+    pub list_io_priority: crate::io::IoPriority,
+    /// Neighbour-list reads in flight at most (the feature gathers keep
+    /// their own depth, 64).
+    pub list_queue_depth: usize,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
     /// Seed nodes: the training split shuffled per epoch (None), or these
@@ -317,6 +326,8 @@ impl Default for EpochConfig {
             merge_gap_pages: Some(crate::store::gather::DEFAULT_MERGE_GAP_PAGES),
             sequential_reads: Default::default(),
             read_cost: Default::default(),
+            list_io_priority: Default::default(),
+            list_queue_depth: DEFAULT_LIST_QUEUE_DEPTH,
             max_batches: None,
             seed_nodes: None,
             out_degree_prior: None,
@@ -325,6 +336,9 @@ impl Default for EpochConfig {
         }
     }
 }
+
+/// Default of [`EpochConfig::list_queue_depth`]: the gathers' depth.
+pub const DEFAULT_LIST_QUEUE_DEPTH: usize = 64;
 
 /// One sampling worker per core.
 pub fn default_workers() -> usize {

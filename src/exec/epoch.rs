@@ -221,12 +221,20 @@ fn run_epoch_inner(
         merge_gap_pages: config.merge_gap_pages,
         sequential_reads: config.sequential_reads,
         read_cost: config.read_cost,
+        activity: Some(Default::default()),
         ..GatherOptions::default()
+    };
+    // The list reads at their own priority and depth; the feature reads
+    // (`rows`, the staged init's reader) at the gathers'.
+    let list_options = GatherOptions {
+        priority: config.list_io_priority,
+        queue_depth: config.list_queue_depth.max(1),
+        ..options.clone()
     };
     let source = StoreSource::new(
         store,
         ncache.as_ref().map(|c| c as &dyn ListCache),
-        &options,
+        &list_options,
     )?;
     let link = link_epoch(&source, store, config)?;
     let sampler = make_sampler(&source, store, config, train, link.as_ref())?;
@@ -299,6 +307,8 @@ fn run_epoch_inner(
     report.add_gather_stats(&rows.stats());
     let lists = source.read_stats();
     (report.list_reads, report.list_bytes_read) = (lists.list_reads, lists.bytes_read);
+    report.list_reads_beside_gathers = lists.list_reads_beside_features;
+    report.list_bytes_beside_gathers = lists.list_bytes_beside_features;
     if ncache.is_some() {
         let c = source.counters();
         report.neighbor_hit_ratio =

@@ -1027,6 +1027,8 @@ pub(crate) fn run_ginex(
 fn count_init_reads(rows: usize, stats: Option<GatherStats>, report: &mut EpochReport) {
     if let Some(stats) = stats {
         report.add_gather_stats(&stats);
+        report.init_reader_read += std::time::Duration::from_nanos(stats.read_ns);
+        report.init_reader_pages += stats.unique_pages;
     }
     report.init_reads += rows as u64;
 }

@@ -116,6 +116,11 @@ pub struct EpochReport {
     /// What the feature reads took (wall time inside the reader, summed
     /// over gathers; the staged init's reader runs beside the batches).
     pub feature_read: Duration,
+    /// Of `feature_read`, the staged init's reader's (`--pipeline full`:
+    /// it runs beside the executor's gathers, so the two overlap in time).
+    pub init_reader_read: Duration,
+    /// Of `pages_read`, the staged init's reader's.
+    pub init_reader_pages: u64,
     /// Neighbor-cache hit ratio of sampling, if a cache was used.
     pub neighbor_hit_ratio: Option<f64>,
     /// Reads sampling issued for neighbour lists that missed the neighbor
@@ -123,6 +128,12 @@ pub struct EpochReport {
     pub list_reads: u64,
     /// Bytes those reads took.
     pub list_bytes_read: u64,
+    /// Of `list_reads`, those issued while a feature read was in flight
+    /// (the next superbatch's sampling beside the gathers, under `--pipeline
+    /// full`): they share the device with it.
+    pub list_reads_beside_gathers: u64,
+    /// The bytes of those.
+    pub list_bytes_beside_gathers: u64,
     /// Where the time outside the stages goes: startup, the first read,
     /// CPU seconds by role.
     pub timeline: Timeline,
@@ -263,10 +274,16 @@ pub struct ReportJson<'a> {
     pub sequential_passes: u64,
     /// [`EpochReport::neighbor_hit_ratio`].
     pub neighbor_cache_hit_ratio: Option<f64>,
+    /// [`EpochReport::init_reader_pages`].
+    pub init_reader_pages: u64,
     /// [`EpochReport::list_reads`].
     pub list_reads: u64,
     /// [`EpochReport::list_bytes_read`].
     pub list_bytes_read: u64,
+    /// [`EpochReport::list_reads_beside_gathers`].
+    pub list_reads_beside_gathers: u64,
+    /// [`EpochReport::list_bytes_beside_gathers`].
+    pub list_bytes_beside_gathers: u64,
     /// Stage times in seconds.
     pub seconds: StageSeconds,
     /// [`EpochReport::batches`].
@@ -305,6 +322,8 @@ pub struct StageSeconds {
     /// [`EpochReport::feature_read`] (not a stage: the reads' own time,
     /// summed over gathers).
     pub feature_read: f64,
+    /// [`EpochReport::init_reader_read`].
+    pub init_reader_read: f64,
     /// [`EpochReport::predicted_read`].
     pub predicted_read: f64,
     /// [`Timeline::startup`] (not a stage, as every key below).
@@ -352,8 +371,11 @@ impl<'a> ReportJson<'a> {
             bytes_read: r.bytes_read,
             sequential_passes: r.sequential_passes,
             neighbor_cache_hit_ratio: r.neighbor_hit_ratio,
+            init_reader_pages: r.init_reader_pages,
             list_reads: r.list_reads,
             list_bytes_read: r.list_bytes_read,
+            list_reads_beside_gathers: r.list_reads_beside_gathers,
+            list_bytes_beside_gathers: r.list_bytes_beside_gathers,
             seconds: StageSeconds {
                 sample: r.sample.as_secs_f64(),
                 reuse_prior: r.reuse_prior.as_secs_f64(),
@@ -368,6 +390,7 @@ impl<'a> ReportJson<'a> {
                 reuse_prior_exposed: r.reuse_prior_exposed.as_secs_f64(),
                 wall: r.wall.as_secs_f64(),
                 feature_read: r.feature_read.as_secs_f64(),
+                init_reader_read: r.init_reader_read.as_secs_f64(),
                 predicted_read: r.predicted_read.as_secs_f64(),
                 startup: t.startup.as_secs_f64(),
                 startup_cpu: t.startup_cpu.as_secs_f64(),
@@ -401,7 +424,8 @@ mod tests {
                 "gather": r.gather.as_secs_f64(), "cache_update": r.cache_update.as_secs_f64(),
                 "total": r.total().as_secs_f64(), "neighbor_cache_build": r.neighbor_cache_build.as_secs_f64(),
                 "changeset_exposed": r.changeset_exposed.as_secs_f64(), "reuse_prior_exposed": r.reuse_prior_exposed.as_secs_f64(), "wall": r.wall.as_secs_f64(),
-                "feature_read": r.feature_read.as_secs_f64(), "predicted_read": r.predicted_read.as_secs_f64(),
+                "feature_read": r.feature_read.as_secs_f64(), "init_reader_read": r.init_reader_read.as_secs_f64(),
+                "predicted_read": r.predicted_read.as_secs_f64(),
         });
         let timeline = json!({
                 "startup": r.timeline.startup.as_secs_f64(), "startup_cpu": r.timeline.startup_cpu.as_secs_f64(),
@@ -425,7 +449,10 @@ mod tests {
             "pages_read": r.pages_read, "feature_reads": r.feature_reads, "bytes_read": r.bytes_read,
             "sequential_passes": r.sequential_passes,
             "neighbor_cache_hit_ratio": r.neighbor_hit_ratio,
+            "init_reader_pages": r.init_reader_pages,
             "list_reads": r.list_reads, "list_bytes_read": r.list_bytes_read,
+            "list_reads_beside_gathers": r.list_reads_beside_gathers,
+            "list_bytes_beside_gathers": r.list_bytes_beside_gathers,
             "seconds": seconds,
             "per_batch": r.batches.iter().map(|b| json!({"batch": b.batch, "hits": b.hits, "misses": b.misses, "checksum": b.checksum})).collect::<Vec<_>>(),
             "optimal_misses": r.optimal_misses,
@@ -478,6 +505,10 @@ mod tests {
             neighbor_hit_ratio: Some(0.25),
             list_reads: 13,
             list_bytes_read: 53_248,
+            init_reader_read: Duration::from_millis(7),
+            init_reader_pages: 30,
+            list_reads_beside_gathers: 4,
+            list_bytes_beside_gathers: 16_384,
             timeline: Timeline {
                 startup: Duration::from_millis(600),
                 startup_cpu: Duration::from_millis(150),

@@ -8,6 +8,7 @@
 //! all reads issued as one batch at a deep queue depth, every needed page
 //! checked against its CRC, and the rows copied out in request order.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -17,7 +18,7 @@ use crate::format::PAGE_SIZE;
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
 use crate::io::page_reader::{PageReader, ReadOp};
-use crate::io::{make_reader, Backend};
+use crate::io::{make_reader, Backend, IoPriority};
 use crate::store::read_cost::{ReadCostModel, SequentialReads, SCAN_READ_PAGES};
 use crate::store::segments::check_segment;
 use crate::store::Store;
@@ -37,6 +38,11 @@ pub struct GatherStats {
     pub segments: u64,
     /// Reads issued for them (segments sharing a page are read together).
     pub list_reads: u64,
+    /// Of `list_reads`, those issued while a feature read of the same
+    /// [`ReadActivity`] was in flight (their reads share the device).
+    pub list_reads_beside_features: u64,
+    /// The bytes of those.
+    pub list_bytes_beside_features: u64,
     /// Feature reads issued: page runs merged across small gaps count once.
     pub feature_reads: u64,
     /// Gathers read as one sequential pass over their pages' span
@@ -112,6 +118,35 @@ fn first_bad_page(crcs: &[u32], page: u64, bytes: &[u8]) -> Option<(u64, u32, u3
         })
 }
 
+/// Feature reads in flight among the gatherers that share it (one epoch's
+/// executor, staged-init reader and list reader), so the list reads can
+/// count how many of theirs went to the device beside a feature read.
+#[derive(Debug, Default)]
+pub struct ReadActivity {
+    feature_reads: AtomicUsize,
+}
+
+impl ReadActivity {
+    /// Whether a feature read is in flight now.
+    pub fn feature_read_in_flight(&self) -> bool {
+        self.feature_reads.load(Ordering::Relaxed) > 0
+    }
+
+    fn enter(&self) -> InFlight<'_> {
+        self.feature_reads.fetch_add(1, Ordering::Relaxed);
+        InFlight(self)
+    }
+}
+
+/// One feature read batch in flight; ends when dropped.
+struct InFlight<'a>(&'a ReadActivity);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.feature_reads.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// How to read.
 #[derive(Debug, Clone)]
 pub struct GatherOptions {
@@ -137,6 +172,11 @@ pub struct GatherOptions {
     pub sequential_reads: SequentialReads,
     /// The device's read cost, which prices both plans.
     pub read_cost: ReadCostModel,
+    /// The I/O priority of every read ([`PageReader::set_priority`]).
+    pub priority: IoPriority,
+    /// Shared with the other gatherers of a run: feature reads mark it,
+    /// list reads count what they issue beside them.
+    pub activity: Option<Arc<ReadActivity>>,
 }
 
 impl Default for GatherOptions {
@@ -149,6 +189,8 @@ impl Default for GatherOptions {
             merge_gap_pages: Some(DEFAULT_MERGE_GAP_PAGES),
             sequential_reads: SequentialReads::default(),
             read_cost: ReadCostModel::default(),
+            priority: IoPriority::Normal,
+            activity: None,
         }
     }
 }
@@ -176,6 +218,7 @@ pub struct Gatherer {
     sequential_reads: SequentialReads,
     read_cost: ReadCostModel,
     chunk_bytes: usize,
+    activity: Option<Arc<ReadActivity>>,
 }
 
 /// Default cap of a gatherer's read buffer: 32 MiB (8192 page reads per
@@ -193,6 +236,7 @@ impl Gatherer {
             options.direct,
             options.faults.clone(),
         )?;
+        reader.set_priority(options.priority);
         let features = reader.add_file(&store.path_of(FileKind::FeaturePages))?;
         let indices = reader.add_file(&store.path_of(FileKind::Indices))?;
         Ok(Gatherer {
@@ -212,12 +256,19 @@ impl Gatherer {
             sequential_reads: options.sequential_reads,
             read_cost: options.read_cost,
             chunk_bytes: DEFAULT_CHUNK_BYTES,
+            activity: options.activity.clone(),
         })
     }
 
     /// The reader's name (`io_uring` or `pread`).
     pub fn backend_name(&self) -> &'static str {
         self.reader.name()
+    }
+
+    /// Whether reads go at a priority other than the thread's own (set,
+    /// and the kernel has not refused it).
+    pub fn priority_applied(&self) -> bool {
+        self.reader.priority_applied()
     }
 
     /// Whether the feature file is read with `O_DIRECT` (false where the
@@ -352,8 +403,10 @@ impl Gatherer {
             };
             let started = std::time::Instant::now();
             self.stats.first_read.get_or_insert(started);
+            let in_flight = self.activity.as_deref().map(ReadActivity::enter);
             self.reader
                 .read_batch_checked(&self.ops, &mut self.buf, &check)?;
+            drop(in_flight);
             self.stats.read_ns += started.elapsed().as_nanos() as u64;
             let bytes_in = self.buf.as_slice();
             while let Some(&(k, pos)) = self.order.get(served) {
@@ -549,6 +602,14 @@ impl Gatherer {
             dst,
             allow_eof: true,
         }));
+        if self
+            .activity
+            .as_deref()
+            .is_some_and(ReadActivity::feature_read_in_flight)
+        {
+            self.stats.list_reads_beside_features += spans.len() as u64;
+            self.stats.list_bytes_beside_features += total as u64;
+        }
         self.reader.read_batch(&self.ops, &mut self.buf)?;
         let path = store.path_of(FileKind::Indices);
         let bytes = self.buf.as_slice();

@@ -202,3 +202,8 @@ pub fn at_least_one(s: &str) -> Result<usize, String> {
         Err(_) => Err(format!("`{s}` is not a whole number")),
     }
 }
+
+/// `--list-io-priority normal|idle`.
+pub fn io_priority(s: &str) -> Result<ginex::internals::io::IoPriority, String> {
+    s.parse().map_err(|e: ginex::Error| e.to_string())
+}

@@ -198,6 +198,17 @@ pub struct DataArgs {
     /// comparison). Batches are the same either way.
     #[arg(long, default_value = "auto", value_parser = crate::args::sequential_reads)]
     pub sequential_reads: ginex::internals::store::read_cost::SequentialReads,
+    /// The I/O priority of the neighbour-list reads: `idle` lets the
+    /// feature gathers' reads go first where they share the device queue
+    /// (the next superbatch's sampling runs beside the gathers under
+    /// `--pipeline full`); `normal` reads them at the thread's own. Same
+    /// batches and misses either way.
+    #[arg(long, default_value_t = ginex::internals::io::IoPriority::default(), value_parser = crate::args::io_priority)]
+    pub list_io_priority: ginex::internals::io::IoPriority,
+    /// Neighbour-list reads in flight at most (the feature gathers keep
+    /// a depth of 64).
+    #[arg(long, default_value_t = ginex::internals::exec::config::DEFAULT_LIST_QUEUE_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub list_queue_depth: u64,
     /// The device's read cost at queue depth 64, in microseconds: a read,
     /// a page of a small read, a page of a large read. The default is this
     /// project's machine; `ginex bench io STORE` fits a device's and
@@ -318,6 +329,8 @@ impl DataArgs {
             .merge_gap_pages(self.read_merge_gap.pages())
             .sequential_reads(self.sequential_reads)
             .read_cost(self.read_cost)
+            .list_io_priority(self.list_io_priority)
+            .list_queue_depth(self.list_queue_depth as usize)
             .max_batches(self.max_batches)
             .link(self.link_task())
             .link_positives(self.relation_positives(store)?))
@@ -606,9 +619,11 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     }
     if config.cache != CacheConfig::Mmap {
         eprintln!(
-            "  neighbour lists read: {} reads, MB read {:.1}",
+            "  neighbour lists read: {} reads, MB read {:.1} ({} reads, {:.1} MB of them beside a feature read)",
             r.list_reads,
-            r.list_bytes_read as f64 / 1e6
+            r.list_bytes_read as f64 / 1e6,
+            r.list_reads_beside_gathers,
+            r.list_bytes_beside_gathers as f64 / 1e6
         );
     }
     let pages = if config.cache == CacheConfig::Mmap {
@@ -771,6 +786,7 @@ mod tests {
             "lockstep": g.lockstep.name(),
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
+            "list_io_priority": "normal", "list_queue_depth": 64,
             "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
             // Keys the serde form added to the hand-written copy's.
             "policy": "ginex", "keep_runs": false, "max_batches": null,
@@ -807,6 +823,10 @@ mod tests {
         assert_eq!(
             (args.sequential_reads, args.read_cost),
             (d.sequential_reads, d.read_cost)
+        );
+        assert_eq!(
+            (args.list_io_priority, args.list_queue_depth as usize),
+            (d.list_io_priority, d.list_queue_depth)
         );
         assert_eq!(
             (
