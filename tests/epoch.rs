@@ -462,6 +462,49 @@ fn sequential_passes_give_identical_batches() {
     }
 }
 
+/// The list reads' priority and depth change when the device serves them,
+/// never what is read: every policy's batches, misses and list reads are
+/// the same with `idle` at depth 1 as with `normal` at the default depth.
+/// Under `--pipeline full` the report counts list reads issued beside a
+/// feature read (at most all of them); a policy without an inspector
+/// samples between its gathers, so none of its are.
+#[test]
+fn list_read_priority_and_depth_give_identical_batches() {
+    use ginex::internals::io::IoPriority;
+    let (dir, store) = common::small_epoch_store();
+    for policy in [Policy::Ginex, Policy::Degree, Policy::Lru] {
+        let mut cfg = common::epoch_config(policy, &dir.path().join("runs"));
+        // Every list read from the store (no neighbor cache in front).
+        cfg.neighbor_cache_bytes = 0;
+        let (normal, seen_normal) = run(&store, &cfg);
+        cfg.list_io_priority = IoPriority::Idle;
+        cfg.list_queue_depth = 1;
+        let (idle, seen_idle) = run(&store, &cfg);
+        assert_eq!(seen_idle, seen_normal, "{policy:?}");
+        assert_eq!(idle.misses(), normal.misses(), "{policy:?}");
+        assert_eq!(
+            (idle.list_reads, idle.list_bytes_read),
+            (normal.list_reads, normal.list_bytes_read),
+            "{policy:?}"
+        );
+        for r in [&normal, &idle] {
+            assert!(r.list_reads > 0, "{policy:?}: {}", r.list_reads);
+            assert!(r.list_reads_beside_gathers <= r.list_reads, "{policy:?}");
+            assert!(
+                r.list_bytes_beside_gathers <= r.list_bytes_read,
+                "{policy:?}"
+            );
+            if policy != Policy::Ginex {
+                assert_eq!(r.list_reads_beside_gathers, 0, "{policy:?}");
+                assert_eq!(r.init_reader_pages, 0, "{policy:?}");
+            } else {
+                assert!(r.init_reader_pages <= r.pages_read);
+                assert!(r.init_reader_read <= r.feature_read);
+            }
+        }
+    }
+}
+
 /// The planner prices every split of the caches' budget on the probed
 /// batches and takes the cheapest (or the default, within `MIN_GAIN`):
 /// list reads fall and row reads rise as the neighbor cache's share grows,
