@@ -464,7 +464,9 @@ fn sequential_passes_give_identical_batches() {
 
 /// The list reads' priority and depth change when the device serves them,
 /// never what is read: every policy's batches, misses and list reads are
-/// the same with `idle` at depth 1 as with `normal` at the default depth.
+/// the same with `idle` at depth 1 (and the inspector's threads at nice
+/// 10, list reads yielding to feature reads for up to 0.5 ms) as with
+/// `normal` at the default depth.
 /// Under `--pipeline full` the report counts list reads issued beside a
 /// feature read (at most all of them); a policy without an inspector
 /// samples between its gathers, so none of its are.
@@ -479,6 +481,8 @@ fn list_read_priority_and_depth_give_identical_batches() {
         let (normal, seen_normal) = run(&store, &cfg);
         cfg.list_io_priority = IoPriority::Idle;
         cfg.list_queue_depth = 1;
+        cfg.inspector_nice = 10;
+        cfg.list_yield_us = 500;
         let (idle, seen_idle) = run(&store, &cfg);
         assert_eq!(seen_idle, seen_normal, "{policy:?}");
         assert_eq!(idle.misses(), normal.misses(), "{policy:?}");
@@ -494,8 +498,17 @@ fn list_read_priority_and_depth_give_identical_batches() {
                 r.list_bytes_beside_gathers <= r.list_bytes_read,
                 "{policy:?}"
             );
+            assert!(r.pages_beside_lists <= r.pages_read, "{policy:?}");
+            assert!(r.feature_read_beside_lists <= r.feature_read, "{policy:?}");
+            assert!(
+                r.pages_beside_init + r.init_reader_pages <= r.pages_read,
+                "{policy:?}"
+            );
+            assert!(r.feature_read_beside_init <= r.feature_read, "{policy:?}");
             if policy != Policy::Ginex {
                 assert_eq!(r.list_reads_beside_gathers, 0, "{policy:?}");
+                assert_eq!(r.pages_beside_lists, 0, "{policy:?}");
+                assert_eq!(r.pages_beside_init, 0, "{policy:?}");
                 assert_eq!(r.init_reader_pages, 0, "{policy:?}");
             } else {
                 assert!(r.init_reader_pages <= r.pages_read);

@@ -119,6 +119,7 @@ fn gatherer(s: &Store, c: Config, faults: Arc<FaultPlan>) -> Gatherer {
         read_cost: ReadCostModel::default(),
         priority: c.priority,
         activity: None,
+        list_yield: None,
     };
     let g = Gatherer::new(s, &opts).unwrap().with_chunk_bytes(c.chunk);
     // io_uring marks its reads (the kernel accepts the idle class from
@@ -549,6 +550,7 @@ fn sequential_passes_give_the_same_rows_where_the_cost_model_prices_them_lower()
             read_cost,
             priority: IoPriority::Normal,
             activity: None,
+            list_yield: None,
         };
         Gatherer::new(&s, &opts).unwrap()
     };

@@ -207,6 +207,20 @@ impl EpochConfigBuilder {
         self
     }
 
+    /// The nice value of the inspector's threads beside the executor
+    /// (0..=19; 0: the process's).
+    pub fn inspector_nice(mut self, nice: u8) -> Self {
+        self.config.inspector_nice = nice.min(19);
+        self
+    }
+
+    /// How long a piece of list reads waits for the feature reads in
+    /// flight (0: never).
+    pub fn list_yield_us(mut self, us: u64) -> Self {
+        self.config.list_yield_us = us;
+        self
+    }
+
     /// Sequential passes over a gather's span.
     pub fn sequential_reads(mut self, mode: SequentialReads) -> Self {
         self.config.sequential_reads = mode;

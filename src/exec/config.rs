@@ -71,6 +71,18 @@ pub struct EpochConfig {
     /// Neighbour-list reads in flight at most (the feature gathers keep
     /// their own depth, 64).
     pub list_queue_depth: usize,
+    /// The nice value of the inspector's threads under `--pipeline full`
+    /// (the next superbatch's sampling, its workers and the changesets,
+    /// which run beside the executor's gathers); 0 leaves them at the
+    /// process's. Higher values let the executor's thread, which reaps
+    /// the feature reads' completions, run first when the cores are
+    /// short. Same batches and misses at every value.
+    pub inspector_nice: u8,
+    /// Microseconds a piece of list reads waits for the feature reads in
+    /// flight to finish before it goes (0: list reads never wait); the
+    /// reads go in pieces of [`YIELD_PIECE`](crate::store::gather::YIELD_PIECE)
+    /// while it is set. Same batches and misses at every value.
+    pub list_yield_us: u64,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
     /// Seed nodes: the training split shuffled per epoch (None), or these
@@ -328,6 +340,8 @@ impl Default for EpochConfig {
             read_cost: Default::default(),
             list_io_priority: Default::default(),
             list_queue_depth: DEFAULT_LIST_QUEUE_DEPTH,
+            inspector_nice: 0,
+            list_yield_us: 0,
             max_batches: None,
             seed_nodes: None,
             out_degree_prior: None,

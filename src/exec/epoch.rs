@@ -229,6 +229,8 @@ fn run_epoch_inner(
     let list_options = GatherOptions {
         priority: config.list_io_priority,
         queue_depth: config.list_queue_depth.max(1),
+        list_yield: (config.list_yield_us > 0)
+            .then(|| std::time::Duration::from_micros(config.list_yield_us)),
         ..options.clone()
     };
     let source = StoreSource::new(

@@ -257,6 +257,8 @@ struct Inspector<'a> {
     /// The first init goes to the executor as soon as S(0)'s first rounds
     /// fix it ([`GinexOptions::early_first_init`]).
     early_first_init: bool,
+    /// [`EpochConfig::inspector_nice`] of the threads beside the executor.
+    nice: u8,
 }
 
 impl Inspector<'_> {
@@ -505,6 +507,8 @@ impl Ahead {
         let (early_tx, early_sent) = (first_init_tx.clone(), first_init_sent.clone());
         scope.spawn(move || {
             let _cpu = RoleGuard::start(Role::Sampling);
+            // (Its sampling workers, started from here, inherit it.)
+            lower_beside_executor(inspector.nice);
             for s in 0..n {
                 if s >= 2 && done_rx.recv().is_err() {
                     return; // the executor stopped
@@ -525,6 +529,7 @@ impl Ahead {
         });
         scope.spawn(move || {
             let _cpu = RoleGuard::start(Role::Changesets);
+            lower_beside_executor(inspector.nice);
             // The prior, while S(0) samples: its count (4 bytes a node) is
             // gone before the first init's rows fill the cache.
             let mut prior = match inspector.compute_prior() {
@@ -989,6 +994,7 @@ pub(crate) fn run_ginex(
         prior_of: ginex.reuse_prior.then_some(store),
         prior: OnceLock::new(),
         early_first_init: ginex.early_first_init,
+        nice: config.inspector_nice,
     };
     if let Some(prior) = config
         .out_degree_prior
@@ -1021,6 +1027,14 @@ pub(crate) fn run_ginex(
         };
         drive(feed.as_mut(), &mut executor, n, report)
     })
+}
+
+/// Gives the calling thread (an inspector thread beside the executor) the
+/// nice value `nice`, unless 0.
+fn lower_beside_executor(nice: u8) {
+    if nice > 0 {
+        crate::io::priority::set_thread_nice(nice);
+    }
 }
 
 /// Counts an init's `rows` and its reader's reads (`stats`) in `report`.

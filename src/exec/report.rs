@@ -121,6 +121,17 @@ pub struct EpochReport {
     pub init_reader_read: Duration,
     /// Of `pages_read`, the staged init's reader's.
     pub init_reader_pages: u64,
+    /// Of `feature_read`, the read rounds during which a neighbour-list
+    /// read was in flight at some point (the inspector's, beside the
+    /// gathers under `--pipeline full`).
+    pub feature_read_beside_lists: Duration,
+    /// Of `pages_read`, those read in such rounds.
+    pub pages_beside_lists: u64,
+    /// Of `feature_read`, the executor's read rounds during which the
+    /// staged init's or read-ahead's reader had a round in flight.
+    pub feature_read_beside_init: Duration,
+    /// Of `pages_read`, those read in such rounds.
+    pub pages_beside_init: u64,
     /// Neighbor-cache hit ratio of sampling, if a cache was used.
     pub neighbor_hit_ratio: Option<f64>,
     /// Reads sampling issued for neighbour lists that missed the neighbor
@@ -183,6 +194,10 @@ impl EpochReport {
         self.sequential_passes += stats.sequential_passes;
         self.predicted_read += Duration::from_nanos(stats.predicted_read_ns);
         self.feature_read += Duration::from_nanos(stats.read_ns);
+        self.feature_read_beside_lists += Duration::from_nanos(stats.read_ns_beside_lists);
+        self.pages_beside_lists += stats.pages_beside_lists;
+        self.feature_read_beside_init += Duration::from_nanos(stats.read_ns_beside_init);
+        self.pages_beside_init += stats.pages_beside_init;
         if let Some(at) = stats.first_read {
             let first = self.timeline.first_read_at.get_or_insert(at);
             *first = (*first).min(at);
@@ -276,6 +291,10 @@ pub struct ReportJson<'a> {
     pub neighbor_cache_hit_ratio: Option<f64>,
     /// [`EpochReport::init_reader_pages`].
     pub init_reader_pages: u64,
+    /// [`EpochReport::pages_beside_lists`].
+    pub pages_beside_lists: u64,
+    /// [`EpochReport::pages_beside_init`].
+    pub pages_beside_init: u64,
     /// [`EpochReport::list_reads`].
     pub list_reads: u64,
     /// [`EpochReport::list_bytes_read`].
@@ -324,6 +343,10 @@ pub struct StageSeconds {
     pub feature_read: f64,
     /// [`EpochReport::init_reader_read`].
     pub init_reader_read: f64,
+    /// [`EpochReport::feature_read_beside_lists`].
+    pub feature_read_beside_lists: f64,
+    /// [`EpochReport::feature_read_beside_init`].
+    pub feature_read_beside_init: f64,
     /// [`EpochReport::predicted_read`].
     pub predicted_read: f64,
     /// [`Timeline::startup`] (not a stage, as every key below).
@@ -372,6 +395,8 @@ impl<'a> ReportJson<'a> {
             sequential_passes: r.sequential_passes,
             neighbor_cache_hit_ratio: r.neighbor_hit_ratio,
             init_reader_pages: r.init_reader_pages,
+            pages_beside_lists: r.pages_beside_lists,
+            pages_beside_init: r.pages_beside_init,
             list_reads: r.list_reads,
             list_bytes_read: r.list_bytes_read,
             list_reads_beside_gathers: r.list_reads_beside_gathers,
@@ -391,6 +416,8 @@ impl<'a> ReportJson<'a> {
                 wall: r.wall.as_secs_f64(),
                 feature_read: r.feature_read.as_secs_f64(),
                 init_reader_read: r.init_reader_read.as_secs_f64(),
+                feature_read_beside_lists: r.feature_read_beside_lists.as_secs_f64(),
+                feature_read_beside_init: r.feature_read_beside_init.as_secs_f64(),
                 predicted_read: r.predicted_read.as_secs_f64(),
                 startup: t.startup.as_secs_f64(),
                 startup_cpu: t.startup_cpu.as_secs_f64(),
@@ -425,6 +452,8 @@ mod tests {
                 "total": r.total().as_secs_f64(), "neighbor_cache_build": r.neighbor_cache_build.as_secs_f64(),
                 "changeset_exposed": r.changeset_exposed.as_secs_f64(), "reuse_prior_exposed": r.reuse_prior_exposed.as_secs_f64(), "wall": r.wall.as_secs_f64(),
                 "feature_read": r.feature_read.as_secs_f64(), "init_reader_read": r.init_reader_read.as_secs_f64(),
+                "feature_read_beside_lists": r.feature_read_beside_lists.as_secs_f64(),
+                "feature_read_beside_init": r.feature_read_beside_init.as_secs_f64(),
                 "predicted_read": r.predicted_read.as_secs_f64(),
         });
         let timeline = json!({
@@ -449,7 +478,8 @@ mod tests {
             "pages_read": r.pages_read, "feature_reads": r.feature_reads, "bytes_read": r.bytes_read,
             "sequential_passes": r.sequential_passes,
             "neighbor_cache_hit_ratio": r.neighbor_hit_ratio,
-            "init_reader_pages": r.init_reader_pages,
+            "init_reader_pages": r.init_reader_pages, "pages_beside_lists": r.pages_beside_lists,
+            "pages_beside_init": r.pages_beside_init,
             "list_reads": r.list_reads, "list_bytes_read": r.list_bytes_read,
             "list_reads_beside_gathers": r.list_reads_beside_gathers,
             "list_bytes_beside_gathers": r.list_bytes_beside_gathers,
@@ -507,6 +537,10 @@ mod tests {
             list_bytes_read: 53_248,
             init_reader_read: Duration::from_millis(7),
             init_reader_pages: 30,
+            feature_read_beside_lists: Duration::from_millis(6),
+            pages_beside_lists: 20,
+            feature_read_beside_init: Duration::from_millis(4),
+            pages_beside_init: 10,
             list_reads_beside_gathers: 4,
             list_bytes_beside_gathers: 16_384,
             timeline: Timeline {

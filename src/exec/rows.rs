@@ -31,7 +31,9 @@ impl<'a> GatherRows<'a> {
         Ok(GatherRows {
             store,
             gatherer: RefCell::new(
-                Gatherer::new(store, options)?.with_chunk_bytes(INIT_CHUNK_BYTES),
+                Gatherer::new(store, options)?
+                    .with_chunk_bytes(INIT_CHUNK_BYTES)
+                    .as_init_reader(),
             ),
         })
     }

@@ -43,6 +43,17 @@ pub struct GatherStats {
     pub list_reads_beside_features: u64,
     /// The bytes of those.
     pub list_bytes_beside_features: u64,
+    /// Of `read_ns`, the feature read rounds during which a list read of
+    /// the same [`ReadActivity`] was in flight at some point.
+    pub read_ns_beside_lists: u64,
+    /// Of `unique_pages`, those read in such rounds.
+    pub pages_beside_lists: u64,
+    /// Of `read_ns`, the rounds during which an init reader's round of
+    /// the same [`ReadActivity`] was in flight at some point (never
+    /// counted by the init reader itself).
+    pub read_ns_beside_init: u64,
+    /// Of `unique_pages`, those read in such rounds.
+    pub pages_beside_init: u64,
     /// Feature reads issued: page runs merged across small gaps count once.
     pub feature_reads: u64,
     /// Gathers read as one sequential pass over their pages' span
@@ -124,9 +135,64 @@ fn first_bad_page(crcs: &[u32], page: u64, bytes: &[u8]) -> Option<(u64, u32, u3
 #[derive(Debug, Default)]
 pub struct ReadActivity {
     feature_reads: AtomicUsize,
+    list_reads: AtomicUsize,
+    /// List read batches started so far.
+    list_started: AtomicUsize,
+    /// Read rounds of an init reader ([`Gatherer::as_init_reader`]) in
+    /// flight, and started so far.
+    init_reads: AtomicUsize,
+    init_started: AtomicUsize,
 }
 
 impl ReadActivity {
+    /// A mark of the list reads now: whether one is in flight, and how
+    /// many have started.
+    fn list_mark(&self) -> (bool, usize) {
+        (
+            self.list_reads.load(Ordering::Relaxed) > 0,
+            self.list_started.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Whether a list read was in flight at `mark` or started since.
+    fn lists_since(&self, mark: (bool, usize)) -> bool {
+        mark.0 || self.list_started.load(Ordering::Relaxed) != mark.1
+    }
+
+    /// [`list_mark`](Self::list_mark) of the init reader's rounds.
+    fn init_mark(&self) -> (bool, usize) {
+        (
+            self.init_reads.load(Ordering::Relaxed) > 0,
+            self.init_started.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Whether an init reader's round was in flight at `mark` or started
+    /// since.
+    fn init_since(&self, mark: (bool, usize)) -> bool {
+        mark.0 || self.init_started.load(Ordering::Relaxed) != mark.1
+    }
+
+    fn enter_init(&self) -> InitInFlight<'_> {
+        self.init_started.fetch_add(1, Ordering::Relaxed);
+        self.init_reads.fetch_add(1, Ordering::Relaxed);
+        InitInFlight(self)
+    }
+
+    /// Waits until no feature read is in flight, for at most `max`.
+    fn wait_for_gap(&self, max: std::time::Duration) {
+        let until = std::time::Instant::now() + max;
+        while self.feature_read_in_flight() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+
+    fn enter_lists(&self) -> ListsInFlight<'_> {
+        self.list_started.fetch_add(1, Ordering::Relaxed);
+        self.list_reads.fetch_add(1, Ordering::Relaxed);
+        ListsInFlight(self)
+    }
+
     /// Whether a feature read is in flight now.
     pub fn feature_read_in_flight(&self) -> bool {
         self.feature_reads.load(Ordering::Relaxed) > 0
@@ -144,6 +210,24 @@ struct InFlight<'a>(&'a ReadActivity);
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.feature_reads.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One list read batch in flight; ends when dropped.
+struct ListsInFlight<'a>(&'a ReadActivity);
+
+impl Drop for ListsInFlight<'_> {
+    fn drop(&mut self) {
+        self.0.list_reads.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One init reader's round in flight; ends when dropped.
+struct InitInFlight<'a>(&'a ReadActivity);
+
+impl Drop for InitInFlight<'_> {
+    fn drop(&mut self) {
+        self.0.init_reads.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -177,7 +261,15 @@ pub struct GatherOptions {
     /// Shared with the other gatherers of a run: feature reads mark it,
     /// list reads count what they issue beside them.
     pub activity: Option<Arc<ReadActivity>>,
+    /// With an `activity`: list reads go in pieces of [`YIELD_PIECE`]
+    /// reads, each waiting up to this long for the feature reads in
+    /// flight to finish (None: all at once, at the reader's depth).
+    pub list_yield: Option<std::time::Duration>,
 }
+
+/// Reads a list read submits at a time while it yields to feature reads
+/// ([`GatherOptions::list_yield`]).
+pub const YIELD_PIECE: usize = 4;
 
 impl Default for GatherOptions {
     fn default() -> Self {
@@ -191,6 +283,7 @@ impl Default for GatherOptions {
             read_cost: ReadCostModel::default(),
             priority: IoPriority::Normal,
             activity: None,
+            list_yield: None,
         }
     }
 }
@@ -219,6 +312,9 @@ pub struct Gatherer {
     read_cost: ReadCostModel,
     chunk_bytes: usize,
     activity: Option<Arc<ReadActivity>>,
+    list_yield: Option<std::time::Duration>,
+    /// Whether this gatherer is an init reader beside the executor.
+    init_reader: bool,
 }
 
 /// Default cap of a gatherer's read buffer: 32 MiB (8192 page reads per
@@ -257,6 +353,8 @@ impl Gatherer {
             read_cost: options.read_cost,
             chunk_bytes: DEFAULT_CHUNK_BYTES,
             activity: options.activity.clone(),
+            list_yield: options.list_yield,
+            init_reader: false,
         })
     }
 
@@ -278,6 +376,13 @@ impl Gatherer {
             .files()
             .get(self.features)
             .is_some_and(|f| f.direct)
+    }
+
+    /// Marks this gatherer as an init reader running beside the executor
+    /// (its rounds are what [`GatherStats::read_ns_beside_init`] counts).
+    pub fn as_init_reader(mut self) -> Self {
+        self.init_reader = true;
+        self
     }
 
     /// Counters so far.
@@ -403,11 +508,30 @@ impl Gatherer {
             };
             let started = std::time::Instant::now();
             self.stats.first_read.get_or_insert(started);
-            let in_flight = self.activity.as_deref().map(ReadActivity::enter);
+            let activity = self.activity.as_deref();
+            let lists = activity.map(ReadActivity::list_mark);
+            let init = activity.map(ReadActivity::init_mark);
+            let in_flight = activity.map(ReadActivity::enter);
+            let init_round = activity
+                .filter(|_| self.init_reader)
+                .map(ReadActivity::enter_init);
             self.reader
                 .read_batch_checked(&self.ops, &mut self.buf, &check)?;
-            drop(in_flight);
-            self.stats.read_ns += started.elapsed().as_nanos() as u64;
+            drop((in_flight, init_round));
+            let took = started.elapsed().as_nanos() as u64;
+            self.stats.read_ns += took;
+            if let (Some(a), Some(mark)) = (activity, lists) {
+                if a.lists_since(mark) {
+                    self.stats.read_ns_beside_lists += took;
+                    self.stats.pages_beside_lists += (end_run - first_run) as u64;
+                }
+            }
+            if let (Some(a), Some(mark)) = (activity, init) {
+                if !self.init_reader && a.init_since(mark) {
+                    self.stats.read_ns_beside_init += took;
+                    self.stats.pages_beside_init += (end_run - first_run) as u64;
+                }
+            }
             let bytes_in = self.buf.as_slice();
             while let Some(&(k, pos)) = self.order.get(served) {
                 if k >= end_run {
@@ -602,15 +726,28 @@ impl Gatherer {
             dst,
             allow_eof: true,
         }));
-        if self
-            .activity
-            .as_deref()
-            .is_some_and(ReadActivity::feature_read_in_flight)
-        {
-            self.stats.list_reads_beside_features += spans.len() as u64;
-            self.stats.list_bytes_beside_features += total as u64;
+        let piece = match self.list_yield {
+            Some(_) if self.activity.is_some() => YIELD_PIECE,
+            _ => self.ops.len().max(1),
+        };
+        let mut at = 0;
+        while at < self.ops.len() {
+            let end = (at + piece).min(self.ops.len());
+            if let Some(a) = self.activity.as_deref() {
+                if let Some(max) = self.list_yield {
+                    a.wait_for_gap(max);
+                }
+                if a.feature_read_in_flight() {
+                    self.stats.list_reads_beside_features += (end - at) as u64;
+                    self.stats.list_bytes_beside_features +=
+                        self.ops[at..end].iter().map(|o| o.len as u64).sum::<u64>();
+                }
+            }
+            let in_flight = self.activity.as_deref().map(ReadActivity::enter_lists);
+            self.reader.read_batch(&self.ops[at..end], &mut self.buf)?;
+            drop(in_flight);
+            at = end;
         }
-        self.reader.read_batch(&self.ops, &mut self.buf)?;
         let path = store.path_of(FileKind::Indices);
         let bytes = self.buf.as_slice();
         for (k, &s) in unique.iter().enumerate() {

@@ -209,6 +209,19 @@ pub struct DataArgs {
     /// a depth of 64).
     #[arg(long, default_value_t = ginex::internals::exec::config::DEFAULT_LIST_QUEUE_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub list_queue_depth: u64,
+    /// The nice value (0–19) of ginex's inspector threads that run beside
+    /// the batches under `--pipeline full` (the next superbatch's
+    /// sampling and changesets), so the thread that reaps the feature
+    /// reads runs first when the cores are short; 0 leaves them at the
+    /// process's. Same batches and misses at every value.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=19))]
+    pub inspector_nice: u8,
+    /// Microseconds a piece of neighbour-list reads (4 reads) waits for
+    /// the feature reads in flight to finish before it goes, so the
+    /// inspector's reads fill the gaps between gathers; 0 (the default):
+    /// never waits. Same batches and misses at every value.
+    #[arg(long, default_value_t = 0)]
+    pub list_yield_us: u64,
     /// The device's read cost at queue depth 64, in microseconds: a read,
     /// a page of a small read, a page of a large read. The default is this
     /// project's machine; `ginex bench io STORE` fits a device's and
@@ -331,6 +344,8 @@ impl DataArgs {
             .read_cost(self.read_cost)
             .list_io_priority(self.list_io_priority)
             .list_queue_depth(self.list_queue_depth as usize)
+            .inspector_nice(self.inspector_nice)
+            .list_yield_us(self.list_yield_us)
             .max_batches(self.max_batches)
             .link(self.link_task())
             .link_positives(self.relation_positives(store)?))
@@ -786,7 +801,7 @@ mod tests {
             "lockstep": g.lockstep.name(),
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
-            "list_io_priority": "normal", "list_queue_depth": 64,
+            "list_io_priority": "normal", "list_queue_depth": 64, "inspector_nice": 0, "list_yield_us": 0,
             "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
             // Keys the serde form added to the hand-written copy's.
             "policy": "ginex", "keep_runs": false, "max_batches": null,
@@ -825,8 +840,12 @@ mod tests {
             (d.sequential_reads, d.read_cost)
         );
         assert_eq!(
-            (args.list_io_priority, args.list_queue_depth as usize),
-            (d.list_io_priority, d.list_queue_depth)
+            (
+                args.list_io_priority,
+                args.list_queue_depth as usize,
+                args.inspector_nice
+            ),
+            (d.list_io_priority, d.list_queue_depth, d.inspector_nice)
         );
         assert_eq!(
             (
