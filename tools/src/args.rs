@@ -5,12 +5,12 @@
 //! `size.rs`.
 
 use ginex::internals::cache::{Policy, TABLE};
-use ginex::internals::exec::config::{FirstSuperbatch, Lockstep};
+use ginex::internals::exec::config::Lockstep;
 use ginex::internals::exec::pipeline::Pipeline;
 
 /// `--fanouts`, its type, its display and byte sizes: the parsers the
 /// benchmark harness shares (`ginex_bench::args`).
-pub use ginex_bench::args::{bytes, fanouts, show_fanouts, Fanouts};
+pub use ginex_bench::args::{bytes, fanouts, first_superbatch, show_fanouts, Fanouts};
 
 /// `--eval-fanouts`: as [`fanouts`], its errors naming `--eval-fanouts`.
 pub fn eval_fanouts(s: &str) -> Result<Fanouts, String> {
@@ -131,11 +131,6 @@ pub fn pipeline(s: &str) -> Result<Pipeline, String> {
 /// `--lockstep auto` (auto, rounds, superbatch).
 pub fn lockstep(s: &str) -> Result<Lockstep, String> {
     Lockstep::parse(s).map_err(|e| e.to_string())
-}
-
-/// `--first-superbatch short` (short, full).
-pub fn first_superbatch(s: &str) -> Result<FirstSuperbatch, String> {
-    FirstSuperbatch::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--neg-mode binary` (binary, triplet).

@@ -343,6 +343,7 @@ fn bench_curves_writes_table_json_plot_and_replays_its_own_trace() {
     // A page floor per size: between the distinct pages and the pages the
     // batches touch, falling as the cache grows.
     assert_eq!(v["page_companions"], true);
+    assert_eq!(v["first_superbatch"], "short");
     let floors = v["page_floor"].as_array().unwrap();
     assert_eq!(floors.len(), 3);
     let floor = |f: &serde_json::Value| f["floor"].as_u64().unwrap();
