@@ -778,7 +778,10 @@ fn a_short_first_superbatch_gives_the_same_batches_and_optimal_misses_per_superb
         }
         let got: Vec<u64> = alone.batches.iter().map(|b| b.misses).collect();
         assert_eq!(got, want_misses, "{layout:?}: misses per batch");
-        assert_eq!(alone.init_reads, want_init, "{layout:?}: init reads");
+        // (The executor skips init rows its slots still hold, so it may
+        // read fewer than the plan counts.)
+        assert_eq!(alone.optimal_init_reads, want_init, "{layout:?}: init reads");
+        assert!(alone.init_reads <= want_init, "{layout:?}");
     }
     assert_eq!(
         seen_by[0], seen_by[1],
