@@ -780,7 +780,10 @@ fn a_short_first_superbatch_gives_the_same_batches_and_optimal_misses_per_superb
         assert_eq!(got, want_misses, "{layout:?}: misses per batch");
         // (The executor skips init rows its slots still hold, so it may
         // read fewer than the plan counts.)
-        assert_eq!(alone.optimal_init_reads, want_init, "{layout:?}: init reads");
+        assert_eq!(
+            alone.optimal_init_reads, want_init,
+            "{layout:?}: init reads"
+        );
         assert!(alone.init_reads <= want_init, "{layout:?}");
     }
     assert_eq!(
