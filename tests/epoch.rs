@@ -679,7 +679,8 @@ fn superbatch_lockstep_gives_the_batches_of_rounds_and_reads_less() {
     let mut results = Vec::new();
     for lockstep in [Lockstep::Rounds, Lockstep::Superbatch] {
         let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join(lockstep.name()));
-        // 60 batches in superbatches of 40: rounds of 16 against one round.
+        // 60 batches in superbatches of up to 40 (16, 32 and 12 under the
+        // short first layout): rounds of 16 against one round each.
         cfg.batch_size = 10;
         cfg.neighbor_cache_bytes = 4_000;
         cfg.neighbor_cache = Some(dir.path().join("small.ncache"));
