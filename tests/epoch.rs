@@ -735,7 +735,8 @@ fn superbatch_lockstep_gives_the_batches_of_rounds_and_reads_less() {
     let mut results = Vec::new();
     for lockstep in [Lockstep::Rounds, Lockstep::Superbatch] {
         let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join(lockstep.name()));
-        // 60 batches in superbatches of 40: rounds of 16 against one round.
+        // 60 batches in superbatches of up to 40 (16, 32 and 12 under the
+        // short first layout): rounds of 16 against one round each.
         cfg.batch_size = 10;
         cfg.neighbor_cache_bytes = 4_000;
         cfg.neighbor_cache = Some(dir.path().join("small.ncache"));
@@ -777,4 +778,78 @@ fn superbatch_lockstep_gives_the_batches_of_rounds_and_reads_less() {
     common::ginex_options(&mut cfg).lockstep = Lockstep::Rounds;
     let p = plan_epoch(&store, &cfg, 1 << 30, ExplicitSizes::default(), 0).unwrap();
     assert_eq!((p.lockstep.mode.as_str(), p.lockstep_bytes), ("rounds", 0));
+}
+
+/// A short first superbatch (16 batches, then doubling up to
+/// `--superbatch`) gathers the batches the full layout gathers, byte for
+/// byte; its misses are Belady's optimum per superbatch of its own layout
+/// (each superbatch planned alone, from an empty cache, equals
+/// `compute_changesets` of that superbatch's batches), and with the
+/// defaults (carry-over, the reuse prior, page companions) the inspector's
+/// optimum; every superbatch writes its own pair of runtime files.
+#[test]
+fn a_short_first_superbatch_gives_the_same_batches_and_optimal_misses_per_superbatch() {
+    use ginex::internals::cache::belady::compute_changesets;
+    use ginex::internals::exec::config::FirstSuperbatch;
+
+    let (dir, store) = common::small_epoch_store();
+    let config = |layout: FirstSuperbatch, standalone: bool| {
+        let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join(layout.name()));
+        // 60 batches of 10 seeds, in superbatches of 40.
+        (cfg.batch_size, cfg.max_batches) = (10, Some(60));
+        let g = common::ginex_options(&mut cfg);
+        (g.superbatch, g.first_superbatch, g.keep_runs) = (40, layout, true);
+        if standalone {
+            (g.carry_over, g.reuse_prior, g.page_companions) = (false, false, false);
+        }
+        cfg
+    };
+    let mut seen_by = Vec::new();
+    for layout in FirstSuperbatch::ALL {
+        let bounds = layout.bounds(60, 40);
+        let (r, seen) = run(&store, &config(layout, false));
+        assert_eq!(r.superbatches, bounds.len() as u64, "{layout:?}");
+        assert_eq!(kept_files(&r).len(), 2 * bounds.len(), "{layout:?}");
+        assert_eq!(r.misses(), r.optimal_total(), "{layout:?}");
+        let per_batch: Vec<u64> = r.batches.iter().map(|b| b.misses).collect();
+        assert_eq!(per_batch, r.optimal_misses, "{layout:?}");
+        seen_by.push(seen);
+
+        let cfg = config(layout, true);
+        let mut ids = Vec::new();
+        let alone = run_epoch(&store, &cfg, &mut |b| {
+            ids.push(b.ids.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(ids.len(), 60);
+        let (mut want_init, mut want_misses) = (0, Vec::new());
+        for sb in &bounds {
+            let cs = compute_changesets(
+                &ids[sb.start as usize..sb.end as usize],
+                cfg.feature_cache_rows,
+                1,
+            );
+            want_init += cs.init_reads;
+            want_misses.extend_from_slice(&cs.misses);
+        }
+        let got: Vec<u64> = alone.batches.iter().map(|b| b.misses).collect();
+        assert_eq!(got, want_misses, "{layout:?}: misses per batch");
+        // (The executor skips init rows its slots still hold, so it may
+        // read fewer than the plan counts.)
+        assert_eq!(
+            alone.optimal_init_reads, want_init,
+            "{layout:?}: init reads"
+        );
+        assert!(alone.init_reads <= want_init, "{layout:?}");
+    }
+    assert_eq!(
+        seen_by[0], seen_by[1],
+        "short and full gathered other batches"
+    );
+    assert_eq!(
+        FirstSuperbatch::Short.bounds(60, 40).len(),
+        3,
+        "16, 32 and 12 batches"
+    );
 }

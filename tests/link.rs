@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use ginex::internals::cache::belady::{PageGroups, ReusePrior};
 use ginex::internals::cache::Policy;
+use ginex::internals::exec::config::FirstSuperbatch;
 use ginex::internals::exec::curves::{replay, CurvePolicy, ReplayConfig, StaticRanks, Trace};
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
@@ -87,6 +88,7 @@ fn every_policy_gathers_identical_link_batches_and_ginex_is_belady_optimal() {
     let config = ReplayConfig {
         num_nodes: store.num_nodes(),
         superbatch: 5,
+        first_superbatch: FirstSuperbatch::Full,
         prior: ReusePrior::of_store(&store).unwrap(),
         page_companions: PageGroups::of(store.layout().rows_per_page() as u64),
     };

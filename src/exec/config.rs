@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer};
 use crate::cache::{DynamicKind, Kind, Policy};
 use crate::error::{Error, Result};
 pub use crate::inspect::lockstep::Lockstep;
+pub use crate::inspect::superbatches::FirstSuperbatch;
 
 /// What an epoch runs: the cache policy with its own options, then the
 /// sampling, the caches' sizes, the I/O options and the run files.
@@ -251,6 +252,12 @@ fn task_name<S: Serializer>(
 pub struct GinexOptions {
     /// Batches per superbatch.
     pub superbatch: u64,
+    /// How long the first superbatches are: `short` (the default) starts
+    /// the epoch with a short one and doubles up to [`superbatch`](Self::superbatch),
+    /// so the first batch waits for a short sampling and changesets;
+    /// `full` cuts every superbatch at `superbatch` (for comparison). The
+    /// same batches either way; misses are optimal per superbatch.
+    pub first_superbatch: FirstSuperbatch,
     /// k of the k-hop approximation (1: exact changesets).
     pub changeset_every: usize,
     /// How the inspector overlaps the executor.
@@ -284,12 +291,13 @@ pub struct GinexOptions {
 }
 
 /// Exact changesets over superbatches of [`DEFAULT_SUPERBATCH`] batches
-/// under the `full` pipeline, with carry-over, the reuse prior and page
+/// (the first ones short) under the `full` pipeline, with carry-over, the reuse prior and page
 /// companions; runtime files removed.
 impl Default for GinexOptions {
     fn default() -> Self {
         GinexOptions {
             superbatch: DEFAULT_SUPERBATCH,
+            first_superbatch: FirstSuperbatch::Short,
             changeset_every: 1,
             pipeline: Pipeline::default(),
             carry_over: true,

@@ -37,7 +37,7 @@ use crate::cache::belady::{cheapest_plan, PageGroups, ReusePrior};
 use crate::cache::static_policy::{top_k, top_presampled};
 use crate::cache::{DynamicKind, Policy};
 use crate::error::{Error, Result};
-use crate::exec::config::CacheConfig;
+use crate::exec::config::{CacheConfig, FirstSuperbatch};
 use crate::import::npy::{NpyFile, NpyType};
 use crate::import::npy_write::NpyWriter;
 use crate::sample::sampler::EpochSampler;
@@ -464,6 +464,9 @@ pub struct ReplayConfig {
     pub num_nodes: u64,
     /// Batches per superbatch for `ginex` (0 = the whole trace).
     pub superbatch: usize,
+    /// Where `ginex`'s superbatches start (as the executor's
+    /// `first_superbatch`: the same [`FirstSuperbatch::bounds`]).
+    pub first_superbatch: FirstSuperbatch,
     /// How `ginex` ranks nodes beyond a superbatch (as the executor's
     /// `reuse_prior`: [`ReusePrior::from_out_degrees`] or none).
     pub prior: ReusePrior,
@@ -563,13 +566,13 @@ fn replay_ginex(
     config: &ReplayConfig,
 ) -> Result<RunCounts> {
     let batches: Vec<&[u64]> = trace.batches().collect();
-    let per_sb = match config.superbatch {
-        0 => batches.len().max(1),
-        n => n,
-    };
     let mut counts = RunCounts::default();
     let mut carried: Vec<u64> = Vec::new();
-    for sb in batches.chunks(per_sb) {
+    let bounds = config
+        .first_superbatch
+        .bounds(batches.len() as u64, config.superbatch as u64);
+    for range in bounds {
+        let sb = &batches[range.start as usize..range.end as usize];
         let cs = cheapest_plan(
             sb,
             capacity,

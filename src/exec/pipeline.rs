@@ -198,7 +198,9 @@ impl PriorTime {
     }
 }
 
-/// The superbatches of an epoch of `total` batches of `run`.
+/// The superbatches of an epoch of `total` batches of `run`, cut where
+/// [`FirstSuperbatch::bounds`](crate::exec::config::FirstSuperbatch::bounds)
+/// cuts them (as the policy lab's simulator does).
 fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
     let (config, ginex) = (run.config, run.ginex);
     let per_sb = ginex.superbatch.max(1);
@@ -222,20 +224,21 @@ fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
     };
     let companions =
         PageGroups::of_sections(run.store.feature_sections()).filter(|_| ginex.page_companions);
-    (0..total.div_ceil(per_sb))
-        .map(|sb| {
-            let first = sb * per_sb;
-            SuperbatchSpec {
-                index: sb,
-                first_batch: first,
-                num_batches: per_sb.min(total - first),
-                workers: config.workers.max(1),
-                lockstep: ginex.lockstep,
-                capacity: config.feature_cache_rows,
-                every: ginex.changeset_every.max(1),
-                page_companions: companions.clone(),
-                run: params.clone(),
-            }
+    ginex
+        .first_superbatch
+        .bounds(total, per_sb)
+        .into_iter()
+        .enumerate()
+        .map(|(sb, batches)| SuperbatchSpec {
+            index: sb as u64,
+            first_batch: batches.start,
+            num_batches: batches.end - batches.start,
+            workers: config.workers.max(1),
+            lockstep: ginex.lockstep,
+            capacity: config.feature_cache_rows,
+            every: ginex.changeset_every.max(1),
+            page_companions: companions.clone(),
+            run: params.clone(),
         })
         .collect()
 }

@@ -215,6 +215,9 @@ pub struct PlanRequest {
     /// What the probed batches touched: the neighbor cache's share is
     /// chosen on them (None: [`DEFAULT_NEIGHBOR_SHARE`]).
     pub probe: Option<ProbeAccesses>,
+    /// The store's out-degrees where the caller counted them already
+    /// (beside the probe); None: the plan counts them where it needs them.
+    pub out_degrees: Option<Vec<u32>>,
 }
 
 /// How a budget is spent; its serde form is the report's `memory_plan`
@@ -398,10 +401,17 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         (None, _) if !uses_ncache => (0, None),
         // Measured when the feature cache's size is left to the plan too.
         (None, Some(probe)) if uses_cache && req.feature_cache_bytes.is_none() => {
-            let out_degrees = crate::sample::neighbor_cache::out_degrees(store)?;
+            let counted;
+            let out_degrees = match &req.out_degrees {
+                Some(d) => d,
+                None => {
+                    counted = crate::sample::neighbor_cache::out_degrees(store)?;
+                    &counted
+                }
+            };
             let split = choose_split(
                 store,
-                &out_degrees,
+                out_degrees,
                 probe,
                 caches,
                 topology_bytes,
@@ -409,7 +419,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
             )?;
             if ginex.is_some_and(|g| g.reuse_prior) {
                 reuse_prior = Some(std::sync::Arc::new(ReusePrior::from_out_degrees(
-                    &out_degrees,
+                    out_degrees,
                 )));
             }
             (split.neighbor_bytes, Some(split))
@@ -575,7 +585,23 @@ pub fn plan_epoch_with(
     let link = crate::exec::epoch::link_epoch(&source, store, config)?;
     let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train, link.as_ref())?;
     let mut probe = ProbeAccesses::default();
-    let ws = WorkingSet::probe_with(&sampler, PROBE_BATCHES, &mut probe)?;
+    // The split needs the out-degrees (a pass over the topology) where the
+    // plan sizes both caches: counted beside the probe's batches, whose
+    // list reads it would otherwise wait behind.
+    let counts_degrees = !matches!(config.cache, CacheConfig::Mmap | CacheConfig::None)
+        && explicit.neighbor_cache_bytes.is_none()
+        && explicit.feature_cache_bytes.is_none();
+    let (ws, out_degrees) = std::thread::scope(|scope| {
+        let degrees = counts_degrees
+            .then(|| scope.spawn(|| crate::sample::neighbor_cache::out_degrees(store)));
+        let ws = WorkingSet::probe_with(&sampler, PROBE_BATCHES, &mut probe);
+        let degrees = degrees.map(|d| {
+            d.join()
+                .unwrap_or_else(|_| Err(Error::internal("out-degree thread panicked")))
+        });
+        (ws, degrees)
+    });
+    let (ws, out_degrees) = (ws?, out_degrees.transpose()?);
     let batches = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
@@ -598,6 +624,7 @@ pub fn plan_epoch_with(
         neighbor_cache_bytes: explicit.neighbor_cache_bytes,
         extra_bytes: extra_bytes(&ws),
         probe: Some(probe),
+        out_degrees,
     };
     plan(store, &req, ws)
 }

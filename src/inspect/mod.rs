@@ -5,3 +5,4 @@
 pub mod lockstep;
 pub mod runfile;
 pub mod superbatch;
+pub mod superbatches;

@@ -10,7 +10,7 @@ use ginex::internals::exec::pipeline::Pipeline;
 
 /// `--fanouts`, its type, its display and byte sizes: the parsers the
 /// benchmark harness shares (`ginex_bench::args`).
-pub use ginex_bench::args::{bytes, fanouts, show_fanouts, Fanouts};
+pub use ginex_bench::args::{bytes, fanouts, first_superbatch, show_fanouts, Fanouts};
 
 /// `--eval-fanouts`: as [`fanouts`], its errors naming `--eval-fanouts`.
 pub fn eval_fanouts(s: &str) -> Result<Fanouts, String> {

@@ -12,7 +12,7 @@ use crate::machine::{machine_description, peak_rss_bytes};
 use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::builder::EpochConfigBuilder;
-use ginex::internals::exec::config::{CacheConfig, GinexOptions, Lockstep};
+use ginex::internals::exec::config::{CacheConfig, FirstSuperbatch, GinexOptions, Lockstep};
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{ExplicitSizes, MemoryPlan};
@@ -155,6 +155,13 @@ pub struct DataArgs {
     /// (`--pipeline full`); for comparison: the same bytes either way.
     #[arg(long)]
     pub first_init_after_sampling: bool,
+    /// How long the ginex epoch's first superbatches are: short, the
+    /// default (16 batches, then twice the one before up to --superbatch,
+    /// so the first batch waits for a short sampling and changesets); full
+    /// (every superbatch --superbatch batches; for comparison). The same
+    /// batches either way; misses are optimal per superbatch.
+    #[arg(long, default_value = "short", value_parser = crate::args::first_superbatch)]
+    pub first_superbatch: FirstSuperbatch,
     /// k of the k-hop approximation (ginex).
     #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
     pub changeset_every: usize,
@@ -319,6 +326,7 @@ impl DataArgs {
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
             early_first_init: !self.first_init_after_sampling,
+            first_superbatch: self.first_superbatch,
             lockstep: self.lockstep,
             ..GinexOptions::default()
         };
@@ -574,8 +582,9 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
     );
     if let Some(g) = config.cache.ginex() {
         eprintln!(
-            "  superbatch {} batches, pipeline {}, carry-over {}, reuse prior {}, lockstep {}",
+            "  superbatch {} batches (first {}), pipeline {}, carry-over {}, reuse prior {}, lockstep {}",
             g.superbatch,
+            g.first_superbatch.name(),
             g.pipeline.name(),
             if g.carry_over { "on" } else { "off" },
             if g.reuse_prior { "out-degree" } else { "none" },
@@ -798,7 +807,7 @@ mod tests {
             "changeset_every": g.changeset_every, "seed": config.seed, "epoch": config.epoch,
             "pipeline": g.pipeline.name(), "carry_over": g.carry_over, "reuse_prior": g.reuse_prior,
             "page_companions": g.page_companions, "early_first_init": g.early_first_init,
-            "lockstep": g.lockstep.name(),
+            "first_superbatch": g.first_superbatch.name(), "lockstep": g.lockstep.name(),
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
             "list_io_priority": "normal", "list_queue_depth": 64, "inspector_nice": 0, "list_yield_us": 0,

@@ -66,6 +66,11 @@ pub struct InspectArgs {
     /// Which superbatch of the epoch.
     #[arg(long, default_value_t = 0)]
     pub index: u64,
+    /// Where the epoch's superbatches start, as `ginex epoch
+    /// --first-superbatch`: short (16 batches, doubling up to
+    /// --superbatch) or full (every one --superbatch batches).
+    #[arg(long, default_value = "short", value_parser = crate::args::first_superbatch)]
+    pub first_superbatch: ginex::internals::exec::config::FirstSuperbatch,
     /// Feature cache size in bytes (rows = bytes / row bytes), the unit of
     /// `ginex epoch` and `ginex train`.
     #[arg(long, value_parser = crate::args::bytes, required_unless_present = "feature_cache_rows")]
@@ -196,19 +201,26 @@ pub fn run_inspect(args: &InspectArgs, out: &mut dyn Write) -> Result<()> {
     };
     let v = with_source(&store, &args.lists, |src| {
         let sampler = epoch_sampler(src, &store, &train, a, args.epoch)?;
-        let first = args.index * args.superbatch;
-        if first >= sampler.num_batches() {
+        // Cut where `ginex epoch` cuts the epoch.
+        let bounds = args
+            .first_superbatch
+            .bounds(sampler.num_batches(), args.superbatch);
+        let Some(batches) = bounds.get(args.index as usize).cloned() else {
             return Err(Error::invalid_argument(format!(
-                "superbatch {} starts at batch {first} but the epoch has {} batches",
+                "--index {}: the epoch's {} batches make {} superbatches of up to {} batches (first {})",
                 args.index,
-                sampler.num_batches()
+                sampler.num_batches(),
+                bounds.len(),
+                args.superbatch,
+                args.first_superbatch.name(),
             )));
-        }
+        };
+        let first = batches.start;
         let (fanouts, relation_fanouts) = sampler.fanouts.stamp();
         let spec = SuperbatchSpec {
             index: args.index,
             first_batch: first,
-            num_batches: args.superbatch.min(sampler.num_batches() - first),
+            num_batches: batches.end - first,
             workers,
             lockstep: ginex::internals::exec::config::Lockstep::Rounds,
             capacity,

@@ -810,3 +810,65 @@ fn negative_fanouts_are_accepted_as_written() {
     let bad = GinexCli::try_parse_from(["ginex", "epoch", "S", "--fanouts", "-2,1"]);
     assert!(bad.is_err(), "-2 is not a fanout");
 }
+
+/// `ginex inspect --index I` inspects the superbatch `ginex epoch` runs as
+/// superbatch I: under the default short layout superbatch 1 of
+/// superbatches of 40 is batches 16..48; under `full`, 40 to the end;
+/// an index past the epoch's superbatches is refused, naming their count.
+#[test]
+fn inspect_cuts_the_epoch_where_epoch_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("g");
+    // 2000 nodes, about 30 % train: about 60 batches of 10 seeds.
+    gen(&[
+        "--nodes",
+        "2000",
+        "--avg-degree",
+        "4",
+        "--dim",
+        "4",
+        "--split",
+        "0.3,0.1,0.1",
+        "--out",
+        store.to_str().unwrap(),
+    ]);
+    let inspect = |layout: &str, index: &str| {
+        let out_dir = dir.path().join(format!("runs-{layout}-{index}"));
+        let cli = GinexCli::try_parse_from([
+            "ginex",
+            "inspect",
+            store.to_str().unwrap(),
+            "--batch-size",
+            "10",
+            "--fanouts",
+            "3,3",
+            "--superbatch",
+            "40",
+            "--feature-cache-rows",
+            "50",
+            "--first-superbatch",
+            layout,
+            "--index",
+            index,
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .unwrap();
+        let mut out = Vec::new();
+        ginex_run(cli, &mut out).map(|()| serde_json::from_slice::<Value>(&out).unwrap())
+    };
+    let short = inspect("short", "1").unwrap();
+    assert_eq!(
+        (short["first_batch"].as_u64(), short["batches"].as_u64()),
+        (Some(16), Some(32))
+    );
+    let full = inspect("full", "1").unwrap();
+    assert_eq!(full["first_batch"].as_u64(), Some(40));
+    let rest = full["batches"].as_u64().unwrap();
+    assert!((1..=40).contains(&rest), "{full}");
+    let err = inspect("full", "2").unwrap_err().to_string();
+    assert!(
+        err.contains("--index 2") && err.contains("2 superbatches"),
+        "{err}"
+    );
+}

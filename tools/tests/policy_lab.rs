@@ -8,7 +8,7 @@ mod common;
 
 use ginex::internals::cache::belady::{PageGroups, ReusePrior};
 use ginex::internals::cache::Policy;
-use ginex::internals::exec::config::{CacheConfig, GinexOptions};
+use ginex::internals::exec::config::{CacheConfig, FirstSuperbatch, GinexOptions};
 use ginex::internals::exec::curves::{
     offsets_path, replay, sample_trace, CurvePolicy, ReplayConfig, StaticRanks, Trace, TraceSpec,
 };
@@ -88,6 +88,7 @@ fn simulator_equals_the_executor_for_every_policy_at_two_sizes() {
     let config = ReplayConfig {
         num_nodes: store.num_nodes(),
         superbatch: 4,
+        first_superbatch: FirstSuperbatch::Full,
         prior: ReusePrior::of_store(&store).unwrap(),
         // The executor's default on this layout.
         page_companions: PageGroups::of(store.layout().rows_per_page() as u64),
@@ -142,6 +143,73 @@ fn simulator_equals_the_executor_for_every_policy_at_two_sizes() {
     }
 }
 
+/// Under either superbatch layout (a short first superbatch that doubles
+/// up to the configured size, or every superbatch full) the simulator
+/// cuts the trace where the executor does, so its misses are the
+/// executor's, batch for batch; the short layout cuts more superbatches.
+#[test]
+fn simulator_equals_the_executor_under_both_superbatch_layouts() {
+    let (dir, store) = setup();
+    let topo = InMemoryTopology::load(&store).unwrap();
+    // Batches of 10 seeds: 60 batches, in superbatches of 40.
+    let spec = TraceSpec {
+        batch_size: 10,
+        fanouts: vec![5, 3].into(),
+        seed: SEED,
+        epoch: EPOCH,
+        epochs: 1,
+        max_batches: Some(60),
+        workers: 2,
+    };
+    let trace = sample_trace(&store, &topo, &spec).unwrap();
+    assert_eq!(trace.num_batches(), 60);
+    let mut superbatches = Vec::new();
+    for layout in FirstSuperbatch::ALL {
+        let config = ReplayConfig {
+            num_nodes: store.num_nodes(),
+            superbatch: 40,
+            first_superbatch: layout,
+            prior: ReusePrior::of_store(&store).unwrap(),
+            page_companions: PageGroups::of(store.layout().rows_per_page() as u64),
+        };
+        for (rows, every) in [(150, 1), (600, 1), (150, 3)] {
+            let mut cfg = epoch_config(Policy::Ginex, rows, &dir.path().join("runs"));
+            cfg.batch_size = 10;
+            cfg.max_batches = Some(60);
+            let g = cfg.cache.ginex_mut().unwrap();
+            (g.superbatch, g.first_superbatch, g.changeset_every) = (40, layout, every);
+            let mut gathered = Vec::new();
+            let report = run_epoch(&store, &cfg, &mut |b| {
+                gathered.push(b.ids.to_vec());
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(Trace::from_batches(&gathered), trace, "{layout:?}");
+            let sim = replay(
+                &trace,
+                CurvePolicy::Ginex { every },
+                rows,
+                &config,
+                &StaticRanks::default(),
+            )
+            .unwrap();
+            let measured: Vec<u64> = report.batches.iter().map(|b| b.misses).collect();
+            assert_eq!(
+                sim.batch_misses, measured,
+                "{layout:?} at {rows} rows, every {every}"
+            );
+            assert_eq!(
+                sim.init_misses, report.init_reads,
+                "{layout:?} at {rows} rows"
+            );
+            assert_eq!(report.superbatches, layout.bounds(60, 40).len() as u64);
+        }
+        superbatches.push(layout.bounds(60, 40).len());
+    }
+    // Short: 16, 32, 12 batches; full: 40, 20.
+    assert_eq!(superbatches, vec![3, 2]);
+}
+
 /// Random traces: batches of distinct ids below 40.
 fn traces() -> impl Strategy<Value = Vec<Vec<u64>>> {
     proptest::collection::vec(
@@ -164,6 +232,7 @@ proptest! {
         let config = ReplayConfig {
             num_nodes: 40,
             superbatch: 0,
+            first_superbatch: FirstSuperbatch::Full,
             prior: ReusePrior::none(),
             page_companions: None,
         };
@@ -227,6 +296,7 @@ fn args(store: &std::path::Path, dir: &std::path::Path) -> CurvesBenchArgs {
         epochs: 2,
         batches: None,
         superbatch: 0,
+        first_superbatch: FirstSuperbatch::Short,
         no_reuse_prior: false,
         no_page_companions: false,
         presc_rounds: 1,
@@ -273,6 +343,7 @@ fn bench_curves_writes_table_json_plot_and_replays_its_own_trace() {
     // A page floor per size: between the distinct pages and the pages the
     // batches touch, falling as the cache grows.
     assert_eq!(v["page_companions"], true);
+    assert_eq!(v["first_superbatch"], "short");
     let floors = v["page_floor"].as_array().unwrap();
     assert_eq!(floors.len(), 3);
     let floor = |f: &serde_json::Value| f["floor"].as_u64().unwrap();
@@ -333,6 +404,7 @@ fn k_hop_can_beat_batch_exact_belady_so_it_is_not_a_lower_bound_case() {
     let config = ReplayConfig {
         num_nodes: 3,
         superbatch: 0,
+        first_superbatch: FirstSuperbatch::Full,
         prior: ReusePrior::none(),
         page_companions: None,
     };

@@ -1,5 +1,6 @@
 //! The clap value parsers the benchmarks share with the CLI's commands
-//! (which re-export them from `ginex_cli::args`): `--fanouts` and byte sizes.
+//! (which re-export them from `ginex_cli::args`): `--fanouts`, byte sizes and
+//! `--first-superbatch`.
 
 /// Neighbors per hop, seeds' hop first (-1 = all), for all relations or
 /// per relation ([`ginex::internals::sample::fanouts`]).
@@ -18,6 +19,14 @@ pub fn show_fanouts(f: &Fanouts) -> String {
         Some(u) => format!("{u:?}"),
         None => f.to_string(),
     }
+}
+
+/// `--first-superbatch short` (short, full): `ginex epoch`'s and the
+/// policy lab's superbatch layout.
+pub fn first_superbatch(
+    s: &str,
+) -> Result<ginex::internals::exec::config::FirstSuperbatch, String> {
+    ginex::internals::exec::config::FirstSuperbatch::parse(s).map_err(|e| e.to_string())
 }
 
 /// A byte size: `4096`, `512MiB`, `2GiB`.

@@ -16,6 +16,7 @@ use crate::report::sorted_json;
 use crate::svg::{line_chart, Series};
 use ginex::internals::cache::belady::{PageGroups, ReusePrior};
 use ginex::internals::error::{Error, Result};
+use ginex::internals::exec::config::FirstSuperbatch;
 use ginex::internals::exec::curves::{
     curves, distinct_ids, offsets_path, sample_trace, CurvePoint, CurvePolicy, ReplayConfig,
     StaticRanks, Trace, TraceSpec,
@@ -63,6 +64,11 @@ pub struct CurvesBenchArgs {
     /// Belady optimum; `ginex epoch` uses 100).
     #[arg(long, default_value_t = 0)]
     pub superbatch: usize,
+    /// Where ginex's superbatches start, as `ginex epoch
+    /// --first-superbatch`: short (16 batches, doubling up to
+    /// --superbatch) or full. Nothing changes under --superbatch 0.
+    #[arg(long, default_value = "short", value_parser = crate::args::first_superbatch)]
+    pub first_superbatch: FirstSuperbatch,
     /// Replay ginex without the out-degree reuse prior (superbatch-local
     /// Belady, as `ginex epoch --no-reuse-prior`).
     #[arg(long)]
@@ -247,6 +253,7 @@ impl CurvesRun {
         let config = ReplayConfig {
             num_nodes: store.num_nodes(),
             superbatch: args.superbatch,
+            first_superbatch: args.first_superbatch,
             prior,
             page_companions: PageGroups::of_sections(store.feature_sections())
                 .filter(|_| !args.no_page_companions),
@@ -368,7 +375,7 @@ impl CurvesRun {
             policies.len(),
             args.sizes.len(),
             (trace.accesses() as f64 * points.len() as f64) / replay_secs.max(1e-9) / 1e6,
-            if args.superbatch == 0 { "= whole trace".to_string() } else { format!("{} batches", args.superbatch) },
+            if args.superbatch == 0 { "= whole trace".to_string() } else { format!("{} batches (first {})", args.superbatch, args.first_superbatch.name()) },
             if config.prior.is_some() { "out-degree" } else { "none" }
         )
         .map_err(w)?;
@@ -474,6 +481,7 @@ impl CurvesRun {
                 distinct_ids: self.distinct,
             },
             superbatch: args.superbatch,
+            first_superbatch: args.first_superbatch,
             reuse_prior: config.prior.is_some(),
             page_companions: config.page_companions.is_some(),
             page_floor: self
@@ -549,6 +557,7 @@ struct CurvesDoc<'a> {
     nodes: u64,
     trace: TraceDoc<'a>,
     superbatch: usize,
+    first_superbatch: FirstSuperbatch,
     reuse_prior: bool,
     page_companions: bool,
     page_floor: Vec<FloorDoc>,
