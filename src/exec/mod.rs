@@ -17,6 +17,7 @@ pub mod mmap;
 pub mod page_floor;
 pub mod pipeline;
 pub mod plan;
+mod prepared;
 mod read_ahead;
 pub mod report;
 mod rows;

@@ -56,23 +56,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::cache::belady::{fresh_init, Changesets, FreshInit, PageGroups, ReusePrior, Update};
+use crate::cache::belady::{fresh_init, FreshInit, ReusePrior, Update};
 use crate::cache::feature_cache::{FeatureCache, RowSource};
 use crate::error::{Error, Result};
 use crate::exec::access_summary::AccessSummary;
 pub use crate::exec::config::Pipeline;
 use crate::exec::config::{EpochConfig, GinexOptions};
+use crate::exec::prepared::{superbatch_specs, Prepared, PriorTime};
 use crate::exec::read_ahead::{plan_read_ahead, ReadAhead};
 use crate::exec::report::{BatchStat, EpochBatch, EpochReport};
 use crate::exec::rows::GatherRows;
 use crate::exec::staged_init::{
     chunks_in_page_order, join_reader, spawn_reader, with_staged_init, Arrivals, InitChunk,
 };
-use crate::format::runtime::LinkStamp;
 use crate::format::sections::FeatureSections;
 use crate::inspect::superbatch::{
-    precompute_changesets, sample_superbatch_with, OwnedFiles, RunParams, SampledRecord,
-    SampledSuperbatch, SuperbatchReader, SuperbatchSpec,
+    precompute_changesets, sample_superbatch_with, OwnedFiles, SampledRecord, SampledSuperbatch,
+    SuperbatchReader, SuperbatchSpec,
 };
 use crate::io::cpu_time::{Role, RoleGuard};
 use crate::sample::sampler::{decode_hops_with, EpochSampler};
@@ -132,115 +132,6 @@ impl Schedule {
             staged_init,
         }
     }
-}
-
-/// A superbatch whose changesets are computed and written. Its records
-/// and updates stay in its files (the executor streams them); it keeps
-/// only what the executor looks ahead with.
-struct Prepared {
-    spec: SuperbatchSpec,
-    /// Removed when dropped, unless the run keeps its runtime files.
-    files: OwnedFiles,
-    /// `C[0]`, for the read-ahead of the superbatch before it.
-    init: Vec<u64>,
-    /// The changesets' statistics (`updates` and `final_cache` emptied).
-    stats: Changesets,
-    /// Which batches use the rows of the init and of the final cache.
-    summary: AccessSummary,
-    sample_time: Duration,
-    changeset_time: Duration,
-    /// Time the changesets ran with no sampling beside them.
-    changeset_exposed: Duration,
-    /// The reuse prior's time and the part of it not hidden behind S(0)
-    /// (the first superbatch carries them; zero on the others).
-    prior: PriorTime,
-}
-
-impl Prepared {
-    /// Adds the inspector's times and the changesets' statistics to `report`.
-    fn account(&self, report: &mut EpochReport) {
-        report.sample += self.sample_time;
-        report.changeset += self.changeset_time;
-        report.changeset_exposed += self.changeset_exposed;
-        report.reuse_prior += self.prior.took;
-        report.reuse_prior_exposed += self.prior.exposed;
-        report.optimal_misses.extend_from_slice(&self.stats.misses);
-        report.optimal_init_reads += self.stats.init_reads;
-        report.superbatches += 1;
-        report.paged_superbatches += u64::from(self.stats.paged);
-        report.planned_page_reads += self.stats.page_reads.unwrap_or(0);
-    }
-}
-
-/// The reuse prior's time, and the part of it that nothing hid.
-#[derive(Debug, Clone, Copy, Default)]
-struct PriorTime {
-    took: Duration,
-    exposed: Duration,
-}
-
-impl PriorTime {
-    /// Computed alone: all of it is exposed.
-    fn alone(took: Duration) -> PriorTime {
-        PriorTime {
-            took,
-            exposed: took,
-        }
-    }
-
-    /// Computed beside S(0), ending at `ended`: the part that ran on after
-    /// S(0) finished (`sampled_at`) is exposed.
-    fn beside(took: Duration, ended: Instant, sampled_at: Instant) -> PriorTime {
-        PriorTime {
-            took,
-            exposed: ended.saturating_duration_since(sampled_at).min(took),
-        }
-    }
-}
-
-/// The superbatches of an epoch of `total` batches of `run`, cut where
-/// [`FirstSuperbatch::bounds`](crate::exec::config::FirstSuperbatch::bounds)
-/// cuts them (as the policy lab's simulator does).
-fn specs(run: &GinexRun<'_>, total: u64) -> Vec<SuperbatchSpec> {
-    let (config, ginex) = (run.config, run.ginex);
-    let per_sb = ginex.superbatch.max(1);
-    let (fanouts, relation_fanouts) = run.sampler.fanouts.stamp();
-    let params = RunParams {
-        store_id: crate::sample::neighbor_cache::store_identity(run.store),
-        seed: config.seed,
-        epoch: config.epoch,
-        seed_order: RunParams::seed_order_of(config.seed_nodes.as_deref()),
-        batch_size: config.batch_size as u64,
-        fanouts,
-        relation_fanouts,
-        sampler: run.sampler.fanouts.sampler_stamp(),
-        carry_over: ginex.carry_over,
-        reuse_prior: ginex.reuse_prior,
-        link: run.sampler.link.as_ref().map(|l| LinkStamp {
-            neg: l.task.neg as u64,
-            undirected: l.task.undirected,
-            own_edges_kept: l.task.exclude == crate::sample::link::LinkExclude::Nothing,
-        }),
-    };
-    let companions =
-        PageGroups::of_sections(run.store.feature_sections()).filter(|_| ginex.page_companions);
-    ginex
-        .first_superbatch
-        .bounds(total, per_sb)
-        .into_iter()
-        .enumerate()
-        .map(|(sb, batches)| SuperbatchSpec {
-            index: sb as u64,
-            first_batch: batches.start,
-            num_batches: batches.end - batches.start,
-            workers: config.workers.max(1),
-            lockstep: ginex.lockstep,
-            capacity: config.feature_cache_rows,
-            every: ginex.changeset_every.max(1),
-            page_companions: companions.clone(),
-            run: params.clone(),
-        })
-        .collect()
 }
 
 /// The inspector side: samples superbatches, and precomputes their
@@ -981,7 +872,7 @@ pub(crate) fn run_ginex(
     let total = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
-    let specs = specs(run, total);
+    let specs = superbatch_specs(run.config, run.ginex, run.store, run.sampler, total);
     let n = specs.len();
     if n == 0 {
         return Ok(());
