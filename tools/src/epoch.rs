@@ -13,6 +13,7 @@ use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::builder::EpochConfigBuilder;
 use ginex::internals::exec::config::{CacheConfig, GinexOptions, Lockstep};
+use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{ExplicitSizes, MemoryPlan};
@@ -175,6 +176,13 @@ pub struct DataArgs {
     /// batches are the same; only the reads and the memory differ.
     #[arg(long, default_value = "auto", value_parser = crate::args::lockstep)]
     pub lockstep: Lockstep,
+    /// How a neighbor cache built for this run chooses its lists: reads,
+    /// the default (by the list reads each node is expected to cost an
+    /// epoch per encoded byte, from the run's seeds, fanouts and lockstep),
+    /// or degree (by out-degree / in-degree, for comparison). A cache that
+    /// exists at the path is used whatever its pick.
+    #[arg(long, default_value = "reads", value_parser = crate::args::ncache_pick)]
+    pub neighbor_cache_pick: NcachePick,
     /// Directory for runtime files (default: STORE.runs beside the store).
     /// Each run writes only in a new `run-PID-NANOS/` directory of its own
     /// inside it and removes only that; nothing else there is touched.
@@ -315,6 +323,7 @@ impl DataArgs {
             .workers(self.workers)
             .run_dir(self.run_dir.clone())
             .neighbor_cache(self.neighbor_cache.clone())
+            .neighbor_cache_pick(self.neighbor_cache_pick)
             .merge_gap_pages(self.read_merge_gap.pages())
             .sequential_reads(self.sequential_reads)
             .read_cost(self.read_cost)
@@ -768,7 +777,7 @@ mod tests {
             "changeset_every": g.changeset_every, "seed": config.seed, "epoch": config.epoch,
             "pipeline": g.pipeline.name(), "carry_over": g.carry_over, "reuse_prior": g.reuse_prior,
             "page_companions": g.page_companions, "early_first_init": g.early_first_init,
-            "lockstep": g.lockstep.name(),
+            "lockstep": g.lockstep.name(), "neighbor_cache_pick": "reads",
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
             "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
@@ -818,5 +827,6 @@ mod tests {
         );
         assert_eq!((args.keep_runs, args.max_batches), (g.keep_runs, None));
         assert_eq!(args.lockstep, g.lockstep);
+        assert_eq!(args.neighbor_cache_pick, d.neighbor_cache_pick);
     }
 }
