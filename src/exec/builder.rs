@@ -189,7 +189,10 @@ impl EpochConfigBuilder {
     }
 
     /// How a neighbor cache built for the run chooses its lists.
-    pub fn neighbor_cache_pick(mut self, pick: crate::sample::neighbor_cache_pick::NcachePick) -> Self {
+    pub fn neighbor_cache_pick(
+        mut self,
+        pick: crate::sample::neighbor_cache_pick::NcachePick,
+    ) -> Self {
         self.config.neighbor_cache_pick = pick;
         self
     }

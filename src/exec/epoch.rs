@@ -94,7 +94,11 @@ fn neighbor_cache_pick<'a>(
     config: &'a EpochConfig,
     train: &'a [u64],
 ) -> Result<Pick<'a>> {
-    let uniform = config.fanouts.resolve(store.schema())?.uniform().map(<[i64]>::to_vec);
+    let uniform = config
+        .fanouts
+        .resolve(store.schema())?
+        .uniform()
+        .map(<[i64]>::to_vec);
     let (NcachePick::Reads, Some(fanouts), None) =
         (config.neighbor_cache_pick, uniform, &config.link)
     else {

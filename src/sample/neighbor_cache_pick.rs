@@ -82,7 +82,12 @@ impl NcachePick {
 
     /// Parses `reads` or `degree`.
     pub fn parse(s: &str) -> Result<NcachePick> {
-        crate::error::Error::parse_name(s, "neighbor-cache pick", &NcachePick::ALL, NcachePick::name)
+        crate::error::Error::parse_name(
+            s,
+            "neighbor-cache pick",
+            &NcachePick::ALL,
+            NcachePick::name,
+        )
     }
 
     /// The name [`parse`](Self::parse) takes.
@@ -289,7 +294,11 @@ impl<'s> Candidates<'s> {
         let reads = |p: f32| ReadsModel::distinct(f64::from(p), batches.min(units.max(1.0)));
         for (v, p1) in hop1.iter_mut().enumerate() {
             let p2 = hop2.get(v).copied().unwrap_or(0.0);
-            let p0 = if model.fanouts.is_empty() || !is_seed(v) { 0.0 } else { 1.0 };
+            let p0 = if model.fanouts.is_empty() || !is_seed(v) {
+                0.0
+            } else {
+                1.0
+            };
             *p1 = (reads(p0) + reads(*p1) + reads(p2)) as f32;
         }
         Ok(Candidates {

@@ -6,8 +6,8 @@
 
 use ginex::internals::cache::{Policy, TABLE};
 use ginex::internals::exec::config::Lockstep;
-use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 use ginex::internals::exec::pipeline::Pipeline;
+use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 
 /// `--fanouts`, its type, its display and byte sizes: the parsers the
 /// benchmark harness shares (`ginex_bench::args`).

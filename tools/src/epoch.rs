@@ -13,13 +13,13 @@ use ginex::internals::cache::Policy;
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::builder::EpochConfigBuilder;
 use ginex::internals::exec::config::{CacheConfig, GinexOptions, Lockstep};
-use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
 use ginex::internals::exec::plan::{ExplicitSizes, MemoryPlan};
 use ginex::internals::exec::report::ReportJson;
 use ginex::internals::import::locality::Scatter;
 use ginex::internals::sample::labor::{Sampler, SamplerConfig};
+use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 use ginex::internals::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
