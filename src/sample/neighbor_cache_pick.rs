@@ -170,9 +170,13 @@ impl<'a> ReadsModel<'a> {
         h.update(&self.batches.to_le_bytes());
         h.update(&self.batches_per_read.to_le_bytes());
         if let Some(seeds) = self.seeds {
-            for s in seeds.iter() {
-                h.update(&s.to_le_bytes());
-            }
+            // The seeds as a set (their order is the epoch's shuffle, not
+            // the model's): a sum of mixed ids, and their count.
+            let sum = seeds.iter().fold(0u64, |acc, &s| {
+                acc.wrapping_add(crate::rng::mix64(s ^ 0x5eed_5eed_5eed_5eed))
+            });
+            h.update(&sum.to_le_bytes());
+            h.update(&(seeds.len() as u64).to_le_bytes());
         }
         h.finalize()
     }
@@ -481,5 +485,40 @@ fn close_block(size: &mut LayoutSize, count: u64, bytes: u64) {
         };
         size.table_entries += 1;
         size.blob_bytes += count * end_bytes + bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default file name of a reads-picked cache follows the model:
+    /// the same seeds in another order (another epoch's shuffle) name the
+    /// same file, other seeds, fanouts or read unit another.
+    #[test]
+    fn the_fingerprint_follows_the_model_not_the_seed_order() {
+        fn model(s: &[u64], f: Vec<i64>, per: u64) -> u32 {
+            ReadsModel::new(f, Some(s), s.len() as u64, 2, per).fingerprint()
+        }
+        let (s, sh, o) = ([5u64, 9, 2, 7], [7u64, 2, 5, 9], [5u64, 9, 2, 8]);
+        assert_eq!(model(&s, vec![10, 10], 1), model(&sh, vec![10, 10], 1));
+        assert_ne!(model(&s, vec![10, 10], 1), model(&o, vec![10, 10], 1));
+        assert_ne!(model(&s, vec![10, 10], 1), model(&s, vec![10, 5], 1));
+        assert_ne!(model(&s, vec![10, 10], 1), model(&s, vec![10, 10], 2));
+    }
+
+    /// Visits spread by the fanout's draw probability and saturate per
+    /// read unit.
+    #[test]
+    fn draws_and_distinct_visits() {
+        let m = ReadsModel::new(vec![2, -1], None, 100, 10, 1);
+        assert_eq!(m.drawn(0, 8), 0.25);
+        assert_eq!(m.drawn(0, 2), 1.0);
+        assert_eq!(m.drawn(1, 1000), 1.0);
+        assert_eq!(m.drawn(2, 5), 0.0);
+        let d = ReadsModel::distinct(1e9, 10.0);
+        assert!((d - 10.0).abs() < 1e-9, "{d}");
+        let small = ReadsModel::distinct(0.01, 10.0);
+        assert!((small - 0.01).abs() < 1e-4, "{small}");
     }
 }
