@@ -478,4 +478,23 @@ fn the_reads_pick_reads_fewer_list_bytes_than_the_degree_pick() {
     let (_, two_degree, two_reads) = results[1];
     assert!(two_reads.0 < two_degree.0, "{results:?}");
     assert!(two_reads.1 < two_degree.1, "{results:?}");
+
+    // A run of the reads pick builds its own file beside the store, and
+    // opens it again; where `ginex cache build` wrote one (the degree
+    // pick's name) and the run's own is missing, it uses that one.
+    use ginex::internals::sample::neighbor_cache_reuse::{
+        default_path, open_or_build, open_or_build_picked, NcacheOrigin,
+    };
+    let fanouts = vec![5i64, 5];
+    let model = ReadsModel::new(fanouts, Some(&train), train.len() as u64, 20, 1);
+    let pick = Pick::Reads(model);
+    let (_, own, origin) = open_or_build_picked(&s, codec, budget, None, &pick).unwrap();
+    assert!(matches!(origin, NcacheOrigin::Built(_)));
+    assert_ne!(own, default_path(&s, codec, budget));
+    let (_, again, origin) = open_or_build_picked(&s, codec, budget, None, &pick).unwrap();
+    assert_eq!((again, origin), (own.clone(), NcacheOrigin::Reused));
+    std::fs::remove_file(&own).unwrap();
+    let (_, built, _) = open_or_build(&s, codec, budget, None).unwrap();
+    let (_, used, origin) = open_or_build_picked(&s, codec, budget, None, &pick).unwrap();
+    assert_eq!((used, origin), (built, NcacheOrigin::Reused));
 }

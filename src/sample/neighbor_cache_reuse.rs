@@ -98,7 +98,9 @@ pub fn open_or_build<'s>(
 
 /// [`open_or_build`] with the lists a new cache holds chosen by `pick`
 /// (an existing cache is opened whatever its pick: the lists it holds are
-/// exact, only which ones differs).
+/// exact, only which ones differs). Without a `path`, a cache at `pick`'s
+/// default location is opened, else one at [`default_path`] (where `ginex
+/// cache build` writes), else one is built at `pick`'s.
 pub fn open_or_build_picked<'s>(
     store: &'s Store,
     codec: Codec,
@@ -108,7 +110,16 @@ pub fn open_or_build_picked<'s>(
 ) -> Result<(NeighborCache<'s>, PathBuf, NcacheOrigin)> {
     let explicit = path.is_some();
     let path = path.map_or_else(
-        || default_path_picked(store, codec, budget, pick),
+        || {
+            // A cache built ahead of time (`ginex cache build`, the degree
+            // pick's name) is used where this pick has none.
+            let own = default_path_picked(store, codec, budget, pick);
+            let built = default_path(store, codec, budget);
+            match own.symlink_metadata().is_err() && built.symlink_metadata().is_ok() {
+                true => built,
+                false => own,
+            }
+        },
         Path::to_path_buf,
     );
     if path.symlink_metadata().is_ok() {
