@@ -188,6 +188,15 @@ impl EpochConfigBuilder {
         self
     }
 
+    /// How a neighbor cache built for the run chooses its lists.
+    pub fn neighbor_cache_pick(
+        mut self,
+        pick: crate::sample::neighbor_cache_pick::NcachePick,
+    ) -> Self {
+        self.config.neighbor_cache_pick = pick;
+        self
+    }
+
     /// Feature pages at most this far apart read as one (None: a read per
     /// page).
     pub fn merge_gap_pages(mut self, pages: Option<u64>) -> Self {

@@ -32,6 +32,8 @@ pub struct EpochConfig {
     pub feature_cache_rows: usize,
     /// Neighbor-cache budget in bytes (0 = none; unused by `mmap`).
     pub neighbor_cache_bytes: u64,
+    /// How a neighbor cache built for the run chooses its lists.
+    pub neighbor_cache_pick: crate::sample::neighbor_cache_pick::NcachePick,
     /// Seeds per batch.
     pub batch_size: usize,
     /// Fanouts: one count per hop for all relations, or per relation.
@@ -335,6 +337,7 @@ impl Default for EpochConfig {
             cache: CacheConfig::Ginex(GinexOptions::default()),
             feature_cache_rows: 0,
             neighbor_cache_bytes: 0,
+            neighbor_cache_pick: Default::default(),
             batch_size: 1000,
             fanouts: crate::sample::fanouts::Fanouts::default(),
             sampler: Default::default(),

@@ -18,7 +18,8 @@ use crate::exec::run_dir::RunDir;
 use crate::format::neighbor_cache::Codec;
 use crate::io::cpu_time::{self, ProcessCpu, Role};
 use crate::sample::link::{LinkEpoch, LinkPositives};
-use crate::sample::neighbor_cache_reuse::{open_or_build, NcacheOrigin};
+use crate::sample::neighbor_cache_pick::{NcachePick, Pick, ReadsModel};
+use crate::sample::neighbor_cache_reuse::{open_or_build_picked, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::NeighborSource;
 use crate::sample::source::{ListCache, StoreSource};
@@ -83,6 +84,47 @@ pub(crate) fn link_epoch(
 /// The sampler of `config`'s epoch over `source`, its fanouts bound to
 /// `store`'s schema: link batches over `link` when given, else node
 /// batches.
+/// The pick of the run's neighbor cache: [`Pick::Reads`] over the run's
+/// seeds (`train`, or the given seed nodes), fanouts and read unit (the
+/// lockstep round, or the superbatch), where the fanouts are one count
+/// per hop for all relations and the batches are node batches; otherwise
+/// (and with `--neighbor-cache-pick degree`) [`Pick::Degree`].
+fn neighbor_cache_pick<'a>(
+    store: &Store,
+    config: &'a EpochConfig,
+    train: &'a [u64],
+) -> Result<Pick<'a>> {
+    let uniform = config
+        .fanouts
+        .resolve(store.schema())?
+        .uniform()
+        .map(<[i64]>::to_vec);
+    let (NcachePick::Reads, Some(fanouts), None) =
+        (config.neighbor_cache_pick, uniform, &config.link)
+    else {
+        return Ok(Pick::Degree);
+    };
+    let seeds: &[u64] = match &config.seed_nodes {
+        Some(order) => order,
+        None => train,
+    };
+    let per_read = match &config.cache {
+        CacheConfig::Ginex(g) if g.lockstep == crate::inspect::lockstep::Lockstep::Superbatch => {
+            g.superbatch
+        }
+        CacheConfig::Ginex(_) => crate::inspect::superbatch::sampling_round(config.workers),
+        _ => 1,
+    };
+    let n = seeds.len() as u64;
+    Ok(Pick::Reads(ReadsModel::new(
+        fanouts,
+        Some(seeds),
+        n,
+        config.batch_size as u64,
+        per_read,
+    )))
+}
+
 pub(crate) fn make_sampler<'s>(
     source: &'s dyn crate::sample::source::NeighborSource,
     store: &Store,
@@ -203,11 +245,12 @@ fn run_epoch_inner(
     // Neighbor cache: opened where it was built before (offline), built
     // there first when missing.
     let ncache = if config.neighbor_cache_bytes > 0 {
-        let (cache, _, origin) = open_or_build(
+        let (cache, _, origin) = open_or_build_picked(
             store,
             Codec::BlockBitpack,
             config.neighbor_cache_bytes,
             config.neighbor_cache.as_deref(),
+            &neighbor_cache_pick(store, config, train)?,
         )?;
         if let NcacheOrigin::Built(took) = origin {
             report.neighbor_cache_build = took;

@@ -19,6 +19,7 @@ use crate::io::durable::{
 };
 use crate::io::writer::write_file;
 use crate::sample::neighbor_cache_pick::{Candidates, Cut};
+pub use crate::sample::neighbor_cache_pick::{Pick, ReadsModel};
 use crate::sample::source::ListCache;
 use crate::store::{read_checked_file, Store};
 
@@ -70,6 +71,19 @@ pub fn out_degrees(store: &Store) -> Result<Vec<u32>> {
 /// cache's bitmap and the file's payload, which is the cache itself (its
 /// allocation sized once, never copied).
 pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<BuildReport> {
+    build_picked(store, budget, codec, out, &Pick::Degree)
+}
+
+/// [`build`] with the lists chosen by `pick` ([`build`]'s is
+/// [`Pick::Degree`]). The file's format is the same whatever the pick:
+/// only which lists it holds differs.
+pub fn build_picked(
+    store: &Store,
+    budget: u64,
+    codec: Codec,
+    out: &Path,
+    pick: &Pick<'_>,
+) -> Result<BuildReport> {
     if out.symlink_metadata().is_ok() {
         return Err(Error::AlreadyExists {
             path: out.to_path_buf(),
@@ -93,7 +107,7 @@ pub fn build(store: &Store, budget: u64, codec: Codec, out: &Path) -> Result<Bui
             "--budget {budget} bytes is below the {least} bytes an empty cache of {n} nodes takes"
         )));
     }
-    let candidates = Candidates::measure(store, codec)?;
+    let candidates = Candidates::measure_pick(store, codec, pick)?;
     let (cut, size) = candidates.pick(codec, budget, empty);
     let bitmap = chosen_bitmap(&candidates, cut);
     drop(candidates);

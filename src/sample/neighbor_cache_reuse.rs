@@ -19,18 +19,30 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::format::neighbor_cache::Codec;
-use crate::sample::neighbor_cache::{build, store_identity, NeighborCache};
+use crate::sample::neighbor_cache::{build_picked, store_identity, NeighborCache, Pick};
 use crate::store::Store;
 
-/// The default neighbor-cache path of `store` for `codec` and `budget`.
+/// The default neighbor-cache path of `store` for `codec` and `budget`
+/// ([`Pick::Degree`]'s lists).
 pub fn default_path(store: &Store, codec: Codec, budget: u64) -> PathBuf {
+    default_path_picked(store, codec, budget, &Pick::Degree)
+}
+
+/// The default neighbor-cache path of `store` for `codec`, `budget` and
+/// `pick`: [`Pick::Reads`] adds `reads-<model fingerprint>-` before the
+/// budget (the file's bytes do not record the pick; its name does).
+pub fn default_path_picked(store: &Store, codec: Codec, budget: u64, pick: &Pick<'_>) -> PathBuf {
+    let picked = match pick {
+        Pick::Degree => String::new(),
+        Pick::Reads(model) => format!("reads-{:08x}-", model.fingerprint()),
+    };
     let dir = store.dir();
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "store".into());
     dir.with_file_name(format!("{name}.ncache")).join(format!(
-        "{}-{budget}-{:08x}.ncache",
+        "{}-{picked}{budget}-{:08x}.ncache",
         codec.name(),
         store_identity(store)
     ))
@@ -81,8 +93,35 @@ pub fn open_or_build<'s>(
     budget: u64,
     path: Option<&Path>,
 ) -> Result<(NeighborCache<'s>, PathBuf, NcacheOrigin)> {
+    open_or_build_picked(store, codec, budget, path, &Pick::Degree)
+}
+
+/// [`open_or_build`] with the lists a new cache holds chosen by `pick`
+/// (an existing cache is opened whatever its pick: the lists it holds are
+/// exact, only which ones differs). Without a `path`, a cache at `pick`'s
+/// default location is opened, else one at [`default_path`] (where `ginex
+/// cache build` writes), else one is built at `pick`'s.
+pub fn open_or_build_picked<'s>(
+    store: &'s Store,
+    codec: Codec,
+    budget: u64,
+    path: Option<&Path>,
+    pick: &Pick<'_>,
+) -> Result<(NeighborCache<'s>, PathBuf, NcacheOrigin)> {
     let explicit = path.is_some();
-    let path = path.map_or_else(|| default_path(store, codec, budget), Path::to_path_buf);
+    let path = path.map_or_else(
+        || {
+            // A cache built ahead of time (`ginex cache build`, the degree
+            // pick's name) is used where this pick has none.
+            let own = default_path_picked(store, codec, budget, pick);
+            let built = default_path(store, codec, budget);
+            match own.symlink_metadata().is_err() && built.symlink_metadata().is_ok() {
+                true => built,
+                false => own,
+            }
+        },
+        Path::to_path_buf,
+    );
     if path.symlink_metadata().is_ok() {
         let cache = NeighborCache::open_unbound(&path)?;
         match mismatch(&cache, store, codec, budget) {
@@ -108,7 +147,7 @@ pub fn open_or_build<'s>(
         std::fs::create_dir_all(parent).map_err(|e| Error::io("create directory", parent, e))?;
     }
     let started = Instant::now();
-    match build(store, budget, codec, &path) {
+    match build_picked(store, budget, codec, &path, pick) {
         Ok(_) => {}
         // Another run built it meanwhile: use theirs.
         Err(Error::AlreadyExists { .. }) => {

@@ -7,6 +7,7 @@
 use ginex::internals::cache::{Policy, TABLE};
 use ginex::internals::exec::config::Lockstep;
 use ginex::internals::exec::pipeline::Pipeline;
+use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 
 /// `--fanouts`, its type, its display and byte sizes: the parsers the
 /// benchmark harness shares (`ginex_bench::args`).
@@ -131,6 +132,11 @@ pub fn pipeline(s: &str) -> Result<Pipeline, String> {
 /// `--lockstep auto` (auto, rounds, superbatch).
 pub fn lockstep(s: &str) -> Result<Lockstep, String> {
     Lockstep::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--neighbor-cache-pick reads` (reads, degree).
+pub fn ncache_pick(s: &str) -> Result<NcachePick, String> {
+    NcachePick::parse(s).map_err(|e| e.to_string())
 }
 
 /// `--neg-mode binary` (binary, triplet).

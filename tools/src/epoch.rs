@@ -19,6 +19,7 @@ use ginex::internals::exec::plan::{ExplicitSizes, MemoryPlan};
 use ginex::internals::exec::report::ReportJson;
 use ginex::internals::import::locality::Scatter;
 use ginex::internals::sample::labor::{Sampler, SamplerConfig};
+use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 use ginex::internals::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
@@ -182,6 +183,13 @@ pub struct DataArgs {
     /// batches are the same; only the reads and the memory differ.
     #[arg(long, default_value = "auto", value_parser = crate::args::lockstep)]
     pub lockstep: Lockstep,
+    /// How a neighbor cache built for this run chooses its lists: reads,
+    /// the default (by the list reads each node is expected to cost an
+    /// epoch per encoded byte, from the run's seeds, fanouts and lockstep),
+    /// or degree (by out-degree / in-degree, for comparison). A cache that
+    /// exists at the path is used whatever its pick.
+    #[arg(long, default_value = "reads", value_parser = crate::args::ncache_pick)]
+    pub neighbor_cache_pick: NcachePick,
     /// Directory for runtime files (default: STORE.runs beside the store).
     /// Each run writes only in a new `run-PID-NANOS/` directory of its own
     /// inside it and removes only that; nothing else there is touched.
@@ -347,6 +355,7 @@ impl DataArgs {
             .workers(self.workers)
             .run_dir(self.run_dir.clone())
             .neighbor_cache(self.neighbor_cache.clone())
+            .neighbor_cache_pick(self.neighbor_cache_pick)
             .merge_gap_pages(self.read_merge_gap.pages())
             .sequential_reads(self.sequential_reads)
             .read_cost(self.read_cost)
@@ -808,6 +817,7 @@ mod tests {
             "pipeline": g.pipeline.name(), "carry_over": g.carry_over, "reuse_prior": g.reuse_prior,
             "page_companions": g.page_companions, "early_first_init": g.early_first_init,
             "first_superbatch": g.first_superbatch.name(), "lockstep": g.lockstep.name(),
+            "neighbor_cache_pick": "reads",
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
             "list_io_priority": "normal", "list_queue_depth": 64, "inspector_nice": 0, "list_yield_us": 0,
@@ -866,5 +876,6 @@ mod tests {
         );
         assert_eq!((args.keep_runs, args.max_batches), (g.keep_runs, None));
         assert_eq!(args.lockstep, g.lockstep);
+        assert_eq!(args.neighbor_cache_pick, d.neighbor_cache_pick);
     }
 }
