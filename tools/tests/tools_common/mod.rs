@@ -56,3 +56,10 @@ pub fn run_printed_reimport(report: &str, rebuilt: &Path) {
         .collect();
     run_import(&args).unwrap_or_else(|e| panic!("{cmd}: {e}"));
 }
+
+/// Paper `i` of the MAG-shaped typed fixtures has features `[i, 10 i, -i]`.
+pub fn paper_feats(range: std::ops::Range<usize>) -> Vec<f32> {
+    range
+        .flat_map(|i| [i as f32, 10.0 * i as f32, -(i as f32)])
+        .collect()
+}
