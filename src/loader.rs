@@ -473,6 +473,7 @@ impl<'s> LoaderBuilder<'s> {
             self.reserve_bytes
                 + labels_bytes
                 + BATCHES_IN_FLIGHT * Batch::bytes_for(ws, row_bytes, batch_size)
+                + crate::exec::plan::consumer_copy_bytes(ws, row_bytes)
         };
         let plan = self
             .config

@@ -897,7 +897,11 @@ pub(crate) fn run_ginex(
     {
         let _ = inspector.prior.set(prior);
     }
-    let open_rows = || GatherRows::for_staged_init(store, run.options);
+    let init_chunk = crate::exec::staged_init::chunk_bytes(
+        config.feature_cache_rows as u64,
+        store.layout().row_bytes() as u64,
+    );
+    let open_rows = || GatherRows::for_staged_init(store, run.options, init_chunk);
     let rows: &dyn RowSource = run.rows;
     let mut executor = Executor {
         cache: FeatureCache::new(

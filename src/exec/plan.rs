@@ -11,9 +11,13 @@
 //!    it needs 4 bytes per node more, but only while the first superbatch
 //!    is sampled, before any feature row is cached), and anything the
 //!    caller adds (a model);
-//! 2. **batch buffers** — the rows of the largest batch a few times over
-//!    (the gathered tensor, the miss buffer, a k-hop window or the
-//!    trainer's copy) plus the I/O engine's buffers;
+//! 2. **batch buffers** — the rows of the largest batch twice (the
+//!    gathered rows and the miss buffer; a k-hop window more), the I/O
+//!    engine's buffers and the staged init's chunks (`ginex`, sized to
+//!    its cache); a consumer that copies batches (the trainer, the
+//!    [`Loader`](crate::Loader)) counts its copies in its extra bytes
+//!    ([`consumer_copy_bytes`]), and `ginex epoch`, which copies none,
+//!    leaves that memory to the caches;
 //! 3. **page-cache reserve** — runtime-file writeback and the neighbor lists
 //!    read through the kernel ([`PAGE_CACHE_RESERVE`]);
 //! 4. **superbatches in flight** (`ginex`) — the access trace and changeset
@@ -21,9 +25,11 @@
 //!    ([`CHANGESET_BYTES_PER_ACCESS`] per access; the executed one streams
 //!    its records from its runtime files a batch at a time, and keeps
 //!    [`SUPERBATCH_BYTES_PER_CACHE_ROW`] per feature-cache row);
-//!    the superbatch size is chosen so this takes at most a quarter of what
-//!    is left, unless given, then evened out over the epoch (81 batches
-//!    with room for 46 make two superbatches of 41);
+//!    the superbatch size is chosen so this, with the superbatch's batches
+//!    while they are sampled where it may be sampled in one lockstep
+//!    round, takes at most a quarter of what is left, unless given, then
+//!    evened out over the epoch (81 batches with room for 46 make two
+//!    superbatches of 41);
 //! 5. **caches** — the rest, split between the neighbor cache (at most
 //!    what the whole topology would take) and the feature cache by
 //!    measured benefit: the share of the two predicted to leave the
@@ -49,7 +55,7 @@ use crate::error::{Error, Result};
 use crate::exec::cache_split::{
     choose_split, neighbor_budget, CacheSplit, ProbeAccesses, DEFAULT_NEIGHBOR_SHARE,
 };
-use crate::exec::config::CacheConfig;
+use crate::exec::config::{CacheConfig, Lockstep};
 use crate::exec::lockstep::LockstepPlan;
 use crate::exec::pipeline::Pipeline;
 use crate::sample::sampler::EpochSampler;
@@ -105,6 +111,14 @@ pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
             .saturating_mul(crate::format::PAGE_SIZE as u64),
     );
     (2 * per_gatherer).min(IO_BUFFER_BYTES)
+}
+
+/// A consumer's copy of the largest batch's rows of `row_bytes` (the
+/// trainer's input, the batch a [`Loader`](crate::Loader)'s caller holds):
+/// what a caller that copies batches adds to the plan's extra bytes. The
+/// plan's own batch buffers are the executor's.
+pub fn consumer_copy_bytes(ws: &WorkingSet, row_bytes: u64) -> u64 {
+    ws.max_ids * row_bytes
 }
 
 /// A LABOR sampling worker's scratch per candidate of a batch, at most
@@ -321,21 +335,15 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let uses_cache = !matches!(req.cache, CacheConfig::Mmap | CacheConfig::None);
     let uses_ncache = req.cache != CacheConfig::Mmap;
     let fixed = fixed_bytes(store, req, uses_cache);
-    // The gathered rows, the miss buffer, and a window or the consumer's
-    // copy; the ids and positions beside them.
+    // The gathered rows, the miss buffer and a k-hop window; the ids and
+    // positions beside them. (A consumer's copy is in `extra_bytes`.)
     let window = match ginex {
         Some(g) if g.changeset_every > 1 => g.changeset_every as u64,
-        _ => 1,
+        _ => 0,
     };
-    let init_buffers = if ginex.is_some_and(|g| g.pipeline == Pipeline::Full) {
-        crate::exec::staged_init::buffer_bytes(n, rb)
-    } else {
-        crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
-    };
-    let batch_buffers = ws.max_ids * rb * (2 + window)
+    let gather_buffers = ws.max_ids * rb * (2 + window)
         + ws.max_ids * 24
-        + io_buffer_bytes(ws.max_ids, store.feature_sections().max_pages_per_row())
-        + init_buffers;
+        + io_buffer_bytes(ws.max_ids, store.feature_sections().max_pages_per_row());
     // Per batch of a superbatch in flight: the access trace and changeset
     // working memory of the superbatch the inspector prepares beside the
     // one executed (which streams its records from its runtime files).
@@ -350,6 +358,14 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     // scratch.
     let sampling = crate::inspect::superbatch::sampling_round(req.workers) * ws.sampling_bytes()
         + req.workers.max(1) as u64 * ws.labor_scratch_bytes();
+    // The staged init's chunks grow with the cache's rows: they are
+    // priced with them ([`feature_cache_bytes`]).
+    let init_buffers = if staged_init(&req.cache) {
+        0
+    } else {
+        crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
+    };
+    let batch_buffers = gather_buffers + init_buffers;
     let before_superbatch = fixed + batch_buffers + PAGE_CACHE_RESERVE + sampling;
     let minimum = before_superbatch + per_batch;
     if req.memory < minimum {
@@ -369,9 +385,10 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let left = req.memory - before_superbatch;
     let superbatch = match (ginex, req.superbatch) {
         (Some(_), Some(s)) => s.max(1),
-        (Some(_), None) => evened_superbatch(
+        (Some(g), None) => evened_superbatch(
             req.batches,
-            (left / 4 / per_batch.max(1)).clamp(1, MAX_AUTO_SUPERBATCH),
+            (left / 4 / superbatch_batch_bytes(g.lockstep, per_batch, &ws).max(1))
+                .clamp(1, MAX_AUTO_SUPERBATCH),
         ),
         _ => req.superbatch.unwrap_or(1),
     };
@@ -460,6 +477,21 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
     }
     Ok(plan)
+}
+
+/// What one more batch of an automatic superbatch costs: its share of the
+/// changesets' working memory (`per_batch`) and, where the inspector may
+/// sample the whole superbatch in lockstep, the batch itself while it is
+/// sampled. The superbatch takes at most a quarter of what is left, both
+/// together: a whole-superbatch lockstep round priced on top of that
+/// quarter took up to half the caches (a third of the feature cache at
+/// 2.9× on 3 M nodes, 4.5 s of a 23.5 s epoch; `docs/performance.md`,
+/// "The superbatch and its lockstep round within a quarter").
+fn superbatch_batch_bytes(lockstep: Lockstep, per_batch: u64, ws: &WorkingSet) -> u64 {
+    match lockstep {
+        Lockstep::Rounds => per_batch,
+        Lockstep::Auto | Lockstep::Superbatch => per_batch + ws.sampling_bytes(),
+    }
 }
 
 /// What a run holds whatever its caches: the process, libtorch, the
@@ -641,10 +673,27 @@ pub fn feature_cache_bytes(cache: &CacheConfig, rows: u64, num_nodes: u64, row_b
     match cache {
         CacheConfig::Dynamic(kind) => kind.cache_bytes(rows, num_nodes, row_bytes),
         CacheConfig::Ginex(_) => {
-            FeatureCache::slot_bytes(rows, row_bytes) + rows * SUPERBATCH_BYTES_PER_CACHE_ROW
+            let staged = if staged_init(cache) && rows > 0 {
+                crate::exec::staged_init::buffer_bytes(rows, row_bytes)
+            } else {
+                0
+            };
+            FeatureCache::slot_bytes(rows, row_bytes)
+                + rows * SUPERBATCH_BYTES_PER_CACHE_ROW
+                + staged
         }
         _ => FeatureCache::slot_bytes(rows, row_bytes),
     }
+}
+
+/// Whether `cache` reads its superbatches' inits in stages beside the
+/// batches (`ginex` under [`Pipeline::Full`]): its init chunks are cut
+/// from inits no larger than the cache, so the plan prices them with the
+/// cache's rows ([`staged_init::buffer_bytes`]) instead of a fixed 32 MiB.
+///
+/// [`staged_init::buffer_bytes`]: crate::exec::staged_init::buffer_bytes
+fn staged_init(cache: &CacheConfig) -> bool {
+    cache.ginex().is_some_and(|g| g.pipeline == Pipeline::Full)
 }
 
 /// The most feature-cache rows (at most `num_nodes`) whose
@@ -657,7 +706,21 @@ pub fn feature_cache_rows_within(
 ) -> u64 {
     match cache {
         CacheConfig::Dynamic(kind) => kind.rows_within(budget, num_nodes, row_bytes),
-        _ => budget / feature_cache_bytes(cache, 1, num_nodes, row_bytes).max(1),
+        _ => {
+            // The price grows with the rows, and is linear but for the
+            // staged init's chunks: the most rows that fit, by bisection.
+            let fits = |rows: u64| feature_cache_bytes(cache, rows, num_nodes, row_bytes) <= budget;
+            let (mut lo, mut hi) = (0u64, num_nodes);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            lo
+        }
     }
     .min(num_nodes)
 }
@@ -764,11 +827,118 @@ mod tests {
         assert_eq!(io_buffer_bytes(10, 1), 2 * 10 * 4096);
         assert_eq!(io_buffer_bytes(10, 3), 2 * 30 * 4096);
         assert_eq!(io_buffer_bytes(1 << 20, 1), IO_BUFFER_BYTES);
-        // Four chunks of 1/32 of the rows (at least 64), at most 8 MiB each.
+        // Four chunks of 1/32 of the cache's rows (at least 64), at most
+        // 8 MiB each.
         use crate::exec::staged_init::{buffer_bytes, STAGED_INIT_BYTES};
         assert_eq!(buffer_bytes(1000, 1024), 4 * 64 * 1024);
         assert_eq!(buffer_bytes(64_000, 100), 4 * 2000 * 100);
         assert_eq!(buffer_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
+        // A 70 MiB cache of 1 KiB rows: 8.75 MiB, not 32.
+        assert_eq!(buffer_bytes(71_680, 1024), 4 * 2240 * 1024);
+    }
+
+    #[test]
+    fn a_staged_ginex_cache_is_priced_with_its_init_chunks_and_inverted_exactly() {
+        use crate::exec::config::GinexOptions;
+        use crate::exec::staged_init::buffer_bytes;
+        let full = CacheConfig::Ginex(GinexOptions::default());
+        let serial = CacheConfig::Ginex(GinexOptions {
+            pipeline: Pipeline::Serial,
+            ..GinexOptions::default()
+        });
+        let (n, rb) = (3_000_000u64, 1024u64);
+        let plain =
+            |rows: u64| FeatureCache::slot_bytes(rows, rb) + rows * SUPERBATCH_BYTES_PER_CACHE_ROW;
+        assert_eq!(feature_cache_bytes(&full, 0, n, rb), 0);
+        for rows in [1u64, 64, 2_048, 69_301, 122_409, 1 << 20, n] {
+            assert_eq!(
+                feature_cache_bytes(&full, rows, n, rb),
+                plain(rows) + buffer_bytes(rows, rb)
+            );
+            assert_eq!(feature_cache_bytes(&serial, rows, n, rb), plain(rows));
+        }
+        // The most rows that fit, and not one more, whatever the budget.
+        for cache in [&full, &serial, &CacheConfig::Degree] {
+            for budget in [
+                0u64,
+                300_000,
+                1 << 20,
+                70 << 20,
+                126 << 20,
+                1 << 30,
+                8 << 30,
+            ] {
+                let rows = feature_cache_rows_within(cache, budget, n, rb);
+                assert!(rows == 0 || feature_cache_bytes(cache, rows, n, rb) <= budget);
+                assert!(rows == n || feature_cache_bytes(cache, rows + 1, n, rb) > budget);
+            }
+        }
+        // A 126 MiB budget: the chunks take 4/32 of the rows' bytes (about
+        // 15 MiB), not the 32 MiB a 3 M-node store's inits were charged.
+        let rows = feature_cache_rows_within(&full, 126 << 20, n, rb);
+        let staged = buffer_bytes(rows, rb);
+        assert!(staged < 16 << 20 && staged > 12 << 20, "{staged}");
+    }
+
+    #[test]
+    fn an_automatic_superbatch_and_its_lockstep_batches_take_at_most_a_quarter() {
+        use crate::exec::config::GinexOptions;
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("store");
+        let synth = crate::import::synth::SynthParams {
+            nodes: 2000,
+            dim: 64,
+            ..Default::default()
+        };
+        crate::import::synth::generate_store(&synth, &path, &crate::progress::NoProgress).unwrap();
+        let store = Store::open(&path).unwrap();
+        let ws = WorkingSet {
+            batches: 2,
+            max_ids: 500,
+            mean_ids: 400.0,
+            mean_edges: 2000.0,
+            mean_candidates: 0.0,
+        };
+        let planned = |lockstep: Lockstep| {
+            let req = PlanRequest {
+                memory: 128 << 20,
+                cache: CacheConfig::Ginex(GinexOptions {
+                    lockstep,
+                    ..GinexOptions::default()
+                }),
+                workers: 1,
+                batches: 1000,
+                seeds: 20_000,
+                superbatch: None,
+                feature_cache_bytes: None,
+                neighbor_cache_bytes: None,
+                extra_bytes: 0,
+                probe: None,
+                out_degrees: None,
+            };
+            plan(&store, &req, ws).unwrap()
+        };
+        let mut lengths = Vec::new();
+        for lockstep in [Lockstep::Auto, Lockstep::Superbatch, Lockstep::Rounds] {
+            let p = planned(lockstep);
+            let left = p.memory - p.fixed - p.batch_buffers - p.page_cache_reserve;
+            let sampled = match lockstep {
+                Lockstep::Rounds => 0,
+                _ => p.superbatch * ws.sampling_bytes(),
+            };
+            assert!(p.superbatch > 1, "{lockstep:?}: {}", p.describe());
+            assert!(
+                p.superbatch_bytes + sampled <= left / 4,
+                "{lockstep:?}: {} + {sampled} > {} / 4",
+                p.superbatch_bytes,
+                left
+            );
+            assert!(p.total() <= p.memory, "{}", p.describe());
+            lengths.push(p.superbatch);
+        }
+        // Sampled in rounds, the superbatch pays for its changesets only.
+        assert_eq!(lengths[0], lengths[1]);
+        assert!(lengths[2] > lengths[0], "{lengths:?}");
     }
 
     #[test]

@@ -25,14 +25,19 @@ impl<'a> GatherRows<'a> {
     }
 
     /// A gatherer for the staged init's reader, its read buffer capped at
-    /// one init chunk ([`INIT_CHUNK_BYTES`]; the planner's
-    /// `STAGED_INIT_BYTES`).
-    pub(crate) fn for_staged_init(store: &'a Store, options: &GatherOptions) -> Result<Self> {
+    /// one init chunk of `chunk_bytes` (at most [`INIT_CHUNK_BYTES`]; the
+    /// planner counts it in `staged_init::buffer_bytes`).
+    pub(crate) fn for_staged_init(
+        store: &'a Store,
+        options: &GatherOptions,
+        chunk_bytes: u64,
+    ) -> Result<Self> {
+        let chunk_bytes = chunk_bytes.min(INIT_CHUNK_BYTES as u64) as usize;
         Ok(GatherRows {
             store,
             gatherer: RefCell::new(
                 Gatherer::new(store, options)?
-                    .with_chunk_bytes(INIT_CHUNK_BYTES)
+                    .with_chunk_bytes(chunk_bytes)
                     .as_init_reader(),
             ),
         })

@@ -41,16 +41,26 @@ pub(crate) fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
     (rows / 32).clamp(64, init_chunk_rows(row_bytes).max(64))
 }
 
-/// The staged init's buffers for `num_nodes` rows of `row_bytes`, its
-/// share of the memory plan: [`STAGED_INIT_CHUNKS`] chunks, a chunk being
-/// at most 1/32 of the rows (at least 64), at most [`INIT_CHUNK_BYTES`]
-/// (as [`chunk_rows`] cuts them).
-pub fn buffer_bytes(num_nodes: u64, row_bytes: u64) -> u64 {
-    let chunk = (num_nodes / 32)
+/// Bytes of the largest chunk an init into a cache of `cache_rows` rows of
+/// `row_bytes` is cut into: an init never loads more rows than the cache
+/// holds, and [`chunk_rows`] grows with the init, so no chunk of any of
+/// the run's inits is larger. The staged init's reader caps its read
+/// buffer at it too.
+pub fn chunk_bytes(cache_rows: u64, row_bytes: u64) -> u64 {
+    (cache_rows / 32)
         .max(64)
         .saturating_mul(row_bytes)
-        .min(INIT_CHUNK_BYTES as u64);
-    (STAGED_INIT_CHUNKS * chunk).min(STAGED_INIT_BYTES)
+        .min(INIT_CHUNK_BYTES as u64)
+}
+
+/// The staged init's buffers for a cache of `cache_rows` rows of
+/// `row_bytes`, its share of the memory plan: [`STAGED_INIT_CHUNKS`]
+/// chunks of [`chunk_bytes`] (a chunk is at most 1/32 of the init's rows,
+/// at least 64, at most [`INIT_CHUNK_BYTES`], as [`chunk_rows`] cuts them).
+/// A small cache's inits are small, so are its buffers: 4 × 8 MiB would be
+/// a third of a 70 MiB cache.
+pub fn buffer_bytes(cache_rows: u64, row_bytes: u64) -> u64 {
+    STAGED_INIT_CHUNKS * chunk_bytes(cache_rows, row_bytes)
 }
 
 /// Rows read together, and the first batch (of the superbatch) that needs
@@ -285,6 +295,25 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_init_into_a_cache_cuts_a_chunk_past_the_planned_one() {
+        // The plan counts chunks of `chunk_bytes(cache rows)`; an init
+        // loads at most the cache's rows, and its chunks must fit.
+        for rb in [4usize, 1024, 4096, 100_000] {
+            for cache in [0u64, 1, 63, 64, 2_047, 2_048, 71_680, 1 << 20, 50_000_000] {
+                let planned = chunk_bytes(cache, rb as u64);
+                assert!(planned <= INIT_CHUNK_BYTES as u64);
+                for rows in [0, 1, cache / 3, cache / 2, cache] {
+                    let cut = (chunk_rows(rows as usize, rb) * rb) as u64;
+                    assert!(
+                        cut.min(INIT_CHUNK_BYTES as u64) <= planned,
+                        "rows {rows} of a {cache}-row cache of {rb} B: {cut} > {planned}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn chunks_follow_page_order_and_keep_pages_whole() {

@@ -13,6 +13,7 @@ use crate::svg::{epoch_chart, Panel, Series};
 use ginex::internals::error::{Error, Result};
 use ginex::internals::exec::builder::EpochConfigBuilder;
 use ginex::internals::exec::epoch::EpochConfig;
+use ginex::internals::exec::plan::consumer_copy_bytes;
 use ginex::internals::import::npy_write::NpyWriter;
 use ginex::internals::sample::fanouts::Fanouts;
 use ginex::internals::store::Store;
@@ -270,8 +271,9 @@ fn options(
         let model_bytes =
             measure_model(store, &model_cfg, &data_cfg, &train, (true, model.device))?;
         let tables = per_node_tables_bytes(store, true);
+        let row_bytes = store.layout().row_bytes() as u64;
         let plan = data_builder.plan(store, &mut data_cfg, &|ws| {
-            model_bytes.bytes_for(ws) + tables
+            model_bytes.bytes_for(ws) + tables + consumer_copy_bytes(ws, row_bytes)
         })?;
         if let Some(p) = plan {
             eprintln!("{}", p.describe());
@@ -519,13 +521,16 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> Result<()> {
     };
     let mut data_cfg = data.unplanned(&store);
     let tables = per_node_tables_bytes(&store, false);
+    let row_bytes = store.layout().row_bytes() as u64;
     if args.layerwise {
         // Layer-wise inference plans its own buffers within --memory.
-        data.plan(&store, &mut data_cfg, &|_| FALLBACK_BYTES + tables)?;
+        data.plan(&store, &mut data_cfg, &|ws| {
+            FALLBACK_BYTES + tables + consumer_copy_bytes(ws, row_bytes)
+        })?;
     } else if data.memory_budget().is_some() {
         let model_bytes = measure_model(&store, &config, &data_cfg, &nodes, (false, args.device))?;
         if let Some(p) = data.plan(&store, &mut data_cfg, &|ws| {
-            model_bytes.bytes_for(ws) + tables
+            model_bytes.bytes_for(ws) + tables + consumer_copy_bytes(ws, row_bytes)
         })? {
             eprintln!("{}", p.describe());
         }
