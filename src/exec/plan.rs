@@ -249,7 +249,8 @@ pub struct MemoryPlan {
     /// Superbatches in flight (`ginex`).
     pub superbatch_bytes: u64,
     /// The batches a whole-superbatch lockstep round holds beyond the
-    /// per-worker round `batch_buffers` counts (`ginex`; 0 in rounds).
+    /// per-worker round `batch_buffers` counts (`ginex`; 0 in rounds;
+    /// all of them for an automatic superbatch, whose plan counts no round).
     #[serde(default)]
     pub lockstep_bytes: u64,
     /// How the inspector samples (`ginex`): the whole superbatch in
@@ -335,15 +336,6 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let uses_cache = !matches!(req.cache, CacheConfig::Mmap | CacheConfig::None);
     let uses_ncache = req.cache != CacheConfig::Mmap;
     let fixed = fixed_bytes(store, req, uses_cache);
-    // The gathered rows, the miss buffer and a k-hop window; the ids and
-    // positions beside them. (A consumer's copy is in `extra_bytes`.)
-    let window = match ginex {
-        Some(g) if g.changeset_every > 1 => g.changeset_every as u64,
-        _ => 0,
-    };
-    let gather_buffers = ws.max_ids * rb * (2 + window)
-        + ws.max_ids * 24
-        + io_buffer_bytes(ws.max_ids, store.feature_sections().max_pages_per_row());
     // Per batch of a superbatch in flight: the access trace and changeset
     // working memory of the superbatch the inspector prepares beside the
     // one executed (which streams its records from its runtime files).
@@ -355,19 +347,17 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         0
     };
     // The lockstep sampling round in flight, and each worker's LABOR
-    // scratch.
-    let sampling = crate::inspect::superbatch::sampling_round(req.workers) * ws.sampling_bytes()
-        + req.workers.max(1) as u64 * ws.labor_scratch_bytes();
-    // The staged init's chunks grow with the cache's rows: they are
-    // priced with them ([`feature_cache_bytes`]).
-    let init_buffers = if staged_init(&req.cache) {
-        0
-    } else {
-        crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
+    // scratch; what one more batch of superbatch costs.
+    let round = counted_round(req);
+    let sampling =
+        round * ws.sampling_bytes() + req.workers.max(1) as u64 * ws.labor_scratch_bytes();
+    let batch_cost = match (ginex, req.superbatch) {
+        (Some(g), None) => superbatch_batch_bytes(g.lockstep, per_batch, &ws),
+        _ => per_batch,
     };
-    let batch_buffers = gather_buffers + init_buffers;
+    let batch_buffers = executor_buffers(store, &req.cache, &ws);
     let before_superbatch = fixed + batch_buffers + PAGE_CACHE_RESERVE + sampling;
-    let minimum = before_superbatch + per_batch;
+    let minimum = before_superbatch + batch_cost;
     if req.memory < minimum {
         return Err(below_minimum(
             req.memory,
@@ -377,7 +367,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
                 batch_buffers,
                 PAGE_CACHE_RESERVE,
                 sampling,
-                per_batch,
+                batch_cost,
             ],
             ws.max_ids,
         ));
@@ -385,18 +375,16 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let left = req.memory - before_superbatch;
     let superbatch = match (ginex, req.superbatch) {
         (Some(_), Some(s)) => s.max(1),
-        (Some(g), None) => evened_superbatch(
+        (Some(_), None) => evened_superbatch(
             req.batches,
-            (left / 4 / superbatch_batch_bytes(g.lockstep, per_batch, &ws).max(1))
-                .clamp(1, MAX_AUTO_SUPERBATCH),
+            (left / 4 / batch_cost.max(1)).clamp(1, MAX_AUTO_SUPERBATCH),
         ),
         _ => req.superbatch.unwrap_or(1),
     };
     let superbatch_bytes = per_batch * superbatch;
     let caches = left.saturating_sub(superbatch_bytes);
     // The whole superbatch in lockstep where its batches fit, taken from
-    // the caches (the round is counted above).
-    let round = crate::inspect::superbatch::sampling_round(req.workers);
+    // the caches (beyond the round counted above).
     let lockstep = match ginex {
         Some(g) => crate::exec::lockstep::choose(
             g.lockstep,
@@ -477,6 +465,42 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
     }
     Ok(plan)
+}
+
+/// The executor's buffers for batches like `ws`'s: the gathered rows, the
+/// miss buffer and a k-hop window (a consumer's copy is the consumer's, in
+/// `extra_bytes`), the ids and positions beside them, the I/O engine's
+/// read buffers, and an init's chunk, unless the staged init's chunks
+/// are priced with the cache's rows ([`feature_cache_bytes`]).
+fn executor_buffers(store: &Store, cache: &CacheConfig, ws: &WorkingSet) -> u64 {
+    let rb = store.layout().row_bytes() as u64;
+    let window = match cache.ginex() {
+        Some(g) if g.changeset_every > 1 => g.changeset_every as u64,
+        _ => 0,
+    };
+    let init = if staged_init(cache) {
+        0
+    } else {
+        crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
+    };
+    ws.max_ids * rb * (2 + window)
+        + ws.max_ids * 24
+        + io_buffer_bytes(ws.max_ids, store.feature_sections().max_pages_per_row())
+        + init
+}
+
+/// The batches of the inspector's sampling round that the plan counts
+/// before it sizes the superbatch: a round of workers × 4 (at least 16), or
+/// none where an automatic superbatch may be sampled whole in lockstep.
+/// Such a superbatch's batches are counted with it
+/// ([`superbatch_batch_bytes`]), all of them and no more: one shorter
+/// than a round holds only its own (a round counted beside them took 45
+/// MiB of a 768 MiB SAGE plan that the run never held).
+fn counted_round(req: &PlanRequest) -> u64 {
+    match req.cache.ginex() {
+        Some(g) if req.superbatch.is_none() && g.lockstep != Lockstep::Rounds => 0,
+        _ => crate::inspect::superbatch::sampling_round(req.workers),
+    }
 }
 
 /// What one more batch of an automatic superbatch costs: its share of the
@@ -934,6 +958,11 @@ mod tests {
                 left
             );
             assert!(p.total() <= p.memory, "{}", p.describe());
+            if lockstep != Lockstep::Rounds {
+                // Its batches are counted once, with it: no round beside.
+                assert_eq!(p.lockstep.lockstep(), Lockstep::Superbatch);
+                assert_eq!(p.lockstep_bytes, p.superbatch * ws.sampling_bytes());
+            }
             lengths.push(p.superbatch);
         }
         // Sampled in rounds, the superbatch pays for its changesets only.
