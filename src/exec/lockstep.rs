@@ -112,11 +112,12 @@ pub fn choose(
         return rounds(String::new());
     }
     if superbatch <= round {
-        // One round covers the superbatch already.
+        // One round covers the superbatch already; it holds the
+        // superbatch's batches, no more.
         return LockstepPlan {
             mode: Lockstep::Superbatch.name().to_string(),
             batches: superbatch.max(1),
-            bytes: round.saturating_mul(batch_bytes),
+            bytes: superbatch.max(1).saturating_mul(batch_bytes),
             note: String::new(),
         };
     }
@@ -175,6 +176,10 @@ mod tests {
             (Lockstep::Superbatch, 10)
         );
         assert_eq!(small.extra_bytes(round * per), 0);
+        // It holds its own 10 batches, which a plan that counted no round
+        // counts in full.
+        assert_eq!(small.bytes, 10 * per);
+        assert_eq!(small.extra_bytes(0), 10 * per);
     }
 
     #[test]

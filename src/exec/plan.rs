@@ -12,9 +12,9 @@
 //!    is sampled, before any feature row is cached), and anything the
 //!    caller adds (a model);
 //! 2. **batch buffers** — the rows of the largest batch twice (the
-//!    gathered rows and the miss buffer; a k-hop window more), the I/O
-//!    engine's buffers and the staged init's chunks (`ginex`, sized to
-//!    its cache); a consumer that copies batches (the trainer, the
+//!    gathered rows and the miss buffer; a k-hop window more) and the I/O
+//!    engine's buffers (`ginex`'s staged init chunks are priced with its
+//!    cache, item 5); a consumer that copies batches (the trainer, the
 //!    [`Loader`](crate::Loader)) counts its copies in its extra bytes
 //!    ([`consumer_copy_bytes`]), and `ginex epoch`, which copies none,
 //!    leaves that memory to the caches;
@@ -384,12 +384,13 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     let superbatch_bytes = per_batch * superbatch;
     let caches = left.saturating_sub(superbatch_bytes);
     // The whole superbatch in lockstep where its batches fit, taken from
-    // the caches (beyond the round counted above).
+    // the caches (beyond the round counted above, if any); otherwise
+    // rounds of workers × 4.
     let lockstep = match ginex {
         Some(g) => crate::exec::lockstep::choose(
             g.lockstep,
             superbatch,
-            round,
+            crate::inspect::superbatch::sampling_round(req.workers),
             ws.sampling_bytes(),
             caches,
         ),
@@ -768,255 +769,4 @@ impl MemoryPlan {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample_plan() -> MemoryPlan {
-        MemoryPlan {
-            memory: 1 << 30,
-            fixed: 40 << 20,
-            batch_buffers: 12 << 20,
-            page_cache_reserve: PAGE_CACHE_RESERVE,
-            superbatch_bytes: 3 << 20,
-            superbatch: 41,
-            lockstep_bytes: 5 << 20,
-            lockstep: crate::exec::lockstep::choose(
-                crate::exec::config::Lockstep::Auto,
-                41,
-                16,
-                1 << 20,
-                1 << 30,
-            ),
-            neighbor_cache_bytes: 64 << 16,
-            feature_cache_rows: 123_456,
-            feature_cache_bytes: 123_456 * 524,
-            working_set: WorkingSet {
-                batches: 2,
-                max_ids: 9_000,
-                mean_ids: 8_765.5,
-                mean_edges: 20_000.25,
-                mean_candidates: 0.0,
-            },
-            split: Some(CacheSplit {
-                neighbor_bytes: 64 << 16,
-                share: 0.125,
-                priced: vec![crate::exec::cache_split::PricedShare {
-                    share: 0.125,
-                    neighbor_bytes: 64 << 16,
-                    feature_rows: 123_456,
-                    list_reads: 10.5,
-                    row_reads: 20.25,
-                }],
-                compression: 0.5,
-                lookups: 100,
-                rows: 200,
-            }),
-            reuse_prior: None,
-        }
-    }
-
-    #[test]
-    fn the_plans_json_has_the_reports_keys() {
-        let p = sample_plan();
-        let want = serde_json::json!({
-            "memory": p.memory, "fixed": p.fixed, "batch_buffers": p.batch_buffers,
-            "page_cache_reserve": p.page_cache_reserve, "superbatch_bytes": p.superbatch_bytes,
-            "superbatch": p.superbatch, "lockstep_bytes": 5 << 20,
-            "lockstep": {"mode": "superbatch", "batches": 41, "bytes": 41 << 20, "note": ""},
-            "neighbor_cache_bytes": p.neighbor_cache_bytes,
-            "feature_cache_rows": p.feature_cache_rows, "feature_cache_bytes": p.feature_cache_bytes,
-            "working_set": {"batches": 2, "max_ids": 9_000, "mean_ids": 8_765.5, "mean_edges": 20_000.25,
-                "mean_candidates": 0.0},
-            "neighbor_cache_split": {"neighbor_cache_bytes": 64 << 16, "share": 0.125, "compression": 0.5,
-                "lookups": 100, "rows": 200,
-                "priced": [{"share": 0.125, "neighbor_cache_bytes": 64 << 16, "feature_cache_rows": 123_456,
-                    "list_reads": 10.5, "row_reads": 20.25}]},
-        });
-        assert_eq!(p.to_json(), want);
-    }
-
-    #[test]
-    fn a_plan_round_trips_through_json() {
-        let p = sample_plan();
-        let text = serde_json::to_string(&p).unwrap();
-        assert_eq!(serde_json::from_str::<MemoryPlan>(&text).unwrap(), p);
-        let ws: WorkingSet =
-            serde_json::from_value(serde_json::to_value(p.working_set).unwrap()).unwrap();
-        assert_eq!(ws, p.working_set);
-    }
-
-    #[test]
-    fn io_and_staged_buffers_follow_the_batch_and_the_store() {
-        // A page per row, two gatherers, capped at 32 MiB each.
-        assert_eq!(io_buffer_bytes(10, 1), 2 * 10 * 4096);
-        assert_eq!(io_buffer_bytes(10, 3), 2 * 30 * 4096);
-        assert_eq!(io_buffer_bytes(1 << 20, 1), IO_BUFFER_BYTES);
-        // Four chunks of 1/32 of the cache's rows (at least 64), at most
-        // 8 MiB each.
-        use crate::exec::staged_init::{buffer_bytes, STAGED_INIT_BYTES};
-        assert_eq!(buffer_bytes(1000, 1024), 4 * 64 * 1024);
-        assert_eq!(buffer_bytes(64_000, 100), 4 * 2000 * 100);
-        assert_eq!(buffer_bytes(8_000_000, 1024), STAGED_INIT_BYTES);
-        // A 70 MiB cache of 1 KiB rows: 8.75 MiB, not 32.
-        assert_eq!(buffer_bytes(71_680, 1024), 4 * 2240 * 1024);
-    }
-
-    #[test]
-    fn a_staged_ginex_cache_is_priced_with_its_init_chunks_and_inverted_exactly() {
-        use crate::exec::config::GinexOptions;
-        use crate::exec::staged_init::buffer_bytes;
-        let full = CacheConfig::Ginex(GinexOptions::default());
-        let serial = CacheConfig::Ginex(GinexOptions {
-            pipeline: Pipeline::Serial,
-            ..GinexOptions::default()
-        });
-        let (n, rb) = (3_000_000u64, 1024u64);
-        let plain =
-            |rows: u64| FeatureCache::slot_bytes(rows, rb) + rows * SUPERBATCH_BYTES_PER_CACHE_ROW;
-        assert_eq!(feature_cache_bytes(&full, 0, n, rb), 0);
-        for rows in [1u64, 64, 2_048, 69_301, 122_409, 1 << 20, n] {
-            assert_eq!(
-                feature_cache_bytes(&full, rows, n, rb),
-                plain(rows) + buffer_bytes(rows, rb)
-            );
-            assert_eq!(feature_cache_bytes(&serial, rows, n, rb), plain(rows));
-        }
-        // The most rows that fit, and not one more, whatever the budget.
-        for cache in [&full, &serial, &CacheConfig::Degree] {
-            for budget in [
-                0u64,
-                300_000,
-                1 << 20,
-                70 << 20,
-                126 << 20,
-                1 << 30,
-                8 << 30,
-            ] {
-                let rows = feature_cache_rows_within(cache, budget, n, rb);
-                assert!(rows == 0 || feature_cache_bytes(cache, rows, n, rb) <= budget);
-                assert!(rows == n || feature_cache_bytes(cache, rows + 1, n, rb) > budget);
-            }
-        }
-        // A 126 MiB budget: the chunks take 4/32 of the rows' bytes (about
-        // 15 MiB), not the 32 MiB a 3 M-node store's inits were charged.
-        let rows = feature_cache_rows_within(&full, 126 << 20, n, rb);
-        let staged = buffer_bytes(rows, rb);
-        assert!(staged < 16 << 20 && staged > 12 << 20, "{staged}");
-    }
-
-    #[test]
-    fn an_automatic_superbatch_and_its_lockstep_batches_take_at_most_a_quarter() {
-        use crate::exec::config::GinexOptions;
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("store");
-        let synth = crate::import::synth::SynthParams {
-            nodes: 2000,
-            dim: 64,
-            ..Default::default()
-        };
-        crate::import::synth::generate_store(&synth, &path, &crate::progress::NoProgress).unwrap();
-        let store = Store::open(&path).unwrap();
-        let ws = WorkingSet {
-            batches: 2,
-            max_ids: 500,
-            mean_ids: 400.0,
-            mean_edges: 2000.0,
-            mean_candidates: 0.0,
-        };
-        let planned = |lockstep: Lockstep| {
-            let req = PlanRequest {
-                memory: 128 << 20,
-                cache: CacheConfig::Ginex(GinexOptions {
-                    lockstep,
-                    ..GinexOptions::default()
-                }),
-                workers: 1,
-                batches: 1000,
-                seeds: 20_000,
-                superbatch: None,
-                feature_cache_bytes: None,
-                neighbor_cache_bytes: None,
-                extra_bytes: 0,
-                probe: None,
-                out_degrees: None,
-            };
-            plan(&store, &req, ws).unwrap()
-        };
-        let mut lengths = Vec::new();
-        for lockstep in [Lockstep::Auto, Lockstep::Superbatch, Lockstep::Rounds] {
-            let p = planned(lockstep);
-            let left = p.memory - p.fixed - p.batch_buffers - p.page_cache_reserve;
-            let sampled = match lockstep {
-                Lockstep::Rounds => 0,
-                _ => p.superbatch * ws.sampling_bytes(),
-            };
-            assert!(p.superbatch > 1, "{lockstep:?}: {}", p.describe());
-            assert!(
-                p.superbatch_bytes + sampled <= left / 4,
-                "{lockstep:?}: {} + {sampled} > {} / 4",
-                p.superbatch_bytes,
-                left
-            );
-            assert!(p.total() <= p.memory, "{}", p.describe());
-            if lockstep != Lockstep::Rounds {
-                // Its batches are counted once, with it: no round beside.
-                assert_eq!(p.lockstep.lockstep(), Lockstep::Superbatch);
-                assert_eq!(p.lockstep_bytes, p.superbatch * ws.sampling_bytes());
-            }
-            lengths.push(p.superbatch);
-        }
-        // Sampled in rounds, the superbatch pays for its changesets only.
-        assert_eq!(lengths[0], lengths[1]);
-        assert!(lengths[2] > lengths[0], "{lengths:?}");
-    }
-
-    #[test]
-    fn a_neighbor_cache_is_planned_only_where_its_build_fits() {
-        use crate::sample::neighbor_cache::build_bytes;
-        // 50 M nodes: choosing the lists takes 8 bytes a node (400 MB),
-        // more than a 256 MiB cache itself; the build runs beside the
-        // fixed part and the page-cache reserve only.
-        let (n, cache, fixed) = (50_000_000u64, 256u64 << 20, 1u64 << 30);
-        let need = build_bytes(n, cache);
-        assert!(need >= 8 * n, "{need}");
-        assert!(
-            need < 8 * n + cache,
-            "{need}: the choice is freed before the cache is laid out"
-        );
-        let fits = fixed + PAGE_CACHE_RESERVE + need;
-        assert_eq!(buildable_neighbor_cache(fits, fixed, n, cache), cache);
-        assert_eq!(buildable_neighbor_cache(fits - 1, fixed, n, cache), 0);
-        assert_eq!(buildable_neighbor_cache(0, fixed, n, 0), 0);
-        // Once the cache outweighs the choice, the build holds the cache
-        // and its bitmap, not twice the cache.
-        let big = 2u64 << 30;
-        assert!(
-            build_bytes(n, big) < big + (16 << 20),
-            "{}",
-            build_bytes(n, big)
-        );
-    }
-
-    #[test]
-    fn superbatches_are_evened_out_without_adding_one() {
-        assert_eq!(evened_superbatch(81, 46), 41);
-        assert_eq!(evened_superbatch(81, 15), 14);
-        assert_eq!(evened_superbatch(81, 1000), 81);
-        assert_eq!(evened_superbatch(0, 10), 1);
-        for batches in 1..150u64 {
-            for longest in 1..=batches + 2 {
-                let s = evened_superbatch(batches, longest);
-                let count = |len: u64| batches.div_ceil(len.min(batches));
-                assert!(
-                    s >= 1 && s <= longest.min(batches),
-                    "{batches} {longest} -> {s}"
-                );
-                assert_eq!(count(s), count(longest), "{batches} {longest} -> {s}");
-                assert!(
-                    s == 1 || count(s - 1) > count(s),
-                    "{batches} {longest} -> {s}"
-                );
-            }
-        }
-    }
-}
+mod tests;
