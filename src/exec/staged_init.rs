@@ -47,10 +47,9 @@ pub(crate) fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
 /// the run's inits is larger. The staged init's reader caps its read
 /// buffer at it too.
 pub fn chunk_bytes(cache_rows: u64, row_bytes: u64) -> u64 {
-    (cache_rows / 32)
-        .max(64)
-        .saturating_mul(row_bytes)
-        .min(INIT_CHUNK_BYTES as u64)
+    let rows = usize::try_from(cache_rows).unwrap_or(usize::MAX);
+    let rows = chunk_rows(rows, row_bytes as usize) as u64;
+    rows.saturating_mul(row_bytes).min(INIT_CHUNK_BYTES as u64)
 }
 
 /// The staged init's buffers for a cache of `cache_rows` rows of
