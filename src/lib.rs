@@ -59,7 +59,8 @@
 //!   power-law graphs with planted classes; [`CommonOptions::reorder`]
 //!   ([`Reorder`], or [`reorder_store`] on a finished store) renumbers the
 //!   nodes for page locality, keeping the original ids; `auto`, the
-//!   default, does so only where it measures a cut in pages per batch
+//!   default, does so only where it measures a cut in the pages a
+//!   superbatch's batches read
 //!   ([`LayoutDecision`], on the batches of a [`LayoutSample`]). Long work reports to a
 //!   [`Progress`] ([`NoProgress`] shows nothing) or to the process's
 //!   [`progress`] sink.

@@ -285,3 +285,85 @@ fn decoder_errors_name_file_offsets() {
         other => panic!("expected corruption, got {other:?}"),
     }
 }
+
+// ------------------------------------------------------------ out-degrees
+
+/// Every store a v1.10 build writes records its out-degrees, and they are
+/// what a pass over its topology counts; a store without them (the golden
+/// v1.0 fixture) still gets them, counted.
+#[test]
+fn a_store_records_the_out_degrees_its_topology_counts() {
+    use ginex::internals::sample::neighbor_cache::{count_out_degrees, out_degrees};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(small_store(dir.path())).unwrap();
+    let recorded = store.recorded_out_degrees().unwrap().expect("recorded");
+    let counted = count_out_degrees(&store).unwrap();
+    assert_eq!(recorded, counted);
+    assert_eq!(
+        recorded.iter().map(|&d| u64::from(d)).sum::<u64>(),
+        store.num_edges()
+    );
+    assert!(
+        recorded.iter().any(|&d| d > 1),
+        "a degree above 1 is tested"
+    );
+    assert_eq!(out_degrees(&store).unwrap(), recorded);
+
+    let old = Store::open(fixture_dir().join("v1-small")).unwrap();
+    assert_eq!(old.recorded_out_degrees().unwrap(), None);
+    let mut want = vec![0u32; 40];
+    for v in 0..40 {
+        for u in golden_neighbors(v, 40) {
+            want[u as usize] += 1;
+        }
+    }
+    assert_eq!(out_degrees(&old).unwrap(), want);
+}
+
+/// A table whose checksums hold but whose counts are wrong (a buggy
+/// writer's) is refused by `verify`, which names the file, the entry's
+/// offset and both counts; `open` and the reads do not recount.
+#[test]
+fn verify_refuses_out_degrees_that_disagree_with_the_topology() {
+    use ginex::internals::format::header::FileKind;
+    use ginex::internals::format::tables::encode_out_degrees;
+    use ginex::internals::io::writer::write_file;
+    let dir = tempfile::tempdir().unwrap();
+    let path = small_store(dir.path());
+    let store = Store::open(&path).unwrap();
+    let mut degrees = store.recorded_out_degrees().unwrap().unwrap();
+    degrees[7] += 1;
+    let table = store.path_of(FileKind::OutDegrees);
+    let manifest_path = store.path_of(FileKind::Manifest);
+    let mut manifest = store.manifest().clone();
+    drop(store);
+    let mut payload = Vec::new();
+    encode_out_degrees(&degrees, &mut payload);
+    fs::remove_file(&table).unwrap();
+    let header = write_file(&table, FileKind::OutDegrees, &payload).unwrap();
+    for f in &mut manifest.files {
+        if f.kind == FileKind::OutDegrees {
+            f.payload_crc = header.payload_crc;
+        }
+    }
+    fs::remove_file(&manifest_path).unwrap();
+    write_file(&manifest_path, FileKind::Manifest, &manifest.encode()).unwrap();
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.recorded_out_degrees().unwrap().unwrap(), degrees);
+    match store.verify().unwrap_err() {
+        ginex::Error::Corrupt {
+            path: at,
+            offset,
+            what,
+        } => {
+            assert_eq!(at, table);
+            assert_eq!(offset, 64 + 4 * 7, "{what}");
+            assert!(
+                what.contains("node 7") && what.contains(&degrees[7].to_string()),
+                "{what}"
+            );
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+}

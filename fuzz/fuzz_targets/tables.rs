@@ -1,5 +1,5 @@
-//! Labels, splits and original-id decoders (format/labels.md, splits.md,
-//! orig_ids.md) never panic; what they accept re-encodes to the same bytes.
+//! Labels, splits, original-id and out-degree decoders (format/labels.md,
+//! splits.md, orig_ids.md, out-degrees.md) never panic; what they accept re-encodes to the same bytes.
 //!
 //! Input: `[num_nodes: u8] [num_classes: u8] [payload]`; every decoder sees
 //! the same payload.
@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use ginex::internals::format::tables::{
-    decode_labels, decode_original_ids, encode_labels, encode_original_ids, Splits, MISSING_LABEL,
+    decode_labels, decode_original_ids, decode_out_degrees, encode_labels, encode_original_ids,
+    encode_out_degrees, Splits, MISSING_LABEL,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -34,6 +35,13 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(again, payload);
     }
 
+    if let Ok(degrees) = decode_out_degrees(payload, n, path) {
+        assert_eq!(degrees.len() as u64, n);
+        let mut again = Vec::new();
+        encode_out_degrees(&degrees, &mut again);
+        assert_eq!(again, payload);
+    }
+
     if let Ok(s) = Splits::decode(payload, n, path) {
         for list in [&s.train, &s.valid, &s.test] {
             assert!(list.windows(2).all(|w| w[0] < w[1]));
@@ -53,6 +61,7 @@ fuzz_target!(|data: &[u8]| {
     for big in [u64::MAX, u64::MAX / 4 + 1, u64::MAX / 8 + 1] {
         let _ = decode_labels(payload, big, u32::MAX, path);
         let _ = decode_original_ids(payload, big, path);
+        let _ = decode_out_degrees(payload, big, path);
         let _ = Splits::decode(payload, big, path);
     }
 });

@@ -7,7 +7,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{le_u16, le_u32, le_u64};
-use crate::format::version::{Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_3, V1_6, V1_7};
+use crate::format::version::{
+    Version, CURRENT, OLDEST_SUPPORTED, V1_0, V1_1, V1_10, V1_3, V1_6, V1_7,
+};
 use crate::format::PAGE_SIZE;
 
 /// PNG-style magic: a high byte, the name, CR LF, DOS EOF, LF.
@@ -76,11 +78,13 @@ pub enum FileKind {
     Schema = 13,
     /// Link-prediction edge splits and their negatives (v1.6).
     EdgeSplits = 14,
+    /// Every node's out-degree (v1.10).
+    OutDegrees = 15,
 }
 
 impl FileKind {
     /// Every kind, in numeric order.
-    pub const ALL: [FileKind; 14] = [
+    pub const ALL: [FileKind; 15] = [
         FileKind::Manifest,
         FileKind::FeaturePages,
         FileKind::PageChecksums,
@@ -95,6 +99,7 @@ impl FileKind {
         FileKind::RunChanges,
         FileKind::Schema,
         FileKind::EdgeSplits,
+        FileKind::OutDegrees,
     ];
 
     /// Decodes the numeric kind.
@@ -119,6 +124,7 @@ impl FileKind {
             FileKind::RunChanges => "run-changes",
             FileKind::Schema => "schema",
             FileKind::EdgeSplits => "edge-splits",
+            FileKind::OutDegrees => "out-degrees",
         }
     }
 
@@ -143,6 +149,7 @@ impl FileKind {
             FileKind::RunSamples | FileKind::RunChanges | FileKind::Schema => V1_3,
             FileKind::EdgeSplits => V1_6,
             FileKind::FeaturePages => V1_7,
+            FileKind::OutDegrees => V1_10,
             _ => V1_0,
         }
     }

@@ -65,6 +65,7 @@ pub fn store_file_name(kind: FileKind) -> &'static str {
         FileKind::OriginalIds => "orig_ids",
         FileKind::Schema => "schema",
         FileKind::EdgeSplits => "edge_splits",
+        FileKind::OutDegrees => "out_degrees",
         FileKind::NeighborCache | FileKind::RunSamples | FileKind::RunChanges => kind.name(),
     }
 }

@@ -1,11 +1,12 @@
-//! Per-node tables: labels, splits and original ids.
+//! Per-node tables: labels, splits, original ids and out-degrees.
 //!
-//! Spec: `format/labels.md`, `format/splits.md`, `format/orig_ids.md`.
+//! Spec: `format/labels.md`, `format/splits.md`, `format/orig_ids.md`,
+//! `format/out-degrees.md`.
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::format::bytes::{le_i32, le_u64};
+use crate::format::bytes::{le_i32, le_u32, le_u64};
 
 /// The label value that means "this node has no label".
 pub const MISSING_LABEL: i32 = -1;
@@ -215,6 +216,20 @@ pub fn decode_original_ids(p: &[u8], num_nodes: u64, path: &Path) -> Result<Vec<
     Ok(p.chunks_exact(8).map(|c| le_u64(c, 0)).collect())
 }
 
+/// Encodes out-degrees (one `u32` per node).
+pub fn encode_out_degrees(degrees: &[u32], out: &mut Vec<u8>) {
+    out.reserve(degrees.len() * 4);
+    for d in degrees {
+        out.extend_from_slice(&d.to_le_bytes());
+    }
+}
+
+/// Decodes an out-degree payload.
+pub fn decode_out_degrees(p: &[u8], num_nodes: u64, path: &Path) -> Result<Vec<u32>> {
+    check_per_node_len(p, num_nodes, 4, "out-degree", path)?;
+    Ok(p.chunks_exact(4).map(|c| le_u32(c, 0)).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,6 +273,14 @@ mod tests {
             encode_original_ids(&ids, &mut b);
             prop_assert_eq!(decode_original_ids(&b, ids.len() as u64, Path::new("o")).unwrap(), ids);
         }
+
+        #[test]
+        fn out_degrees_round_trip(degrees in proptest::collection::vec(any::<u32>(), 0..100)) {
+            let mut b = Vec::new();
+            encode_out_degrees(&degrees, &mut b);
+            prop_assert_eq!(b.len(), 4 * degrees.len());
+            prop_assert_eq!(decode_out_degrees(&b, degrees.len() as u64, Path::new("d")).unwrap(), degrees);
+        }
     }
 
     #[test]
@@ -284,5 +307,18 @@ mod tests {
         let mut b = Vec::new();
         encode_labels(&[0, 3], &mut b);
         assert!(decode_labels(&b, 2, 3, Path::new("l")).is_err());
+    }
+
+    #[test]
+    fn an_out_degree_table_of_the_wrong_length_names_its_file() {
+        let mut b = Vec::new();
+        encode_out_degrees(&[1, 2, 3], &mut b);
+        let err = decode_out_degrees(&b, 4, Path::new("STORE/out_degrees"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("STORE/out_degrees") && err.contains("12 bytes, expected 4 x 4"),
+            "{err}"
+        );
     }
 }

@@ -68,8 +68,17 @@ pub const V1_8: Version = Version { major: 1, minor: 8 };
 /// (format/runtime.md) and is written as 1.9. Every other file is
 /// written as before, byte for byte.
 pub const V1_9: Version = Version { major: 1, minor: 9 };
+/// Version 1.10: a store keeps every node's out-degree, a new kind
+/// (`out_degrees`, format/out-degrees.md; readers before 1.10 refuse a
+/// manifest that lists it), so that a run does not count them with a pass
+/// over the whole topology before its first batch. Every other file is
+/// written as before, byte for byte.
+pub const V1_10: Version = Version {
+    major: 1,
+    minor: 10,
+};
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_9;
+pub const CURRENT: Version = V1_10;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

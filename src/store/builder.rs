@@ -11,7 +11,7 @@ use crate::format::manifest::{store_file_name, FileEntry, Manifest, REQUIRED_FIL
 use crate::format::pages::FeatureLayout;
 use crate::format::schema::Schema;
 use crate::format::sections::{FeatureSections, Section};
-use crate::format::tables::{encode_labels, encode_original_ids, Splits};
+use crate::format::tables::{encode_labels, encode_original_ids, encode_out_degrees, Splits};
 use crate::format::PAGE_SIZE;
 use crate::io::durable::StagingDir;
 use crate::io::writer::{write_file, write_file_as, ChecksummedWriter};
@@ -481,11 +481,18 @@ pub trait ListSink {
     fn push_list(&mut self, list: &[u64]) -> Result<()>;
 }
 
-/// Streams in-neighbor lists into `indptr`, `indices` and `indices.seg`.
+/// What a [`TopologyWriter`] holds per node: the out-degree count.
+pub const TOPOLOGY_WRITER_BYTES_PER_NODE: u64 = 4;
+
+/// Streams in-neighbor lists into `indptr`, `indices` and `indices.seg`,
+/// and counts every node's out-degree for `out_degrees` (4 bytes a node
+/// while the lists are pushed).
 pub struct TopologyWriter {
     indptr: ChecksummedWriter,
     indices: ChecksummedWriter,
     seg_path: PathBuf,
+    out_degrees_path: PathBuf,
+    out_degrees: Vec<u32>,
     planner: SegmentPlanner,
     segments: Vec<Segment>,
     width: IndexWidth,
@@ -505,6 +512,16 @@ impl TopologyWriter {
             indptr,
             indices: ChecksummedWriter::create(&b.file_path(FileKind::Indices), FileKind::Indices)?,
             seg_path: b.file_path(FileKind::SegmentTable),
+            out_degrees_path: b.file_path(FileKind::OutDegrees),
+            out_degrees: vec![
+                0;
+                usize::try_from(b.spec.num_nodes).map_err(|_| {
+                    Error::invalid_argument(format!(
+                        "{} nodes do not fit this machine's address space",
+                        b.spec.num_nodes
+                    ))
+                })?
+            ],
             planner: SegmentPlanner::new(width, b.spec.segment_bytes),
             segments: Vec::new(),
             width,
@@ -534,8 +551,9 @@ impl TopologyWriter {
             s.encode(&mut table);
         }
         let seg = write_file(&self.seg_path, FileKind::SegmentTable, &table)?;
+        let degrees = write_out_degrees(&self.out_degrees_path, &self.out_degrees)?;
         Ok((
-            vec![self.indptr.finish()?, self.indices.finish()?, seg],
+            vec![self.indptr.finish()?, self.indices.finish()?, seg, degrees],
             self.edges,
         ))
     }
@@ -565,6 +583,10 @@ impl ListSink for TopologyWriter {
         self.scratch.clear();
         for &id in list {
             self.width.push(id, &mut self.scratch);
+            // In range: the last (largest) id was checked above.
+            if let Some(d) = self.out_degrees.get_mut(id as usize) {
+                *d = d.saturating_add(1);
+            }
         }
         let start = self.edges;
         self.edges += list.len() as u64;
@@ -575,4 +597,18 @@ impl ListSink for TopologyWriter {
         self.node += 1;
         Ok(())
     }
+}
+
+/// Writes `out_degrees` (format/out-degrees.md) a block at a time, so the
+/// table is never copied whole.
+fn write_out_degrees(path: &Path, degrees: &[u32]) -> Result<FileHeader> {
+    const BLOCK_NODES: usize = 1 << 16;
+    let mut w = ChecksummedWriter::create(path, FileKind::OutDegrees)?;
+    let mut bytes = Vec::with_capacity(4 * BLOCK_NODES);
+    for block in degrees.chunks(BLOCK_NODES) {
+        bytes.clear();
+        encode_out_degrees(block, &mut bytes);
+        w.write_payload(&bytes)?;
+    }
+    w.finish()
 }

@@ -512,7 +512,7 @@ fn edge_splits_in_original_ids(path: &Path) -> Vec<Vec<(u64, u64)>> {
 
 /// `--reorder auto` (the default) renumbers a random-id layout (by BFS,
 /// which puts ring neighbours on shared pages again) and keeps a local
-/// one, prints its decision with pages per batch both ways, and the
+/// one, prints its decision with the sample's pages both ways, and the
 /// renumbered store holds the same graph, features, labels, splits and
 /// edge splits in original ids; `ginex-dump` flags the random layout and
 /// not the renumbered one, and `ginex-import reorder` fixes a store
@@ -538,7 +538,10 @@ fn auto_reorders_random_ids_and_keeps_a_local_order() {
         .find(|l| l.contains("reorder auto:"))
         .unwrap_or_else(|| panic!("no decision in {report}"));
     assert!(line.contains("reorder auto: bfs"), "{line}");
-    assert!(line.contains("pages per batch: none "), "{line}");
+    assert!(
+        line.contains("pages of the sampled batches together: none "),
+        "{line}"
+    );
     assert_eq!(in_original_ids(&auto), want);
     assert_eq!(edge_splits_in_original_ids(&auto), want_splits);
     let s = Store::open(&auto).unwrap();
@@ -553,7 +556,7 @@ fn auto_reorders_random_ids_and_keeps_a_local_order() {
     let local = dir.path().join("local");
     let report = import_lattice(&local_raw, &local, &[]);
     assert!(
-        report.contains("reorder auto: none; pages per batch"),
+        report.contains("reorder auto: none; pages of the sampled batches together"),
         "{report}"
     );
     assert!(report.contains("reorder auto (kept)"), "{report}");

@@ -135,7 +135,13 @@ impl Build {
         } else {
             expected
         };
-        let mut bucketer = EdgeBucketer::new(&scratch, self.n, expected, self.opts.memory / 2)?;
+        // The sort gets half the budget, less the topology writer's
+        // out-degree count.
+        let sort_budget = (self.opts.memory / 2).saturating_sub(
+            self.n
+                .saturating_mul(crate::store::TOPOLOGY_WRITER_BYTES_PER_NODE),
+        );
+        let mut bucketer = EdgeBucketer::new(&scratch, self.n, expected, sort_budget)?;
         let bar = progress(expected, "edges", self.opts.quiet);
         let mut sink = EdgeSink {
             bucketer: &mut bucketer,

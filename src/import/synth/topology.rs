@@ -89,8 +89,9 @@ pub(super) fn build_topology(
     phases: &mut Vec<(&'static str, Duration)>,
 ) -> Result<CscStats> {
     let total = p.target_edges();
-    let fixed =
-        p.nodes * if p.classes > SCAN_CLASSES { 12 } else { 4 } + (p.memory / 4).min(256 << 20);
+    let per_node = if p.classes > SCAN_CLASSES { 12 } else { 4 }
+        + crate::store::TOPOLOGY_WRITER_BYTES_PER_NODE;
+    let fixed = p.nodes * per_node + (p.memory / 4).min(256 << 20);
     let sort_budget = p.memory.saturating_sub(fixed).max(16 << 20);
     let mut bucketer = EdgeBucketer::new(scratch, p.nodes, total, sort_budget)?;
     let started = Instant::now();

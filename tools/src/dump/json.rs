@@ -15,7 +15,9 @@ use ginex::internals::format::manifest::{store_file_name, Manifest};
 use ginex::internals::format::pages::FeatureLayout;
 use ginex::internals::format::schema::Schema;
 use ginex::internals::format::sections::FeatureSections;
-use ginex::internals::format::tables::{decode_labels, decode_original_ids, Splits};
+use ginex::internals::format::tables::{
+    decode_labels, decode_original_ids, decode_out_degrees, Splits,
+};
 use ginex::internals::format::PAGE_SIZE;
 use ginex::internals::store::Store;
 
@@ -212,6 +214,14 @@ pub fn file_json(path: &Path, limit: Option<usize>) -> Result<Value> {
                 limit,
             );
             ("original_ids", sorted_json(&items), t)
+        }
+        FileKind::OutDegrees => {
+            let m = sibling_manifest(path)?;
+            let (items, t) = limited(
+                decode_out_degrees(payload, m.num_nodes, path).map_err(at)?,
+                limit,
+            );
+            ("out_degrees", sorted_json(&items), t)
         }
     };
     Ok(sorted_json(&FileDoc {
