@@ -293,11 +293,11 @@ fn decoder_errors_name_file_offsets() {
 /// v1.0 fixture) still gets them, counted.
 #[test]
 fn a_store_records_the_out_degrees_its_topology_counts() {
-    use ginex::internals::sample::neighbor_cache::{count_out_degrees, out_degrees};
+    use ginex::internals::sample::neighbor_cache::out_degrees;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(small_store(dir.path())).unwrap();
     let recorded = store.recorded_out_degrees().unwrap().expect("recorded");
-    let counted = count_out_degrees(&store).unwrap();
+    let counted = store.count_out_degrees().unwrap();
     assert_eq!(recorded, counted);
     assert_eq!(
         recorded.iter().map(|&d| u64::from(d)).sum::<u64>(),

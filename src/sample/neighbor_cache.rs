@@ -49,25 +49,12 @@ pub use crate::store::STREAM_CHUNK_BYTES;
 
 /// Out-degree of every node (occurrences as an in-neighbor): the store's
 /// recorded table ([`Store::recorded_out_degrees`], v1.10), else
-/// [`count_out_degrees`].
+/// [`Store::count_out_degrees`].
 pub fn out_degrees(store: &Store) -> Result<Vec<u32>> {
     match store.recorded_out_degrees()? {
         Some(recorded) => Ok(recorded),
-        None => count_out_degrees(store),
+        None => store.count_out_degrees(),
     }
-}
-
-/// Out-degree of every node counted in one streaming pass over the
-/// topology (one run of segments in memory), saturating at `u32::MAX`.
-pub fn count_out_degrees(store: &Store) -> Result<Vec<u32>> {
-    let mut out = vec![0u32; store.num_nodes() as usize];
-    store.for_each_list(STREAM_CHUNK_BYTES, &mut |_, list| {
-        for &u in list {
-            out[u as usize] = out[u as usize].saturating_add(1);
-        }
-        Ok(())
-    })?;
-    Ok(out)
 }
 
 /// Builds a neighbor cache of at most `budget` bytes for `store` at `out`

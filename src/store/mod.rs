@@ -11,6 +11,7 @@ pub mod edge_splits;
 pub mod edges;
 pub mod gather;
 mod node_ids;
+mod out_degrees;
 pub mod read_cost;
 pub mod relation_counts;
 pub mod segments;
@@ -544,38 +545,6 @@ impl Store {
         read_checked_file(&path, FileKind::OriginalIds)?
             .decode(|p| decode_original_ids(p, self.num_nodes(), &path))
             .map(Some)
-    }
-
-    /// Every node's out-degree as the store recorded it (format/out-degrees.md;
-    /// stores written before v1.10 have none), streamed in
-    /// [`STREAM_CHUNK`](crate::io::read::STREAM_CHUNK) pieces (4 bytes a
-    /// node, never the file twice) with its CRC checked.
-    /// [`crate::sample::neighbor_cache::out_degrees`] counts them where the
-    /// store has none.
-    pub fn recorded_out_degrees(&self) -> Result<Option<Vec<u32>>> {
-        const _: () = assert!(crate::io::read::STREAM_CHUNK % 4 == 0);
-        let Some(entry) = self.manifest.file(FileKind::OutDegrees) else {
-            return Ok(None);
-        };
-        let path = self.path_of(FileKind::OutDegrees);
-        let start = u64::from(FileKind::OutDegrees.header_len());
-        let payload = entry.len.saturating_sub(start);
-        let n = self.num_nodes();
-        if payload != n.saturating_mul(4) {
-            return Err(Error::corrupt(
-                &path,
-                start,
-                format!("out-degree payload is {payload} bytes, expected 4 x {n}"),
-            ));
-        }
-        let file = open(&path)?;
-        let mut degrees = Vec::with_capacity(n as usize);
-        let got = crate::io::read::stream_crc(&file, &path, start, payload, |_, chunk| {
-            degrees.extend(chunk.chunks_exact(4).map(|c| le_u32(c, 0)));
-            Ok(())
-        })?;
-        Error::check_crc(&path, "payload", start, entry.payload_crc, got)?;
-        Ok(Some(degrees))
     }
 }
 

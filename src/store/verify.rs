@@ -312,7 +312,7 @@ impl Store {
             return Ok(());
         }
         let path = self.path_of(FileKind::OutDegrees);
-        let counted = crate::sample::neighbor_cache::count_out_degrees(self)?;
+        let counted = self.count_out_degrees()?;
         let Some(v) = recorded.iter().zip(&counted).position(|(r, c)| r != c) else {
             return if saturated {
                 Ok(())

@@ -103,7 +103,7 @@ pub fn assert_same_files(original: &Path, rebuilt: &Path, what: &str) {
         );
         assert_eq!(
             new.recorded_out_degrees().unwrap(),
-            Some(ginex::internals::sample::neighbor_cache::count_out_degrees(&old).unwrap()),
+            Some(old.count_out_degrees().unwrap()),
             "{what}: out_degrees"
         );
         let listed = |s: &Store| {
