@@ -1,6 +1,6 @@
 //! How local a store's layout is, measured on sampled batches: the
-//! distinct feature pages a batch's rows lie on, under the store's order
-//! and under each candidate order of [`crate::import::reorder`]. This is
+//! distinct feature pages their rows lie on, under the store's order and
+//! under each candidate order of [`crate::import::reorder`]. This is
 //! what `--reorder auto` (the default of `ginex-import` and `ginex gen`)
 //! decides by ([`decide`]), and what `ginex-dump` and `ginex epoch` warn
 //! by ([`Scatter`]).
@@ -9,8 +9,8 @@
 //! shuffles the training nodes (every node where the store has no
 //! splits) as `ginex epoch` does and samples `batches` batches of
 //! `batch_size` seeds with the run's default fanouts, from the store
-//! itself (no neighbour cache). A batch's pages under an order are the
-//! distinct `new_id / rows_per_page` of its sampled nodes: the same nodes
+//! itself (no neighbour cache). Rows' pages under an order are the
+//! distinct `new_id / rows_per_page` of the sampled nodes: the same nodes
 //! are read whatever the order, only the pages they fall on change, so
 //! one sample prices every candidate.
 //!
@@ -23,16 +23,18 @@
 //! BFS's 1.26x): it packs the hot rows, which the cache holds anyway, and
 //! ginex's epoch on it ran 0.98-1.01x the unreordered store's. Together,
 //! BFS cuts the pages 1.45x and degree 1.37x, and ginex's epoch on the BFS
-//! order ran 1.15-1.26x faster (docs/performance.md, "Reorder where it
-//! pays"). On the generator's order both stay at 0.98-1.01x.
+//! order ran 1.15-1.26x faster (docs/performance.md, "Reorder by a
+//! superbatch's pages"). On the generator's order both stay at
+//! 0.98-1.01x. [`Scatter`] still counts per batch: it compares a layout
+//! with random placement, which per batch is what a reader sees.
 //!
 //! Why a margin ([`AUTO_MARGIN`], 1.10): a reorder writes the whole store
 //! a second time, so it should buy a clear cut in pages, not a sample's
-//! noise (other sampling seeds move pages per batch by under 1 %,
-//! docs/performance.md). On the generator's own order a BFS order cuts
-//! pages per batch by 2–12 % (docs/performance.md, "Locality-aware
-//! layout"), below or at the margin; on random node ids (3M nodes x
-//! 256 f32) by 1.26x (bfs) and 1.29x (degree).
+//! noise (other samples, batches of 990 and 1010 seeds, moved the pages
+//! by under 0.5 % and none of the ratios). On the generator's own order
+//! (3M nodes x 256 f32) BFS cuts the pages together by 1.01x, on its 8M
+//! and 200k-node stores by 1.12x and 1.19x, and on random node ids by
+//! 1.45x (degree 1.37x).
 #![deny(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::fmt;
