@@ -22,8 +22,9 @@
 //!   the two caches' benefits fall off.
 //!
 //! Nodes are bucketed by a quantised log of their score (eight buckets a
-//! doubling), so choosing costs one pass over the topology for the
-//! out-degrees (as the `degree` policy and the reuse prior do) and a few
+//! doubling), so choosing costs the out-degrees (the store's recorded
+//! table, or one pass over an older store's topology, as the `degree`
+//! policy and the reuse prior use) and a few
 //! passes over the probe, never a sort of the nodes.
 //!
 //! [`WorkingSet::probe`]: crate::exec::plan::WorkingSet::probe

@@ -43,7 +43,8 @@
 //! at a time ([`SuperbatchReader`]); what it looks ahead with is the
 //! superbatch's access summary, a few bytes per cache row.
 //!
-//! The changesets' [`ReusePrior`] (a pass over the topology) is computed
+//! The changesets' [`ReusePrior`] (the store's recorded out-degrees, or a
+//! pass over an older store's topology) is computed
 //! once, before C(0) needs it: beside S(0) under `overlap` and `full`,
 //! first under `serial`. The report counts its time, and the part of it
 //! that ran on after S(0) finished as not hidden. (Run after S(0) instead,

@@ -642,7 +642,8 @@ pub fn plan_epoch_with(
     let link = crate::exec::epoch::link_epoch(&source, store, config)?;
     let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train, link.as_ref())?;
     let mut probe = ProbeAccesses::default();
-    // The split needs the out-degrees (a pass over the topology) where the
+    // The split needs the out-degrees (read, or on a store before v1.10 a
+    // pass over the topology) where the
     // plan sizes both caches: counted beside the probe's batches, whose
     // list reads it would otherwise wait behind.
     let counts_degrees = !matches!(config.cache, CacheConfig::Mmap | CacheConfig::None)

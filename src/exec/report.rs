@@ -90,7 +90,8 @@ pub struct EpochReport {
     /// Applying updates (`ginex`).
     pub cache_update: Duration,
     /// Ranking nodes by out-degree for the changesets (`ginex` with a
-    /// reuse prior): one pass over the topology.
+    /// reuse prior): the store's recorded out-degrees read, or one pass
+    /// over an older store's topology.
     pub reuse_prior: Duration,
     /// Reuse-prior time not hidden behind the first superbatch's sampling.
     pub reuse_prior_exposed: Duration,
