@@ -23,7 +23,7 @@
 //! BFS's 1.26x): it packs the hot rows, which the cache holds anyway, and
 //! ginex's epoch on it ran 0.98-1.01x the unreordered store's. Together,
 //! BFS cuts the pages 1.45x and degree 1.37x, and ginex's epoch on the BFS
-//! order ran 1.15-1.26x faster (docs/performance.md, "Reorder by a
+//! order ran 1.12-1.26x faster (docs/performance.md, "Reorder by a
 //! superbatch's pages"). On the generator's order both stay at
 //! 0.98-1.01x. [`Scatter`] still counts per batch: it compares a layout
 //! with random placement, which per batch is what a reader sees.
