@@ -48,7 +48,7 @@ use crate::sample::source::StoreSource;
 use crate::store::gather::GatherOptions;
 use crate::store::Store;
 
-/// `--reorder auto` reorders when the best candidate's pages per batch
+/// `--reorder auto` reorders when the best candidate's pages
 /// are at most the store order's divided by this (see the module docs).
 pub const AUTO_MARGIN: f64 = 1.10;
 

@@ -12,7 +12,8 @@
 //!   built in the input's order, its batches' pages are measured under
 //!   that order and under `bfs` and `degree`
 //!   ([`crate::import::locality::decide`]), and it is renumbered by the
-//!   best of them only when that cuts pages per batch by the stated margin
+//!   best of them only when that cuts the pages its sampled batches
+//!   read together by the stated margin
 //!   ([`crate::import::locality::AUTO_MARGIN`]); otherwise the built store
 //!   is renamed into place unchanged.
 //! * `bfs` — breadth-first over in-neighbour lists (Cuthill–McKee without

@@ -155,7 +155,7 @@ pub struct ImportReport {
     pub phases: Vec<(&'static str, Duration)>,
     /// What the output says about the inputs (a dropped weight column).
     pub notes: Vec<String>,
-    /// `--reorder auto`'s decision and measured pages per batch.
+    /// `--reorder auto`'s decision and the pages it measured.
     pub layout: Option<crate::import::locality::Decision>,
 }
 
