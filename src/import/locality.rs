@@ -22,19 +22,19 @@
 //! degree order on random node ids (1.29x fewer pages a batch, against
 //! BFS's 1.26x): it packs the hot rows, which the cache holds anyway, and
 //! ginex's epoch on it ran 0.98-1.01x the unreordered store's. Together,
-//! BFS cuts the pages 1.45x and degree 1.37x, and ginex's epoch on the BFS
-//! order ran 1.12-1.26x faster (docs/performance.md, "Reorder by a
-//! superbatch's pages"). On the generator's order both stay at
-//! 0.98-1.01x. [`Scatter`] still counts per batch: it compares a layout
+//! BFS (hottest neighbours first, [`crate::import::node_order`]) cuts the
+//! pages 1.66x and degree 1.37x, and ginex's epoch on the BFS order ran
+//! 1.25x faster by medians (docs/performance.md, "BFS, hottest neighbours
+//! first"). [`Scatter`] still counts per batch: it compares a layout
 //! with random placement, which per batch is what a reader sees.
 //!
 //! Why a margin ([`AUTO_MARGIN`], 1.10): a reorder writes the whole store
 //! a second time, so it should buy a clear cut in pages, not a sample's
 //! noise (other samples, batches of 990 and 1010 seeds, moved the pages
 //! by under 0.5 % and none of the ratios). On the generator's own order
-//! (3M nodes x 256 f32) BFS cuts the pages together by 1.01x, on its 8M
-//! and 200k-node stores by 1.12x and 1.19x, and on random node ids by
-//! 1.45x (degree 1.37x).
+//! (3M nodes x 256 f32) BFS cuts the pages together by 1.14x (its epoch
+//! ran 1.11x faster), on its 8M and 200k-node stores by 1.18x and 1.21x,
+//! and on random node ids by 1.66x (degree 1.37x).
 #![deny(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::fmt;

@@ -367,6 +367,20 @@ mod tests {
     }
 
     #[test]
+    fn bfs_numbers_a_nodes_hottest_neighbours_first() {
+        // Node 0 (most in-neighbours: the start) lists 1, 2, 3; node 3 is
+        // in three lists, node 2 in two, node 1 in one.
+        let lists = vec![vec![1, 2, 3], vec![], vec![], vec![], vec![3], vec![2, 3]];
+        let dir = tempfile::tempdir().unwrap();
+        let src = build(&dir.path().join("src"), &lists, None);
+        assert_eq!(
+            node_order(&src, Reorder::Bfs).unwrap(),
+            vec![0, 3, 2, 1, 5, 4],
+            "0's neighbours by descending out-degree, then the next start (5, then 4)"
+        );
+    }
+
+    #[test]
     fn names_parse_back() {
         for r in Reorder::ALL {
             assert_eq!(Reorder::parse(r.name()).unwrap(), r);

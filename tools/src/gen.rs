@@ -64,12 +64,13 @@ pub struct GenArgs {
     /// place.
     #[arg(long, conflicts_with = "raw", required_unless_present = "raw")]
     pub out: Option<PathBuf>,
-    /// Node order of the store: auto (measure pages per sampled batch
-    /// under the generator's order and under bfs and degree, and renumber
-    /// by the best where it reads 1.10x fewer pages or better; the
-    /// decision and both figures are printed), none (the generator's),
-    /// degree (descending in-degree) or bfs (breadth-first over
-    /// in-neighbour lists from the hubs). A reordered store keeps every
+    /// Node order of the store: auto (measure the pages a few sampled
+    /// batches read together under the generator's order and under bfs
+    /// and degree, and renumber by the best where it reads 1.10x fewer
+    /// pages or better; the decision and the figures are printed), none
+    /// (the generator's), degree (descending in-degree) or bfs
+    /// (breadth-first over in-neighbour lists from the hubs, each node's
+    /// in-neighbours numbered together, hottest first). A reordered store keeps every
     /// node's original id, and the ids passed in or handed back (predict,
     /// sample, Python) stay original. It is built, then written again
     /// renumbered (twice the disk space while both exist). Raw files and

@@ -51,7 +51,7 @@ pub enum ImportCommand {
     /// An existing store, renumbered into a new one (what `ginex-dump` and
     /// `ginex epoch` suggest when a store's layout costs pages): with
     /// --reorder auto (the default) only where an order reads 1.10x fewer
-    /// pages per sampled batch, else nothing is written.
+    /// pages across its sampled batches, else nothing is written.
     ///
     /// Example: ginex-import reorder STORE --out STORE-bfs
     Reorder(ReorderArgs),
@@ -96,13 +96,13 @@ pub struct CommonArgs {
     /// Memory budget (the CSC build spills to disk beyond it).
     #[arg(long, default_value = "2GiB", value_parser = crate::args::bytes)]
     pub memory: u64,
-    /// Node order of the store: auto (measure pages per sampled batch
-    /// under the input's order and under bfs and degree, and renumber by
-    /// the best where it reads 1.10x fewer pages or better; the decision
-    /// and both figures are printed), none (the input's), degree
-    /// (descending in-degree) or bfs (breadth-first over in-neighbour
-    /// lists from the hubs, so a node's in-neighbours get consecutive ids
-    /// and share feature pages). A reordered store keeps every node's
+    /// Node order of the store: auto (measure the pages a few sampled
+    /// batches read together under the input's order and under bfs and
+    /// degree, and renumber by the best where it reads 1.10x fewer pages
+    /// or better; the decision and the figures are printed), none (the
+    /// input's), degree (descending in-degree) or bfs (breadth-first over
+    /// in-neighbour lists from the hubs, so a node's in-neighbours get
+    /// consecutive ids, hottest first, and share feature pages). A reordered store keeps every node's
     /// original id, and the ids passed in or handed back (predict, sample,
     /// Python) stay original. It is built, then written again renumbered
     /// (twice the disk space while both exist). Typed stores keep their
