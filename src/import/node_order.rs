@@ -124,10 +124,7 @@ fn bfs_order(store: &Store) -> Result<Vec<u64>> {
             _ => false,
         }
     };
-    let out_degrees = match store.recorded_out_degrees()? {
-        Some(d) => d,
-        None => store.count_out_degrees()?,
-    };
+    let out_degrees = crate::sample::neighbor_cache::out_degrees(store)?;
     let hotness = |u: u64| out_degrees.get(u as usize).copied().unwrap_or(0);
     // The order is its own queue: `head` is the next node to expand.
     let mut order: Vec<u64> = Vec::with_capacity(n as usize);
