@@ -538,7 +538,12 @@ fn the_planner_splits_the_caches_by_predicted_reads() {
     });
     let mut cfg = common::epoch_config(Policy::Degree, &dir.path().join("runs"));
     cfg.batch_size = 500;
-    let roomy = plan_epoch(&store, &cfg, 1 << 30, ExplicitSizes::default(), 0).unwrap();
+    // Without a split every buffer is charged (the minimum a plan checks).
+    let no_split = ExplicitSizes {
+        neighbor_cache_bytes: Some(0),
+        ..ExplicitSizes::default()
+    };
+    let roomy = plan_epoch(&store, &cfg, 1 << 30, no_split, 0).unwrap();
     let base = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve;
     for caches in [1u64 << 20, 3 << 20] {
         let mut c = cfg.clone();
@@ -566,7 +571,12 @@ fn the_planner_splits_the_caches_by_predicted_reads() {
             "{split:?}"
         );
         assert_eq!(c.neighbor_cache_bytes, split.neighbor_bytes);
-        assert_eq!(c.feature_cache_rows as u64, chosen.feature_rows);
+        if split.serves_every_list() {
+            // The list reader's buffer went to the feature cache.
+            assert!(c.feature_cache_rows as u64 >= chosen.feature_rows);
+        } else {
+            assert_eq!(c.feature_cache_rows as u64, chosen.feature_rows);
+        }
         let (report, _) = run(&store, &c);
         let predicted = 1.0 - chosen.list_reads / split.lookups as f64;
         let measured = report.neighbor_hit_ratio.unwrap();
@@ -582,6 +592,63 @@ fn the_planner_splits_the_caches_by_predicted_reads() {
     };
     let p = plan_epoch(&store, &cfg, base + (1 << 20), explicit, 0).unwrap();
     assert_eq!((p.neighbor_cache_bytes, p.split), (1 << 16, None));
+}
+
+/// Where the split predicts that the neighbor cache serves every list the
+/// probed batches look up, the plan does not charge the sampler's list
+/// reader's buffer (never filled) and gives it to the feature cache; the
+/// epoch then reads no list.
+#[test]
+fn a_neighbor_cache_that_serves_every_list_frees_the_list_readers_buffer() {
+    use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
+    use ginex::internals::store::gather::DEFAULT_CHUNK_BYTES;
+    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
+        nodes: 20_000,
+        avg_degree: 12.0,
+        dim: 64,
+        classes: 4,
+        seed: 5,
+        split: [0.3, 0.1, 0.1],
+        ..ginex::internals::import::synth::SynthParams::default()
+    });
+    let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
+    cfg.batch_size = 500;
+    let no_split = ExplicitSizes {
+        neighbor_cache_bytes: Some(0),
+        ..ExplicitSizes::default()
+    };
+    let base = plan_epoch(&store, &cfg, 1 << 30, no_split, 0).unwrap();
+    // Room for every list, and for some of the 20,000 rows.
+    let memory = base.fixed + base.batch_buffers + base.page_cache_reserve + (4 << 20);
+    let planned = plan_epoch(&store, &cfg, memory, ExplicitSizes::default(), 0).unwrap();
+    let split = planned.split.clone().expect("the split is measured");
+    assert!(split.serves_every_list(), "{split:?}");
+    // The same neighbor cache given explicitly: no split, the buffer charged.
+    let explicit = ExplicitSizes {
+        neighbor_cache_bytes: Some(planned.neighbor_cache_bytes),
+        ..ExplicitSizes::default()
+    };
+    let charged = plan_epoch(&store, &cfg, memory, explicit, 0).unwrap();
+    assert!(charged.split.is_none());
+    let list_buffer = (DEFAULT_CHUNK_BYTES as u64).min(planned.working_set.max_ids * 4096);
+    assert_eq!(
+        charged.batch_buffers - planned.batch_buffers,
+        list_buffer,
+        "{} / {}",
+        charged.describe(),
+        planned.describe()
+    );
+    assert!(
+        planned.feature_cache_rows > charged.feature_cache_rows,
+        "{} / {}",
+        charged.describe(),
+        planned.describe()
+    );
+    assert!(planned.total() <= memory, "{}", planned.describe());
+    let mut c = cfg.clone();
+    planned.apply(&mut c);
+    let (report, _) = run(&store, &c);
+    assert_eq!(report.list_reads, 0, "the prediction: every list cached");
 }
 
 /// The planner's cache split counts the out-degrees; under `ginex` with
@@ -604,7 +671,11 @@ fn the_planned_reuse_prior_is_the_one_the_run_would_count() {
     });
     let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
     cfg.batch_size = 500;
-    let roomy = plan_epoch(&store, &cfg, 1 << 30, ExplicitSizes::default(), 0).unwrap();
+    let no_split = ExplicitSizes {
+        neighbor_cache_bytes: Some(0),
+        ..ExplicitSizes::default()
+    };
+    let roomy = plan_epoch(&store, &cfg, 1 << 30, no_split, 0).unwrap();
     let memory = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve + (3 << 20);
     let plan = plan_epoch(&store, &cfg, memory, ExplicitSizes::default(), 0).unwrap();
     assert!(plan.split.is_some(), "{}", plan.describe());

@@ -132,6 +132,18 @@ pub struct CacheSplit {
     pub rows: u64,
 }
 
+impl CacheSplit {
+    /// Whether the chosen share is predicted to serve every list lookup of
+    /// the probed batches from the neighbor cache (less than half a read
+    /// left): the sampler then reads no lists.
+    pub fn serves_every_list(&self) -> bool {
+        self.priced
+            .iter()
+            .find(|p| p.share == self.share)
+            .is_some_and(|p| p.list_reads < 0.5)
+    }
+}
+
 /// Bucket of a positive score.
 fn bucket(score: f64) -> usize {
     if score <= 0.0 {

@@ -14,7 +14,9 @@
 //! 2. **batch buffers** — the rows of the largest batch twice (the
 //!    gathered rows and the miss buffer; a k-hop window more) and the I/O
 //!    engine's buffers (`ginex`'s staged init chunks are priced with its
-//!    cache, item 5); a consumer that copies batches (the trainer, the
+//!    cache, item 5; the sampler's list reader's buffer goes to the
+//!    feature cache where the cache split predicts that the neighbor cache
+//!    serves every list the probed batches look up); a consumer that copies batches (the trainer, the
 //!    [`Loader`](crate::Loader)) counts its copies in its extra bytes
 //!    ([`consumer_copy_bytes`]), and `ginex epoch`, which copies none,
 //!    leaves that memory to the caches;
@@ -111,6 +113,13 @@ pub fn io_buffer_bytes(max_ids: u64, pages_per_row: u64) -> u64 {
             .saturating_mul(crate::format::PAGE_SIZE as u64),
     );
     (2 * per_gatherer).min(IO_BUFFER_BYTES)
+}
+
+/// The sampler's list reader's share of [`io_buffer_bytes`]: a page per
+/// list of the largest batch, at most one gatherer's
+/// [`DEFAULT_CHUNK_BYTES`](crate::store::gather::DEFAULT_CHUNK_BYTES).
+fn list_reader_buffer_bytes(ws: &WorkingSet) -> u64 {
+    io_buffer_bytes(ws.max_ids, 1) / 2
 }
 
 /// A consumer's copy of the largest batch's rows of `row_bytes` (the
@@ -441,15 +450,23 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         None if buildable != neighbor_cache_bytes => (buildable, None),
         _ => (neighbor_cache_bytes, split),
     };
+    // The list reader's buffer, where the split predicts that the
+    // neighbor cache serves every list: it is never filled.
+    let unread_list_buffer = match &split {
+        Some(s) if s.serves_every_list() => list_reader_buffer_bytes(&ws),
+        _ => 0,
+    };
     let feature_cache_rows = match req.feature_cache_bytes {
         Some(b) => (b / rb.max(1)).min(n),
-        None if uses_cache => rows_within(caches.saturating_sub(neighbor_cache_bytes)),
+        None if uses_cache => {
+            rows_within((caches + unread_list_buffer).saturating_sub(neighbor_cache_bytes))
+        }
         None => 0,
     };
     let plan = MemoryPlan {
         memory: req.memory,
         fixed,
-        batch_buffers: batch_buffers + sampling,
+        batch_buffers: batch_buffers + sampling - unread_list_buffer,
         page_cache_reserve: PAGE_CACHE_RESERVE,
         superbatch_bytes,
         superbatch,

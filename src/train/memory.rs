@@ -2,9 +2,9 @@
 //! measured on the model actually built instead of a fixed allowance.
 //!
 //! [`measure`] builds the run's model, samples the epoch's first batch,
-//! and runs one training step on it (a forward pass for prediction)
-//! while watching the process's resident memory: the model's state
-//! (parameters, optimizer moments), then the step's peak (gradients,
+//! and runs [`PROBE_STEPS`] training steps on it (forward passes for
+//! prediction) while watching the process's resident memory: the model's
+//! state (parameters, optimizer moments), then the steps' peak (gradients,
 //! activations, libtorch's thread pools and allocator slack). The
 //! [`ModelFootprint`] it returns prices a batch by its rows, so the memory
 //! planner ([`crate::exec::plan::plan_epoch_with`]) charges the largest
@@ -35,8 +35,18 @@ pub const FALLBACK_BYTES: u64 = 1 << 30;
 /// the same sizes (and find the neighbor cache the first one built).
 const ROUND_TO: u64 = 32 << 20;
 
-/// Headroom over the measured step: a later batch's allocations land in a
-/// heap the probe did not leave in the same shape.
+/// Steps the probe runs on its batch. The first step's peak is not the
+/// run's: a SAGE model (hidden 256, 1M × 64 f32 store, 73,834 rows) peaked
+/// 190 MiB above its state in its first step, 242 in its second and 261 in
+/// each of the third to fifth, the heap that later steps allocate in being
+/// the one the earlier steps left (`docs/performance.md`, "The model's
+/// step, measured in its steady state").
+pub const PROBE_STEPS: usize = 3;
+
+/// Headroom over the measured steps: a later step's allocations land in a
+/// heap the probe did not leave in the same shape (the same SAGE probe
+/// peaked 185 MiB above its state over three steps in some processes and
+/// 242 in others).
 const HEADROOM: f64 = 1.25;
 
 /// What the model holds, measured on one batch.
@@ -124,8 +134,8 @@ fn reset_peak() -> bool {
 }
 
 /// Measures the model `config` builds for `store` on `device` on the first
-/// batch of `data`'s epoch (`train`: a training step; else a forward pass,
-/// as `predict` runs). `seeds` are the epoch's seeds (the training split,
+/// batch of `data`'s epoch (`train`: [`PROBE_STEPS`] training steps; else
+/// as many forward passes, as `predict` runs). `seeds` are the epoch's seeds (the training split,
 /// or the nodes to predict). On a GPU the figures are the host's share
 /// (the CUDA context, pinned buffers), which is what `--memory` bounds.
 /// The model and the batch are dropped before it returns.
@@ -149,10 +159,12 @@ pub fn measure(
     if !reset_peak() {
         return Ok(ModelFootprint::fallback());
     }
-    if train {
-        trainer.train_step(&batch)?;
-    } else {
-        trainer.predict(&batch)?;
+    for _ in 0..PROBE_STEPS {
+        if train {
+            trainer.train_step(&batch)?;
+        } else {
+            trainer.predict(&batch)?;
+        }
     }
     let peak = resident(true).unwrap_or(with_state);
     let rows = batch.ids.len() as u64;
