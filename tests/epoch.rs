@@ -651,6 +651,65 @@ fn a_neighbor_cache_that_serves_every_list_frees_the_list_readers_buffer() {
     assert_eq!(report.list_reads, 0, "the prediction: every list cached");
 }
 
+/// Where a shorter automatic superbatch's first batches have no more
+/// distinct rows than the feature cache planned beside it, the planner
+/// shortens the superbatch to the longest such (at least
+/// `MIN_FITTED_SUPERBATCH` batches), and the epoch then reads every miss
+/// at a superbatch's init, none at gather time.
+#[test]
+fn a_superbatch_shortened_to_fit_the_cache_reads_every_miss_at_init() {
+    use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
+    use ginex::internals::exec::superbatch_fit::MIN_FITTED_SUPERBATCH;
+    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
+        nodes: 20_000,
+        avg_degree: 12.0,
+        dim: 64,
+        classes: 4,
+        seed: 5,
+        split: [0.5, 0.1, 0.1],
+        ..ginex::internals::import::synth::SynthParams::default()
+    });
+    let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
+    cfg.batch_size = 100;
+    let no_split = ExplicitSizes {
+        neighbor_cache_bytes: Some(0),
+        ..ExplicitSizes::default()
+    };
+    let roomy = plan_epoch(&store, &cfg, 1 << 30, no_split, 0).unwrap();
+    let base = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve;
+    let mut fitted = 0;
+    for caches in (1..=16).map(|k| k << 19) {
+        let p = plan_epoch(&store, &cfg, base + caches, ExplicitSizes::default(), 0).unwrap();
+        let Some(fit) = p.superbatch_fit else {
+            continue;
+        };
+        fitted += 1;
+        assert!(fit.batches >= MIN_FITTED_SUPERBATCH, "{}", p.describe());
+        assert!(p.superbatch <= fit.batches, "{}", p.describe());
+        assert!(
+            fit.distinct_rows <= p.feature_cache_rows,
+            "{}",
+            p.describe()
+        );
+        assert!(p.total() <= base + caches, "{}", p.describe());
+        let mut c = cfg.clone();
+        p.apply(&mut c);
+        let (report, _) = run(&store, &c);
+        // The first superbatch is checked; later ones differ a little.
+        let first = report.batches[..p.superbatch as usize]
+            .iter()
+            .map(|b| b.misses)
+            .sum::<u64>();
+        assert_eq!(
+            first,
+            0,
+            "misses at gather in the first superbatch: {}",
+            p.describe()
+        );
+    }
+    assert!(fitted > 0, "no budget gave a fitted superbatch");
+}
+
 /// The planner's cache split counts the out-degrees; under `ginex` with
 /// the reuse prior it hands the prior it derives from them to the run
 /// (`MemoryPlan::apply`), which then does not count them again: the same

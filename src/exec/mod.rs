@@ -23,3 +23,4 @@ pub mod report;
 mod rows;
 pub mod run_dir;
 pub mod staged_init;
+pub mod superbatch_fit;

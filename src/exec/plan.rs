@@ -31,7 +31,8 @@
 //!    while they are sampled where it may be sampled in one lockstep
 //!    round, takes at most a quarter of what is left, unless given, then
 //!    evened out over the epoch (81 batches with room for 46 make two
-//!    superbatches of 41);
+//!    superbatches of 41); shortened where a shorter one's batches fit the
+//!    feature cache ([`crate::exec::superbatch_fit`]);
 //! 5. **caches** — the rest, split between the neighbor cache (at most
 //!    what the whole topology would take) and the feature cache by
 //!    measured benefit: the share of the two predicted to leave the
@@ -60,6 +61,9 @@ use crate::exec::cache_split::{
 use crate::exec::config::{CacheConfig, Lockstep};
 use crate::exec::lockstep::LockstepPlan;
 use crate::exec::pipeline::Pipeline;
+use crate::exec::superbatch_fit::{
+    fits, worth_fitting, DistinctGrowth, SuperbatchFit, MIN_FITTED_SUPERBATCH,
+};
 use crate::sample::sampler::EpochSampler;
 use crate::store::Store;
 
@@ -241,6 +245,10 @@ pub struct PlanRequest {
     /// The store's out-degrees where the caller counted them already
     /// (beside the probe); None: the plan counts them where it needs them.
     pub out_degrees: Option<Vec<u32>>,
+    /// At most this many batches in an automatic superbatch (the run of
+    /// first batches that fits the feature cache,
+    /// [`crate::exec::superbatch_fit`]); None: no bound but the quarter.
+    pub longest_superbatch: Option<u64>,
 }
 
 /// How a budget is spent; its serde form is the report's `memory_plan`
@@ -285,6 +293,11 @@ pub struct MemoryPlan {
     /// fixed part counts it either way.
     #[serde(skip)]
     pub reuse_prior: Option<std::sync::Arc<ReusePrior>>,
+    /// Where the automatic superbatch was shortened to the epoch's first
+    /// batches whose distinct rows fit the feature cache: those batches
+    /// and their distinct rows ([`crate::exec::superbatch_fit`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superbatch_fit: Option<SuperbatchFit>,
 }
 
 impl MemoryPlan {
@@ -312,7 +325,7 @@ impl MemoryPlan {
         format!(
             "memory plan for {:.0} MiB: fixed {:.0} MiB, batch buffers {:.0} MiB (largest measured batch {} rows), \
              page-cache reserve {:.0} MiB, superbatches in flight {:.0} MiB ({} batches each), \
-             neighbor cache {:.0} MiB{}, feature cache {:.0} MiB ({} rows); planned {:.0} MiB{}",
+             neighbor cache {:.0} MiB{}, feature cache {:.0} MiB ({} rows); planned {:.0} MiB{}{}",
             mib(self.memory),
             mib(self.fixed),
             mib(self.batch_buffers),
@@ -332,7 +345,11 @@ impl MemoryPlan {
                 format!("; {}", self.lockstep.describe())
             } else {
                 String::new()
-            }
+            },
+            self.superbatch_fit.map_or(String::new(), |f| format!(
+                "; superbatches of at most {} batches: their ~{} distinct rows (estimated from the probe) fit the feature cache, so their misses are read at init",
+                f.batches, f.distinct_rows
+            ))
         )
     }
 }
@@ -386,7 +403,9 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         (Some(_), Some(s)) => s.max(1),
         (Some(_), None) => evened_superbatch(
             req.batches,
-            (left / 4 / batch_cost.max(1)).clamp(1, MAX_AUTO_SUPERBATCH),
+            (left / 4 / batch_cost.max(1))
+                .clamp(1, MAX_AUTO_SUPERBATCH)
+                .min(req.longest_superbatch.unwrap_or(u64::MAX).max(1)),
         ),
         _ => req.superbatch.unwrap_or(1),
     };
@@ -478,6 +497,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         working_set: ws,
         split,
         reuse_prior,
+        superbatch_fit: None,
     };
     if plan.total() > req.memory {
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
@@ -685,10 +705,11 @@ pub fn plan_epoch_with(
     // count a positive as one and a half seeds.
     let seeds =
         sampler.order.len() as u64 + link.as_ref().map_or(0, |l| l.positives.len() as u64 / 2);
+    let growth = DistinctGrowth::from_probe(ws.batches, ws.mean_ids, &probe.rows);
     drop(sampler);
     drop(source);
     crate::io::heap::release_free_memory();
-    let req = PlanRequest {
+    let mut req = PlanRequest {
         memory,
         cache: config.cache.clone(),
         workers: config.workers,
@@ -700,8 +721,60 @@ pub fn plan_epoch_with(
         extra_bytes: extra_bytes(&ws),
         probe: Some(probe),
         out_degrees,
+        longest_superbatch: None,
     };
-    plan(store, &req, ws)
+    let planned = plan(store, &req, ws)?;
+    let fitted = match (req.superbatch, growth) {
+        (None, Some(growth))
+            if config.cache.ginex().is_some()
+                && worth_fitting(planned.superbatch, ws.max_ids, planned.feature_cache_rows) =>
+        {
+            fitted_superbatch(
+                store,
+                &mut req,
+                (ws, &growth),
+                (planned.superbatch, planned.neighbor_cache_bytes),
+            )?
+        }
+        _ => None,
+    };
+    Ok(fitted.unwrap_or(planned))
+}
+
+/// The plan of the longest automatic superbatch shorter than `auto`, of at
+/// least [`MIN_FITTED_SUPERBATCH`] batches, whose distinct rows (estimated
+/// by `growth`) are no more than the feature cache planned beside it
+/// ([`crate::exec::superbatch_fit`]); None where none does. `neighbor_bytes`
+/// is the automatic plan's neighbor cache: the lengths are compared with it
+/// fixed (no split priced per length), and the one found is planned whole.
+fn fitted_superbatch(
+    store: &Store,
+    req: &mut PlanRequest,
+    (ws, growth): (WorkingSet, &DistinctGrowth),
+    (auto, neighbor_bytes): (u64, u64),
+) -> Result<Option<MemoryPlan>> {
+    let explicit_neighbor_bytes = req.neighbor_cache_bytes.replace(neighbor_bytes);
+    let mut rows_beside = |longest: u64| -> Result<(u64, u64)> {
+        req.longest_superbatch = Some(longest);
+        let p = plan(store, req, ws)?;
+        Ok((p.superbatch, p.feature_cache_rows))
+    };
+    let mut found = None;
+    for longest in (MIN_FITTED_SUPERBATCH..auto).rev() {
+        let (superbatch, rows) = rows_beside(longest)?;
+        if fits(growth, superbatch, rows).is_some() {
+            found = Some(longest);
+            break;
+        }
+    }
+    req.neighbor_cache_bytes = explicit_neighbor_bytes;
+    req.longest_superbatch = found;
+    let Some(_) = found else {
+        return Ok(None);
+    };
+    let mut p = plan(store, req, ws)?;
+    p.superbatch_fit = fits(growth, p.superbatch, p.feature_cache_rows);
+    Ok(p.superbatch_fit.is_some().then_some(p))
 }
 
 /// Bytes a feature cache of `rows` rows of `row_bytes` over `num_nodes`

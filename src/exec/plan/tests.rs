@@ -44,6 +44,7 @@ fn sample_plan() -> MemoryPlan {
             rows: 200,
         }),
         reuse_prior: None,
+        superbatch_fit: None,
     }
 }
 
@@ -171,6 +172,7 @@ fn an_automatic_superbatch_and_its_lockstep_batches_take_at_most_a_quarter() {
             extra_bytes: 0,
             probe: None,
             out_degrees: None,
+            longest_superbatch: None,
         };
         plan(&store, &req, ws).unwrap()
     };
