@@ -16,8 +16,9 @@
 //!    engine's buffers (`ginex`'s staged init chunks are priced with its
 //!    cache, item 5; the sampler's list reader's buffer goes to the
 //!    feature cache where the cache split predicts that the neighbor cache
-//!    serves every list the probed batches look up); a consumer that copies batches (the trainer, the
-//!    [`Loader`](crate::Loader)) counts its copies in its extra bytes
+//!    serves every list the probed batches look up); a consumer that
+//!    copies batches (the trainer, the [`Loader`](crate::Loader)) counts
+//!    its copies in its extra bytes
 //!    ([`consumer_copy_bytes`]), and `ginex epoch`, which copies none,
 //!    leaves that memory to the caches;
 //! 3. **page-cache reserve** — runtime-file writeback and the neighbor lists
@@ -245,8 +246,8 @@ pub struct PlanRequest {
     /// The store's out-degrees where the caller counted them already
     /// (beside the probe); None: the plan counts them where it needs them.
     pub out_degrees: Option<Vec<u32>>,
-    /// At most this many batches in an automatic superbatch (the run of
-    /// first batches that fits the feature cache,
+    /// At most this many batches in an automatic superbatch (the longest
+    /// whose batches fit the feature cache,
     /// [`crate::exec::superbatch_fit`]); None: no bound but the quarter.
     pub longest_superbatch: Option<u64>,
 }
@@ -293,9 +294,9 @@ pub struct MemoryPlan {
     /// fixed part counts it either way.
     #[serde(skip)]
     pub reuse_prior: Option<std::sync::Arc<ReusePrior>>,
-    /// Where the automatic superbatch was shortened to the epoch's first
-    /// batches whose distinct rows fit the feature cache: those batches
-    /// and their distinct rows ([`crate::exec::superbatch_fit`]).
+    /// Where the automatic superbatch was shortened to the longest whose
+    /// batches' distinct rows (estimated) fit the feature cache: its
+    /// batches and those rows ([`crate::exec::superbatch_fit`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superbatch_fit: Option<SuperbatchFit>,
 }

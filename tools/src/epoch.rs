@@ -802,6 +802,7 @@ mod tests {
             },
             split: None,
             reuse_prior: None,
+            superbatch_fit: None,
         };
         let doc = EpochReportDoc {
             memory_plan: Some(&plan),
