@@ -518,6 +518,41 @@ fn list_read_priority_and_depth_give_identical_batches() {
     }
 }
 
+/// A 20,000-node store for the planner's tests (`train` of its nodes in
+/// the training split, the synthesizer's `seed`) and a `policy` epoch over
+/// it in batches of `batch_size`.
+fn planner_store(
+    policy: Policy,
+    (seed, train): (u64, f64),
+    batch_size: usize,
+) -> (tempfile::TempDir, Store, EpochConfig) {
+    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
+        nodes: 20_000,
+        avg_degree: 12.0,
+        dim: 64,
+        classes: 4,
+        seed,
+        split: [train, 0.1, 0.1],
+        ..ginex::internals::import::synth::SynthParams::default()
+    });
+    let mut cfg = common::epoch_config(policy, &dir.path().join("runs"));
+    cfg.batch_size = batch_size;
+    (dir, store, cfg)
+}
+
+/// What a plan for `cfg` holds besides its caches and superbatches where
+/// no cache split is priced (every buffer charged: the minimum a plan
+/// checks): the fixed part, the batch buffers and the page-cache reserve.
+fn unsplit_base(store: &Store, cfg: &EpochConfig) -> u64 {
+    use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
+    let no_split = ExplicitSizes {
+        neighbor_cache_bytes: Some(0),
+        ..ExplicitSizes::default()
+    };
+    let p = plan_epoch(store, cfg, 1 << 30, no_split, 0).unwrap();
+    p.fixed + p.batch_buffers + p.page_cache_reserve
+}
+
 /// The planner prices every split of the caches' budget on the probed
 /// batches and takes the cheapest (or the default, within `MIN_GAIN`):
 /// list reads fall and row reads rise as the neighbor cache's share grows,
@@ -527,24 +562,8 @@ fn list_read_priority_and_depth_give_identical_batches() {
 fn the_planner_splits_the_caches_by_predicted_reads() {
     use ginex::internals::exec::cache_split::{MIN_GAIN, NEIGHBOR_SHARES};
     use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
-    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
-        nodes: 20_000,
-        avg_degree: 12.0,
-        dim: 64,
-        classes: 4,
-        seed: 5,
-        split: [0.3, 0.1, 0.1],
-        ..ginex::internals::import::synth::SynthParams::default()
-    });
-    let mut cfg = common::epoch_config(Policy::Degree, &dir.path().join("runs"));
-    cfg.batch_size = 500;
-    // Without a split every buffer is charged (the minimum a plan checks).
-    let no_split = ExplicitSizes {
-        neighbor_cache_bytes: Some(0),
-        ..ExplicitSizes::default()
-    };
-    let roomy = plan_epoch(&store, &cfg, 1 << 30, no_split, 0).unwrap();
-    let base = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve;
+    let (_dir, store, cfg) = planner_store(Policy::Degree, (5, 0.3), 500);
+    let base = unsplit_base(&store, &cfg);
     for caches in [1u64 << 20, 3 << 20] {
         let mut c = cfg.clone();
         let p = plan_epoch(&store, &c, base + caches, ExplicitSizes::default(), 0).unwrap();
@@ -602,24 +621,9 @@ fn the_planner_splits_the_caches_by_predicted_reads() {
 fn a_neighbor_cache_that_serves_every_list_frees_the_list_readers_buffer() {
     use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
     use ginex::internals::store::gather::DEFAULT_CHUNK_BYTES;
-    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
-        nodes: 20_000,
-        avg_degree: 12.0,
-        dim: 64,
-        classes: 4,
-        seed: 5,
-        split: [0.3, 0.1, 0.1],
-        ..ginex::internals::import::synth::SynthParams::default()
-    });
-    let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
-    cfg.batch_size = 500;
-    let no_split = ExplicitSizes {
-        neighbor_cache_bytes: Some(0),
-        ..ExplicitSizes::default()
-    };
-    let base = plan_epoch(&store, &cfg, 1 << 30, no_split, 0).unwrap();
+    let (_dir, store, cfg) = planner_store(Policy::Ginex, (5, 0.3), 500);
     // Room for every list, and for some of the 20,000 rows.
-    let memory = base.fixed + base.batch_buffers + base.page_cache_reserve + (4 << 20);
+    let memory = unsplit_base(&store, &cfg) + (4 << 20);
     let planned = plan_epoch(&store, &cfg, memory, ExplicitSizes::default(), 0).unwrap();
     let split = planned.split.clone().expect("the split is measured");
     assert!(split.serves_every_list(), "{split:?}");
@@ -660,23 +664,8 @@ fn a_neighbor_cache_that_serves_every_list_frees_the_list_readers_buffer() {
 fn a_superbatch_shortened_to_fit_the_cache_reads_every_miss_at_init() {
     use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
     use ginex::internals::exec::superbatch_fit::MIN_FITTED_SUPERBATCH;
-    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
-        nodes: 20_000,
-        avg_degree: 12.0,
-        dim: 64,
-        classes: 4,
-        seed: 5,
-        split: [0.5, 0.1, 0.1],
-        ..ginex::internals::import::synth::SynthParams::default()
-    });
-    let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
-    cfg.batch_size = 100;
-    let no_split = ExplicitSizes {
-        neighbor_cache_bytes: Some(0),
-        ..ExplicitSizes::default()
-    };
-    let roomy = plan_epoch(&store, &cfg, 1 << 30, no_split, 0).unwrap();
-    let base = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve;
+    let (_dir, store, cfg) = planner_store(Policy::Ginex, (5, 0.5), 100);
+    let base = unsplit_base(&store, &cfg);
     let mut fitted = 0;
     for caches in (1..=16).map(|k| k << 19) {
         let p = plan_epoch(&store, &cfg, base + caches, ExplicitSizes::default(), 0).unwrap();
@@ -719,23 +708,8 @@ fn a_superbatch_shortened_to_fit_the_cache_reads_every_miss_at_init() {
 fn the_planned_reuse_prior_is_the_one_the_run_would_count() {
     use ginex::internals::cache::belady::ReusePrior;
     use ginex::internals::exec::plan::{plan_epoch, ExplicitSizes};
-    let (dir, store) = common::temp_synth_store(&ginex::internals::import::synth::SynthParams {
-        nodes: 20_000,
-        avg_degree: 12.0,
-        dim: 64,
-        classes: 4,
-        seed: 8,
-        split: [0.3, 0.1, 0.1],
-        ..ginex::internals::import::synth::SynthParams::default()
-    });
-    let mut cfg = common::epoch_config(Policy::Ginex, &dir.path().join("runs"));
-    cfg.batch_size = 500;
-    let no_split = ExplicitSizes {
-        neighbor_cache_bytes: Some(0),
-        ..ExplicitSizes::default()
-    };
-    let roomy = plan_epoch(&store, &cfg, 1 << 30, no_split, 0).unwrap();
-    let memory = roomy.fixed + roomy.batch_buffers + roomy.page_cache_reserve + (3 << 20);
+    let (_dir, store, cfg) = planner_store(Policy::Ginex, (8, 0.3), 500);
+    let memory = unsplit_base(&store, &cfg) + (3 << 20);
     let plan = plan_epoch(&store, &cfg, memory, ExplicitSizes::default(), 0).unwrap();
     assert!(plan.split.is_some(), "{}", plan.describe());
     let prior = plan
