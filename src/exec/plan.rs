@@ -728,7 +728,12 @@ pub fn plan_epoch_with(
     let fitted = match (req.superbatch, growth) {
         (None, Some(growth))
             if config.cache.ginex().is_some()
-                && worth_fitting(planned.superbatch, ws.max_ids, planned.feature_cache_rows) =>
+                && worth_fitting(
+                    planned.superbatch,
+                    req.batches,
+                    ws.max_ids,
+                    planned.feature_cache_rows,
+                ) =>
         {
             fitted_superbatch(
                 store,
