@@ -89,9 +89,9 @@ impl AccessSummary {
             .zip(self.final_last_use.iter().copied())
     }
 
-    /// Whether the final cache holds `id`.
-    pub(crate) fn finally_cached(&self, id: u64) -> bool {
-        self.final_ids.binary_search(&id).is_ok()
+    /// The final cache's ids, ascending.
+    pub(crate) fn final_ids(&self) -> &[u64] {
+        &self.final_ids
     }
 
     /// Whether a batch of the superbatch accesses `id`.
@@ -151,7 +151,7 @@ mod tests {
         let last: Vec<(u64, u32)> = s.final_last_uses().collect();
         assert_eq!(last, vec![(2, 2), (3, NEVER), (5, 1), (7, 1)]);
         assert!(s.used(9) && s.used(1) && !s.used(3) && !s.used(1 << 30));
-        assert!(s.finally_cached(5) && !s.finally_cached(9));
+        assert!(s.final_ids().contains(&5) && !s.final_ids().contains(&9));
         assert_eq!(s.net_inserts(), &[0, 1, -1]);
     }
 }

@@ -38,7 +38,8 @@
 //! A superbatch's runtime files remove themselves when dropped, unless the
 //! run keeps them ([`OwnedFiles`]): once it executed, and whenever a stage
 //! drops it unexecuted (after an error or a panic, or when the stage after
-//! it is gone). At most two superbatches' files exist at any time. The
+//! it is gone). At most two superbatches' files exist at any time (three
+//! under `full`: [`FULL_SUPERBATCHES_OF_FILES`]). The
 //! executor streams a superbatch's records and updates from them a batch
 //! at a time ([`SuperbatchReader`]); what it looks ahead with is the
 //! superbatch's access summary, a few bytes per cache row.
@@ -369,14 +370,27 @@ impl Feed for Inline<'_, '_> {
     fn executed(&mut self) {}
 }
 
+/// Superbatches whose files exist at once under [`Pipeline::Full`]: the
+/// one executed, the next one prepared, and the one after it being
+/// sampled and prepared. With two, C(s + 1) started with E(s), so a
+/// superbatch whose init was read ahead whole ran its batches before the
+/// next init was known, and the device idled through them and the wait
+/// for C(s + 1) (random ids at 2.9×: 12 superbatches of 5 batches, every
+/// second one; `docs/performance.md`, "The next init known a superbatch
+/// earlier"). The prepared superbatch's init and access summary are
+/// what the third costs in memory
+/// ([`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`](crate::exec::plan::PREPARED_AHEAD_BYTES_PER_CACHE_ROW)).
+pub(crate) const FULL_SUPERBATCHES_OF_FILES: usize = 3;
+
 /// [`Pipeline::Full`]: a sampling thread and a changeset thread run ahead of
-/// the executor. S(s) starts once E(s−2) has removed its files, so at most
-/// two superbatches of files exist; C(s) runs as soon as S(s) and C(s−1)
-/// are done; the executor takes superbatches as they are ready. Dropped,
-/// it stops both threads (what they prepared is dropped with its files).
+/// the executor. S(s) starts once E(s−3) has removed its files, so at most
+/// [`FULL_SUPERBATCHES_OF_FILES`] superbatches of files exist; C(s) runs as
+/// soon as S(s) and C(s−1) are done; the executor takes superbatches as
+/// they are ready. Dropped, it stops both threads (what they prepared is
+/// dropped with its files).
 struct Ahead {
     ready: mpsc::Receiver<Result<Prepared>>,
-    /// A superbatch executed (the sampler may start the one two later).
+    /// A superbatch executed (the sampler may start the one three later).
     done: Option<mpsc::Sender<()>>,
     /// `C[0]` of the first superbatch, which starts from an empty cache.
     first_init: mpsc::Receiver<Vec<u64>>,
@@ -405,7 +419,7 @@ impl Ahead {
             // (Its sampling workers, started from here, inherit it.)
             lower_beside_executor(inspector.nice);
             for s in 0..n {
-                if s >= 2 && done_rx.recv().is_err() {
+                if s >= FULL_SUPERBATCHES_OF_FILES && done_rx.recv().is_err() {
                     return; // the executor stopped
                 }
                 let sampled = if s == 0 && inspector.early_first_init {
@@ -596,7 +610,7 @@ struct Executor<'a, 'c, 'r> {
     window: Vec<u8>,
 }
 
-impl Executor<'_, '_, '_> {
+impl<'r> Executor<'_, '_, 'r> {
     /// E(s): its init, then its batches; `next` asks for the next
     /// superbatch's init, to read it ahead.
     fn run(&mut self, p: &Prepared, next: NextInit<'_>, report: &mut EpochReport) -> Result<()> {
@@ -693,13 +707,12 @@ impl Executor<'_, '_, '_> {
                 while let Some((record, update)) = files.next_batch()? {
                     let window_end = (i + 1) % p.spec.every.max(1) == 0 || i + 1 == batches;
                     let work = (&record, &update);
+                    // Before the batch too: a superbatch whose init was
+                    // read ahead whole has none to wait for, and its batch
+                    // would leave the device idle.
+                    self.read_ahead_once_ready(scope, &mut ahead, arrivals.as_deref(), p, next);
                     self.batch(p, (i, window_end), work, arrivals.as_deref_mut(), report)?;
-                    let own_init_done = arrivals.as_deref().is_none_or(Arrivals::is_done);
-                    if let (None, Some(open), true) = (&ahead, self.staged, own_init_done) {
-                        if let Some(init) = next() {
-                            ahead = Some(self.start_read_ahead(scope, open, p, &init));
-                        }
-                    }
+                    self.read_ahead_once_ready(scope, &mut ahead, arrivals.as_deref(), p, next);
                     if let Some(running) = ahead.as_mut() {
                         timed(&mut report.cache_update, || {
                             running.ahead.after_batch(i, &mut self.cache)
@@ -800,6 +813,27 @@ impl Executor<'_, '_, '_> {
             }
             Ok(())
         })
+    }
+
+    /// Starts the read-ahead of the next superbatch's init (into `ahead`,
+    /// in `scope`) unless it runs: once the superbatch's own init is in
+    /// (`arrivals` done) and the next init is known (`next`).
+    fn read_ahead_once_ready<'scope>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        ahead: &mut Option<Running<'scope>>,
+        arrivals: Option<&Arrivals>,
+        p: &Prepared,
+        next: NextInit<'_>,
+    ) where
+        'r: 'scope,
+    {
+        let own_init_done = arrivals.is_none_or(Arrivals::is_done);
+        if let (None, Some(open), true) = (&ahead, self.staged, own_init_done) {
+            if let Some(init) = next() {
+                *ahead = Some(self.start_read_ahead(scope, open, p, &init));
+            }
+        }
     }
 
     /// Starts reading `next_init` (the next superbatch's) ahead, during

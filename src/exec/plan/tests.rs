@@ -110,7 +110,7 @@ fn a_staged_ginex_cache_is_priced_with_its_init_chunks_and_inverted_exactly() {
     for rows in [1u64, 64, 2_048, 69_301, 122_409, 1 << 20, n] {
         assert_eq!(
             feature_cache_bytes(&full, rows, n, rb),
-            plain(rows) + buffer_bytes(rows, rb)
+            plain(rows) + buffer_bytes(rows, rb) + rows * PREPARED_AHEAD_BYTES_PER_CACHE_ROW
         );
         assert_eq!(feature_cache_bytes(&serial, rows, n, rb), plain(rows));
     }
