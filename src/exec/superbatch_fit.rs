@@ -43,7 +43,9 @@ pub struct SuperbatchFit {
 /// slows as batches are added (the 3 M store at 2.9x: 124,519 rows in one
 /// batch, 200,954 in two, 307,513 in four, 452,470 in eight), so this
 /// overestimates longer superbatches: 429 k for six against 385 k
-/// measured. A superbatch it says fits does.
+/// measured: on stores whose growth slows like this one's, a superbatch
+/// it says fits does (the probe's two batches are a sample, so this is an
+/// estimate, not a bound).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DistinctGrowth {
     /// Distinct rows of one batch.
