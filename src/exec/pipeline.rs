@@ -39,7 +39,7 @@
 //! run keeps them ([`OwnedFiles`]): once it executed, and whenever a stage
 //! drops it unexecuted (after an error or a panic, or when the stage after
 //! it is gone). At most two superbatches' files exist at any time (three
-//! under `full`: [`FULL_SUPERBATCHES_OF_FILES`]). The
+//! under `full` with rows of 512 bytes or more: [`full_superbatches_of_files`]). The
 //! executor streams a superbatch's records and updates from them a batch
 //! at a time ([`SuperbatchReader`]); what it looks ahead with is the
 //! superbatch's access summary, a few bytes per cache row.
@@ -370,27 +370,36 @@ impl Feed for Inline<'_, '_> {
     fn executed(&mut self) {}
 }
 
-/// Superbatches whose files exist at once under [`Pipeline::Full`]: the
-/// one executed, the next one prepared, and the one after it being
-/// sampled and prepared. With two, C(s + 1) started with E(s), so a
-/// superbatch whose init was read ahead whole ran its batches before the
-/// next init was known, and the device idled through them and the wait
-/// for C(s + 1) (random ids at 2.9×: 12 superbatches of 5 batches, every
-/// second one; `docs/performance.md`, "The next init known a superbatch
-/// earlier"). The prepared superbatch's init and access summary are
-/// what the third costs in memory
+/// Superbatches whose files exist at once under [`Pipeline::Full`] for
+/// feature rows of `row_bytes`: the one executed, the next one prepared,
+/// and, where the plan affords it ([`prepares_two_ahead`]), the one
+/// after it being sampled and prepared. With two, C(s + 1) starts with
+/// E(s), so a superbatch whose init was read ahead whole runs its batches
+/// before the next init is known, and the device idles through them and
+/// the wait for C(s + 1) (random ids at 2.9×: 12 superbatches of 5
+/// batches, every second one; `docs/performance.md`, "The next init known
+/// a superbatch earlier"). The prepared superbatch's init and access
+/// summary are what the third costs in memory
 /// ([`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`](crate::exec::plan::PREPARED_AHEAD_BYTES_PER_CACHE_ROW)).
-pub(crate) const FULL_SUPERBATCHES_OF_FILES: usize = 3;
+///
+/// [`prepares_two_ahead`]: crate::exec::plan::prepares_two_ahead
+pub(crate) fn full_superbatches_of_files(row_bytes: usize) -> usize {
+    if crate::exec::plan::prepares_two_ahead(row_bytes as u64) {
+        3
+    } else {
+        2
+    }
+}
 
 /// [`Pipeline::Full`]: a sampling thread and a changeset thread run ahead of
-/// the executor. S(s) starts once E(s−3) has removed its files, so at most
-/// [`FULL_SUPERBATCHES_OF_FILES`] superbatches of files exist; C(s) runs as
+/// the executor. S(s) starts once E(s − k) has removed its files, so at
+/// most k superbatches of files exist ([`full_superbatches_of_files`]); C(s) runs as
 /// soon as S(s) and C(s−1) are done; the executor takes superbatches as
 /// they are ready. Dropped, it stops both threads (what they prepared is
 /// dropped with its files).
 struct Ahead {
     ready: mpsc::Receiver<Result<Prepared>>,
-    /// A superbatch executed (the sampler may start the one three later).
+    /// A superbatch executed (the sampler may start the one k later).
     done: Option<mpsc::Sender<()>>,
     /// `C[0]` of the first superbatch, which starts from an empty cache.
     first_init: mpsc::Receiver<Vec<u64>>,
@@ -399,10 +408,12 @@ struct Ahead {
 }
 
 impl Ahead {
-    /// Starts the sampling and changeset threads in `scope`.
+    /// Starts the sampling and changeset threads in `scope`, at most
+    /// `files` superbatches' files at once.
     fn spawn<'scope>(
         scope: &'scope std::thread::Scope<'scope, '_>,
         inspector: &'scope Inspector<'_>,
+        files: usize,
     ) -> Ahead {
         let n = inspector.specs.len();
         let (sampled_tx, sampled_rx) = mpsc::sync_channel::<Result<SampledSuperbatch>>(1);
@@ -419,7 +430,7 @@ impl Ahead {
             // (Its sampling workers, started from here, inherit it.)
             lower_beside_executor(inspector.nice);
             for s in 0..n {
-                if s >= FULL_SUPERBATCHES_OF_FILES && done_rx.recv().is_err() {
+                if s >= files && done_rx.recv().is_err() {
                     return; // the executor stopped
                 }
                 let sampled = if s == 0 && inspector.early_first_init {
@@ -954,7 +965,8 @@ pub(crate) fn run_ginex(
     };
     std::thread::scope(|scope| {
         let mut feed: Box<dyn Feed + '_> = if schedule.ahead_of_executor {
-            Box::new(Ahead::spawn(scope, &inspector))
+            let files = full_superbatches_of_files(rows.row_bytes());
+            Box::new(Ahead::spawn(scope, &inspector, files))
         } else {
             Box::new(Inline::start(&inspector, schedule.beside_sampling)?)
         };

@@ -100,14 +100,26 @@ pub const CHANGESET_BYTES_PER_ACCESS: u64 = 36;
 /// prepared one's init (8) and the cache carried into the next changesets
 /// (8).
 pub const SUPERBATCH_BYTES_PER_CACHE_ROW: u64 = 40;
-/// What a second prepared superbatch keeps per feature-cache row under
-/// [`Pipeline::Full`], which prepares two ahead of the executed one
-/// ([`FULL_SUPERBATCHES_OF_FILES`]): the prepared one waits with its
-/// init (8 bytes) and access summary (24) while the one after it is
-/// sampled and its changesets computed.
-///
-/// [`FULL_SUPERBATCHES_OF_FILES`]: crate::exec::pipeline::FULL_SUPERBATCHES_OF_FILES
+/// What a second prepared superbatch keeps per feature-cache row where
+/// [`Pipeline::Full`] prepares two ahead of the executed one
+/// ([`prepares_two_ahead`]): the prepared one waits with its init (8
+/// bytes) and access summary (24) while the one after it is sampled and
+/// its changesets computed.
 pub const PREPARED_AHEAD_BYTES_PER_CACHE_ROW: u64 = 32;
+/// The narrowest feature row for which [`Pipeline::Full`] prepares two
+/// superbatches ahead: there [`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`] is at
+/// most a 16th of a cache row. Two ahead was measured on 1 KiB rows
+/// (`docs/performance.md`, "The next init known a superbatch earlier");
+/// on narrow rows (the 2.3 B-edge store's 64 bytes) the same state would
+/// take a fifth of the feature cache, unmeasured, so they keep one ahead.
+pub const PREPARED_AHEAD_MIN_ROW_BYTES: u64 = 512;
+
+/// Whether [`Pipeline::Full`] prepares two superbatches ahead of the
+/// executed one (three superbatches' files at once) for feature rows of
+/// `row_bytes`, rather than one: see [`PREPARED_AHEAD_MIN_ROW_BYTES`].
+pub fn prepares_two_ahead(row_bytes: u64) -> bool {
+    row_bytes >= PREPARED_AHEAD_MIN_ROW_BYTES
+}
 /// Most bytes of I/O engine buffers: the read buffers of the sampler's and
 /// the miss path's gatherers, each up to [`DEFAULT_CHUNK_BYTES`] (measured:
 /// both reach it on batches of ~146k rows); smaller batches need less, see
@@ -796,8 +808,9 @@ fn fitted_superbatch(
 /// reports it: a Belady or static cache's slots
 /// ([`FeatureCache::slot_bytes`]), plus for `ginex` what its superbatches
 /// in flight keep per row ([`SUPERBATCH_BYTES_PER_CACHE_ROW`]; under
-/// [`Pipeline::Full`] also its staged init's chunks and
-/// [`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`]); a dynamic cache's rows and
+/// [`Pipeline::Full`] also its staged init's chunks and, where it
+/// [`prepares_two_ahead`], [`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`]); a
+/// dynamic cache's rows and
 /// policy state ([`DynamicKind::cache_bytes`]).
 ///
 /// [`DynamicKind::cache_bytes`]: crate::cache::DynamicKind::cache_bytes
@@ -807,7 +820,12 @@ pub fn feature_cache_bytes(cache: &CacheConfig, rows: u64, num_nodes: u64, row_b
         CacheConfig::Ginex(_) => {
             let (staged, prepared_ahead) = if staged_init(cache) && rows > 0 {
                 let staged = crate::exec::staged_init::buffer_bytes(rows, row_bytes);
-                (staged, rows * PREPARED_AHEAD_BYTES_PER_CACHE_ROW)
+                let ahead = if prepares_two_ahead(row_bytes) {
+                    rows * PREPARED_AHEAD_BYTES_PER_CACHE_ROW
+                } else {
+                    0
+                };
+                (staged, ahead)
             } else {
                 (0, 0)
             };

@@ -11,19 +11,26 @@ use crate::exec::epoch::make_sampler;
 use crate::import::synth::{generate_store, NoProgress, SynthParams};
 use crate::sample::source::StoreSource;
 
-/// A store of 15 batches of 40 seeds: three superbatches of five.
+/// A store of 15 batches of 40 seeds: three superbatches of five; rows
+/// of 512 bytes, wide enough that `full` prepares two ahead.
 fn small_store(dir: &Path) -> Store {
+    store_of_dim(dir, 128)
+}
+
+/// [`small_store`]'s graph with `dim` f32 features a node, in `dir/s{dim}`.
+fn store_of_dim(dir: &Path, dim: u32) -> Store {
     let params = SynthParams {
         nodes: 3000,
         avg_degree: 10.0,
-        dim: 24,
+        dim,
         classes: 4,
         seed: 8,
         split: [0.2, 0.1, 0.1],
         ..SynthParams::default()
     };
-    generate_store(&params, &dir.join("s"), &NoProgress).unwrap();
-    Store::open(dir.join("s")).unwrap()
+    let path = dir.join(format!("s{dim}"));
+    generate_store(&params, &path, &NoProgress).unwrap();
+    Store::open(path).unwrap()
 }
 
 const SUPERBATCH: u64 = 5;
@@ -111,10 +118,16 @@ fn runtime_files_go_after_each_superbatch_unless_kept() {
         let cfg = config(pipeline, false);
         // While superbatch s runs, only its files and those of the ones
         // prepared ahead of it exist: the ones before it are gone.
+        let row_bytes = store.layout().row_bytes();
         let ahead = match pipeline {
-            Pipeline::Full => FULL_SUPERBATCHES_OF_FILES as u64 - 1,
+            Pipeline::Full => full_superbatches_of_files(row_bytes) as u64 - 1,
             Pipeline::Serial | Pipeline::Overlap => 1,
         };
+        assert_eq!(
+            ahead == 2,
+            pipeline == Pipeline::Full,
+            "{row_bytes}-byte rows"
+        );
         let mut seen = 0;
         let report = run_in(&store, &cfg, &dir, &mut |b| {
             let s = b.batch / SUPERBATCH;
@@ -161,6 +174,33 @@ fn runtime_files_go_after_each_superbatch_unless_kept() {
             .collect();
         assert_eq!(names, want, "{pipeline:?}");
     }
+}
+
+#[test]
+fn full_prepares_one_superbatch_ahead_where_rows_are_narrow() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 96-byte rows: the plan charges no second prepared superbatch, so
+    // the pipeline must not hold one.
+    let store = store_of_dim(tmp.path(), 24);
+    assert_eq!(full_superbatches_of_files(store.layout().row_bytes()), 2);
+    let dir = tmp.path().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    run_in(&store, &config(Pipeline::Full, false), &dir, &mut |b| {
+        let s = b.batch / SUPERBATCH;
+        if b.batch % SUPERBATCH == 0 {
+            // Time for the inspector to run further ahead, were it let.
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        for f in files_in(&dir) {
+            assert!(
+                (s..=s + 1).contains(&superbatch_of(&f)),
+                "batch {}: {f:?}",
+                b.batch
+            );
+        }
+        Ok(())
+    })
+    .unwrap();
 }
 
 #[test]

@@ -113,6 +113,15 @@ fn a_staged_ginex_cache_is_priced_with_its_init_chunks_and_inverted_exactly() {
             plain(rows) + buffer_bytes(rows, rb) + rows * PREPARED_AHEAD_BYTES_PER_CACHE_ROW
         );
         assert_eq!(feature_cache_bytes(&serial, rows, n, rb), plain(rows));
+        // Narrow rows: one superbatch prepared ahead, nothing charged for
+        // a second.
+        let narrow = 64;
+        assert_eq!(
+            feature_cache_bytes(&full, rows, n, narrow),
+            FeatureCache::slot_bytes(rows, narrow)
+                + rows * SUPERBATCH_BYTES_PER_CACHE_ROW
+                + buffer_bytes(rows, narrow)
+        );
     }
     // The most rows that fit, and not one more, whatever the budget.
     for cache in [&full, &serial, &CacheConfig::Degree] {
