@@ -39,10 +39,11 @@
 //! run keeps them ([`OwnedFiles`]): once it executed, and whenever a stage
 //! drops it unexecuted (after an error or a panic, or when the stage after
 //! it is gone). At most two superbatches' files exist at any time (three
-//! under `full` with rows of 512 bytes or more: [`full_superbatches_of_files`]). The
-//! executor streams a superbatch's records and updates from them a batch
-//! at a time ([`SuperbatchReader`]); what it looks ahead with is the
-//! superbatch's access summary, a few bytes per cache row.
+//! under `full` with rows of 512 bytes or more:
+//! [`full_superbatches_of_files`]). The executor streams a superbatch's
+//! records and updates from them a batch at a time ([`SuperbatchReader`]);
+//! what it looks ahead with is the superbatch's access summary, a few
+//! bytes per cache row.
 //!
 //! The changesets' [`ReusePrior`] (the store's recorded out-degrees, or a
 //! pass over an older store's topology) is computed
@@ -393,10 +394,10 @@ pub(crate) fn full_superbatches_of_files(row_bytes: usize) -> usize {
 
 /// [`Pipeline::Full`]: a sampling thread and a changeset thread run ahead of
 /// the executor. S(s) starts once E(s − k) has removed its files, so at
-/// most k superbatches of files exist ([`full_superbatches_of_files`]); C(s) runs as
-/// soon as S(s) and C(s−1) are done; the executor takes superbatches as
-/// they are ready. Dropped, it stops both threads (what they prepared is
-/// dropped with its files).
+/// most k superbatches of files exist ([`full_superbatches_of_files`]);
+/// C(s) runs as soon as S(s) and C(s−1) are done; the executor takes
+/// superbatches as they are ready. Dropped, it stops both threads (what
+/// they prepared is dropped with its files).
 struct Ahead {
     ready: mpsc::Receiver<Result<Prepared>>,
     /// A superbatch executed (the sampler may start the one k later).

@@ -810,28 +810,27 @@ fn fitted_superbatch(
 /// in flight keep per row ([`SUPERBATCH_BYTES_PER_CACHE_ROW`]; under
 /// [`Pipeline::Full`] also its staged init's chunks and, where it
 /// [`prepares_two_ahead`], [`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`]); a
-/// dynamic cache's rows and
-/// policy state ([`DynamicKind::cache_bytes`]).
+/// dynamic cache's rows and policy state ([`DynamicKind::cache_bytes`]).
 ///
 /// [`DynamicKind::cache_bytes`]: crate::cache::DynamicKind::cache_bytes
 pub fn feature_cache_bytes(cache: &CacheConfig, rows: u64, num_nodes: u64, row_bytes: u64) -> u64 {
     match cache {
         CacheConfig::Dynamic(kind) => kind.cache_bytes(rows, num_nodes, row_bytes),
         CacheConfig::Ginex(_) => {
-            let (staged, prepared_ahead) = if staged_init(cache) && rows > 0 {
-                let staged = crate::exec::staged_init::buffer_bytes(rows, row_bytes);
-                let ahead = if prepares_two_ahead(row_bytes) {
-                    rows * PREPARED_AHEAD_BYTES_PER_CACHE_ROW
-                } else {
-                    0
-                };
-                (staged, ahead)
+            let staged = staged_init(cache) && rows > 0;
+            let staged_buffers = if staged {
+                crate::exec::staged_init::buffer_bytes(rows, row_bytes)
             } else {
-                (0, 0)
+                0
+            };
+            let prepared_ahead = if staged && prepares_two_ahead(row_bytes) {
+                rows * PREPARED_AHEAD_BYTES_PER_CACHE_ROW
+            } else {
+                0
             };
             FeatureCache::slot_bytes(rows, row_bytes)
                 + rows * SUPERBATCH_BYTES_PER_CACHE_ROW
-                + staged
+                + staged_buffers
                 + prepared_ahead
         }
         _ => FeatureCache::slot_bytes(rows, row_bytes),
