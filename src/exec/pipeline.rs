@@ -40,7 +40,7 @@
 //! drops it unexecuted (after an error or a panic, or when the stage after
 //! it is gone). At most two superbatches' files exist at any time (three
 //! under `full` with rows of 512 bytes or more:
-//! [`full_superbatches_of_files`]). The executor streams a superbatch's
+//! `full_superbatches_of_files`). The executor streams a superbatch's
 //! records and updates from them a batch at a time ([`SuperbatchReader`]);
 //! what it looks ahead with is the superbatch's access summary, a few
 //! bytes per cache row.
