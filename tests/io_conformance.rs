@@ -18,6 +18,7 @@ use ginex::internals::io::page_reader::ReadOp;
 use ginex::internals::io::{make_reader, Backend, IoPriority};
 use ginex::internals::store::gather::{GatherOptions, Gatherer};
 use ginex::internals::store::read_cost::{ReadCostModel, SequentialReads};
+use ginex::internals::store::row_targets::RowTargets;
 use ginex::{Error, Store};
 
 /// Stores live under the target dir (ext4 here), so O_DIRECT is exercised;
@@ -223,7 +224,30 @@ fn gather_equals_the_reference_reader() {
                 let ids = batch(s.num_nodes(), 50 + salt as usize * 100, salt);
                 let mut out = vec![0u8; ids.len() * s.layout().row_bytes()];
                 g.gather(&s, &ids, &mut out).unwrap();
-                assert_eq!(out, reference(&s, &ids), "{c:?} dim={dim} salt={salt}");
+                let want = reference(&s, &ids);
+                assert_eq!(out, want, "{c:?} dim={dim} salt={salt}");
+                // Scattered: the first rows to reversed places of a batch
+                // that holds only them, the rest in order after them.
+                let rb = s.layout().row_bytes();
+                let scattered = ids.len() / 3;
+                let at: Vec<usize> = (0..scattered).rev().collect();
+                let (mut batch, mut rest) = (
+                    vec![0u8; scattered * rb],
+                    vec![0u8; (ids.len() - scattered) * rb],
+                );
+                let mut to = RowTargets::scattered(&mut batch, &at, &mut rest, rb).unwrap();
+                g.gather_to(&s, &ids, &mut to).unwrap();
+                for (k, &pos) in at.iter().enumerate() {
+                    assert_eq!(
+                        batch[pos * rb..(pos + 1) * rb],
+                        want[k * rb..(k + 1) * rb],
+                        "{c:?} dim={dim} salt={salt}: row {k} at {pos}"
+                    );
+                }
+                assert_eq!(rest, want[scattered * rb..], "{c:?} dim={dim}");
+                // Targets for another number of rows: an error, not a panic.
+                let mut short = RowTargets::scattered(&mut batch, &at, &mut [], rb).unwrap();
+                assert!(g.gather_to(&s, &ids, &mut short).is_err());
             }
             // An empty batch reads nothing and succeeds.
             let before = g.stats();

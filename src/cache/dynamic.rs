@@ -32,6 +32,7 @@
 use crate::cache::feature_cache::{RowSource, EMPTY};
 use crate::error::{Error, Result};
 use crate::io::aligned::AlignedBuf;
+use crate::store::row_targets::RowTargets;
 
 /// Linked-list and "no slot" marker.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -244,7 +245,6 @@ pub struct DynamicCache<P> {
     misses: u64,
     miss_ids: Vec<u64>,
     miss_at: Vec<usize>,
-    miss_rows: Vec<u8>,
 }
 
 impl<P: Replacement> DynamicCache<P> {
@@ -263,7 +263,6 @@ impl<P: Replacement> DynamicCache<P> {
             misses: 0,
             miss_ids: Vec::new(),
             miss_at: Vec::new(),
-            miss_rows: Vec::new(),
         })
     }
 
@@ -297,11 +296,14 @@ impl<P: Replacement> DynamicCache<P> {
         self.miss_ids.clear();
         self.miss_ids.extend(self.miss_at.iter().map(|&p| ids[p]));
         let misses = self.miss_ids.len();
-        self.miss_rows.resize(misses * rb, 0);
-        source.read_rows(&self.miss_ids, &mut self.miss_rows)?;
-        for (k, (&id, &pos)) in self.miss_ids.iter().zip(&self.miss_at).enumerate() {
-            let row = &self.miss_rows[k * rb..(k + 1) * rb];
-            out[pos * rb..(pos + 1) * rb].copy_from_slice(row);
+        // The misses straight into their places in the batch, then
+        // inserted from there.
+        source.read_rows_to(
+            &self.miss_ids,
+            &mut RowTargets::scattered(out, &self.miss_at, &mut [], rb)?,
+        )?;
+        for (&id, &pos) in self.miss_ids.iter().zip(&self.miss_at) {
+            let row = &out[pos * rb..(pos + 1) * rb];
             if let Some(slot) = self.residency.insert(id) {
                 self.slots.as_mut_slice()[slot as usize * rb..(slot as usize + 1) * rb]
                     .copy_from_slice(row);

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::cache::belady::Update;
 use crate::error::{Error, Result};
 use crate::io::aligned::AlignedBuf;
+use crate::store::row_targets::RowTargets;
 
 /// Bytes of rows `init` reads at a time.
 pub const INIT_CHUNK_BYTES: usize = 8 << 20;
@@ -35,6 +36,15 @@ pub trait RowSource {
     fn row_bytes(&self) -> usize;
     /// Reads the rows of `ids`, in order, into `out` (`ids.len() * row_bytes`).
     fn read_rows(&self, ids: &[u64], out: &mut [u8]) -> Result<()>;
+    /// Reads the rows of `ids` into `to` (row `k` to `to.row_mut(k)`).
+    /// The gather engine reads them straight there; this default reads
+    /// them into a buffer of their own first.
+    fn read_rows_to(&self, ids: &[u64], to: &mut RowTargets<'_>) -> Result<()> {
+        to.check_rows(ids.len())?;
+        let mut rows = vec![0u8; ids.len() * self.row_bytes()];
+        self.read_rows(ids, &mut rows)?;
+        to.fill_from(&rows)
+    }
 }
 
 impl RowSource for crate::store::Store {
@@ -78,9 +88,11 @@ pub struct FeatureCache {
     counters: CacheCounters,
     miss_ids: Vec<u64>,
     miss_at: Vec<usize>,
-    miss_rows: Vec<u8>,
-    /// Companion rows of the last gather: the last `companions` rows of
-    /// `miss_rows`, positions `gathered_rows…` of the next update.
+    /// The last gather's page companions' rows, positions
+    /// `gathered_rows…` of the next update (their ids: the last
+    /// `companions` of `miss_ids`). The misses are read straight into the
+    /// batch.
+    companion_rows: Vec<u8>,
     companions: usize,
     gathered_rows: usize,
 }
@@ -123,7 +135,7 @@ impl FeatureCache {
             counters: CacheCounters::default(),
             miss_ids: Vec::new(),
             miss_at: Vec::new(),
-            miss_rows: Vec::new(),
+            companion_rows: Vec::new(),
             companions: 0,
             gathered_rows: 0,
         })
@@ -329,7 +341,8 @@ impl FeatureCache {
     /// inserts from positions `ids.len()…` (see
     /// [`compute_changesets_paged`](crate::cache::belady::compute_changesets_paged)).
     /// They are read in the same call as the misses, so they share their
-    /// pages, and stay in the miss buffer until the update.
+    /// pages, and wait in a buffer of their own until the update; the
+    /// misses are read straight into `out`.
     pub fn gather_with(
         &mut self,
         ids: &[u64],
@@ -362,13 +375,11 @@ impl FeatureCache {
             self.check_id(id)?;
         }
         self.miss_ids.extend_from_slice(companions);
-        self.miss_rows.resize(self.miss_ids.len() * rb, 0);
-        source.read_rows(&self.miss_ids, &mut self.miss_rows)?;
+        self.companion_rows.resize(companions.len() * rb, 0);
+        let mut to = RowTargets::scattered(out, &self.miss_at, &mut self.companion_rows, rb)?;
+        source.read_rows_to(&self.miss_ids, &mut to)?;
         self.companions = companions.len();
         self.gathered_rows = ids.len();
-        for (k, &pos) in self.miss_at.iter().enumerate() {
-            out[pos * rb..(pos + 1) * rb].copy_from_slice(&self.miss_rows[k * rb..(k + 1) * rb]);
-        }
         let hits = (ids.len() - misses) as u64;
         self.counters.hits += hits;
         self.counters.misses += misses as u64;
@@ -449,8 +460,8 @@ impl FeatureCache {
             let row = if pos < rows {
                 &gathered[pos * rb..(pos + 1) * rb]
             } else {
-                let k = companion_base + pos - rows;
-                &self.miss_rows[k * rb..(k + 1) * rb]
+                let k = pos - rows;
+                &self.companion_rows[k * rb..(k + 1) * rb]
             };
             self.slots.as_mut_slice()[slot * rb..(slot + 1) * rb].copy_from_slice(row);
             self.table[id as usize] = slot as u32;

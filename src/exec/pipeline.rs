@@ -653,12 +653,14 @@ impl<'r> Executor<'_, '_, 'r> {
     }
 
     /// The init rows `load` in chunks of 8 MiB (smaller for small inits,
-    /// so that the first batches do not wait for all of it), each needed
+    /// so that the first batches do not wait for all of it, and for small
+    /// caches, [`chunk_rows`](crate::exec::staged_init::chunk_rows)), each needed
     /// by the first batch that uses it (`summary`; without one, by the
     /// first batch).
     fn init_chunks(&self, load: &[u64], summary: Option<&AccessSummary>) -> Vec<InitChunk> {
         let layout = &self.layout;
-        let chunk_rows = crate::exec::staged_init::chunk_rows(load.len(), self.row_bytes);
+        let chunk_rows =
+            crate::exec::staged_init::chunk_rows(load.len(), self.cache.capacity(), self.row_bytes);
         let page_of = |id| layout.locate(id).page;
         match summary {
             Some(s) => chunks_in_page_order(
@@ -873,16 +875,9 @@ impl<'r> Executor<'_, '_, 'r> {
 /// The page companions `update` inserts after a batch of `len` rows
 /// ([`Update::companions`]); a gap is a corrupt changes file.
 fn page_companions(update: &Update, len: usize, files: &OwnedFiles) -> Result<Vec<u64>> {
-    update.companions(len).map_err(|(id, pos, expected)| {
-        Error::corrupt(
-            &files.paths().changes,
-            0,
-            format!(
-                "update inserts node {id} from position {pos}, past the batch's {len} rows, \
-                 where the next page companion belongs at {expected}"
-            ),
-        )
-    })
+    update
+        .companions(len)
+        .map_err(|reason| Error::corrupt(&files.paths().changes, 0, reason))
 }
 
 /// A read-ahead under way: its executor end, its reader, its rows.

@@ -11,8 +11,9 @@
 //!    it needs 4 bytes per node more, but only while the first superbatch
 //!    is sampled, before any feature row is cached), and anything the
 //!    caller adds (a model);
-//! 2. **batch buffers** — the rows of the largest batch twice (the
-//!    gathered rows and the miss buffer; a k-hop window more) and the I/O
+//! 2. **batch buffers** — the rows of the largest batch (a cache's misses
+//!    are read straight into them; `ginex`'s page companions, an eighth
+//!    of them at most, beside them, or a k-hop window) and the I/O
 //!    engine's buffers (`ginex`'s staged init chunks are priced with its
 //!    cache, item 5; the sampler's list reader's buffer goes to the
 //!    feature cache where the cache split predicts that the neighbor cache
@@ -526,23 +527,28 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     Ok(plan)
 }
 
-/// The executor's buffers for batches like `ws`'s: the gathered rows, the
-/// miss buffer and a k-hop window (a consumer's copy is the consumer's, in
-/// `extra_bytes`), the ids and positions beside them, the I/O engine's
-/// read buffers, and an init's chunk, unless the staged init's chunks
-/// are priced with the cache's rows ([`feature_cache_bytes`]).
+/// The executor's buffers for batches like `ws`'s: the gathered rows
+/// (a cache's misses are read straight into them), `ginex`'s page
+/// companions ([`max_page_companions`] of the largest batch) or its k-hop
+/// window (a consumer's copy is the consumer's, in `extra_bytes`), the
+/// ids and positions beside them, the I/O engine's read buffers, and an
+/// init's chunk, unless the staged init's chunks are priced with the
+/// cache's rows ([`feature_cache_bytes`]).
+///
+/// [`max_page_companions`]: crate::cache::belady::max_page_companions
 fn executor_buffers(store: &Store, cache: &CacheConfig, ws: &WorkingSet) -> u64 {
     let rb = store.layout().row_bytes() as u64;
-    let window = match cache.ginex() {
-        Some(g) if g.changeset_every > 1 => g.changeset_every as u64,
-        _ => 0,
+    let beside_batch_rows = match cache.ginex() {
+        Some(g) if g.changeset_every > 1 => g.changeset_every as u64 * ws.max_ids,
+        Some(_) => crate::cache::belady::max_page_companions(ws.max_ids),
+        None => 0,
     };
     let init = if staged_init(cache) {
         0
     } else {
         crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
     };
-    ws.max_ids * rb * (2 + window)
+    (ws.max_ids + beside_batch_rows) * rb
         + ws.max_ids * 24
         + io_buffer_bytes(ws.max_ids, store.feature_sections().max_pages_per_row())
         + init

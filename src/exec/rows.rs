@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::format::pages::FeatureLayout;
 use crate::format::PAGE_SIZE;
 use crate::store::gather::{GatherOptions, GatherStats, Gatherer};
+use crate::store::row_targets::RowTargets;
 use crate::store::Store;
 
 /// Feature rows of a store read through one [`Gatherer`] (one per thread).
@@ -57,6 +58,12 @@ impl RowSource for GatherRows<'_> {
         self.gatherer
             .borrow_mut()
             .gather(self.store, ids, out)
+            .map_err(|e| name_the_node(self.store, ids, e))
+    }
+    fn read_rows_to(&self, ids: &[u64], to: &mut RowTargets<'_>) -> Result<()> {
+        self.gatherer
+            .borrow_mut()
+            .gather_to(self.store, ids, to)
             .map_err(|e| name_the_node(self.store, ids, e))
     }
 }

@@ -34,11 +34,18 @@ pub const STAGED_INIT_CHUNKS: u64 = 4;
 /// Most bytes of the staged init's buffers; see [`buffer_bytes`].
 pub const STAGED_INIT_BYTES: u64 = STAGED_INIT_CHUNKS * INIT_CHUNK_BYTES as u64;
 
-/// Rows of a chunk of an init of `rows` rows of `row_bytes`: a 32nd of
-/// them (so that the first batches do not wait for all of it), at least
-/// 64, at most [`INIT_CHUNK_BYTES`] worth.
-pub(crate) fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
-    (rows / 32).clamp(64, init_chunk_rows(row_bytes).max(64))
+/// Rows of a chunk of an init of `rows` rows into a cache of `cache_rows`
+/// rows of `row_bytes`: a 32nd of the init (so that the first batches do
+/// not wait for all of it), but at most a 128th of the cache, at least
+/// 64, at most [`INIT_CHUNK_BYTES`] worth. The cap on the cache's share
+/// keeps the staged init's buffers ([`buffer_bytes`]) at a 32nd of the
+/// cache: cut by the init alone, a cold cache's first init, the whole
+/// cache, set them at an eighth of it, which the later inits (at 5× a
+/// fifth of the cache) never used.
+pub(crate) fn chunk_rows(rows: usize, cache_rows: usize, row_bytes: usize) -> usize {
+    (rows / 32)
+        .min(cache_rows / 128)
+        .clamp(64, init_chunk_rows(row_bytes).max(64))
 }
 
 /// Bytes of the largest chunk an init into a cache of `cache_rows` rows of
@@ -48,16 +55,16 @@ pub(crate) fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
 /// buffer at it too.
 pub fn chunk_bytes(cache_rows: u64, row_bytes: u64) -> u64 {
     let rows = usize::try_from(cache_rows).unwrap_or(usize::MAX);
-    let rows = chunk_rows(rows, row_bytes as usize) as u64;
+    let rows = chunk_rows(rows, rows, row_bytes as usize) as u64;
     rows.saturating_mul(row_bytes).min(INIT_CHUNK_BYTES as u64)
 }
 
 /// The staged init's buffers for a cache of `cache_rows` rows of
 /// `row_bytes`, its share of the memory plan: [`STAGED_INIT_CHUNKS`]
-/// chunks of [`chunk_bytes`] (a chunk is at most 1/32 of the init's rows,
-/// at least 64, at most [`INIT_CHUNK_BYTES`], as [`chunk_rows`] cuts them).
-/// A small cache's inits are small, so are its buffers: 4 × 8 MiB would be
-/// a third of a 70 MiB cache.
+/// chunks of [`chunk_bytes`] (a chunk is at most 1/128 of the cache's
+/// rows, at least 64, at most [`INIT_CHUNK_BYTES`], as [`chunk_rows`]
+/// cuts them). A small cache's inits are small, so are its buffers: 4 × 8
+/// MiB would be a third of a 70 MiB cache.
 pub fn buffer_bytes(cache_rows: u64, row_bytes: u64) -> u64 {
     STAGED_INIT_CHUNKS * chunk_bytes(cache_rows, row_bytes)
 }
@@ -304,7 +311,7 @@ mod tests {
                 let planned = chunk_bytes(cache, rb as u64);
                 assert!(planned <= INIT_CHUNK_BYTES as u64);
                 for rows in [0, 1, cache / 3, cache / 2, cache] {
-                    let cut = (chunk_rows(rows as usize, rb) * rb) as u64;
+                    let cut = (chunk_rows(rows as usize, cache as usize, rb) * rb) as u64;
                     assert!(
                         cut.min(INIT_CHUNK_BYTES as u64) <= planned,
                         "rows {rows} of a {cache}-row cache of {rb} B: {cut} > {planned}"

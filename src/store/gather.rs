@@ -20,6 +20,7 @@ use crate::io::fault::FaultPlan;
 use crate::io::page_reader::{PageReader, ReadOp};
 use crate::io::{make_reader, Backend, IoPriority};
 use crate::store::read_cost::{ReadCostModel, SequentialReads, SCAN_READ_PAGES};
+use crate::store::row_targets::RowTargets;
 use crate::store::segments::check_segment;
 use crate::store::Store;
 
@@ -414,9 +415,16 @@ impl Gatherer {
     /// its CRC, and the rows copied out. Duplicate ids are fine. On error
     /// `out` holds an unspecified mix of rows.
     pub fn gather(&mut self, store: &Store, ids: &[u64], out: &mut [u8]) -> Result<()> {
-        let layout = store.feature_sections();
         let rb = store.layout().row_bytes();
-        Error::check_output_len(out.len(), ids.len(), rb, "bytes")?;
+        self.gather_to(store, ids, &mut RowTargets::in_order(out, rb))
+    }
+
+    /// [`gather`](Self::gather) into `to`: row `k` of `ids` to
+    /// `to.row_mut(k)`, copied from the page it was read on (a cache's
+    /// misses straight into their places in the batch).
+    pub fn gather_to(&mut self, store: &Store, ids: &[u64], to: &mut RowTargets<'_>) -> Result<()> {
+        let layout = store.feature_sections();
+        to.check_rows(ids.len())?;
         let n = store.num_nodes();
         // Unique page runs, sorted: (first page, pages).
         self.pages.clear();
@@ -539,7 +547,7 @@ impl Gatherer {
                 }
                 let (page, _) = self.pages[k];
                 let read = &bytes_in[self.run_at[k - first_run]..];
-                layout.copy_row(read, page, ids[pos], &mut out[pos * rb..(pos + 1) * rb])?;
+                layout.copy_row(read, page, ids[pos], to.row_mut(pos))?;
                 served += 1;
             }
             self.stats.bytes_read += bytes as u64;

@@ -14,6 +14,7 @@ mod node_ids;
 mod out_degrees;
 pub mod read_cost;
 pub mod relation_counts;
+pub mod row_targets;
 pub mod segments;
 mod verify;
 

@@ -67,9 +67,9 @@ impl Update {
 
     /// The page companions this update inserts after a batch of
     /// `batch_len` rows: the ids at positions `batch_len, batch_len + 1, …`
-    /// in position order. `Err((id, position, expected))` names the first
-    /// one out of that dense order (a corrupt update).
-    pub fn companions(&self, batch_len: usize) -> std::result::Result<Vec<u64>, (u64, u64, u64)> {
+    /// in position order. `Err` says why the update is corrupt: one out of
+    /// that dense order, or more than [`max_page_companions`].
+    pub fn companions(&self, batch_len: usize) -> std::result::Result<Vec<u64>, String> {
         let mut past: Vec<(u64, u64)> = self
             .in_positions
             .iter()
@@ -81,11 +81,36 @@ impl Update {
         for (k, &(pos, id)) in past.iter().enumerate() {
             let expected = (batch_len + k) as u64;
             if pos != expected {
-                return Err((id, pos, expected));
+                return Err(format!(
+                    "update inserts node {id} from position {pos}, past the batch's {batch_len} \
+                     rows, where the next page companion belongs at {expected}"
+                ));
             }
+        }
+        // Their buffer is planned for this many (`MemoryPlan::batch_buffers`).
+        let most = max_page_companions(batch_len as u64);
+        if past.len() as u64 > most {
+            return Err(format!(
+                "update inserts {} page companions after a batch of {batch_len} rows, \
+                 which reads at most {most}",
+                past.len()
+            ));
         }
         Ok(past.into_iter().map(|(_, id)| id).collect())
     }
+}
+
+/// Rows of a batch per page companion it may read, at least: a batch of
+/// `n` rows reads at most `n / 8` (rounded up). The executor reads a
+/// batch's misses straight into the batch and its companions into a buffer
+/// of their own, which the memory plan prices at that share of the largest
+/// batch ([`max_page_companions`]).
+pub const BATCH_ROWS_PER_PAGE_COMPANION: u64 = 8;
+
+/// The most page companions a batch of `batch_len` rows reads: see
+/// [`BATCH_ROWS_PER_PAGE_COMPANION`].
+pub fn max_page_companions(batch_len: u64) -> u64 {
+    batch_len.div_ceil(BATCH_ROWS_PER_PAGE_COMPANION)
 }
 
 /// The changesets of one superbatch.

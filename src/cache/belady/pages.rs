@@ -145,7 +145,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::cache::belady::{compute_changesets_from, compute_changesets_paged, test_prior};
+    use crate::cache::belady::{
+        compute_changesets_from, compute_changesets_paged, max_page_companions, test_prior,
+    };
 
     fn four() -> PageGroups {
         PageGroups::of(4).unwrap()
@@ -157,8 +159,8 @@ mod tests {
         // misses 0, reading page 0; row 8 is never used again. The row plan
         // reads page 0 again for row 1 at batch 2; the paged plan takes 1
         // along with 0 into 8's slot (from position 2, past batch 1's two
-        // rows: a batch reads at most as many companions as it has rows it
-        // does not miss, so they fit its miss buffer).
+        // rows: a batch of two rows may read one companion,
+        // `max_page_companions`).
         let batches = vec![vec![4u64, 8], vec![0, 4], vec![1], vec![4]];
         let rows = compute_changesets_from(&batches, 2, 1, &[], &test_prior(false));
         let paged = compute_changesets_paged(&batches, 2, &[], &test_prior(false), four());
@@ -169,6 +171,32 @@ mod tests {
         let row_pages = plan_page_reads(&batches, &[], &rows, &four()).unwrap();
         let paged_pages = plan_page_reads(&batches, &[], &paged, &four()).unwrap();
         assert_eq!((row_pages, paged_pages), (4, 3));
+    }
+
+    #[test]
+    fn a_batch_reads_at_most_an_eighth_of_its_rows_as_companions() {
+        assert_eq!([1, 8, 9, 16, 17].map(max_page_companions), [1, 1, 2, 2, 3]);
+        // Batch 0 fills the 16-row cache with rows never used again;
+        // batch 1 misses every fourth row of pages 0..16, and each page's
+        // three other rows are used by batch 2: every one of them would
+        // take a slot of batch 0's or 1's rows, but batch 1 (16 rows) may
+        // take two.
+        let batch0: Vec<u64> = (1_000..1_016).collect();
+        let batch1: Vec<u64> = (0..16).map(|k| 4 * k).collect();
+        let batch2: Vec<u64> = (0..64).filter(|r| r % 4 != 0).collect();
+        let batches = vec![batch0, batch1, batch2];
+        let paged = compute_changesets_paged(&batches, 16, &[], &test_prior(false), four());
+        let companions = paged.updates[1].companions(16).unwrap();
+        assert_eq!(companions.len(), 2, "{companions:?}");
+        // An update with three after a batch of 16 is refused, naming why.
+        let mut u = paged.updates[1].clone();
+        u.in_ids.push(2_000);
+        u.in_positions.push(18);
+        let e = u.companions(16).unwrap_err();
+        assert!(
+            e.contains("3 page companions after a batch of 16 rows"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@
 //!    dense ids sorted by global id, 4 bytes a node).
 
 use super::prior::{ReusePrior, RANKS};
-use super::{Changesets, PageGroups, Update};
+use super::{max_page_companions, Changesets, PageGroups, Update};
 use crate::hash::FxMap;
 
 /// Global id to dense id.
@@ -666,10 +666,9 @@ impl Replay<'_> {
                 {
                     continue;
                 }
-                // The executor reads companions into its miss buffer,
-                // which holds a batch's rows: at most the rows the
-                // batch does not miss.
-                if companions + self.misses[w] >= batch_len {
+                // The executor reads companions into a buffer of their
+                // own, priced at a share of the batch's rows.
+                if companions >= max_page_companions(batch_len) {
                     break 'pages;
                 }
                 self.miss_list.push((d, batch_len + companions));
