@@ -404,8 +404,8 @@ mod page_group_tests {
 /// that the superbatch uses later compete for slots exactly as misses do
 /// (admitted when their next use is nearer than the farthest cached one),
 /// inserted from positions past the batch's own rows (`len`, `len + 1`, …
-/// in `in_positions`; see `format/runtime.md`). A batch takes at most as
-/// many companions as it has rows it does not miss. Not optimal over pages
+/// in `in_positions`; see `format/runtime.md`). A batch takes at most
+/// [`max_page_companions`] of them. Not optimal over pages
 /// (nor over rows: the row plan is): [`plan_superbatch`] counts both plans'
 /// pages ([`plan_page_reads`]) and keeps the one that reads fewer.
 ///
