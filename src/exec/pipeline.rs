@@ -873,7 +873,8 @@ impl<'r> Executor<'_, '_, 'r> {
 }
 
 /// The page companions `update` inserts after a batch of `len` rows
-/// ([`Update::companions`]); a gap is a corrupt changes file.
+/// ([`Update::companions`]); a gap, or more than a batch may read, is a
+/// corrupt changes file.
 fn page_companions(update: &Update, len: usize, files: &OwnedFiles) -> Result<Vec<u64>> {
     update
         .companions(len)
