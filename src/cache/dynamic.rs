@@ -32,7 +32,7 @@
 use crate::cache::feature_cache::{RowSource, EMPTY};
 use crate::error::{Error, Result};
 use crate::io::aligned::AlignedBuf;
-use crate::store::row_targets::RowTargets;
+use crate::store::row_targets::fill_batch;
 
 /// Linked-list and "no slot" marker.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -245,6 +245,8 @@ pub struct DynamicCache<P> {
     misses: u64,
     miss_ids: Vec<u64>,
     miss_at: Vec<usize>,
+    /// (position in the batch, slot) of the last gather's hits.
+    hit_at: Vec<(u32, u32)>,
 }
 
 impl<P: Replacement> DynamicCache<P> {
@@ -263,6 +265,7 @@ impl<P: Replacement> DynamicCache<P> {
             misses: 0,
             miss_ids: Vec::new(),
             miss_at: Vec::new(),
+            hit_at: Vec::new(),
         })
     }
 
@@ -288,19 +291,25 @@ impl<P: Replacement> DynamicCache<P> {
                 ids.len() * rb
             )));
         }
-        let slots = self.slots.as_slice();
+        self.hit_at.clear();
+        let hit_at = &mut self.hit_at;
+        // (A batch of 2^32 rows does not fit in memory.)
         self.residency.lookup(ids, &mut self.miss_at, |pos, slot| {
-            let s = slot as usize * rb;
-            out[pos * rb..(pos + 1) * rb].copy_from_slice(&slots[s..s + rb]);
+            hit_at.push((pos as u32, slot))
         })?;
         self.miss_ids.clear();
         self.miss_ids.extend(self.miss_at.iter().map(|&p| ids[p]));
         let misses = self.miss_ids.len();
-        // The misses straight into their places in the batch, then
-        // inserted from there.
-        source.read_rows_to(
-            &self.miss_ids,
-            &mut RowTargets::scattered(out, &self.miss_at, &mut [], rb)?,
+        // The hits from their slots and the misses straight into their
+        // places in the batch, then inserted from there.
+        let miss_ids = &self.miss_ids;
+        fill_batch(
+            out,
+            rb,
+            (self.slots.as_slice(), &self.hit_at),
+            &self.miss_at,
+            &mut [],
+            |to| source.read_rows_to(miss_ids, to),
         )?;
         for (&id, &pos) in self.miss_ids.iter().zip(&self.miss_at) {
             let row = &out[pos * rb..(pos + 1) * rb];

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::cache::belady::Update;
 use crate::error::{Error, Result};
 use crate::io::aligned::AlignedBuf;
-use crate::store::row_targets::RowTargets;
+use crate::store::row_targets::{fill_batch, RowTargets};
 
 /// Bytes of rows `init` reads at a time.
 pub const INIT_CHUNK_BYTES: usize = 8 << 20;
@@ -88,6 +88,8 @@ pub struct FeatureCache {
     counters: CacheCounters,
     miss_ids: Vec<u64>,
     miss_at: Vec<usize>,
+    /// (position in the batch, slot) of the last gather's hits.
+    hit_at: Vec<(u32, u32)>,
     /// The last gather's page companions' rows, positions
     /// `gathered_rows…` of the next update (their ids: the last
     /// `companions` of `miss_ids`). The misses are read straight into the
@@ -135,6 +137,7 @@ impl FeatureCache {
             counters: CacheCounters::default(),
             miss_ids: Vec::new(),
             miss_at: Vec::new(),
+            hit_at: Vec::new(),
             companion_rows: Vec::new(),
             companions: 0,
             gathered_rows: 0,
@@ -355,6 +358,7 @@ impl FeatureCache {
         Error::check_output_len(out.len(), ids.len(), rb, "bytes")?;
         self.miss_ids.clear();
         self.miss_at.clear();
+        self.hit_at.clear();
         self.companions = 0;
         for (pos, &id) in ids.iter().enumerate() {
             let i = self.check_id(id)?;
@@ -363,11 +367,8 @@ impl FeatureCache {
                     self.miss_ids.push(id);
                     self.miss_at.push(pos);
                 }
-                slot => {
-                    let s = slot as usize * rb;
-                    out[pos * rb..(pos + 1) * rb]
-                        .copy_from_slice(&self.slots.as_slice()[s..s + rb]);
-                }
+                // (A batch of 2^32 rows does not fit in memory.)
+                slot => self.hit_at.push((pos as u32, slot)),
             }
         }
         let misses = self.miss_ids.len();
@@ -376,8 +377,15 @@ impl FeatureCache {
         }
         self.miss_ids.extend_from_slice(companions);
         self.companion_rows.resize(companions.len() * rb, 0);
-        let mut to = RowTargets::scattered(out, &self.miss_at, &mut self.companion_rows, rb)?;
-        source.read_rows_to(&self.miss_ids, &mut to)?;
+        let miss_ids = &self.miss_ids;
+        fill_batch(
+            out,
+            rb,
+            (self.slots.as_slice(), &self.hit_at),
+            &self.miss_at,
+            &mut self.companion_rows,
+            |to| source.read_rows_to(miss_ids, to),
+        )?;
         self.companions = companions.len();
         self.gathered_rows = ids.len();
         let hits = (ids.len() - misses) as u64;
@@ -753,5 +761,37 @@ mod tests {
         assert_eq!(cache.gather(&[20, 30, 10], &mut out, &src).unwrap(), 1);
         assert_eq!((cache.counters().hits, cache.counters().misses), (2, 1));
         assert!(cache.gather(&[100], &mut [0u8; 3], &src).is_err());
+    }
+
+    /// A batch whose hits are copied on a thread of their own (4 MiB of
+    /// them and more) holds the rows the source has, hits and misses alike,
+    /// and its page companions reach the next update.
+    #[test]
+    fn a_large_batch_copies_its_hits_beside_the_read() {
+        use crate::store::row_targets::HITS_BESIDE_READ_BYTES;
+        let rb = 4096;
+        let n = 3 * HITS_BESIDE_READ_BYTES / rb;
+        let src = Synthetic(rb);
+        let mut cache = FeatureCache::new(2 * n as u64, n, rb).unwrap();
+        // Even nodes cached: the batch's even ids hit, its odd ones miss.
+        let cached: Vec<u64> = (0..n as u64).map(|v| 2 * v).collect();
+        cache.init(&cached, &src).unwrap();
+        let ids: Vec<u64> = (0..n as u64).rev().map(|v| 2 * v).chain([1, 3]).collect();
+        let companions = [5, 7];
+        let mut out = vec![0u8; ids.len() * rb];
+        let misses = cache
+            .gather_with(&ids, &companions, &mut out, &src)
+            .unwrap();
+        assert_eq!(misses, 2);
+        let mut want = vec![0u8; ids.len() * rb];
+        src.read_rows(&ids, &mut want).unwrap();
+        assert!(
+            out == want,
+            "the gathered batch differs from the source's rows"
+        );
+        // The companions' rows are what the update inserts.
+        let mut row = vec![0u8; rb];
+        src.read_rows(&[7], &mut row).unwrap();
+        assert_eq!(&cache.companion_rows[rb..], &row[..]);
     }
 }

@@ -58,7 +58,7 @@ use crate::cache::belady::ReusePrior;
 use crate::cache::feature_cache::FeatureCache;
 use crate::error::{Error, Result};
 use crate::exec::cache_split::{
-    choose_split, neighbor_budget, CacheSplit, ProbeAccesses, DEFAULT_NEIGHBOR_SHARE,
+    choose_split, neighbor_budget, CacheSplit, ProbeAccesses, SplitBasis, DEFAULT_NEIGHBOR_SHARE,
 };
 use crate::exec::config::{CacheConfig, Lockstep};
 use crate::exec::lockstep::LockstepPlan;
@@ -271,6 +271,10 @@ pub struct PlanRequest {
     /// whose batches fit the feature cache,
     /// [`crate::exec::superbatch_fit`]); None: no bound but the quarter.
     pub longest_superbatch: Option<u64>,
+    /// The split's basis, measured on `probe` by the first plan of this
+    /// request that prices the split, and kept for the next (leave it
+    /// empty: `Default::default()`).
+    pub split_basis: std::sync::OnceLock<SplitBasis>,
 }
 
 /// How a budget is spent; its serde form is the report's `memory_plan`
@@ -465,14 +469,14 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
                     &counted
                 }
             };
-            let split = choose_split(
-                store,
-                out_degrees,
-                probe,
-                caches,
-                topology_bytes,
-                &rows_within,
-            )?;
+            let basis = match req.split_basis.get() {
+                Some(b) => b,
+                None => {
+                    let measured = SplitBasis::measure(store, out_degrees, probe)?;
+                    req.split_basis.get_or_init(|| measured)
+                }
+            };
+            let split = choose_split(basis, caches, topology_bytes, &rows_within);
             if ginex.is_some_and(|g| g.reuse_prior) {
                 reuse_prior = Some(std::sync::Arc::new(ReusePrior::from_out_degrees(
                     out_degrees,
@@ -548,8 +552,14 @@ fn executor_buffers(store: &Store, cache: &CacheConfig, ws: &WorkingSet) -> u64 
     } else {
         crate::cache::feature_cache::INIT_CHUNK_BYTES as u64
     };
+    // A cache's hits copied beside the read of its misses: the positions
+    // and slots of the hits, a slice a row.
+    let fill = match cache {
+        CacheConfig::Mmap | CacheConfig::None => 0,
+        _ => crate::store::row_targets::FILL_BYTES_PER_ROW,
+    };
     (ws.max_ids + beside_batch_rows) * rb
-        + ws.max_ids * 24
+        + ws.max_ids * (24 + fill)
         + io_buffer_bytes(ws.max_ids, store.feature_sections().max_pages_per_row())
         + init
 }
@@ -753,6 +763,7 @@ pub fn plan_epoch_with(
         probe: Some(probe),
         out_degrees,
         longest_superbatch: None,
+        split_basis: Default::default(),
     };
     let planned = plan(store, &req, ws)?;
     let fitted = match (req.superbatch, growth) {

@@ -26,11 +26,12 @@ use crate::cache::feature_cache::{init_chunk_rows, FeatureCache, RowSource, INIT
 use crate::error::{Error, Result};
 
 /// Chunks of the staged init's buffers ([`Pipeline::Full`]): a chunk being
-/// read (and the reader's page buffer, capped at a chunk), one in the
-/// channel, one being filled (or, reading the next superbatch's init ahead,
-/// held until the cache has room). The two readers never overlap: the
-/// read-ahead starts once the superbatch's own init is in.
-pub const STAGED_INIT_CHUNKS: u64 = 4;
+/// read (and the reader's page buffer, capped at a chunk), up to two in the
+/// channel (the read-ahead's; a superbatch's own init has one), one being
+/// filled (or, reading the next superbatch's init ahead, held until the
+/// cache has room). The two readers never overlap: the read-ahead starts
+/// once the superbatch's own init is in.
+pub const STAGED_INIT_CHUNKS: u64 = 5;
 /// Most bytes of the staged init's buffers; see [`buffer_bytes`].
 pub const STAGED_INIT_BYTES: u64 = STAGED_INIT_CHUNKS * INIT_CHUNK_BYTES as u64;
 
@@ -63,7 +64,7 @@ pub fn chunk_bytes(cache_rows: u64, row_bytes: u64) -> u64 {
 /// `row_bytes`, its share of the memory plan: [`STAGED_INIT_CHUNKS`]
 /// chunks of [`chunk_bytes`] (a chunk is at most 1/128 of the cache's
 /// rows, at least 64, at most [`INIT_CHUNK_BYTES`], as [`chunk_rows`]
-/// cuts them). A small cache's inits are small, so are its buffers: 4 × 8
+/// cuts them). A small cache's inits are small, so are its buffers: 5 × 8
 /// MiB would be a third of a 70 MiB cache.
 pub fn buffer_bytes(cache_rows: u64, row_bytes: u64) -> u64 {
     STAGED_INIT_CHUNKS * chunk_bytes(cache_rows, row_bytes)
