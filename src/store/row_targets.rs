@@ -135,8 +135,8 @@ fn check_whole_rows(rest: &[u8], row_bytes: usize) -> Result<()> {
 pub const HITS_BESIDE_READ_BYTES: usize = 4 << 20;
 
 /// Bytes a batch row [`fill_batch`] may hold beside the batch while its
-/// hits are copied on a thread of their own: the caller's hit list (8),
-/// then a row slice for each row (16) and a hit's slot beside it (8).
+/// hits are copied on a thread of their own: the caller's hit list (8), a
+/// hit's row slice and slot (24; a miss's slice, 16).
 pub const FILL_BYTES_PER_ROW: u64 = 32;
 
 /// Fills `batch`, rows of `row_bytes`: each hit `(pos, slot)` from row
@@ -146,8 +146,8 @@ pub const FILL_BYTES_PER_ROW: u64 = 32;
 /// [`HITS_BESIDE_READ_BYTES`] and there are misses, a thread of their own
 /// copies the hits while `read` waits for the device (the executor's
 /// copies were on the critical path of every gather: 2.3 s of a 30 s
-/// epoch at 5× on 3 M nodes). Positions must be distinct and inside the
-/// batch; `read` must fill every target (on error the batch holds an
+/// epoch at 5× on 3 M nodes). Positions must be distinct, ascending and
+/// inside the batch; `read` must fill every target (on error the batch holds an
 /// unspecified mix of rows).
 pub fn fill_batch(
     batch: &mut [u8],
@@ -177,23 +177,29 @@ pub fn fill_batch(
         return read(&mut RowTargets::scattered(batch, miss_at, rest, rb)?);
     }
     check_whole_rows(rest, rb)?;
-    let mut rows: Vec<Option<&mut [u8]>> = batch.chunks_exact_mut(rb).map(Some).collect();
-    let mut take = |pos: usize| {
-        rows.get_mut(pos).and_then(Option::take).ok_or_else(|| {
-            Error::internal(format!(
-                "row {pos} of the batch is targeted twice or is outside it"
-            ))
-        })
-    };
-    let hit_rows = hits
-        .iter()
-        .map(|&(pos, slot)| Ok((take(pos as usize)?, slot)))
-        .collect::<Result<Vec<_>>>()?;
-    let miss_rows = miss_at
-        .iter()
-        .map(|&pos| take(pos))
-        .collect::<Result<Vec<_>>>()?;
-    drop(rows);
+    // One walk over the batch's rows hands each to the hits or the
+    // misses, both in ascending position.
+    let (mut hit_rows, mut miss_rows) = (
+        Vec::with_capacity(hits.len()),
+        Vec::with_capacity(miss_at.len()),
+    );
+    let (mut next_hit, mut next_miss) = (hits.iter().peekable(), miss_at.iter().peekable());
+    for (pos, row) in batch.chunks_exact_mut(rb).enumerate() {
+        if let Some(&(_, slot)) = next_hit.next_if(|&&(p, _)| p as usize == pos) {
+            hit_rows.push((row, slot));
+        } else if next_miss.next_if(|&&p| p == pos).is_some() {
+            miss_rows.push(row);
+        }
+    }
+    if let Some(pos) = next_hit
+        .next()
+        .map(|&(p, _)| p as usize)
+        .or(next_miss.next().copied())
+    {
+        return Err(Error::internal(format!(
+            "row {pos} of the batch is targeted twice, out of order or outside it"
+        )));
+    }
     std::thread::scope(|scope| {
         let copier = scope.spawn(|| -> Result<()> {
             let _cpu = crate::io::cpu_time::RoleGuard::start(crate::io::cpu_time::Role::Executor);
