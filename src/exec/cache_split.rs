@@ -34,6 +34,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::format::neighbor_cache::Codec;
 use crate::sample::sampler::SampledBatch;
+use crate::sample::source::{NeighborSource, StoreSource};
+use crate::store::gather::GatherOptions;
 use crate::store::Store;
 
 /// Shares of the caches' budget the planner prices for the neighbor cache.
@@ -224,25 +226,25 @@ pub struct SplitBasis {
 }
 
 impl SplitBasis {
-    /// Measures the basis of `store` (with its `out_degrees`) and the
-    /// probe's accesses.
-    pub fn measure(store: &Store, out_degrees: &[u32], probe: &ProbeAccesses) -> Result<Self> {
-        let n = store.num_nodes() as usize;
+    /// Measures the basis of `store` (with its `out_degrees` and the
+    /// `nodes` counted on them) and the probe's accesses.
+    pub fn measure(
+        store: &Store,
+        (out_degrees, nodes): (&[u32], &SplitNodes),
+        probe: &ProbeAccesses,
+    ) -> Result<Self> {
         let width = store.index_width().bytes() as f64;
         let indptr = store.indptr();
         let in_degree = |v: usize| indptr[v + 1] - indptr[v];
         let compression = measured_compression(store, &probe.lookups)?;
-        // Lists: bytes per bucket of out/in; rows: nodes per bucket of out.
+        let list_bytes = nodes
+            .list_entries
+            .iter()
+            .zip(&nodes.lists)
+            .map(|(&entries, &lists)| entries as f64 * width * compression + 2.0 * lists as f64)
+            .collect();
         let list_score = |v: usize| f64::from(out_degrees[v]) / in_degree(v).max(1) as f64;
         let row_score = |v: usize| f64::from(out_degrees[v]) + 1.0;
-        let (mut list_bytes, mut row_nodes) = (vec![0.0; BUCKETS], vec![0.0; BUCKETS]);
-        for v in 0..n {
-            let d = in_degree(v);
-            if d > 0 {
-                list_bytes[bucket(list_score(v))] += d as f64 * width * compression + 2.0;
-            }
-            row_nodes[bucket(row_score(v))] += 1.0;
-        }
         let (mut list_hist, mut row_hist) = (vec![0.0; BUCKETS], vec![0.0; BUCKETS]);
         for &v in &probe.lookups {
             list_hist[bucket(list_score(v as usize))] += 1.0;
@@ -253,13 +255,49 @@ impl SplitBasis {
         Ok(SplitBasis {
             compression,
             list_bytes,
-            row_nodes,
+            row_nodes: nodes.row_nodes.clone(),
             list_hist,
             row_hist,
             lookups: probe.lookups.len() as u64,
             rows: probe.rows.len() as u64,
             empty_cache: crate::sample::neighbor_cache::empty_cache_bytes(store),
         })
+    }
+}
+
+/// The store's half of a [`SplitBasis`], which needs no probe: one pass
+/// over the nodes, counted beside the probe's batches where the plan can.
+#[derive(Debug, Clone)]
+pub struct SplitNodes {
+    /// Per bucket of out/in degree: the lists' entries (their in-degrees).
+    list_entries: Vec<u64>,
+    /// Per bucket of out/in degree: the non-empty lists.
+    lists: Vec<u64>,
+    /// Per bucket of out-degree: nodes.
+    row_nodes: Vec<f64>,
+}
+
+impl SplitNodes {
+    /// Counts the buckets of `store`'s nodes by their `out_degrees`.
+    pub fn count(store: &Store, out_degrees: &[u32]) -> Self {
+        let indptr = store.indptr();
+        let n = (store.num_nodes() as usize).min(out_degrees.len());
+        let (mut list_entries, mut lists) = (vec![0u64; BUCKETS], vec![0u64; BUCKETS]);
+        let mut row_nodes = vec![0.0; BUCKETS];
+        for (v, &out) in out_degrees.iter().enumerate().take(n) {
+            let d = indptr[v + 1] - indptr[v];
+            if d > 0 {
+                let b = bucket(f64::from(out) / d as f64);
+                list_entries[b] += d;
+                lists[b] += 1;
+            }
+            row_nodes[bucket(f64::from(out) + 1.0)] += 1.0;
+        }
+        SplitNodes {
+            list_entries,
+            lists,
+            row_nodes,
+        }
     }
 }
 
@@ -339,15 +377,25 @@ fn measured_compression(store: &Store, lookups: &[u64]) -> Result<f64> {
     sample.sort_unstable();
     sample.dedup();
     let step = sample.len().div_ceil(COMPRESSION_SAMPLE).max(1);
+    let picked: Vec<u64> = sample.into_iter().step_by(step).collect();
     let width = store.index_width();
     let (mut raw, mut encoded) = (0u64, 0u64);
     let mut scratch = Vec::new();
-    for &v in sample.iter().step_by(step) {
-        let list = store.in_neighbors(v)?;
+    let mut failed = None;
+    // One batched read of the picked lists (not one read each).
+    let source = StoreSource::new(store, None, &GatherOptions::default())?;
+    source.with_lists(&picked, &mut |_, list| {
         scratch.clear();
-        Codec::BlockBitpack.encode(&list, width, &mut scratch)?;
-        raw += list.len() as u64 * width.bytes() as u64;
-        encoded += scratch.len() as u64;
+        match Codec::BlockBitpack.encode(list, width, &mut scratch) {
+            Ok(()) => {
+                raw += list.len() as u64 * width.bytes() as u64;
+                encoded += scratch.len() as u64;
+            }
+            Err(e) => failed = failed.take().or(Some(e)),
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
     }
     Ok(if raw == 0 {
         1.0
@@ -401,6 +449,74 @@ mod tests {
         assert_eq!(filled(&w, 0.0), vec![0.0, 0.0, 0.0]);
         assert_eq!(filled(&w, 4.0), vec![0.0, 0.5, 1.0]);
         assert_eq!(filled(&w, 100.0), vec![1.0, 1.0, 1.0]);
+    }
+
+    /// The basis counted in two halves (the nodes beside the probe, the
+    /// compression through one batched read) is the one its definition
+    /// gives: each list's bytes, in-degree × width × the codec's ratio
+    /// on the probe's lists read one by one, plus 2, in its bucket.
+    #[test]
+    fn the_basis_prices_each_list_as_its_definition_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("store");
+        let synth = crate::import::synth::SynthParams {
+            nodes: 3000,
+            avg_degree: 12.0,
+            dim: 4,
+            ..Default::default()
+        };
+        crate::import::synth::generate_store(&synth, &path, &crate::progress::NoProgress).unwrap();
+        let store = Store::open(&path).unwrap();
+        let out = crate::sample::neighbor_cache::out_degrees(&store).unwrap();
+        // More distinct lookups than the sample takes, repeated, unsorted.
+        let lookups: Vec<u64> = (0..3000u64).rev().chain(0..50).collect();
+        let probe = ProbeAccesses {
+            lookups: lookups.clone(),
+            rows: (0..3000u64).step_by(7).collect(),
+        };
+        let nodes = SplitNodes::count(&store, &out);
+        let basis = SplitBasis::measure(&store, (&out, &nodes), &probe).unwrap();
+
+        let width = store.index_width();
+        let mut distinct = lookups.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let step = distinct.len().div_ceil(COMPRESSION_SAMPLE);
+        assert!(step > 1, "the sample must skip lists");
+        let (mut raw, mut encoded) = (0u64, 0u64);
+        for &v in distinct.iter().step_by(step) {
+            let list = store.in_neighbors(v).unwrap();
+            let mut bytes = Vec::new();
+            Codec::BlockBitpack
+                .encode(&list, width, &mut bytes)
+                .unwrap();
+            raw += list.len() as u64 * width.bytes() as u64;
+            encoded += bytes.len() as u64;
+        }
+        assert!(raw > 0);
+        assert_eq!(basis.compression, encoded as f64 / raw as f64);
+
+        let indptr = store.indptr();
+        let (mut list_bytes, mut row_nodes) = (vec![0.0; BUCKETS], vec![0.0; BUCKETS]);
+        for v in 0..store.num_nodes() as usize {
+            let d = indptr[v + 1] - indptr[v];
+            if d > 0 {
+                let score = f64::from(out[v]) / d as f64;
+                list_bytes[bucket(score)] +=
+                    d as f64 * width.bytes() as f64 * basis.compression + 2.0;
+            }
+            row_nodes[bucket(f64::from(out[v]) + 1.0)] += 1.0;
+        }
+        assert_eq!(basis.row_nodes, row_nodes);
+        assert!(list_bytes.iter().filter(|&&b| b > 0.0).count() > 3);
+        for (b, (&got, &want)) in basis.list_bytes.iter().zip(&list_bytes).enumerate() {
+            assert!(
+                (got - want).abs() <= 1e-9 * want.max(1.0),
+                "bucket {b}: {got} against {want}"
+            );
+        }
+        assert_eq!(basis.lookups, lookups.len() as u64);
+        assert_eq!(basis.list_hist.iter().sum::<f64>(), lookups.len() as f64);
     }
 
     #[test]

@@ -58,7 +58,8 @@ use crate::cache::belady::ReusePrior;
 use crate::cache::feature_cache::FeatureCache;
 use crate::error::{Error, Result};
 use crate::exec::cache_split::{
-    choose_split, neighbor_budget, CacheSplit, ProbeAccesses, SplitBasis, DEFAULT_NEIGHBOR_SHARE,
+    choose_split, neighbor_budget, CacheSplit, ProbeAccesses, SplitBasis, SplitNodes,
+    DEFAULT_NEIGHBOR_SHARE,
 };
 use crate::exec::config::{CacheConfig, Lockstep};
 use crate::exec::lockstep::LockstepPlan;
@@ -183,7 +184,10 @@ pub struct WorkingSet {
 
 impl WorkingSet {
     /// Samples the first `probe` batches of `sampler` (the epoch's own
-    /// batches, so the sizes are the ones the run will see).
+    /// batches, so the sizes are the ones the run will see) in one
+    /// lockstep round on this thread: each hop's lists read once for all
+    /// of them. (Drawing them on the rayon pool as well left ~20 MiB more
+    /// resident for the run; this round is the plan's, before the budget.)
     #[doc(hidden)]
     pub fn probe(sampler: &EpochSampler<'_>, probe: u64) -> Result<WorkingSet> {
         Self::probe_with(sampler, probe, &mut ProbeAccesses::default())
@@ -199,8 +203,7 @@ impl WorkingSet {
         let n = probe.min(sampler.num_batches()).max(1);
         let (mut max_ids, mut ids, mut edges, mut candidates) = (0u64, 0u64, 0u64, 0u64);
         let mut sampled = 0;
-        for b in 0..n.min(sampler.num_batches()) {
-            let batch = sampler.sample(b)?;
+        for batch in sampler.sample_together(0..n.min(sampler.num_batches()))? {
             accesses.add(&batch);
             max_ids = max_ids.max(batch.ids.len() as u64);
             ids += batch.ids.len() as u64;
@@ -264,9 +267,10 @@ pub struct PlanRequest {
     /// What the probed batches touched: the neighbor cache's share is
     /// chosen on them (None: [`DEFAULT_NEIGHBOR_SHARE`]).
     pub probe: Option<ProbeAccesses>,
-    /// The store's out-degrees where the caller counted them already
-    /// (beside the probe); None: the plan counts them where it needs them.
-    pub out_degrees: Option<Vec<u32>>,
+    /// What the plan derives from the store's out-degrees, where the
+    /// caller counted it already (beside the probe); None: the plan counts
+    /// it where it needs it.
+    pub degrees: Option<DegreeCounts>,
     /// At most this many batches in an automatic superbatch (the longest
     /// whose batches fit the feature cache,
     /// [`crate::exec::superbatch_fit`]); None: no bound but the quarter.
@@ -275,6 +279,37 @@ pub struct PlanRequest {
     /// request that prices the split, and kept for the next (leave it
     /// empty: `Default::default()`).
     pub split_basis: std::sync::OnceLock<SplitBasis>,
+}
+
+/// What the plan derives from a store's out-degrees (the recorded table,
+/// or one pass over an older store's topology): the split's node buckets
+/// and, for a policy that uses it, the reuse prior. Counted on a thread
+/// beside the probe's batches, whose list reads the main thread waits on.
+#[derive(Debug, Clone)]
+pub struct DegreeCounts {
+    /// The out-degrees.
+    pub out_degrees: Vec<u32>,
+    /// The split's node buckets.
+    pub split_nodes: SplitNodes,
+    /// `ginex`'s reuse prior, where `cache` asks for one.
+    pub reuse_prior: Option<std::sync::Arc<ReusePrior>>,
+}
+
+impl DegreeCounts {
+    /// Counts `store`'s, with the reuse prior where `cache` uses one.
+    pub fn count(store: &Store, cache: &CacheConfig) -> Result<Self> {
+        let out_degrees = crate::sample::neighbor_cache::out_degrees(store)?;
+        let split_nodes = SplitNodes::count(store, &out_degrees);
+        let reuse_prior = cache
+            .ginex()
+            .is_some_and(|g| g.reuse_prior)
+            .then(|| std::sync::Arc::new(ReusePrior::from_out_degrees(&out_degrees)));
+        Ok(DegreeCounts {
+            out_degrees,
+            split_nodes,
+            reuse_prior,
+        })
+    }
 }
 
 /// How a budget is spent; its serde form is the report's `memory_plan`
@@ -462,25 +497,27 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         // Measured when the feature cache's size is left to the plan too.
         (None, Some(probe)) if uses_cache && req.feature_cache_bytes.is_none() => {
             let counted;
-            let out_degrees = match &req.out_degrees {
+            let degrees = match &req.degrees {
                 Some(d) => d,
                 None => {
-                    counted = crate::sample::neighbor_cache::out_degrees(store)?;
+                    counted = DegreeCounts::count(store, &req.cache)?;
                     &counted
                 }
             };
             let basis = match req.split_basis.get() {
                 Some(b) => b,
                 None => {
-                    let measured = SplitBasis::measure(store, out_degrees, probe)?;
+                    let on = (&degrees.out_degrees[..], &degrees.split_nodes);
+                    let measured = SplitBasis::measure(store, on, probe)?;
                     req.split_basis.get_or_init(|| measured)
                 }
             };
             let split = choose_split(basis, caches, topology_bytes, &rows_within);
             if ginex.is_some_and(|g| g.reuse_prior) {
-                reuse_prior = Some(std::sync::Arc::new(ReusePrior::from_out_degrees(
-                    out_degrees,
-                )));
+                reuse_prior = Some(match &degrees.reuse_prior {
+                    Some(prior) => prior.clone(),
+                    None => std::sync::Arc::new(ReusePrior::from_out_degrees(&degrees.out_degrees)),
+                });
             }
             (split.neighbor_bytes, Some(split))
         }
@@ -727,9 +764,9 @@ pub fn plan_epoch_with(
     let counts_degrees = !matches!(config.cache, CacheConfig::Mmap | CacheConfig::None)
         && explicit.neighbor_cache_bytes.is_none()
         && explicit.feature_cache_bytes.is_none();
-    let (ws, out_degrees) = std::thread::scope(|scope| {
-        let degrees = counts_degrees
-            .then(|| scope.spawn(|| crate::sample::neighbor_cache::out_degrees(store)));
+    let (ws, degrees) = std::thread::scope(|scope| {
+        let degrees =
+            counts_degrees.then(|| scope.spawn(|| DegreeCounts::count(store, &config.cache)));
         let ws = WorkingSet::probe_with(&sampler, PROBE_BATCHES, &mut probe);
         let degrees = degrees.map(|d| {
             d.join()
@@ -737,7 +774,7 @@ pub fn plan_epoch_with(
         });
         (ws, degrees)
     });
-    let (ws, out_degrees) = (ws?, out_degrees.transpose()?);
+    let (ws, degrees) = (ws?, degrees.transpose()?);
     let batches = config
         .max_batches
         .map_or(sampler.num_batches(), |m| m.min(sampler.num_batches()));
@@ -761,7 +798,7 @@ pub fn plan_epoch_with(
         neighbor_cache_bytes: explicit.neighbor_cache_bytes,
         extra_bytes: extra_bytes(&ws),
         probe: Some(probe),
-        out_degrees,
+        degrees,
         longest_superbatch: None,
         split_basis: Default::default(),
     };

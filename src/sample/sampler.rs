@@ -654,6 +654,13 @@ impl<'a> EpochSampler<'a> {
         Ok(sampled)
     }
 
+    /// Samples `batches` in lockstep ([`sample_in_lockstep`]) on this
+    /// thread alone: the same batches as [`sample`](Self::sample) one by
+    /// one, with each hop's lists read once for all of them.
+    pub fn sample_together(&self, batches: std::ops::Range<u64>) -> Result<Vec<SampledBatch>> {
+        self.sample_chunked(batches, 1)
+    }
+
     /// Samples `batches` in lockstep ([`sample_in_lockstep`]), drawing on
     /// the current rayon pool: the same batches as [`sample`](Self::sample)
     /// one by one, with each hop's lists read once, in node order.

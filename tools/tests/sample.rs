@@ -275,6 +275,9 @@ fn lockstep_rounds_sample_the_batches_one_by_one_sampling_does() {
             let whole = pool.install(|| sampler.sample_round(0..n).unwrap());
             assert_eq!(whole, one_by_one, "{threads} threads, one round");
         }
+        // The plan's probe: one round on the calling thread.
+        assert_eq!(sampler.sample_together(0..n).unwrap(), one_by_one);
+        assert_eq!(sampler.sample_together(1..3).unwrap(), one_by_one[1..3]);
     }
     // Per-relation fanouts on a typed store, chunked by hand.
     let typed_dir = dir.path().join("t");

@@ -180,7 +180,7 @@ fn an_automatic_superbatch_and_its_lockstep_batches_take_at_most_a_quarter() {
             neighbor_cache_bytes: None,
             extra_bytes: 0,
             probe: None,
-            out_degrees: None,
+            degrees: None,
             longest_superbatch: None,
             split_basis: Default::default(),
         };
