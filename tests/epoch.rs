@@ -518,6 +518,29 @@ fn list_read_priority_and_depth_give_identical_batches() {
     }
 }
 
+/// The feature reads' depth changes when the device serves them, never
+/// what is read: every policy's batches and misses (and, but for ginex's
+/// read-ahead, whose chunks split pages by timing, its pages) are the same
+/// with one feature read in flight as at the default depth.
+#[test]
+fn feature_read_depth_gives_identical_batches() {
+    use ginex::internals::exec::config::DEFAULT_FEATURE_QUEUE_DEPTH;
+    let (dir, store) = common::small_epoch_store();
+    for policy in [Policy::Ginex, Policy::Degree, Policy::Lru] {
+        let mut cfg = common::epoch_config(policy, &dir.path().join("runs"));
+        assert_eq!(cfg.feature_queue_depth, DEFAULT_FEATURE_QUEUE_DEPTH);
+        let (deep, seen_deep) = run(&store, &cfg);
+        cfg.feature_queue_depth = 1;
+        let (one, seen_one) = run(&store, &cfg);
+        assert_eq!(seen_one, seen_deep, "{policy:?}");
+        assert_eq!(one.misses(), deep.misses(), "{policy:?}");
+        assert!(one.pages_read > 0, "{policy:?}");
+        if policy != Policy::Ginex {
+            assert_eq!(one.pages_read, deep.pages_read, "{policy:?}");
+        }
+    }
+}
+
 /// A 20,000-node store for the planner's tests (`train` of its nodes in
 /// the training split, the synthesizer's `seed`) and a `policy` epoch over
 /// it in batches of `batch_size`.

@@ -216,6 +216,12 @@ impl EpochConfigBuilder {
         self
     }
 
+    /// Feature-page reads in flight at most, per reader (at least 1).
+    pub fn feature_queue_depth(mut self, depth: usize) -> Self {
+        self.config.feature_queue_depth = depth.max(1);
+        self
+    }
+
     /// The nice value of the inspector's threads beside the executor
     /// (0..=19; 0: the process's).
     pub fn inspector_nice(mut self, nice: u8) -> Self {

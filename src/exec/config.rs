@@ -72,8 +72,11 @@ pub struct EpochConfig {
     /// reads, batches and misses are the same in every class.
     pub list_io_priority: crate::io::IoPriority,
     /// Neighbour-list reads in flight at most (the feature gathers keep
-    /// their own depth, 64).
+    /// their own depth, [`feature_queue_depth`](Self::feature_queue_depth)).
     pub list_queue_depth: usize,
+    /// Feature-page reads in flight at most, per reader (the gathers' and
+    /// the staged init's). Same batches, misses and pages at every depth.
+    pub feature_queue_depth: usize,
     /// The nice value of the inspector's threads under `--pipeline full`
     /// (the next superbatch's sampling, its workers and the changesets,
     /// which run beside the executor's gathers); 0 leaves them at the
@@ -351,6 +354,7 @@ impl Default for EpochConfig {
             read_cost: Default::default(),
             list_io_priority: Default::default(),
             list_queue_depth: DEFAULT_LIST_QUEUE_DEPTH,
+            feature_queue_depth: DEFAULT_FEATURE_QUEUE_DEPTH,
             inspector_nice: 0,
             list_yield_us: 0,
             max_batches: None,
@@ -362,8 +366,15 @@ impl Default for EpochConfig {
     }
 }
 
-/// Default of [`EpochConfig::list_queue_depth`]: the gathers' depth.
+/// Default of [`EpochConfig::list_queue_depth`].
 pub const DEFAULT_LIST_QUEUE_DEPTH: usize = 64;
+
+/// Default of [`EpochConfig::feature_queue_depth`]: on the project's
+/// machine a queue of 256 random page reads moves 15–20 % more than one of
+/// 64 (`ginex bench io --qd 64,256`), and at 5× the features over the
+/// budget every policy's epoch ran 12–15 % faster (docs/performance.md).
+/// The read-cost model is fitted at 64 (`bench io`'s size sweep).
+pub const DEFAULT_FEATURE_QUEUE_DEPTH: usize = 256;
 
 /// One sampling worker per core.
 pub fn default_workers() -> usize {

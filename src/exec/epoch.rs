@@ -261,6 +261,7 @@ fn run_epoch_inner(
         None
     };
     let options = GatherOptions {
+        queue_depth: config.feature_queue_depth.max(1),
         merge_gap_pages: config.merge_gap_pages,
         sequential_reads: config.sequential_reads,
         read_cost: config.read_cost,

@@ -310,6 +310,14 @@ impl DegreeCounts {
             reuse_prior,
         })
     }
+
+    /// The reuse prior: the one counted, or one counted now.
+    pub fn reuse_prior(&self) -> std::sync::Arc<ReusePrior> {
+        match &self.reuse_prior {
+            Some(prior) => prior.clone(),
+            None => std::sync::Arc::new(ReusePrior::from_out_degrees(&self.out_degrees)),
+        }
+    }
 }
 
 /// How a budget is spent; its serde form is the report's `memory_plan`
@@ -514,10 +522,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
             };
             let split = choose_split(basis, caches, topology_bytes, &rows_within);
             if ginex.is_some_and(|g| g.reuse_prior) {
-                reuse_prior = Some(match &degrees.reuse_prior {
-                    Some(prior) => prior.clone(),
-                    None => std::sync::Arc::new(ReusePrior::from_out_degrees(&degrees.out_degrees)),
-                });
+                reuse_prior = Some(degrees.reuse_prior());
             }
             (split.neighbor_bytes, Some(split))
         }

@@ -220,10 +220,16 @@ pub struct DataArgs {
     /// batches and misses either way.
     #[arg(long, default_value_t = ginex::internals::io::IoPriority::default(), value_parser = crate::args::io_priority)]
     pub list_io_priority: ginex::internals::io::IoPriority,
-    /// Neighbour-list reads in flight at most (the feature gathers keep
-    /// a depth of 64).
+    /// Neighbour-list reads in flight at most (the feature reads keep
+    /// their own, `--feature-queue-depth`).
     #[arg(long, default_value_t = ginex::internals::exec::config::DEFAULT_LIST_QUEUE_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub list_queue_depth: u64,
+    /// Feature-page reads in flight at most, per reader (the gathers' and
+    /// ginex's staged init's): deeper keeps the device busy while a
+    /// reader's thread waits for a core. Same batches, misses and pages at
+    /// every depth.
+    #[arg(long, default_value_t = ginex::internals::exec::config::DEFAULT_FEATURE_QUEUE_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub feature_queue_depth: u64,
     /// The nice value (0–19) of ginex's inspector threads that run beside
     /// the batches under `--pipeline full` (the next superbatch's
     /// sampling and changesets), so the thread that reaps the feature
@@ -361,6 +367,7 @@ impl DataArgs {
             .read_cost(self.read_cost)
             .list_io_priority(self.list_io_priority)
             .list_queue_depth(self.list_queue_depth as usize)
+            .feature_queue_depth(self.feature_queue_depth as usize)
             .inspector_nice(self.inspector_nice)
             .list_yield_us(self.list_yield_us)
             .max_batches(self.max_batches)
@@ -821,7 +828,7 @@ mod tests {
             "neighbor_cache_pick": "reads",
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
-            "list_io_priority": "normal", "list_queue_depth": 64, "inspector_nice": 0, "list_yield_us": 0,
+            "list_io_priority": "normal", "list_queue_depth": 64, "feature_queue_depth": 256, "inspector_nice": 0, "list_yield_us": 0,
             "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
             // Keys the serde form added to the hand-written copy's.
             "policy": "ginex", "keep_runs": false, "max_batches": null,
@@ -863,9 +870,15 @@ mod tests {
             (
                 args.list_io_priority,
                 args.list_queue_depth as usize,
+                args.feature_queue_depth as usize,
                 args.inspector_nice
             ),
-            (d.list_io_priority, d.list_queue_depth, d.inspector_nice)
+            (
+                d.list_io_priority,
+                d.list_queue_depth,
+                d.feature_queue_depth,
+                d.inspector_nice
+            )
         );
         assert_eq!(
             (
