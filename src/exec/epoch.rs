@@ -189,6 +189,9 @@ pub fn run_epoch(
         )));
     }
     crate::io::heap::map_large_allocations();
+    let device = crate::io::device_busy::DeviceBusy::start(
+        &store.path_of(crate::format::header::FileKind::FeaturePages),
+    );
     let started = Instant::now();
     let cpu = (
         ProcessCpu::now(),
@@ -216,6 +219,7 @@ pub fn run_epoch(
         .map(|at| at.saturating_duration_since(started));
     t.first_batch = first_batch.map(|at| at.saturating_duration_since(started));
     report.wall = started.elapsed();
+    report.timeline.device_busy = device.and_then(|d| d.elapsed());
     result.map(|()| report)
 }
 

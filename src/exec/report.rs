@@ -167,6 +167,10 @@ pub struct Timeline {
     pub first_read: Option<Duration>,
     /// From the epoch's start to its first batch handed to the consumer.
     pub first_batch: Option<Duration>,
+    /// How long the device holding the feature file had a request in
+    /// flight during the epoch (every process's; None where its file
+    /// system has no block device: [`crate::io::device_busy`]).
+    pub device_busy: Option<Duration>,
     /// The process's CPU time in user mode during the epoch.
     pub cpu_user: Duration,
     /// The process's CPU time in the kernel during the epoch.
@@ -358,6 +362,8 @@ pub struct StageSeconds {
     pub first_read: Option<f64>,
     /// [`Timeline::first_batch`].
     pub first_batch: Option<f64>,
+    /// [`Timeline::device_busy`].
+    pub device_busy: Option<f64>,
     /// [`Timeline::cpu_user`].
     pub cpu_user: f64,
     /// [`Timeline::cpu_system`].
@@ -424,6 +430,7 @@ impl<'a> ReportJson<'a> {
                 startup_cpu: t.startup_cpu.as_secs_f64(),
                 first_read: t.first_read.map(|d| d.as_secs_f64()),
                 first_batch: t.first_batch.map(|d| d.as_secs_f64()),
+                device_busy: t.device_busy.map(|d| d.as_secs_f64()),
                 cpu_user: t.cpu_user.as_secs_f64(),
                 cpu_system: t.cpu_system.as_secs_f64(),
                 cpu_executor: t.role_cpu[0].as_secs_f64(),
@@ -461,6 +468,7 @@ mod tests {
                 "startup": r.timeline.startup.as_secs_f64(), "startup_cpu": r.timeline.startup_cpu.as_secs_f64(),
                 "first_read": r.timeline.first_read.map(|d| d.as_secs_f64()),
                 "first_batch": r.timeline.first_batch.map(|d| d.as_secs_f64()),
+                "device_busy": r.timeline.device_busy.map(|d| d.as_secs_f64()),
                 "cpu_user": r.timeline.cpu_user.as_secs_f64(), "cpu_system": r.timeline.cpu_system.as_secs_f64(),
                 "cpu_executor": r.timeline.role_cpu[0].as_secs_f64(), "cpu_init_reader": r.timeline.role_cpu[1].as_secs_f64(),
                 "cpu_sampling": r.timeline.role_cpu[2].as_secs_f64(), "cpu_changesets": r.timeline.role_cpu[3].as_secs_f64(),
@@ -549,6 +557,7 @@ mod tests {
                 startup_cpu: Duration::from_millis(150),
                 first_read: Some(Duration::from_millis(250)),
                 first_batch: None,
+                device_busy: Some(Duration::from_millis(700)),
                 cpu_user: Duration::from_millis(900),
                 cpu_system: Duration::from_millis(300),
                 role_cpu: [1, 2, 3, 4].map(Duration::from_millis),

@@ -5,6 +5,7 @@
 pub mod aligned;
 pub mod backend;
 pub mod cpu_time;
+pub mod device_busy;
 pub mod durable;
 pub mod fault;
 pub mod floats;

@@ -635,6 +635,14 @@ fn print_report(store: &Store, config: &EpochConfig, r: &EpochReport) {
         at(t.first_read),
         at(t.first_batch),
     );
+    if let Some(busy) = t.device_busy {
+        eprintln!(
+            "  device busy {:.2} s of the epoch's {:.2} s ({:.0} %; every process's reads on it)",
+            s(busy),
+            s(r.wall),
+            100.0 * s(busy) / s(r.wall).max(1e-9),
+        );
+    }
     eprintln!(
         "  CPU during the epoch: user {:.2} s, system {:.2} s; by role: executor {:.2} s, init readers {:.2} s, sampling {:.2} s, changesets {:.2} s",
         s(t.cpu_user),
