@@ -391,7 +391,9 @@ fn measured_compression(store: &Store, lookups: &[u64]) -> Result<f64> {
                 raw += list.len() as u64 * width.bytes() as u64;
                 encoded += scratch.len() as u64;
             }
-            Err(e) => failed = failed.take().or(Some(e)),
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
         }
     })?;
     if let Some(e) = failed {
