@@ -257,11 +257,14 @@ fn task_name<S: Serializer>(
 pub struct GinexOptions {
     /// Batches per superbatch.
     pub superbatch: u64,
-    /// How long the first superbatches are: `short` (the default) starts
-    /// the epoch with a short one and doubles up to [`superbatch`](Self::superbatch),
-    /// so the first batch waits for a short sampling and changesets;
-    /// `full` cuts every superbatch at `superbatch` (for comparison). The
-    /// same batches either way; misses are optimal per superbatch.
+    /// How long the first superbatches are: `short` starts the epoch with
+    /// a short one and doubles up to [`superbatch`](Self::superbatch), so
+    /// the first batch waits for a short sampling and changesets; `full`
+    /// cuts every superbatch at `superbatch`; `auto` (the default) is
+    /// resolved by the `--memory` plan: `full`, sampled in one round,
+    /// where the topology is larger than the budget
+    /// ([`crate::exec::list_bound`]), `short` otherwise and without a plan.
+    /// The same batches either way; misses are optimal per superbatch.
     pub first_superbatch: FirstSuperbatch,
     /// k of the k-hop approximation (1: exact changesets).
     pub changeset_every: usize,
@@ -302,7 +305,7 @@ impl Default for GinexOptions {
     fn default() -> Self {
         GinexOptions {
             superbatch: DEFAULT_SUPERBATCH,
-            first_superbatch: FirstSuperbatch::Short,
+            first_superbatch: FirstSuperbatch::Auto,
             changeset_every: 1,
             pipeline: Pipeline::default(),
             carry_over: true,

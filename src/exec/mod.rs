@@ -12,6 +12,7 @@ pub mod cache_split;
 pub mod config;
 pub mod curves;
 pub mod epoch;
+pub mod list_bound;
 pub mod lockstep;
 pub mod mmap;
 pub mod page_floor;

@@ -34,7 +34,10 @@
 //!    round, takes at most a quarter of what is left, unless given, then
 //!    evened out over the epoch (81 batches with room for 46 make two
 //!    superbatches of 41); shortened where a shorter one's batches fit the
-//!    feature cache ([`crate::exec::superbatch_fit`]);
+//!    feature cache ([`crate::exec::superbatch_fit`]); where the store's
+//!    topology is larger than the budget, as long as its lockstep round
+//!    fits instead, since every round then reads most of the topology
+//!    ([`crate::exec::list_bound`]);
 //! 5. **caches** — the rest, split between the neighbor cache (at most
 //!    what the whole topology would take) and the feature cache by
 //!    measured benefit: the share of the two predicted to leave the
@@ -61,7 +64,8 @@ use crate::exec::cache_split::{
     choose_split, neighbor_budget, CacheSplit, ProbeAccesses, SplitBasis, SplitNodes,
     DEFAULT_NEIGHBOR_SHARE,
 };
-use crate::exec::config::{CacheConfig, Lockstep};
+use crate::exec::config::{CacheConfig, FirstSuperbatch, Lockstep};
+use crate::exec::list_bound;
 use crate::exec::lockstep::LockstepPlan;
 use crate::exec::pipeline::Pipeline;
 use crate::exec::superbatch_fit::{
@@ -275,6 +279,11 @@ pub struct PlanRequest {
     /// whose batches fit the feature cache,
     /// [`crate::exec::superbatch_fit`]); None: no bound but the quarter.
     pub longest_superbatch: Option<u64>,
+    /// The bytes of the store's topology
+    /// ([`list_bound::topology_bytes`]): where they exceed `memory`, the
+    /// superbatch is sized for fewer lockstep rounds
+    /// ([`crate::exec::list_bound`]).
+    pub topology_bytes: u64,
     /// The split's basis, measured on `probe` by the first plan of this
     /// request that prices the split, and kept for the next (leave it
     /// empty: `Default::default()`).
@@ -367,6 +376,12 @@ pub struct MemoryPlan {
     /// batches and those rows ([`crate::exec::superbatch_fit`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superbatch_fit: Option<SuperbatchFit>,
+    /// The store's topology is larger than the budget: the automatic
+    /// superbatch is as long as its lockstep round may be, and
+    /// [`apply`](Self::apply) resolves an automatic first superbatch to
+    /// one full round ([`crate::exec::list_bound`]).
+    #[serde(default)]
+    pub lists_dwarf_memory: bool,
 }
 
 impl MemoryPlan {
@@ -394,7 +409,7 @@ impl MemoryPlan {
         format!(
             "memory plan for {:.0} MiB: fixed {:.0} MiB, batch buffers {:.0} MiB (largest measured batch {} rows), \
              page-cache reserve {:.0} MiB, superbatches in flight {:.0} MiB ({} batches each), \
-             neighbor cache {:.0} MiB{}, feature cache {:.0} MiB ({} rows); planned {:.0} MiB{}{}",
+             neighbor cache {:.0} MiB{}, feature cache {:.0} MiB ({} rows); planned {:.0} MiB{}{}{}",
             mib(self.memory),
             mib(self.fixed),
             mib(self.batch_buffers),
@@ -418,7 +433,13 @@ impl MemoryPlan {
             self.superbatch_fit.map_or(String::new(), |f| format!(
                 "; superbatches of at most {} batches: their ~{} distinct rows (estimated from the probe) fit the feature cache, so their misses are read at init",
                 f.batches, f.distinct_rows
-            ))
+            )),
+            if self.lists_dwarf_memory {
+                "; the topology is larger than the budget, so each lockstep round reads most of it: \
+                 superbatches as long as their round fits, each sampled in one round"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -468,16 +489,11 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         ));
     }
     let left = req.memory - before_superbatch;
-    let superbatch = match (ginex, req.superbatch) {
-        (Some(_), Some(s)) => s.max(1),
-        (Some(_), None) => evened_superbatch(
-            req.batches,
-            (left / 4 / batch_cost.max(1))
-                .clamp(1, MAX_AUTO_SUPERBATCH)
-                .min(req.longest_superbatch.unwrap_or(u64::MAX).max(1)),
-        ),
-        _ => req.superbatch.unwrap_or(1),
-    };
+    // Where the lists dwarf the budget, rounds cost more than cache.
+    let lists_dwarf_memory = req.superbatch.is_none()
+        && ginex.is_some_and(|g| g.lockstep != Lockstep::Rounds)
+        && list_bound::lists_dwarf_memory(req.topology_bytes, req.memory);
+    let superbatch = superbatch_length(req, left, (per_batch, batch_cost), &ws, lists_dwarf_memory);
     let superbatch_bytes = per_batch * superbatch;
     let caches = left.saturating_sub(superbatch_bytes);
     // The whole superbatch in lockstep where its batches fit, taken from
@@ -495,7 +511,7 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
     };
     let lockstep_bytes = lockstep.extra_bytes(round * ws.sampling_bytes());
     let caches = caches.saturating_sub(lockstep_bytes);
-    let topology_bytes = store.num_edges() * store.index_width().bytes() as u64 + 8 * n;
+    let topology_bytes = list_bound::topology_bytes(store);
     let cache_bytes = |rows: u64| feature_cache_bytes(&req.cache, rows, n, rb);
     let rows_within = |budget: u64| feature_cache_rows_within(&req.cache, budget, n, rb);
     let mut reuse_prior = None;
@@ -566,11 +582,42 @@ pub fn plan(store: &Store, req: &PlanRequest, ws: WorkingSet) -> Result<MemoryPl
         split,
         reuse_prior,
         superbatch_fit: None,
+        lists_dwarf_memory,
     };
     if plan.total() > req.memory {
         tracing::warn!("the explicit sizes exceed --memory: {}", plan.describe());
     }
     Ok(plan)
+}
+
+/// The superbatch of a run of `req`: the caller's, or for `ginex` the
+/// automatic one, evened out over the epoch, whose batches (`batch_cost`
+/// each, `per_batch` of it changeset state) take at most a quarter of
+/// `left`, or where the lists dwarf memory the longest whose lockstep
+/// round fits ([`list_bound::longest_superbatch`]); 1 for other policies.
+fn superbatch_length(
+    req: &PlanRequest,
+    left: u64,
+    (per_batch, batch_cost): (u64, u64),
+    ws: &WorkingSet,
+    lists_dwarf_memory: bool,
+) -> u64 {
+    match (req.cache.ginex(), req.superbatch) {
+        (Some(_), Some(s)) => s.max(1),
+        (Some(_), None) => {
+            let longest = if lists_dwarf_memory {
+                list_bound::longest_superbatch(left, per_batch, ws.sampling_bytes())
+            } else {
+                left / 4 / batch_cost.max(1)
+            };
+            let bound = req.longest_superbatch.unwrap_or(u64::MAX).max(1);
+            evened_superbatch(
+                req.batches,
+                longest.clamp(1, MAX_AUTO_SUPERBATCH).min(bound),
+            )
+        }
+        _ => req.superbatch.unwrap_or(1),
+    }
 }
 
 /// The executor's buffers for batches like `ws`'s: the gathered rows
@@ -805,12 +852,16 @@ pub fn plan_epoch_with(
         probe: Some(probe),
         degrees,
         longest_superbatch: None,
+        topology_bytes: list_bound::topology_bytes(store),
         split_basis: Default::default(),
     };
     let planned = plan(store, &req, ws)?;
     let fitted = match (req.superbatch, growth) {
+        // Where the lists dwarf memory, fewer rounds read fewer lists than
+        // a superbatch that fits the cache saves rows.
         (None, Some(growth))
             if config.cache.ginex().is_some()
+                && !planned.lists_dwarf_memory
                 && worth_fitting(
                     planned.superbatch,
                     req.batches,
@@ -952,6 +1003,16 @@ impl MemoryPlan {
             ginex.superbatch = self.superbatch;
             if self.lockstep.batches > 0 {
                 ginex.lockstep = self.lockstep.lockstep();
+            }
+            if ginex.first_superbatch == FirstSuperbatch::Auto {
+                ginex.first_superbatch = if self.lists_dwarf_memory {
+                    // One round a superbatch: short ones, and the early
+                    // init's short rounds, would each read most lists.
+                    ginex.early_first_init = false;
+                    FirstSuperbatch::Full
+                } else {
+                    FirstSuperbatch::Short
+                };
             }
         }
     }

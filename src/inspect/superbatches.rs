@@ -5,10 +5,14 @@
 //!
 //! The first superbatch has nothing to hide behind: its sampling S(0) and
 //! its changesets C(0) run before the first batch. Under the `short`
-//! layout (the default) the first superbatch is [`SHORT_FIRST_SUPERBATCH`]
-//! batches and each next one twice the one before, up to the configured
-//! size, so the first batch waits for a short S(0) and C(0), and the
-//! inspector's next, longer superbatches run while the executor gathers.
+//! layout (what `auto`, the default, resolves to unless the store's
+//! topology is larger than the memory budget) the first superbatch is
+//! [`SHORT_FIRST_SUPERBATCH`] batches and each next one twice the one
+//! before, up to the configured size, so the first batch waits for a
+//! short S(0) and C(0), and the inspector's next, longer superbatches run
+//! while the executor gathers. Where the topology dwarfs the budget every
+//! lockstep round reads most of it, so `auto` resolves to `full` there
+//! ([`crate::exec::list_bound`]).
 //! The batches are the same under either layout (a batch's seed is its
 //! index in the epoch); what changes is each superbatch's Belady horizon,
 //! so the misses are optimal per superbatch of the layout.
@@ -22,11 +26,16 @@ use crate::error::{Error, Result};
 /// How long an epoch's first superbatches are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FirstSuperbatch {
+    /// The `--memory` planner chooses: `full` where the store's topology
+    /// is larger than the budget (each lockstep round then reads most of
+    /// it, however short: [`crate::exec::list_bound`]), `short`
+    /// otherwise; `short` without a plan.
+    #[default]
+    Auto,
     /// Every superbatch has the configured size (the last one the rest).
     Full,
     /// [`SHORT_FIRST_SUPERBATCH`] batches, then twice the one before up to
     /// the configured size.
-    #[default]
     Short,
 }
 
@@ -43,9 +52,13 @@ impl Serialize for FirstSuperbatch {
 
 impl FirstSuperbatch {
     /// Every layout, in the order the help lists them.
-    pub const ALL: [FirstSuperbatch; 2] = [FirstSuperbatch::Short, FirstSuperbatch::Full];
+    pub const ALL: [FirstSuperbatch; 3] = [
+        FirstSuperbatch::Auto,
+        FirstSuperbatch::Short,
+        FirstSuperbatch::Full,
+    ];
 
-    /// Parses `short` or `full`.
+    /// Parses `auto`, `short` or `full`.
     pub fn parse(s: &str) -> Result<FirstSuperbatch> {
         Error::parse_name(
             s,
@@ -58,6 +71,7 @@ impl FirstSuperbatch {
     /// The name [`parse`](Self::parse) takes.
     pub fn name(self) -> &'static str {
         match self {
+            FirstSuperbatch::Auto => "auto",
             FirstSuperbatch::Full => "full",
             FirstSuperbatch::Short => "short",
         }
@@ -73,7 +87,9 @@ impl FirstSuperbatch {
             n => n,
         };
         let mut len = match self {
-            FirstSuperbatch::Short if per_superbatch > 0 => SHORT_FIRST_SUPERBATCH.min(per),
+            FirstSuperbatch::Short | FirstSuperbatch::Auto if per_superbatch > 0 => {
+                SHORT_FIRST_SUPERBATCH.min(per)
+            }
             _ => per,
         };
         let mut out = Vec::with_capacity(total.div_ceil(per) as usize + 4);
@@ -98,6 +114,8 @@ mod tests {
         assert_eq!(full, vec![0..100, 100..200, 200..250]);
         let short = FirstSuperbatch::Short.bounds(250, 100);
         assert_eq!(short, vec![0..16, 16..48, 48..112, 112..212, 212..250]);
+        // Unresolved (no plan), auto is short.
+        assert_eq!(FirstSuperbatch::Auto.bounds(250, 100), short);
         // A superbatch no longer than the short one: the layouts agree.
         for per in [1, 5, 16] {
             assert_eq!(
@@ -130,6 +148,6 @@ mod tests {
         }
         let err = FirstSuperbatch::parse("tiny").unwrap_err().to_string();
         assert!(err.contains("tiny") && err.contains("short"), "{err}");
-        assert_eq!(FirstSuperbatch::default(), FirstSuperbatch::Short);
+        assert_eq!(FirstSuperbatch::default(), FirstSuperbatch::Auto);
     }
 }

@@ -156,12 +156,15 @@ pub struct DataArgs {
     /// (`--pipeline full`); for comparison: the same bytes either way.
     #[arg(long)]
     pub first_init_after_sampling: bool,
-    /// How long the ginex epoch's first superbatches are: short, the
-    /// default (16 batches, then twice the one before up to --superbatch,
-    /// so the first batch waits for a short sampling and changesets); full
-    /// (every superbatch --superbatch batches; for comparison). The same
+    /// How long the ginex epoch's first superbatches are: auto, the
+    /// default (with --memory: full where the store's topology is larger
+    /// than the budget, since every lockstep round then reads most of it
+    /// however short, and the first superbatch is sampled in one round;
+    /// short otherwise); short (16 batches, then twice the one before up
+    /// to --superbatch, so the first batch waits for a short sampling and
+    /// changesets); full (every superbatch --superbatch batches). The same
     /// batches either way; misses are optimal per superbatch.
-    #[arg(long, default_value = "short", value_parser = crate::args::first_superbatch)]
+    #[arg(long, default_value = "auto", value_parser = crate::args::first_superbatch)]
     pub first_superbatch: FirstSuperbatch,
     /// k of the k-hop approximation (ginex).
     #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
@@ -818,6 +821,7 @@ mod tests {
             split: None,
             reuse_prior: None,
             superbatch_fit: None,
+            lists_dwarf_memory: false,
         };
         let doc = EpochReportDoc {
             memory_plan: Some(&plan),

@@ -45,6 +45,7 @@ fn sample_plan() -> MemoryPlan {
         }),
         reuse_prior: None,
         superbatch_fit: None,
+        lists_dwarf_memory: false,
     }
 }
 
@@ -58,6 +59,7 @@ fn the_plans_json_has_the_reports_keys() {
         "lockstep": {"mode": "superbatch", "batches": 41, "bytes": 41 << 20, "note": ""},
         "neighbor_cache_bytes": p.neighbor_cache_bytes,
         "feature_cache_rows": p.feature_cache_rows, "feature_cache_bytes": p.feature_cache_bytes,
+        "lists_dwarf_memory": false,
         "working_set": {"batches": 2, "max_ids": 9_000, "mean_ids": 8_765.5, "mean_edges": 20_000.25,
             "mean_candidates": 0.0},
         "neighbor_cache_split": {"neighbor_cache_bytes": 64 << 16, "share": 0.125, "compression": 0.5,
@@ -146,6 +148,121 @@ fn a_staged_ginex_cache_is_priced_with_its_init_chunks_and_inverted_exactly() {
     assert!(staged < 5 << 20 && staged > 4 << 20, "{staged}");
 }
 
+/// A 2000-node store (64-dim rows) and a working set of 400-row batches.
+fn small_store_and_batches(dir: &std::path::Path) -> (Store, WorkingSet) {
+    let path = dir.join("store");
+    let synth = crate::import::synth::SynthParams {
+        nodes: 2000,
+        dim: 64,
+        ..Default::default()
+    };
+    crate::import::synth::generate_store(&synth, &path, &crate::progress::NoProgress).unwrap();
+    let ws = WorkingSet {
+        batches: 2,
+        max_ids: 500,
+        mean_ids: 400.0,
+        mean_edges: 2000.0,
+        mean_candidates: 0.0,
+    };
+    (Store::open(&path).unwrap(), ws)
+}
+
+/// A request for 1000 batches of `cache` under 128 MiB on `store`, whose
+/// topology is said to be `topology_bytes`.
+fn request(cache: CacheConfig, superbatch: Option<u64>, topology_bytes: u64) -> PlanRequest {
+    PlanRequest {
+        memory: 128 << 20,
+        cache,
+        workers: 1,
+        batches: 1000,
+        seeds: 20_000,
+        superbatch,
+        feature_cache_bytes: None,
+        neighbor_cache_bytes: None,
+        extra_bytes: 0,
+        probe: None,
+        degrees: None,
+        longest_superbatch: None,
+        topology_bytes,
+        split_basis: Default::default(),
+    }
+}
+
+#[test]
+fn where_the_lists_dwarf_memory_superbatches_are_as_long_as_their_round_fits() {
+    use crate::exec::config::{EpochConfig, GinexOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    let (store, ws) = small_store_and_batches(tmp.path());
+    let ginex = |lockstep| {
+        CacheConfig::Ginex(GinexOptions {
+            lockstep,
+            ..GinexOptions::default()
+        })
+    };
+    let memory = 128u64 << 20;
+    let real = list_bound::topology_bytes(&store);
+    assert!(real < memory);
+    let plain = plan(&store, &request(ginex(Lockstep::Auto), None, real), ws).unwrap();
+    let dwarfed = plan(
+        &store,
+        &request(ginex(Lockstep::Auto), None, memory + 1),
+        ws,
+    )
+    .unwrap();
+    assert!(!plain.lists_dwarf_memory, "{}", plain.describe());
+    assert!(dwarfed.lists_dwarf_memory, "{}", dwarfed.describe());
+    assert!(dwarfed
+        .describe()
+        .contains("topology is larger than the budget"));
+    // The longest superbatch whose lockstep round fits, evened out.
+    let left = memory - dwarfed.fixed - dwarfed.batch_buffers - dwarfed.page_cache_reserve;
+    let per_batch = (ws.mean_ids * CHANGESET_BYTES_PER_ACCESS as f64) as u64;
+    let longest = list_bound::longest_superbatch(left, per_batch, ws.sampling_bytes());
+    assert_eq!(
+        dwarfed.superbatch,
+        evened_superbatch(1000, longest.min(MAX_AUTO_SUPERBATCH))
+    );
+    assert!(
+        dwarfed.superbatch >= 2 * plain.superbatch,
+        "{} against {}",
+        dwarfed.superbatch,
+        plain.superbatch
+    );
+    // Sampled whole, within the plan.
+    assert_eq!(dwarfed.lockstep.lockstep(), Lockstep::Superbatch);
+    assert_eq!(dwarfed.lockstep.batches, dwarfed.superbatch);
+    assert!(dwarfed.total() <= memory, "{}", dwarfed.describe());
+    // Rounds, or a superbatch the caller fixed, keep the quarter's rule.
+    for (lockstep, superbatch) in [(Lockstep::Rounds, None), (Lockstep::Auto, Some(7))] {
+        let p = plan(
+            &store,
+            &request(ginex(lockstep), superbatch, memory + 1),
+            ws,
+        )
+        .unwrap();
+        assert!(!p.lists_dwarf_memory, "{lockstep:?} {superbatch:?}");
+    }
+    // The plan resolves an automatic first superbatch: one full round
+    // where the lists dwarf memory, short elsewhere; a chosen one stays.
+    let resolved = |p: &MemoryPlan, first: FirstSuperbatch| {
+        let mut config = EpochConfig {
+            cache: CacheConfig::Ginex(GinexOptions {
+                first_superbatch: first,
+                ..GinexOptions::default()
+            }),
+            ..EpochConfig::default()
+        };
+        p.apply(&mut config);
+        let g = config.cache.ginex().unwrap();
+        (g.first_superbatch, g.early_first_init)
+    };
+    use FirstSuperbatch::{Auto, Full, Short};
+    assert_eq!(resolved(&dwarfed, Auto), (Full, false));
+    assert_eq!(resolved(&plain, Auto), (Short, true));
+    assert_eq!(resolved(&dwarfed, Short), (Short, true));
+    assert_eq!(resolved(&plain, Full), (Full, true));
+}
+
 #[test]
 fn an_automatic_superbatch_and_its_lockstep_batches_take_at_most_a_quarter() {
     use crate::exec::config::GinexOptions;
@@ -182,6 +299,7 @@ fn an_automatic_superbatch_and_its_lockstep_batches_take_at_most_a_quarter() {
             probe: None,
             degrees: None,
             longest_superbatch: None,
+            topology_bytes: list_bound::topology_bytes(&store),
             split_basis: Default::default(),
         };
         plan(&store, &req, ws).unwrap()
