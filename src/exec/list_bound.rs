@@ -4,10 +4,11 @@
 //! file order, merging lists that lie close together
 //! ([`crate::exec::lockstep`]). On a graph whose topology is several times
 //! the budget, a round's last hop needs a list on most pages of the
-//! topology file however few batches it holds: 50 M nodes and 2.3 B edges
-//! under `--memory 4GiB` read 4.5–12.7 GB of lists a round for rounds of
-//! 2 to 100 batches of 1000 seeds (9.3 GB of indices; `docs/performance.md`,
-//! "Fewer, larger rounds where the lists dwarf memory"). There the epoch
+//! topology file however few batches it holds: on 50 M nodes and 2.3 B
+//! edges (9.3 GB of indices) under `--memory 4GiB`, 200 batches of 1000
+//! seeds read 40.7 GB of lists in nine rounds of 2 to 40 batches and 25.5
+//! GB in two rounds of 100 (`docs/performance.md`, "Fewer, larger rounds
+//! where the lists dwarf memory"). There the epoch
 //! is bound by the number of rounds, not by the caches: the neighbor
 //! cache's hit ratio stayed at 0.38–0.41 from 341 to 922 MiB, and the
 //! feature misses did not move. So where the topology is larger than the
@@ -60,10 +61,12 @@ mod tests {
     #[test]
     fn the_longest_superbatch_keeps_its_round_within_the_lockstep_share() {
         let mib = 1u64 << 20;
-        // The 2.3 B-edge run's plan: 3,059 MiB left, 10.2 MiB of changeset
-        // state and 8.0 MiB of lockstep batches a batch.
-        let (left, per_batch, sampling) = (3059 * mib, 10_700_000, 8_400_000);
+        // The 2.3 B-edge run's plan: 3,188 MiB left, 10.2 MiB of changeset
+        // state and 8.0 MiB of lockstep batches a batch: 121 batches (the
+        // plan evens 200 batches out to two of 100).
+        let (left, per_batch, sampling) = (3188 * mib, 10_700_000, 8_400_000);
         let s = longest_superbatch(left, per_batch, sampling);
+        assert_eq!(s, 121);
         let caches = left - s * per_batch;
         assert!(s * sampling <= (LOCKSTEP_CACHE_SHARE * caches as f64) as u64);
         assert!(s * (per_batch + sampling) <= (SUPERBATCH_SHARE * left as f64) as u64);
