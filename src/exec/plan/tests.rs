@@ -267,41 +267,13 @@ fn where_the_lists_dwarf_memory_superbatches_are_as_long_as_their_round_fits() {
 fn an_automatic_superbatch_and_its_lockstep_batches_take_at_most_a_quarter() {
     use crate::exec::config::GinexOptions;
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("store");
-    let synth = crate::import::synth::SynthParams {
-        nodes: 2000,
-        dim: 64,
-        ..Default::default()
-    };
-    crate::import::synth::generate_store(&synth, &path, &crate::progress::NoProgress).unwrap();
-    let store = Store::open(&path).unwrap();
-    let ws = WorkingSet {
-        batches: 2,
-        max_ids: 500,
-        mean_ids: 400.0,
-        mean_edges: 2000.0,
-        mean_candidates: 0.0,
-    };
+    let (store, ws) = small_store_and_batches(tmp.path());
     let planned = |lockstep: Lockstep| {
-        let req = PlanRequest {
-            memory: 128 << 20,
-            cache: CacheConfig::Ginex(GinexOptions {
-                lockstep,
-                ..GinexOptions::default()
-            }),
-            workers: 1,
-            batches: 1000,
-            seeds: 20_000,
-            superbatch: None,
-            feature_cache_bytes: None,
-            neighbor_cache_bytes: None,
-            extra_bytes: 0,
-            probe: None,
-            degrees: None,
-            longest_superbatch: None,
-            topology_bytes: list_bound::topology_bytes(&store),
-            split_basis: Default::default(),
-        };
+        let cache = CacheConfig::Ginex(GinexOptions {
+            lockstep,
+            ..GinexOptions::default()
+        });
+        let req = request(cache, None, list_bound::topology_bytes(&store));
         plan(&store, &req, ws).unwrap()
     };
     let mut lengths = Vec::new();
