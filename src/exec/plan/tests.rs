@@ -2,6 +2,8 @@
 //! init's price, the superbatch within its quarter, the neighbor cache's build.
 
 use super::*;
+use crate::exec::cache_split::CacheSplit;
+use crate::exec::config::FirstSuperbatch;
 
 fn sample_plan() -> MemoryPlan {
     MemoryPlan {
