@@ -452,6 +452,13 @@ impl<'s> LoaderBuilder<'s> {
             None => self.seed_order(shuffle, &config)?,
         };
         let mut link = self.link;
+        if let Some(task) = &link {
+            task.check_negatives(
+                (config.batch_size, store.num_edges()),
+                store.layout().row_bytes() as u64,
+                memory,
+            )?;
+        }
         let link_positives = match &mut link {
             Some(task) => {
                 let options = crate::store::gather::GatherOptions::default();

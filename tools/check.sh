@@ -62,6 +62,11 @@ fi
 step "docs that run: every shell block of the README and the user guide (tools/docs-run.py)"
 python3 tools/docs-run.py
 
+# Every install line the docs give (cargo install, pip install ./python and
+# "./python[pyg]", the maturin wheel), as written, in fresh venvs.
+step "the docs' install lines, in fresh venvs (tools/docs-run.py --installs)"
+python3 tools/docs-run.py --installs
+
 if [ "${GINEX_SKIP_FUZZ:-0}" != "1" ] && [ -x fuzz/smoke.sh ]; then
   step "fuzz smoke (${GINEX_FUZZ_SECONDS:-10} s per target)"
   fuzz/smoke.sh "${GINEX_FUZZ_SECONDS:-10}"

@@ -23,10 +23,25 @@ above a block says how to run it:
                                    needs a download or another program)
   <!-- docs-run: before CMD -->    CMD runs first in the same shell (it
                                    makes the files a block assumes exist)
+  <!-- docs-run: install -->       an install block: not run in a scratch
+                                   directory but by `--installs` (below)
+A block that installs (`pip install`, `cargo install`, `maturin build`) must
+be an install block: skipping one fails the run, since a documented install
+line that no check runs breaks unnoticed.
+
+Installs. `--installs` runs only the install blocks, from the repository
+root (so `./python`, `--path tools` and `examples/` mean what they say),
+each document in a fresh scratch directory target/install-check/DOC/, with
+these rewrites, printed: `.venv` names a fresh venv there, `dist` a folder
+there, `cargo install` installs there (`--root`) and builds in target/, and
+STORE names a small generated store there. pip resolves the build backend
+itself (no pinned maturin). Release builds run at opt-level 0 (cargo's
+CARGO_PROFILE_RELEASE_* variables): the check proves the lines resolve,
+build, install and import, not how fast the result runs.
 A block that runs `ginex train` or `ginex predict` (or names CK) needs a `--features
 train` build: it is skipped, and said so, when the binaries lack it.
 
-Usage: tools/docs-run.py [--bin-dir target/debug] [--keep] [DOC.md ...]
+Usage: tools/docs-run.py [--bin-dir target/debug] [--keep] [--installs] [DOC.md ...]
 """
 
 import argparse
@@ -63,7 +78,10 @@ ginex train store --model sage --fanouts 5,5 --batch-size 200 --hidden 16 --epoc
 """
 
 BLOCK = re.compile(r"^```(?:sh|bash|shell)\n(.*?)^```", re.S | re.M)
-DIRECTIVE = re.compile(r"<!--\s*docs-run:\s*(skip|before)\b\s*(.*?)\s*-->")
+DIRECTIVE = re.compile(r"<!--\s*docs-run:\s*(skip|before|install)\b\s*(.*?)\s*-->")
+INSTALL_COMMAND = re.compile(r"\b(pip install|cargo install|maturin build)\b")
+# Release builds in the install pass: see "Installs" above.
+INSTALL_ENV = {"CARGO_PROFILE_RELEASE_OPT_LEVEL": "0", "CARGO_PROFILE_RELEASE_DEBUG": "false"}
 TRAIN_COMMAND = re.compile(r"\bginex (train|predict)\b")
 
 
@@ -150,6 +168,13 @@ def run_doc(doc, env, train, keep):
         for b in blocks:
             where = f"{b.doc}:{b.line}"
             skip = b.directive("skip")
+            if b.directive("install"):
+                print(f"  install {where}: run by --installs")
+                continue
+            if INSTALL_COMMAND.search(b.text):
+                failures.append((where, b.text, "installs, so it must be marked <!-- docs-run: install -->"))
+                print(f"  FAIL {where}: an install block not marked `install`")
+                continue
             if skip:
                 print(f"  skip {where}: {skip[0]}")
                 continue
@@ -174,11 +199,51 @@ def run_doc(doc, env, train, keep):
     return failures
 
 
+def installed(text, scratch):
+    """An install block with its paths moved into `scratch` (see "Installs")."""
+    text = re.sub(r"(?<![\w/])\.venv\b", f"{scratch}/venv", text)
+    text = re.sub(r"(?<![\w/-])dist\b", f"{scratch}/dist", text)
+    text = re.sub(r"\bcargo install\b", f"cargo install --root {scratch}/cargo --target-dir {ROOT}/target", text)
+    return re.sub(r"\bSTORE\b", f"{scratch}/store", text)
+
+
+def run_installs(doc, env, keep):
+    """Runs one document's install blocks from the repository root; returns the failures."""
+    blocks = [b for b in blocks_of(doc) if b.directive("install")]
+    if not blocks:
+        return []
+    scratch = os.path.join(ROOT, "target", "install-check", re.sub(r"\W", "-", doc))
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    if any(re.search(r"\bSTORE\b", b.text) for b in blocks):
+        rc, out, _ = run_shell(FIXTURE, scratch, env)
+        if rc != 0:
+            return [(f"{doc} (the STORE fixture)", FIXTURE, out)]
+    failures = []
+    for b in blocks:
+        where = f"{b.doc}:{b.line}"
+        script = installed(b.text, scratch)
+        print(f"  {where}: as run from {ROOT}:\n    " + script.rstrip().replace("\n", "\n    "))
+        rc, out, secs = run_shell(script, ROOT, {**env, **INSTALL_ENV})
+        if rc != 0:
+            failures.append((where, script, out))
+            print(f"  FAIL {where} (exit {rc}, {secs:.1f} s)")
+        else:
+            print(f"  ok   {where} ({secs:.1f} s)")
+    if keep:
+        print(f"  (scratch kept: {scratch})")
+    else:  # a venv with torch is GBs
+        shutil.rmtree(scratch, ignore_errors=True)
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"),
                     help="where ginex, ginex-import, ginex-dump, ginex-export are (default target/debug)")
     ap.add_argument("--keep", action="store_true", help="keep each document's scratch directory")
+    ap.add_argument("--installs", action="store_true",
+                    help="run only the install blocks, from the repository root, into target/install-check/")
     ap.add_argument("docs", nargs="*", help=f"documents to run (default: {' '.join(DOCS)})")
     a = ap.parse_args()
 
@@ -195,7 +260,7 @@ def main():
     failures = []
     for doc in a.docs or DOCS:
         print(f"==> {doc}")
-        failures += run_doc(doc, env, train, a.keep)
+        failures += run_installs(doc, env, a.keep) if a.installs else run_doc(doc, env, train, a.keep)
     if failures:
         for where, script, out in failures:
             print(f"\n--- {where} failed; the block as run:\n{script}--- its output (the end):")

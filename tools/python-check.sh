@@ -6,11 +6,12 @@
 # GINEX_SKIP_TRAIN=1 (no torch wanted): the lighter python/.venv (numpy,
 # pytest, maturin) instead, and the ginex.pyg tests skip, saying why.
 #
-# Quick mode (default): cargo builds the extension with the same settings
-# as the rest of the workspace (no rebuild churn), the .so is placed in
-# python/ginex/ (maturin's editable layout) and pytest imports it from there.
-# GINEX_PY_WHEEL=1: maturin builds the wheel, which is pip-installed into a
-# fresh venv (target/py-wheel-venv) and tested there — what users get.
+# cargo builds the extension with the same settings as the rest of the
+# workspace (no rebuild churn), the .so is placed in python/ginex/ (maturin's
+# editable layout) and pytest imports it from there. What users get (pip
+# install ./python, the maturin wheel, the [pyg] extra, each in a fresh venv)
+# is checked by `tools/docs-run.py --installs`, which runs the docs' install
+# lines as written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,15 +42,5 @@ fi
 cargo build -p ginex-cli -p ginex-python
 export GINEX_BIN_DIR="$PWD/target/debug"
 
-if [ "${GINEX_PY_WHEEL:-0}" = "1" ]; then
-  rm -rf target/wheels target/py-wheel-venv
-  "$VENV/bin/maturin" build -m python/Cargo.toml -i "$VENV/bin/python" --out target/wheels
-  "$PYTHON" -m venv target/py-wheel-venv
-  target/py-wheel-venv/bin/python -m pip install --quiet --disable-pip-version-check pytest target/wheels/ginex-*.whl
-  rm -f python/ginex/_ginex*.so
-  # Run from outside python/ so the installed package, not the source tree, is imported.
-  (cd target && py-wheel-venv/bin/python -m pytest -q -p no:cacheprovider --rootdir ../python/tests ../python/tests)
-else
-  cp target/debug/lib_ginex.so python/ginex/_ginex.abi3.so
-  PYTHONPATH="$PWD/python" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
-fi
+cp target/debug/lib_ginex.so python/ginex/_ginex.abi3.so
+PYTHONPATH="$PWD/python" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests

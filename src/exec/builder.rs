@@ -279,7 +279,8 @@ impl EpochConfigBuilder {
     }
 
     /// Refuses what no run can take: fanouts that do not fit `store`'s
-    /// schema, no seeds per batch, a zero k or superbatch. (The command
+    /// schema, no seeds per batch, a zero k or superbatch, link batches
+    /// whose negatives cannot fit the memory budget. (The command
     /// line's parsers refuse the numbers first, in their own words.)
     pub fn check(&self, store: &Store) -> Result<()> {
         self.config.fanouts.resolve(store.schema())?;
@@ -293,6 +294,13 @@ impl EpochConfigBuilder {
         }
         if self.sizes.superbatch == Some(0) {
             return Err(Error::invalid_argument("superbatch must be at least 1"));
+        }
+        if let Some(link) = &self.config.link {
+            link.check_negatives(
+                (self.config.batch_size, store.num_edges()),
+                store.layout().row_bytes() as u64,
+                self.memory,
+            )?;
         }
         Ok(())
     }

@@ -182,6 +182,10 @@ pub fn run_epoch(
     } else {
         Vec::new()
     };
+    if let Some(link) = &config.link {
+        let row_bytes = store.layout().row_bytes() as u64;
+        link.check_negatives((config.batch_size, store.num_edges()), row_bytes, None)?;
+    }
     if config.link.is_none() && config.seed_nodes.is_none() && train.is_empty() {
         return Err(Error::invalid_argument(format!(
             "{} has no training nodes (no splits file or an empty train split)",

@@ -330,6 +330,28 @@ pub struct LinkTask {
     pub exclude: LinkExclude,
 }
 
+impl LinkTask {
+    /// Refuses a `--neg` whose batches cannot fit `budget` (None: this
+    /// machine's memory): a batch of `batch_size` positives (at most
+    /// `edges`, the graph's) holds `neg` negative destinations each, and
+    /// every one is a seed with an id, a label index and a feature row of
+    /// `row_bytes`.
+    pub fn check_negatives(
+        &self,
+        (batch_size, edges): (usize, u64),
+        row_bytes: u64,
+        budget: Option<u64>,
+    ) -> Result<()> {
+        crate::size::PerItemCount {
+            option: "--neg",
+            value: self.neg as u64,
+            items: ((batch_size as u64).min(edges), "positives a batch"),
+            entry: (row_bytes + 16, "a seed's id, label index and feature row"),
+        }
+        .check(budget)
+    }
+}
+
 /// Which edges a link batch leaves out of its sampled neighbourhoods
 /// (`--exclude`, DGL's `exclude=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

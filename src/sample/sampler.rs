@@ -446,13 +446,10 @@ impl HopRequests {
                     let mut rng = Wyrand(stream_seed(seed, h as u64, u64::from(i)));
                     fanouts.draw(h, v, list, &mut rng, &mut positions, &mut scratch);
                     let start = out.flat.len();
-                    for &p in &positions {
-                        // Lists may hold duplicate ids (multi-edges): draw
-                        // each id once.
-                        if out.flat.len() == start || out.flat.last() != Some(&list[p]) {
-                            out.flat.push(list[p]);
-                        }
-                    }
+                    // Every drawn position is an edge: a multi-edge's
+                    // copies count, as in the degrees and in layer-wise
+                    // inference (format/csc.md, "Parallel edges").
+                    out.flat.extend(positions.iter().map(|&p| list[p]));
                     out.spans.push((b, i, start, out.flat.len() - start));
                 }
             })?;
@@ -468,7 +465,8 @@ impl HopRequests {
 
 impl ChunkDraws {
     /// Records target `v`'s LABOR candidate groups out of its in-list
-    /// `list` (each relation run its own group, duplicates dropped) as
+    /// `list` (each relation run its own group, a multi-edge's copies
+    /// kept: they share one variate, so they are kept or dropped together) as
     /// request `(batch, target position)`.
     fn candidates(
         &mut self,
@@ -481,11 +479,7 @@ impl ChunkDraws {
         let (start, first_group) = (self.flat.len(), self.groups.len());
         fanouts.groups(h, v, list, |run, k| {
             let g = self.flat.len();
-            for &u in &list[run] {
-                if self.flat.len() == g || self.flat.last() != Some(&u) {
-                    self.flat.push(u);
-                }
-            }
+            self.flat.extend_from_slice(&list[run]);
             self.groups.push((g, self.flat.len() - g, k));
         });
         self.spans.push((b, i, start, self.flat.len() - start));

@@ -376,6 +376,7 @@ impl DataArgs {
             .max_batches(self.max_batches)
             .link(self.link_task())
             .link_positives(self.relation_positives(store)?))
+        .and_then(|b| b.check(store).map(|()| b))
     }
 }
 

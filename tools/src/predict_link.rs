@@ -74,8 +74,17 @@ pub fn run(
             Some(r) => relation_splits(store, r, s),
             None => s,
         })
-        .filter(|s| !s.test.src.is_empty())
-        .map(|s| held_out_pairs(&s.test, neg_range.clone(), args.test_neg));
+        .filter(|s| !s.test.src.is_empty());
+    if let (Some(k), Some(t)) = (args.test_neg, &test) {
+        ginex::internals::size::PerItemCount {
+            option: "--test-neg",
+            value: k as u64,
+            items: (t.test.src.len() as u64, "test edges"),
+            entry: (20, "a negative pair's ids and score"),
+        }
+        .check(args.memory)?;
+    }
+    let test = test.map(|s| held_out_pairs(&s.test, neg_range.clone(), args.test_neg));
     let mut nodes = embed.clone();
     for e in pairs.iter().chain(test.iter().flat_map(|t| [&t.0, &t.1])) {
         nodes.extend(e.src.iter().chain(&e.dst));

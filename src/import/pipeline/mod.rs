@@ -242,7 +242,7 @@ fn check_space(
     }
     let need = need.map_or_else(
         || "more than 2^64 bytes".to_string(),
-        |b| format!("at least {b} bytes ({})", human_bytes(b)),
+        |b| format!("at least {b} bytes ({})", crate::size::format_bytes(b)),
     );
     let mut reason = format!(
         "the store needs {need} for {n} nodes × {} bytes of {} features{}, but {} has {free} bytes ({}) free; nothing was written",
@@ -254,25 +254,13 @@ fn check_space(
             String::new()
         },
         parent.display(),
-        human_bytes(free)
+        crate::size::format_bytes(free)
     );
     if let Some(note) = note {
         reason.push_str("; ");
         reason.push_str(note);
     }
     Err(bad(&opts.out, None, reason))
-}
-
-/// `bytes` in binary units, for messages.
-fn human_bytes(bytes: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", units.get(u).copied().unwrap_or("B"))
 }
 
 /// A store under construction; see the module docs.
