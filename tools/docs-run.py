@@ -68,6 +68,8 @@ BINARIES = ["ginex", "ginex-import", "ginex-dump", "ginex-export"]
 NODES_CAP = 3000
 EPOCHS_CAP = 2
 BLOCK_TIMEOUT_S = 600
+# An install block builds the release binaries and the extension first.
+INSTALL_TIMEOUT_S = 1800
 
 # What STORE and CK name: made once per document, before its first block.
 FIXTURE = """\
@@ -134,7 +136,7 @@ def has_train(bin_dir):
     return probe.returncode == 0
 
 
-def run_shell(script, cwd, env):
+def run_shell(script, cwd, env, timeout=BLOCK_TIMEOUT_S):
     started = time.monotonic()
     try:
         proc = subprocess.run(
@@ -143,12 +145,12 @@ def run_shell(script, cwd, env):
             env=env,
             capture_output=True,
             text=True,
-            timeout=BLOCK_TIMEOUT_S,
+            timeout=timeout,
         )
         return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace")
-        return 124, out + f"\n(timed out after {BLOCK_TIMEOUT_S} s)", time.monotonic() - started
+        return 124, out + f"\n(timed out after {timeout} s)", time.monotonic() - started
 
 
 def run_doc(doc, env, train, keep):
@@ -207,8 +209,10 @@ def installed(text, scratch):
     return re.sub(r"\bSTORE\b", f"{scratch}/store", text)
 
 
-def run_installs(doc, env, keep):
-    """Runs one document's install blocks from the repository root; returns the failures."""
+def run_installs(doc, env, keep, done):
+    """Runs one document's install blocks from the repository root; returns
+    the failures. `done` maps the blocks already run (their text, as in
+    the docs) to where: a block another document repeats runs once."""
     blocks = [b for b in blocks_of(doc) if b.directive("install")]
     if not blocks:
         return []
@@ -222,9 +226,13 @@ def run_installs(doc, env, keep):
     failures = []
     for b in blocks:
         where = f"{b.doc}:{b.line}"
+        if b.text in done:
+            print(f"  same  {where}: as {done[b.text]}, already run")
+            continue
+        done[b.text] = where
         script = installed(b.text, scratch)
         print(f"  {where}: as run from {ROOT}:\n    " + script.rstrip().replace("\n", "\n    "))
-        rc, out, secs = run_shell(script, ROOT, {**env, **INSTALL_ENV})
+        rc, out, secs = run_shell(script, ROOT, {**env, **INSTALL_ENV}, INSTALL_TIMEOUT_S)
         if rc != 0:
             failures.append((where, script, out))
             print(f"  FAIL {where} (exit {rc}, {secs:.1f} s)")
@@ -257,10 +265,10 @@ def main():
     train = has_train(bin_dir)
     print(f"docs-run: binaries {bin_dir} ({'with' if train else 'without'} train)")
 
-    failures = []
+    failures, installs_done = [], {}
     for doc in a.docs or DOCS:
         print(f"==> {doc}")
-        failures += run_installs(doc, env, a.keep) if a.installs else run_doc(doc, env, train, a.keep)
+        failures += run_installs(doc, env, a.keep, installs_done) if a.installs else run_doc(doc, env, train, a.keep)
     if failures:
         for where, script, out in failures:
             print(f"\n--- {where} failed; the block as run:\n{script}--- its output (the end):")

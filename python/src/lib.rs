@@ -98,13 +98,7 @@ fn parse_fanouts(v: &Bound<'_, PyAny>) -> PyResult<Fanouts> {
         return Fanouts::per_relation(relations).map_err(refused);
     }
     if let Ok(counts) = v.extract::<Vec<i64>>() {
-        if counts.is_empty() || counts.iter().any(|&f| f == 0 || f < -1) {
-            return Err(arg_err(
-                "fanouts",
-                format!("{counts:?}: expected one or more positive counts (-1 = all neighbors)"),
-            ));
-        }
-        return Ok(Fanouts::Uniform(counts));
+        return Fanouts::per_hop_counts(counts).map_err(refused);
     }
     let hops = v
         .try_iter()

@@ -85,3 +85,12 @@ def test_link_loader_rejects_bad_arguments(store_path):
         link_loader(store_path, neg=-1)
     with pytest.raises(TypeError, match="split"):
         link_loader(store_path, split="valid")
+
+
+def test_a_neg_that_cannot_fit_memory_raises_and_the_interpreter_survives(store_path):
+    # neg=10**8 used to abort the interpreter allocating 400 GB (rc 134).
+    with pytest.raises(ValueError, match=r"neg 100000000: .* at most --neg \d+ fits"):
+        link_loader(store_path, neg=10**8)
+    with pytest.raises(ValueError, match="more than --memory"):
+        link_loader(store_path, neg=10**5, memory="64MiB")
+    assert next(iter(link_loader(store_path))) is not None

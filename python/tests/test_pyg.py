@@ -210,6 +210,9 @@ def test_neighbor_loader_refuses_what_it_does_not_do(store_path):
         NeighborLoader(store_path, [2], batch_size=0)
     with pytest.raises(ValueError, match="fanouts"):
         NeighborLoader(store_path, [0])
+    # 65 hops: refused at the argument, not as a corrupt run record.
+    with pytest.raises(ValueError, match="^fanouts: .*65 hops; at most 64"):
+        NeighborLoader(store_path, [2] * 65)
     loader = NeighborLoader(store_path, [2], input_nodes=torch.tensor([1, 2, 3]), batch_size=2,
                             drop_last=True)
     assert [b.batch_size for b in loader] == [2]

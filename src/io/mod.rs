@@ -6,6 +6,7 @@ pub mod aligned;
 pub mod backend;
 pub mod cpu_time;
 pub mod device_busy;
+pub mod dir_lock;
 pub mod durable;
 pub mod fault;
 pub mod floats;

@@ -112,19 +112,30 @@ impl Fanouts {
                      or per-relation counts such as cites=10:5,writes=5:5",
                 )
             })?;
-        if f.is_empty() || f.iter().any(|&k| k == 0 || k < -1) {
-            return Err(bad(s, "each fanout must be positive or -1"));
+        Fanouts::per_hop_counts(f)
+    }
+
+    /// One count per hop for all relations (`-1` = all), checked as
+    /// [`parse`](Self::parse) checks the text: each positive or -1, at
+    /// most [`MAX_RUN_FANOUTS`] hops (what a run's files record).
+    pub fn per_hop_counts(counts: Vec<i64>) -> Result<Fanouts> {
+        let text = || {
+            let t: Vec<String> = counts.iter().map(i64::to_string).collect();
+            t.join(",")
+        };
+        if counts.is_empty() || counts.iter().any(|&k| k == 0 || k < -1) {
+            return Err(bad(&text(), "each fanout must be positive or -1"));
         }
-        if f.len() > MAX_RUN_FANOUTS {
+        if counts.len() > MAX_RUN_FANOUTS {
             return Err(bad(
-                s,
+                &text(),
                 format!(
                     "{} hops; at most {MAX_RUN_FANOUTS} are supported (MAX_RUN_FANOUTS)",
-                    f.len()
+                    counts.len()
                 ),
             ));
         }
-        Ok(Fanouts::Uniform(f))
+        Ok(Fanouts::Uniform(counts))
     }
 
     /// [`Fanouts::parse`] for the option `flag` (`--eval-fanouts`): its

@@ -57,6 +57,7 @@ impl SpillFile {
     /// and writing; a name already taken (another process's, a crashed
     /// run's) is left alone and the next suffix tried.
     pub(crate) fn create(dir: &std::path::Path, tag: &str) -> Result<SpillFile> {
+        remove_dead_spills(dir);
         let pid = std::process::id();
         for k in 0..1000 {
             let name = match k {
@@ -79,6 +80,47 @@ impl SpillFile {
             "{}: 1000 spill file names for layer-wise tag {tag} are taken; remove stale layerwise-{pid}-* files",
             dir.display()
         )))
+    }
+}
+
+/// The process in a spill file's name (`layerwise-PID-TAG[.K].f32`), if
+/// `name` is one.
+fn spill_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("layerwise-")?.strip_suffix(".f32")?;
+    let (pid, tag) = rest.split_once('-')?;
+    if tag.is_empty() {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Removes the spill files in `dir` whose process is gone (a `predict`
+/// killed mid-pass cannot delete its own), with a warning naming what was
+/// removed: the name says whose they are, and a dead process's
+/// temporaries have no reader left.
+fn remove_dead_spills(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let dead = spill_owner(&name).is_some_and(|pid| {
+            pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        });
+        if dead {
+            let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            if std::fs::remove_file(entry.path()).is_ok() {
+                (files, bytes) = (files + 1, bytes + len);
+            }
+        }
+    }
+    if files > 0 {
+        tracing::warn!(
+            "removed {files} layer-wise spill file(s) ({}) that killed runs left in {}",
+            crate::size::format_bytes(bytes),
+            dir.display()
+        );
     }
 }
 
@@ -127,4 +169,48 @@ pub(crate) fn read_spilled(
         i = j;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A new spill file removes the ones of processes that are gone (pid 0
+    /// names none), and only those: a live process's (ours) and other
+    /// files stay.
+    #[test]
+    fn a_new_spill_removes_only_the_spills_of_dead_processes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let live = format!("layerwise-{}-self.f32", std::process::id());
+        for name in [
+            "layerwise-0-messages.f32",
+            "layerwise-0-self.3.f32",
+            &live,
+            "layerwise-0-.f32",
+            "notes.f32",
+        ] {
+            std::fs::write(dir.join(name), b"rows").unwrap();
+        }
+        let spill = SpillFile::create(dir, "messages").unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mine = spill
+            .path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let mut want = vec![
+            "layerwise-0-.f32".to_string(),
+            live,
+            mine,
+            "notes.f32".to_string(),
+        ];
+        want.sort();
+        assert_eq!(left, want);
+    }
 }

@@ -198,6 +198,12 @@ pub fn train(store: &Store, opts: &TrainOptions, log: &mut dyn Write) -> Result<
         Supervision::Link { .. } => opts.model.hidden,
     };
     check_options(store, opts)?;
+    // The checkpoint directory is this run's until it returns.
+    let _owner = opts
+        .checkpoint
+        .as_deref()
+        .map(|dir| crate::io::dir_lock::DirLock::acquire(dir, "another training run"))
+        .transpose()?;
     let model = opts.model.for_store(store)?;
     let mut trainer = Trainer::new(model, in_dim, classes, opts.device);
     let Some((start, mut progress)) = resume(store, opts, (in_dim, classes), &mut trainer, log)?

@@ -288,8 +288,9 @@ pub struct DataArgs {
     /// off the graph) or none (every batch samples the whole graph: the
     /// GAE protocol's full-batch training, where one batch of every
     /// training edge would otherwise see no graph).
-    #[arg(long, default_value = "self", value_parser = crate::args::link_exclude)]
-    pub exclude: LinkExclude,
+    /// [default: self]
+    #[arg(long, value_parser = crate::args::link_exclude)]
+    pub exclude: Option<LinkExclude>,
 }
 
 impl DataArgs {
@@ -325,7 +326,7 @@ impl DataArgs {
             neg: self.neg,
             mode: self.neg_mode,
             undirected: self.undirected,
-            exclude: self.exclude,
+            exclude: self.exclude.unwrap_or_default(),
         })
     }
 
@@ -335,6 +336,12 @@ impl DataArgs {
     /// [`plan`](EpochConfigBuilder::plan) for a caller that measures its
     /// own memory on the configuration first.
     pub fn builder(&self, store: &Store) -> Result<EpochConfigBuilder> {
+        if let (Some(e), false) = (self.exclude, self.task == "link") {
+            return Err(Error::invalid_argument(format!(
+                "--exclude {} is for --task link (which edges a link batch leaves out of its neighbourhoods); a node task has no positive edges to exclude",
+                e.name()
+            )));
+        }
         let ginex = GinexOptions {
             changeset_every: self.changeset_every,
             pipeline: self.pipeline,

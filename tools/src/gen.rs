@@ -230,6 +230,9 @@ pub fn run(args: &GenArgs, out: &mut dyn Write) -> Result<()> {
         }
         (Some(path), _) => {
             check_target_free(path)?;
+            // Up front, naming --out: the unordered store is built first,
+            // beside it, under a name the user never gave.
+            ginex::internals::import::synth::check_space(&p, path, None)?;
             let unordered = TempStore::beside(path);
             let mut r = generate_store(&p, unordered.path(), &progress)?;
             let done = reorder_store(

@@ -177,6 +177,11 @@ pub struct CommonArgs {
 
 impl CommonArgs {
     fn options(&self) -> Result<CommonOptions> {
+        if self.held_out_excluded && self.edge_split.is_some() {
+            return Err(Error::invalid_argument(
+                "--held-out-excluded says the edge input already leaves given --valid-edges and --test-edges out; --edge-split draws the held-out edges from the input itself, so there is nothing it could apply to: leave one out",
+            ));
+        }
         crate::create_parent_dirs(&self.out)?;
         let (dtype, type_dtypes) = CommonOptions::parse_dtypes(&self.dtype)?;
         let edge_splits = match (&self.edge_split, &self.valid_edges, &self.test_edges) {

@@ -147,7 +147,19 @@ pub fn read_node_ids(
     path: &std::path::Path,
 ) -> ginex::internals::error::Result<Vec<u64>> {
     use ginex::internals::error::Error;
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let npy = e.as_bytes().starts_with(b"\x93NUMPY");
+        Error::InvalidInput {
+            source_file: path.to_path_buf(),
+            line: None,
+            reason: format!(
+                "expected a text file of node ids, one per line{}; byte {} is not text",
+                if npy { " (this is an .npy array: write its ids out with numpy.savetxt(path, ids, fmt=\"%d\"))" } else { "" },
+                e.utf8_error().valid_up_to()
+            ),
+        }
+    })?;
     let mut nodes = Vec::new();
     for (i, line) in text
         .lines()

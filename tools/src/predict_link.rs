@@ -193,7 +193,7 @@ pub fn run(
 /// Writes the rows of `nodes` (store ids among `z`'s) as an .npy.
 fn write_rows(path: &Path, z: &Embeddings, nodes: &[u64]) -> Result<()> {
     crate::create_parent_dirs(path)?;
-    let mut w = NpyWriter::create(path, "<f4", &[z.width as u64])?;
+    let mut w = NpyWriter::create_output(path, "<f4", &[z.width as u64])?;
     let mut bytes = Vec::with_capacity(z.width * 4);
     for v in nodes {
         let r = z.rows[v];
@@ -209,7 +209,7 @@ fn write_rows(path: &Path, z: &Embeddings, nodes: &[u64]) -> Result<()> {
 /// Writes `values` as an .npy of rows of `row_shape`.
 fn write_f32(path: &Path, values: &[f32], row_shape: &[u64]) -> Result<()> {
     crate::create_parent_dirs(path)?;
-    let mut w = NpyWriter::create(path, "<f4", row_shape)?;
+    let mut w = NpyWriter::create_output(path, "<f4", row_shape)?;
     let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
     w.write(&bytes, values.len() as u64)?;
     w.finish()

@@ -300,7 +300,7 @@ fn options(
         neg_sampling,
         undirected,
         target_relation: data.target_relation.clone(),
-        exclude: data.exclude,
+        exclude: data.exclude.unwrap_or_default(),
     })
 }
 

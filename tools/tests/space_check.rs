@@ -165,6 +165,9 @@ fn stores_that_cannot_fit_are_refused_before_writing() {
         }
         assert_eq!(written, 0, "{written} bytes written before the refusal");
         assert!(!gen_out.exists());
+        // The path the user gave, not the unordered store built beside it
+        // (--reorder auto, the default) (#65).
+        assert!(err.starts_with(&format!("{}: ", p(&gen_out))), "{err}");
     }
     for flag in ["--out", "--raw"] {
         let small = dir.path().join(format!("small{flag}"));

@@ -439,24 +439,9 @@ pub fn check_space(p: &SynthParams, out: &Path, raw: Option<RawEdgeFormat>) -> R
     if need.is_some_and(|b| b <= free) {
         return Ok(());
     }
-    let human = |b: u64| {
-        let mut v = b as f64;
-        let mut unit = 0;
-        while v >= 1024.0 && unit < 6 {
-            v /= 1024.0;
-            unit += 1;
-        }
-        format!(
-            "{v:.1} {}",
-            ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-                .get(unit)
-                .copied()
-                .unwrap_or("B")
-        )
-    };
     let need = need.map_or_else(
         || "more than 2^64 bytes".to_string(),
-        |b| format!("about {b} bytes ({})", human(b)),
+        |b| format!("about {b} bytes ({})", crate::size::format_bytes(b)),
     );
     Err(Error::invalid_argument(format!(
         "{}: the {} needs {need} for {} nodes × {} features of {} and {} edges drawn, but {} has {free} bytes ({}) free; nothing was written; lower --nodes, --avg-degree or --dim, or write elsewhere",
@@ -467,7 +452,7 @@ pub fn check_space(p: &SynthParams, out: &Path, raw: Option<RawEdgeFormat>) -> R
         p.dtype.name(),
         p.target_edges(),
         parent.display(),
-        human(free)
+        crate::size::format_bytes(free)
     )))
 }
 
