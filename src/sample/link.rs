@@ -392,15 +392,17 @@ impl LinkExclude {
 
 const PURPOSE_NEGATIVES: u64 = 13;
 
-/// One epoch of link batches over `positives`: their indices shuffled
-/// from the run seed, cut into batches of `batch_size` positives.
+/// One epoch of link batches over `positives`: their indices in the
+/// task's edge order (shuffled from the run seed, or blocked), cut into
+/// batches of `batch_size` positives.
 #[derive(Debug, Clone)]
 pub struct LinkEpoch {
     /// The training positives.
     pub positives: std::sync::Arc<LinkPositives>,
     /// Negatives per positive, whether reverses are excluded.
     pub task: LinkTask,
-    /// Negative destinations are drawn uniformly out of `lo..hi`.
+    /// Negative destinations are drawn out of `lo..hi` (uniformly, or
+    /// from the batch's endpoints within it: the task's [`NegSource`]).
     pub neg_range: std::ops::Range<u64>,
 }
 
