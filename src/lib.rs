@@ -181,7 +181,7 @@ pub use loader::{Batch, Loader, LoaderBuilder, Split};
 pub use progress::{NoProgress, Progress};
 pub use sample::fanouts::Fanouts;
 pub use sample::labor::{Sampler, SamplerConfig};
-pub use sample::link::{LinkLabels, NegMode};
+pub use sample::link::{EdgeOrder, LinkLabels, NegMode, NegSource};
 pub use sample::sampler::Hop;
 pub use sample::typed::{TypedBatch, TypedEdges, TypedNodes};
 pub use store::edges::{CscOptions, CscStats};

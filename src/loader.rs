@@ -32,7 +32,7 @@ use crate::exec::epoch::{run_epoch, EpochBatch, EpochReport};
 use crate::exec::plan::{MemoryPlan, WorkingSet};
 use crate::format::pages::Dtype;
 use crate::sample::fanouts::Fanouts;
-use crate::sample::link::{LinkExclude, LinkLabels, LinkTask, NegMode};
+use crate::sample::link::{EdgeOrder, LinkLabels, LinkTask, NegMode, NegSource};
 use crate::sample::sampler::{epoch_order, Hop};
 use crate::sample::typed::{TypedBatch, TypedNodes};
 use crate::store::Store;
@@ -384,13 +384,7 @@ impl<'s> LoaderBuilder<'s> {
     /// Seeds set by [`split`](Self::split) or
     /// [`seed_nodes`](Self::seed_nodes) are ignored.
     pub fn link(mut self, neg: usize) -> Self {
-        let task = self.link.get_or_insert(LinkTask {
-            neg,
-            mode: NegMode::default(),
-            undirected: false,
-            exclude: LinkExclude::Own,
-        });
-        task.neg = neg;
+        self.link.get_or_insert_with(LinkTask::default).neg = neg;
         self
     }
 
@@ -398,15 +392,7 @@ impl<'s> LoaderBuilder<'s> {
     /// batches are the same); implies [`link`](Self::link) with one
     /// negative when it was not called.
     pub fn neg_mode(mut self, mode: NegMode) -> Self {
-        self.link = Some(LinkTask {
-            mode,
-            ..self.link.unwrap_or(LinkTask {
-                neg: 1,
-                mode,
-                undirected: false,
-                exclude: LinkExclude::Own,
-            })
-        });
+        self.link.get_or_insert_with(LinkTask::default).mode = mode;
         self
     }
 
@@ -414,16 +400,25 @@ impl<'s> LoaderBuilder<'s> {
     /// positive, and a batch leaves both directions of its edges out of
     /// its neighbourhoods. Default: off.
     pub fn undirected(mut self, on: bool) -> Self {
-        if let Some(task) = &mut self.link {
-            task.undirected = on;
-        } else {
-            self.link = Some(LinkTask {
-                neg: 1,
-                mode: NegMode::default(),
-                undirected: on,
-                exclude: LinkExclude::Own,
-            });
-        }
+        self.link.get_or_insert_with(LinkTask::default).undirected = on;
+        self
+    }
+
+    /// Where link batches draw their negatives from (`--negatives`):
+    /// uniformly (the default), from the batch's own endpoints, or a mix
+    /// ([`NegSource`]); implies [`link`](Self::link) with one negative
+    /// when it was not called.
+    pub fn negatives(mut self, source: NegSource) -> Self {
+        self.link.get_or_insert_with(LinkTask::default).negatives = source;
+        self
+    }
+
+    /// The order a link epoch visits its edges in (`--edge-order`):
+    /// shuffled (the default) or in blocks of node-id ranges
+    /// ([`EdgeOrder`]); implies [`link`](Self::link) with one negative
+    /// when it was not called.
+    pub fn edge_order(mut self, order: EdgeOrder) -> Self {
+        self.link.get_or_insert_with(LinkTask::default).order = order;
         self
     }
 

@@ -15,7 +15,9 @@ use ginex::internals::exec::config::FirstSuperbatch;
 use ginex::internals::exec::curves::{replay, CurvePolicy, ReplayConfig, StaticRanks, Trace};
 use ginex::internals::exec::epoch::{run_epoch, EpochConfig, EpochReport};
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::sample::link::{LinkEpoch, LinkExclude, LinkPositives, LinkTask, NegMode};
+use ginex::internals::sample::link::{
+    EdgeOrder, LinkEpoch, LinkExclude, LinkPositives, LinkTask, NegMode, NegSource,
+};
 use ginex::internals::sample::sampler::EpochSampler;
 use ginex::internals::sample::source::{InMemoryTopology, NeighborSource};
 use ginex::{LinkLabels, Store};
@@ -23,15 +25,38 @@ use ginex::{LinkLabels, Store};
 const NEG: usize = 2;
 
 fn link_config(policy: Policy, runs: &std::path::Path) -> EpochConfig {
+    local_config(policy, runs, (NegSource::Uniform, EdgeOrder::Random))
+}
+
+/// [`link_config`] with negatives from `negatives` in edge order `order`.
+fn local_config(
+    policy: Policy,
+    runs: &std::path::Path,
+    (negatives, order): (NegSource, EdgeOrder),
+) -> EpochConfig {
     let mut cfg = common::epoch_config(policy, runs);
     cfg.link = Some(LinkTask {
         neg: NEG,
         mode: NegMode::Binary,
         undirected: false,
         exclude: LinkExclude::Own,
+        negatives,
+        order,
     });
     cfg.max_batches = Some(12);
     cfg
+}
+
+/// The negative sources and edge orders the Belady test runs.
+fn sources_and_orders() -> [(NegSource, EdgeOrder); 3] {
+    [
+        (NegSource::Uniform, EdgeOrder::Random),
+        (NegSource::Batch, EdgeOrder::Blocked { ranges: 4 }),
+        (
+            NegSource::parse("mixed:0.5").unwrap(),
+            EdgeOrder::Blocked { ranges: 16 },
+        ),
+    ]
 }
 
 /// One gathered link batch: ids, seeds, labels, rows' CRC.
@@ -60,16 +85,32 @@ fn run(store: &Store, cfg: &EpochConfig) -> (EpochReport, Vec<Seen>) {
 /// The inspector plans a link batch's endpoints like any seeds: every
 /// policy gathers the same batches, ginex's misses are the inspector's
 /// optimum and at most every policy's, and the trace simulator's exact
-/// Belady (and LRU) replay of the link trace gives the measured misses.
+/// Belady (and LRU) replay of the link trace gives the measured misses;
+/// so with negatives drawn from the batch and in blocked edge orders.
 #[test]
 fn every_policy_gathers_identical_link_batches_and_ginex_is_belady_optimal() {
+    for local in sources_and_orders() {
+        belady_optimal_with(local);
+    }
+}
+
+fn belady_optimal_with(local: (NegSource, EdgeOrder)) {
     let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
     let mut reports = Vec::new();
     for policy in Policy::ALL {
-        let (r, seen) = run(&store, &link_config(policy, &runs));
+        let (r, seen) = run(&store, &local_config(policy, &runs, local));
         assert_eq!(seen.len(), 12, "{policy:?}");
         reports.push((policy, r, seen));
+    }
+    if local.0 == NegSource::Batch {
+        // In-batch negatives add no seed: every seed is a positive's end.
+        for (ids, seeds, labels, _) in &reports[0].2 {
+            let ends: HashSet<u32> = labels.src.iter().chain(&labels.dst).copied().collect();
+            assert_eq!(ends.len(), *seeds, "{local:?}");
+            assert!(labels.neg_dst.iter().all(|i| ends.contains(i)));
+            assert!(ids.len() >= *seeds);
+        }
     }
     let (_, ginex, reference) = &reports[0];
     for (policy, r, seen) in &reports {
@@ -106,7 +147,10 @@ fn every_policy_gathers_identical_link_batches_and_ginex_is_belady_optimal() {
         );
     }
     let lru = &reports.iter().find(|(p, ..)| *p == Policy::Lru).unwrap().1;
-    assert!(ginex.misses() < lru.misses(), "ginex should beat LRU");
+    assert!(
+        ginex.misses() < lru.misses(),
+        "ginex should beat LRU ({local:?})"
+    );
 }
 
 /// The link batches and the runtime files holding them (run record v1.6,
@@ -185,6 +229,7 @@ fn a_link_batch_leaves_its_own_edges_out_of_its_neighbourhoods() {
                 mode: NegMode::Triplet,
                 undirected,
                 exclude: LinkExclude::Own,
+                ..LinkTask::default()
             },
             neg_range: 0..store.num_nodes(),
         };
@@ -267,34 +312,48 @@ fn a_link_batch_leaves_its_own_edges_out_of_its_neighbourhoods() {
 fn the_loader_yields_the_epochs_link_batches() {
     let (dir, store) = common::small_epoch_store();
     let runs = dir.path().join("runs");
+    let builder = || {
+        ginex::Loader::builder(&store)
+            .fanouts([6, 4])
+            .batch_size(40)
+            .feature_cache_bytes(300 * store.layout().row_bytes() as u64)
+            .superbatch(5)
+            .seed(3)
+            .epoch(1)
+            .workers(2)
+            .run_dir(&runs)
+            .link(NEG)
+            .neg_mode(NegMode::Triplet)
+            .max_batches(12)
+    };
+    let batches = |loader: ginex::Loader| -> Vec<Seen> {
+        loader
+            .map(|b| {
+                let b = b.unwrap();
+                (b.ids.clone(), b.num_seeds, b.link.unwrap(), b.checksum)
+            })
+            .collect()
+    };
     let (_, want) = run(&store, &link_config(Policy::Ginex, &runs));
-    let loader = ginex::Loader::builder(&store)
-        .fanouts([6, 4])
-        .batch_size(40)
-        .feature_cache_bytes(300 * store.layout().row_bytes() as u64)
-        .superbatch(5)
-        .seed(3)
-        .epoch(1)
-        .workers(2)
-        .run_dir(&runs)
-        .link(NEG)
-        .neg_mode(NegMode::Triplet)
-        .max_batches(12)
-        .build()
-        .unwrap();
+    let loader = builder().build().unwrap();
     assert_eq!(
         loader.len(),
         12,
         "max_batches of {} positives",
         store.num_edges()
     );
-    let got: Vec<Seen> = loader
-        .map(|b| {
-            let b = b.unwrap();
-            (b.ids.clone(), b.num_seeds, b.link.unwrap(), b.checksum)
-        })
-        .collect();
+    let got = batches(loader);
     assert!(got == want, "the loader's batches differ from run_epoch's");
+    // The builder's negative source and edge order are the epoch's.
+    for local in sources_and_orders() {
+        let (_, want) = run(&store, &local_config(Policy::Ginex, &runs, local));
+        let loader = builder()
+            .negatives(local.0)
+            .edge_order(local.1)
+            .build()
+            .unwrap();
+        assert!(batches(loader) == want, "{local:?}: loader vs run_epoch");
+    }
     let (s, d, y) = got[0].2.binary();
     let p = got[0].2.num_pos();
     assert_eq!(

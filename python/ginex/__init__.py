@@ -248,7 +248,10 @@ def import_arrays(
     return Store(out)
 
 
-def LinkLoader(store, fanouts, batch_size=1000, neg=1, neg_mode="binary", undirected=False, **kwargs):
+def LinkLoader(
+    store, fanouts, batch_size=1000, neg=1, neg_mode="binary", undirected=False,
+    negatives="uniform", edge_order="random", **kwargs,
+):
     """Link batches for link prediction, PyG ``LinkNeighborLoader``'s way.
 
     Each batch holds ``batch_size`` positive edges (every edge of the graph,
@@ -267,6 +270,12 @@ def LinkLoader(store, fanouts, batch_size=1000, neg=1, neg_mode="binary", undire
     and ``dst_neg_index`` ((P, K)). Batches are the same in both modes;
     only their presentation differs.
 
+    ``negatives``: where the negatives come from, as ``ginex epoch
+    --negatives``: ``"uniform"``, ``"batch"`` (the batch's own positive
+    endpoints, degree-weighted: no extra rows to read) or ``"mixed:F"`` (a
+    share F from the batch). ``edge_order``: ``"random"`` or
+    ``"blocked[:P]"`` (blocks of node-id ranges, as ``--edge-order``).
+
     Every other argument is :class:`Loader`'s (``policy``, ``memory``,
     ``seed``, ``epoch``, ``max_batches``, ``workers``, ``run_dir``,
     ``superbatch``, ``input_layer_first``), except ``split`` and
@@ -279,5 +288,5 @@ def LinkLoader(store, fanouts, batch_size=1000, neg=1, neg_mode="binary", undire
         raise ValueError(f"neg: {neg!r} must be a count of negatives (an int >= 0)")
     return Loader(
         store, fanouts, batch_size=batch_size, neg=neg, neg_mode=neg_mode,
-        undirected=undirected, **kwargs,
+        undirected=undirected, negatives=negatives, edge_order=edge_order, **kwargs,
     )

@@ -830,7 +830,10 @@ class LinkNeighborLoader(_NativeViews, _PygLinkLoader):
 
     ``memory``, ``policy``, ``superbatch``, ``seed``, ``run_dir``,
     ``num_workers`` (the native executor's threads), ``report``,
-    ``memory_plan`` and ``config`` as in :class:`NeighborLoader`.
+    ``memory_plan`` and ``config`` as in :class:`NeighborLoader`;
+    ``negatives`` and ``edge_order`` (ginex's own, not PyG's) as in
+    :func:`ginex.LinkLoader`: negatives from the batch's own endpoints and
+    edges in blocks of node-id ranges, for epochs out of core.
     """
 
     def __init__(
@@ -849,6 +852,8 @@ class LinkNeighborLoader(_NativeViews, _PygLinkLoader):
         seed=0,
         run_dir=None,
         undirected=False,
+        negatives="uniform",
+        edge_order="random",
         transform=None,
         transform_sampler_output=None,
         filter_per_worker=None,
@@ -895,6 +900,8 @@ class LinkNeighborLoader(_NativeViews, _PygLinkLoader):
             neg=neg,
             neg_mode=mode,
             undirected=undirected,
+            negatives=negatives,
+            edge_order=edge_order,
             policy=policy,
             memory=memory,
             superbatch=superbatch,

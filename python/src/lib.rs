@@ -869,6 +869,8 @@ struct LoaderArgs {
     /// Link batches: (negatives per positive, their presentation,
     /// undirected).
     link: Option<(usize, NegMode, bool)>,
+    /// Link batches: where their negatives come from, their edge order.
+    link_local: (ginex::NegSource, ginex::EdgeOrder),
 }
 
 impl LoaderArgs {
@@ -896,6 +898,7 @@ impl LoaderArgs {
         }
         if let Some((neg, mode, undirected)) = self.link {
             b = b.link(neg).neg_mode(mode).undirected(undirected);
+            b = b.negatives(self.link_local.0).edge_order(self.link_local.1);
         }
         b
     }
@@ -906,11 +909,13 @@ impl LoaderArgs {
 /// epoch=0, max_batches=None, workers=None, run_dir=None,
 /// input_layer_first=False, seeds=None, neg=None, neg_mode="binary",
 /// undirected=False, sampler="neighbor", layer_dependency=False,
-/// batch_dependency=1)`: batches of a store under a cache policy, from the
-/// executor of `ginex epoch` ([`ginex::Loader`]). `neg` (K) makes link
-/// batches of `batch_size` positive edges with K negatives each
-/// (`ginex.LinkLoader`); `split`, `seeds` and `shuffle` are then unused
-/// (every edge, shuffled per epoch).
+/// batch_dependency=1, negatives=None, edge_order=None)`: batches of a
+/// store under a cache policy, from the executor of `ginex epoch`
+/// ([`ginex::Loader`]). `neg` (K) makes link batches of `batch_size`
+/// positive edges with K negatives each (`ginex.LinkLoader`); `split`,
+/// `seeds` and `shuffle` are then unused (every edge, shuffled per epoch),
+/// and `negatives` ("uniform", "batch", "mixed:F") and `edge_order`
+/// ("random", "blocked[:P]") are `--negatives` and `--edge-order`.
 ///
 /// `store` is a `ginex.Store` or a path; `fanouts` a list of counts per
 /// hop (`[10, 5]`, -1 = all) or, on a typed store, per relation: the
@@ -957,7 +962,7 @@ impl Loader {
         superbatch=None, seed=0, split="train", shuffle=true, epoch=0, max_batches=None,
         workers=None, run_dir=None, input_layer_first=false, seeds=None, neg=None,
         neg_mode="binary", undirected=false, sampler="neighbor", layer_dependency=false,
-        batch_dependency=1))]
+        batch_dependency=1, negatives=None, edge_order=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -982,7 +987,10 @@ impl Loader {
         sampler: &str,
         layer_dependency: bool,
         batch_dependency: u64,
+        negatives: Option<&str>,
+        edge_order: Option<&str>,
     ) -> PyResult<Self> {
+        let link_local = link::link_local(neg.is_some(), negatives, edge_order)?;
         let (store, ids): (Store, Arc<NodeIds>) = match store.cast::<PyStore>() {
             Ok(s) => (s.get().store.clone(), s.get().ids.clone()),
             Err(_) => {
@@ -1033,6 +1041,7 @@ impl Loader {
                 )),
                 None => None,
             },
+            link_local,
         };
         let memory = memory.map(|m| parse_bytes("memory", m)).transpose()?;
         let mut b = args.builder(&store, epoch);
@@ -1138,6 +1147,8 @@ impl Loader {
             d.set_item("neg", neg)?;
             d.set_item("neg_mode", mode.name())?;
             d.set_item("undirected", undirected)?;
+            d.set_item("negatives", a.link_local.0.name())?;
+            d.set_item("edge_order", a.link_local.1.name())?;
         }
         Ok(d)
     }

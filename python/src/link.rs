@@ -2,7 +2,7 @@
 //! and `edge_label` (binary mode) or `src_index`, `dst_pos_index` and
 //! `dst_neg_index` (triplet mode), indices into the batch's `ids`.
 
-use ginex::{LinkLabels, NegMode};
+use ginex::{EdgeOrder, LinkLabels, NegMode, NegSource};
 use numpy::ndarray::{Array1, Array2};
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
@@ -70,4 +70,35 @@ impl LinkArrays {
             }
         })
     }
+}
+
+/// A link loader's `negatives=` (`uniform`, `batch`, `mixed:F`) and
+/// `edge_order=` (`random`, `blocked[:P]`), as `--negatives` and
+/// `--edge-order` take them; refused without link batches (`link`
+/// false), naming the argument.
+pub(crate) fn link_local(
+    link: bool,
+    negatives: Option<&str>,
+    edge_order: Option<&str>,
+) -> PyResult<(NegSource, EdgeOrder)> {
+    for (arg, given) in [("negatives", negatives), ("edge_order", edge_order)] {
+        if let (Some(v), false) = (given, link) {
+            return Err(crate::arg_err(
+                arg,
+                format!("{v:?} is for link batches (give neg=, or use ginex.LinkLoader)"),
+            ));
+        }
+    }
+    Ok((
+        negatives
+            .map(NegSource::parse)
+            .transpose()
+            .map_err(|e| crate::arg_err("negatives", e))?
+            .unwrap_or_default(),
+        edge_order
+            .map(EdgeOrder::parse)
+            .transpose()
+            .map_err(|e| crate::arg_err("edge_order", e))?
+            .unwrap_or_default(),
+    ))
 }

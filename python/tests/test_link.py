@@ -94,3 +94,31 @@ def test_a_neg_that_cannot_fit_memory_raises_and_the_interpreter_survives(store_
     with pytest.raises(ValueError, match="more than --memory"):
         link_loader(store_path, neg=10**5, memory="64MiB")
     assert next(iter(link_loader(store_path))) is not None
+
+
+def test_negatives_and_edge_order_match_ginex_epoch(store_path, tmp_path):
+    report = tmp_path / "local.json"
+    run_cli(
+        "ginex", "epoch", store_path, "--task", "link", "--neg", NEG,
+        "--fanouts", ",".join(map(str, FANOUTS)), "--batch-size", BATCH,
+        "--seed", SEED, "--max-batches", 3, "--report", report,
+        "--negatives", "batch", "--edge-order", "blocked:4",
+    )
+    want = json.loads(report.read_text())
+    assert want["parameters"]["task"] == f"link (neg {NEG}, binary, negatives batch, edge order blocked:4)"
+    ld = link_loader(store_path, negatives="batch", edge_order="blocked:4")
+    got = []
+    for b in ld:
+        got.append(b.checksum)
+        # In-batch negatives are endpoints of the batch's positives.
+        p = BATCH
+        ends = set(b.edge_label_index[:, :p].ravel())
+        assert set(b.edge_label_index[1, p:]) <= ends
+    assert got == [p["checksum"] for p in want["per_batch"]]
+    assert ld.config["negatives"] == "batch" and ld.config["edge_order"] == "blocked:4"
+    with pytest.raises(ValueError, match="^negatives"):
+        link_loader(store_path, negatives="mixed:2")
+    with pytest.raises(ValueError, match="^edge_order"):
+        link_loader(store_path, edge_order="blocked:0")
+    with pytest.raises(ValueError, match="^negatives"):
+        ginex.Loader(ginex.Store(store_path), FANOUTS, negatives="batch")

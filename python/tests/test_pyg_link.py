@@ -95,6 +95,20 @@ def test_every_positive_once_per_epoch_and_epochs_reshuffle(tmp_path):
     assert epochs[0] != epochs[1]
 
 
+def test_blocked_order_and_batch_negatives_still_cover_every_positive(tmp_path):
+    store, _, pairs = _graph(tmp_path)
+    loader = LinkNeighborLoader(store, num_neighbors=[3], batch_size=128, neg_sampling_ratio=1,
+                                negatives="batch", edge_order="blocked:4")
+    ids = []
+    for b in loader:
+        ids += b.input_id.tolist()
+        p = b.input_id.numel()
+        # In-batch negatives: each negative destination is a positive endpoint.
+        ends = set(b.edge_label_index[:, :p].ravel().tolist())
+        assert set(b.edge_label_index[1, p:].tolist()) <= ends
+    assert sorted(ids) == list(range(len(pairs)))
+
+
 def test_an_undirected_edge_split_store_trains_on_its_pairs_once(tmp_path):
     rng = np.random.default_rng(5)
     n = 300

@@ -231,7 +231,8 @@ fn read_cost_arg<S: Serializer>(
 }
 
 /// `link` as the report's `task`: `node`, or `link (neg K, MODE[,
-/// undirected])`.
+/// undirected][, exclude none][, negatives SOURCE][, edge order ORDER])`
+/// (the last two where not uniform and random).
 fn task_name<S: Serializer>(
     link: &Option<crate::sample::link::LinkTask>,
     s: S,
@@ -239,7 +240,7 @@ fn task_name<S: Serializer>(
     match link {
         None => s.serialize_str("node"),
         Some(l) => s.serialize_str(&format!(
-            "link (neg {}, {}{}{})",
+            "link (neg {}, {}{}{}{}{})",
             l.neg,
             l.mode.name(),
             if l.undirected { ", undirected" } else { "" },
@@ -247,6 +248,16 @@ fn task_name<S: Serializer>(
                 ", exclude none"
             } else {
                 ""
+            },
+            if l.negatives == crate::sample::link::NegSource::Uniform {
+                String::new()
+            } else {
+                format!(", negatives {}", l.negatives.name())
+            },
+            if l.order == crate::sample::link::EdgeOrder::Random {
+                String::new()
+            } else {
+                format!(", edge order {}", l.order.name())
             }
         )),
     }
@@ -458,6 +469,7 @@ mod tests {
                 mode: NegMode::Triplet,
                 undirected: true,
                 exclude: LinkExclude::Nothing,
+                ..LinkTask::default()
             }),
             merge_gap_pages: None,
             seed_nodes: Some(vec![1, 2]),
@@ -469,6 +481,18 @@ mod tests {
         assert_eq!(v["superbatch"], DEFAULT_SUPERBATCH);
         assert_eq!(v["pipeline"], "full");
         assert_eq!(v["task"], "link (neg 2, triplet, undirected, exclude none)");
+        let local = EpochConfig {
+            link: Some(LinkTask {
+                negatives: crate::sample::link::NegSource::Batch,
+                order: crate::sample::link::EdgeOrder::Blocked { ranges: 8 },
+                ..LinkTask::default()
+            }),
+            ..EpochConfig::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&local).unwrap()["task"],
+            "link (neg 1, binary, negatives batch, edge order blocked:8)"
+        );
         assert!(v["read_merge_gap"].is_null());
         for gone in ["run_dir", "neighbor_cache", "seed_nodes", "cache", "link"] {
             assert!(v.get(gone).is_none(), "{gone}: {v}");

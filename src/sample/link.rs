@@ -7,9 +7,11 @@
 //! in first-appearance order (`src_0, dst_0, negatives of 0, src_1, …`);
 //! its [`LinkLabels`] index them.
 //!
-//! Determinism: the epoch's edge order is the positives' indices shuffled
-//! from the run seed exactly as node seeds are ([`epoch_order`]); batch
-//! `b`'s negatives come from a random stream keyed by its batch seed
+//! Determinism: the epoch's edge order is the positives' indices in the
+//! task's [`EdgeOrder`] (by default shuffled from the run seed exactly as
+//! node seeds are); batch
+//! `b`'s negatives (from the task's [`NegSource`]: uniform, or the
+//! batch's own endpoints) come from a random stream keyed by its batch seed
 //! ([`batch_seed`]), so a batch depends on (seed, epoch, batch) only and
 //! is the same whatever the worker count or schedule.
 //!
@@ -21,7 +23,9 @@
 use crate::error::{Error, Result};
 use crate::hash::FxMap;
 use crate::rng::{stream_seed, Wyrand};
-use crate::sample::seeds::{batch_seed, epoch_order};
+pub use crate::sample::edge_order::EdgeOrder;
+pub use crate::sample::negatives::NegSource;
+use crate::sample::seeds::batch_seed;
 use crate::sample::source::NeighborSource;
 
 /// How a link batch presents its negatives (PyG's names).
@@ -328,6 +332,25 @@ pub struct LinkTask {
     pub undirected: bool,
     /// Which edges a batch leaves out of its sampled neighbourhoods.
     pub exclude: LinkExclude,
+    /// Where the negatives come from (`--negatives`).
+    pub negatives: NegSource,
+    /// The order the epoch visits the positives in (`--edge-order`).
+    pub order: EdgeOrder,
+}
+
+impl Default for LinkTask {
+    /// One uniform negative per positive, binary mode, directed, each
+    /// batch's own edges excluded, the edges shuffled.
+    fn default() -> Self {
+        LinkTask {
+            neg: 1,
+            mode: NegMode::default(),
+            undirected: false,
+            exclude: LinkExclude::Own,
+            negatives: NegSource::Uniform,
+            order: EdgeOrder::Random,
+        }
+    }
 }
 
 impl LinkTask {
@@ -391,15 +414,17 @@ impl LinkExclude {
 
 const PURPOSE_NEGATIVES: u64 = 13;
 
-/// One epoch of link batches over `positives`: their indices shuffled
-/// from the run seed, cut into batches of `batch_size` positives.
+/// One epoch of link batches over `positives`: their indices in the
+/// task's edge order (shuffled from the run seed, or blocked), cut into
+/// batches of `batch_size` positives.
 #[derive(Debug, Clone)]
 pub struct LinkEpoch {
     /// The training positives.
     pub positives: std::sync::Arc<LinkPositives>,
     /// Negatives per positive, whether reverses are excluded.
     pub task: LinkTask,
-    /// Negative destinations are drawn uniformly out of `lo..hi`.
+    /// Negative destinations are drawn out of `lo..hi` (uniformly, or
+    /// from the batch's endpoints within it: the task's [`NegSource`]).
     pub neg_range: std::ops::Range<u64>,
 }
 
@@ -415,10 +440,12 @@ pub struct LinkBatchSeeds {
 }
 
 impl LinkEpoch {
-    /// The epoch's order of positive indices (`epoch_order` of `0..P`).
+    /// The epoch's order of positive indices (a permutation of `0..P`,
+    /// in the task's [`EdgeOrder`]).
     pub fn order(&self, seed: u64, epoch: u64) -> Vec<u64> {
-        let all: Vec<u64> = (0..self.positives.len() as u64).collect();
-        epoch_order(&all, seed, epoch)
+        self.task
+            .order
+            .order(&self.positives.src, &self.positives.dst, seed, epoch)
     }
 
     /// Batch `b` of the epoch whose order is `order` (its positives'
@@ -450,7 +477,23 @@ impl LinkEpoch {
             ..LinkLabels::default()
         };
         let mut excluded = Vec::with_capacity(edges.len() * 2);
-        let width = self.neg_range.end - self.neg_range.start;
+        let source = self.task.negatives;
+        // The batch's endpoints a negative may be (in the negative range),
+        // each as often as it is one: a degree-weighted pool.
+        let pool: Vec<u64> = if k > 0 && source.uses_batch() {
+            edges
+                .iter()
+                .flat_map(|&e| {
+                    [
+                        self.positives.src[e as usize],
+                        self.positives.dst[e as usize],
+                    ]
+                })
+                .filter(|v| self.neg_range.contains(v))
+                .collect()
+        } else {
+            Vec::new()
+        };
         for &e in edges {
             let (s, d) = (
                 self.positives.src[e as usize],
@@ -459,7 +502,7 @@ impl LinkEpoch {
             labels.src.push(at(s, &mut seeds));
             labels.dst.push(at(d, &mut seeds));
             for _ in 0..k {
-                let t = self.neg_range.start + rng.below(width);
+                let t = source.draw(&mut rng, &pool, &self.neg_range);
                 labels.neg_dst.push(at(t, &mut seeds));
             }
             if self.task.exclude == LinkExclude::Own {
@@ -564,6 +607,7 @@ mod tests {
                 mode: NegMode::Binary,
                 undirected,
                 exclude,
+                ..LinkTask::default()
             },
             neg_range: 0..6,
         };

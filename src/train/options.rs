@@ -98,21 +98,19 @@ pub struct TrainOptions {
     /// The node type to classify on a typed store (None: the only
     /// labelled type; see [`crate::train::target`]).
     pub target_type: Option<String>,
-    /// Link prediction: negatives per positive training edge.
-    pub neg: usize,
-    /// Link prediction: how the training negatives are drawn.
+    /// Link prediction: the training batches' task (`--neg` negatives
+    /// per positive edge, their `--negatives` source, the `--edge-order`,
+    /// the `--exclude`d edges; its `undirected` is implied too by a store
+    /// whose edge splits are: each pair is one training positive, and a
+    /// batch leaves both directions of its edges out of its
+    /// neighbourhoods). Evaluation ignores it.
+    pub link: crate::sample::link::LinkTask,
+    /// Link prediction: how the training negatives are paired.
     pub neg_sampling: NegSampling,
-    /// Link prediction: the graph is undirected (implied by a store whose
-    /// edge splits are): each pair is one training positive, and a batch
-    /// leaves both directions of its edges out of its neighbourhoods.
-    pub undirected: bool,
     /// Link prediction on one relation `src:rel:dst` of a typed store
     /// (`--target-relation`): its edges are the positives (and the
     /// held-out edges evaluated), negatives its destination type's nodes.
     pub target_relation: Option<String>,
-    /// Link prediction: which edges a training batch leaves out of its
-    /// neighbourhoods (`--exclude`; evaluation excludes nothing).
-    pub exclude: crate::sample::link::LinkExclude,
 }
 
 impl TrainOptions {
@@ -131,11 +129,9 @@ impl TrainOptions {
             early_stop: None,
             device: Device::Cpu,
             target_type: None,
-            neg: 1,
+            link: crate::sample::link::LinkTask::default(),
             neg_sampling: NegSampling::Corrupt,
-            undirected: false,
             target_relation: None,
-            exclude: crate::sample::link::LinkExclude::Own,
         }
     }
 }

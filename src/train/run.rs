@@ -333,7 +333,7 @@ impl Supervision {
     fn of(store: &Store, opts: &TrainOptions) -> Result<Self> {
         if let Task::Link(_) = opts.model.task {
             let splits = store.edge_splits()?;
-            let undirected = opts.undirected || splits.as_ref().is_some_and(|s| s.undirected);
+            let undirected = opts.link.undirected || splits.as_ref().is_some_and(|s| s.undirected);
             let relation = crate::sample::link::link_relation(
                 store,
                 opts.target_relation.as_deref(),
@@ -412,7 +412,7 @@ fn check_options(store: &Store, opts: &TrainOptions) -> Result<()> {
             Error::invalid_argument(e.to_string().replace("--fanouts", "--eval-fanouts"))
         })?;
     }
-    if opts.model.task != Task::Node && opts.neg == 0 {
+    if opts.model.task != Task::Node && opts.link.neg == 0 {
         return Err(Error::invalid_argument(
             "--neg must be at least 1: link prediction learns from negatives",
         ));
@@ -572,10 +572,9 @@ fn link_epoch(
         (
             positives,
             LinkTask {
-                neg: opts.neg,
                 mode: NegMode::Binary,
                 undirected,
-                exclude: opts.exclude,
+                ..opts.link
             },
             opts.neg_sampling,
         ),

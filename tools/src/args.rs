@@ -144,6 +144,16 @@ pub fn neg_mode(s: &str) -> Result<ginex::NegMode, String> {
     ginex::NegMode::parse(s).map_err(|e| e.to_string())
 }
 
+/// `--negatives batch` (uniform, batch, mixed:F).
+pub fn negatives(s: &str) -> Result<ginex::NegSource, String> {
+    ginex::NegSource::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--edge-order blocked:16` (random, blocked[:P]).
+pub fn edge_order(s: &str) -> Result<ginex::EdgeOrder, String> {
+    ginex::EdgeOrder::parse(s).map_err(|e| e.to_string())
+}
+
 /// `--exclude self` (self, none).
 pub fn link_exclude(s: &str) -> Result<ginex::internals::sample::link::LinkExclude, String> {
     ginex::internals::sample::link::LinkExclude::parse(s).map_err(|e| e.to_string())

@@ -266,6 +266,21 @@ pub struct DataArgs {
     /// corruption (the positive's source, a node drawn uniformly).
     #[arg(long, default_value_t = 1)]
     pub neg: usize,
+    /// Where the training negatives come from (--task link): uniform (a
+    /// node drawn uniformly: PyG's and DGL's), batch (the batch's own
+    /// positive endpoints, degree-weighted: no extra feature rows or
+    /// neighbourhoods to read) or mixed:F (a share F in [0, 1] from the
+    /// batch, the rest uniform) [default: uniform]. Evaluation keeps the
+    /// store's or uniform negatives.
+    #[arg(long, value_name = "SOURCE", value_parser = crate::args::negatives)]
+    pub negatives: Option<ginex::NegSource>,
+    /// The order a link epoch visits its training edges in (--task link):
+    /// random (shuffled) or blocked[:P] (blocks of P source × P
+    /// destination node-id ranges, P = 16 by default, visited so that
+    /// consecutive blocks share a range; shuffled per epoch at both
+    /// levels) [default: random].
+    #[arg(long, value_name = "ORDER", value_parser = crate::args::edge_order)]
+    pub edge_order: Option<ginex::EdgeOrder>,
     /// How link batches present their negatives (--task link): binary
     /// (labelled edges) or triplet (source, positive and negative
     /// destinations), PyG's names.
@@ -320,14 +335,30 @@ impl DataArgs {
         )?)))
     }
 
-    /// The link task of `--task link` (None for `node`).
-    pub fn link_task(&self) -> Option<LinkTask> {
-        (self.task == "link").then_some(LinkTask {
+    /// The link task of `--task link` (None for `node`). Refused: a
+    /// negative source or an edge order on a node task.
+    pub fn link_task(&self) -> Result<Option<LinkTask>> {
+        if self.task != "link" {
+            let given = [
+                ("--negatives", self.negatives.map(|n| n.name())),
+                ("--edge-order", self.edge_order.map(|o| o.name())),
+                ("--exclude", self.exclude.map(|e| e.name().into())),
+            ];
+            if let Some((flag, Some(v))) = given.into_iter().find(|(_, v)| v.is_some()) {
+                return Err(Error::invalid_argument(format!(
+                    "{flag} {v} is for --task link (node batches have no negatives, no edges to order and no positive edges to exclude)"
+                )));
+            }
+            return Ok(None);
+        }
+        Ok(Some(LinkTask {
             neg: self.neg,
             mode: self.neg_mode,
             undirected: self.undirected,
             exclude: self.exclude.unwrap_or_default(),
-        })
+            negatives: self.negatives.unwrap_or_default(),
+            order: self.edge_order.unwrap_or_default(),
+        }))
     }
 
     /// The epoch configuration these flags give for `store` (epoch 0):
@@ -336,12 +367,6 @@ impl DataArgs {
     /// [`plan`](EpochConfigBuilder::plan) for a caller that measures its
     /// own memory on the configuration first.
     pub fn builder(&self, store: &Store) -> Result<EpochConfigBuilder> {
-        if let (Some(e), false) = (self.exclude, self.task == "link") {
-            return Err(Error::invalid_argument(format!(
-                "--exclude {} is for --task link (which edges a link batch leaves out of its neighbourhoods); a node task has no positive edges to exclude",
-                e.name()
-            )));
-        }
         let ginex = GinexOptions {
             changeset_every: self.changeset_every,
             pipeline: self.pipeline,
@@ -381,7 +406,7 @@ impl DataArgs {
             .inspector_nice(self.inspector_nice)
             .list_yield_us(self.list_yield_us)
             .max_batches(self.max_batches)
-            .link(self.link_task())
+            .link(self.link_task()?)
             .link_positives(self.relation_positives(store)?))
         .and_then(|b| b.check(store).map(|()| b))
     }
@@ -759,7 +784,7 @@ pub fn child_epoch(
     };
     Ok(ginex_bench::outofcore::ChildEpoch {
         trace,
-        link: data.link_task(),
+        link: data.link_task()?,
     })
 }
 #[cfg(test)]

@@ -282,7 +282,10 @@ fn options(
     // The trainer sets the link epoch (its positives, negatives and
     // exclusion) on the passes that train; evaluation passes are node
     // batches.
-    let undirected = data_cfg.link.take().is_some_and(|l| l.undirected);
+    let link = ginex::internals::sample::link::LinkTask {
+        neg,
+        ..data_cfg.link.take().unwrap_or_default()
+    };
     Ok(TrainOptions {
         model: model_cfg,
         data: data_cfg,
@@ -296,11 +299,9 @@ fn options(
         early_stop: knobs.early_stop,
         device: model.device,
         target_type: knobs.target_type.clone(),
-        neg,
+        link,
         neg_sampling,
-        undirected,
         target_relation: data.target_relation.clone(),
-        exclude: data.exclude.unwrap_or_default(),
     })
 }
 
@@ -320,7 +321,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
         Task::Link(d) => format!(
             "link prediction, {} decoder, {} {} negative(s) per edge",
             d.name(),
-            opts.neg,
+            opts.link.neg,
             opts.neg_sampling.name()
         ),
     };
@@ -361,7 +362,7 @@ pub fn run_train(args: &TrainArgs, out: &mut dyn Write) -> Result<()> {
             model: m.model.name(),
             task: m.task.name(),
             decoder: m.task.decoder().map(|d| d.name()),
-            neg: m.task.decoder().map(|_| opts.neg),
+            neg: m.task.decoder().map(|_| opts.link.neg),
             neg_sampling: m.task.decoder().map(|_| opts.neg_sampling.name()),
             hidden: m.hidden,
             dropout: m.dropout,

@@ -301,6 +301,78 @@ fn zero_workers_and_changeset_every_are_refused() {
     }
 }
 
+/// A link epoch's negative source and edge order (#61): refused on a
+/// node task and with a share or a range count out of bounds, each
+/// message naming the option.
+#[test]
+fn link_negatives_and_edge_orders_out_of_place_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = gen_store(dir.path(), "s", "4");
+    let s = p(&store);
+    for (args, want) in [
+        (
+            &["epoch", s, "--negatives", "batch"][..],
+            "--negatives batch is for --task link",
+        ),
+        (
+            &["epoch", s, "--edge-order", "blocked"],
+            "--edge-order blocked:16 is for --task link",
+        ),
+        (
+            &["epoch", s, "--task", "link", "--negatives", "mixed:1.5"],
+            "[0, 1]",
+        ),
+        (
+            &["epoch", s, "--task", "link", "--negatives", "mixed:-0.5"],
+            "[0, 1]",
+        ),
+        (
+            &["epoch", s, "--task", "link", "--negatives", "nearby"],
+            "uniform, batch or mixed:F",
+        ),
+        (
+            &["epoch", s, "--task", "link", "--edge-order", "blocked:0"],
+            "from 1 to 1024",
+        ),
+        (
+            &["epoch", s, "--task", "link", "--edge-order", "beta"],
+            "random, blocked or blocked:P",
+        ),
+    ] {
+        let err = ginex(args).expect_err(&format!("{args:?} ran")).to_string();
+        let flag = if args.contains(&"--negatives") {
+            "--negatives"
+        } else {
+            "--edge-order"
+        };
+        assert!(err.contains(flag) && err.contains(want), "{args:?}: {err}");
+    }
+    // In place, they run, and the report names them.
+    let report = dir.path().join("report.json");
+    ginex(&[
+        "epoch",
+        s,
+        "--task",
+        "link",
+        "--negatives",
+        "mixed:0.5",
+        "--edge-order",
+        "blocked:4",
+        "--max-batches",
+        "2",
+        "--batch-size",
+        "16",
+        "--report",
+        p(&report),
+    ])
+    .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        doc["parameters"]["task"],
+        "link (neg 1, binary, negatives mixed:0.5, edge order blocked:4)"
+    );
+}
+
 /// Item 8: a third column is read as an edge weight and dropped, and the
 /// import says so; a fourth is refused.
 #[test]

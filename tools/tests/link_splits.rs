@@ -505,6 +505,7 @@ fn link_epochs_train_on_the_stored_splits() {
             mode: NegMode::Binary,
             undirected,
             exclude: LinkExclude::Own,
+            ..LinkTask::default()
         },
         neg_range: 0..store.num_nodes(),
     };

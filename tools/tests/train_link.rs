@@ -57,6 +57,7 @@ fn link_training_batches_leave_their_own_edges_out_and_are_planned() {
         mode: NegMode::Binary,
         undirected: true,
         exclude: LinkExclude::Own,
+        ..LinkTask::default()
     };
     let mut batches = 0;
     let link = (&positives, task, NegSampling::Corrupt);

@@ -58,11 +58,9 @@ pub fn options(
         early_stop: None,
         device: tch::Device::Cpu,
         target_type: None,
-        neg: 1,
+        link: Default::default(),
         neg_sampling: Default::default(),
-        undirected: false,
         target_relation: None,
-        exclude: Default::default(),
     }
 }
 
