@@ -54,6 +54,7 @@ def main():
 
         ids = torch.from_numpy(np.load(a.seeds))
         labels = features.read("node", None, "label", ids).reshape(-1)
+        ids = ids.to(graph.indices.dtype)  # the sampler wants the graph's id type
         items = gb.ItemSet((ids, labels), names=("seed_nodes", "labels"))
     pipe = gb.ItemSampler(items, batch_size=a.batch_size, shuffle=True)
     pipe = pipe.sample_neighbor(graph, fanouts)

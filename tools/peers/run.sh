@@ -44,6 +44,7 @@ MAX_SEEDS=${MAX_SEEDS:-4096}
 MODES=${MODES:-load train}
 PEERS=${PEERS:-pyg ginex graphbolt}
 ROUNDS=${ROUNDS:-1}
+FIRST_ROUND=${FIRST_ROUND:-1}  # to add rounds to an earlier bench
 RUN_TIMEOUT=${RUN_TIMEOUT:-900}
 # Each cgroup's limit is RUNTIME_MIB (Python, torch and its libraries, the
 # in-memory topology: what every peer needs before it reads a feature; 1 GiB
@@ -67,13 +68,16 @@ setup_pyg() {
     [ -x "$PYG_VENV/bin/python" ] || python3 -m venv "$PYG_VENV"
     "$PYG_VENV/bin/pip" install -q "torch==$TORCH_VERSION" numpy scipy setuptools wheel
     # CPU-only builds (FORCE_ONLY_CPU) against the torch just installed
-    # (--no-build-isolation), the two side by side (torch-sparse does not
-    # need torch-scatter to build, only to import); BUILD_NICE (default 10)
-    # keeps them behind other work on a shared machine.
+    # (--no-build-isolation; --no-cache-dir, or pip's wheel cache would hand
+    # a wheel built against another torch to a new venv), the two side by
+    # side (torch-sparse needs torch-scatter to import, not to build).
+    # BUILD_NICE (default 10): under the kernel's autogroup scheduling it
+    # only orders them against this session's other processes; expect
+    # ~25 CPU-minutes for the 30 translation units.
     local pkg pids=()
     for pkg in torch-scatter==2.1.2 torch-sparse==0.6.18; do
         FORCE_ONLY_CPU=1 nice -n "${BUILD_NICE:-10}" "$PYG_VENV/bin/pip" install -v \
-            --no-build-isolation --no-deps --no-binary "${pkg%%=*}" "$pkg" \
+            --no-build-isolation --no-cache-dir --no-deps --no-binary "${pkg%%=*}" "$pkg" \
             >"$PEERS_DIR/${pkg%%=*}-build.log" 2>&1 &
         pids+=($!)
     done
@@ -173,7 +177,7 @@ one_run() {  # peer mode ratio round
 
 bench() {
     local round ratio mode peer
-    for round in $(seq 1 "$ROUNDS"); do
+    for round in $(seq "$FIRST_ROUND" "$ROUNDS"); do
         for ratio in $RATIOS; do
             for mode in $MODES; do
                 # alternate the order of the peers each round
