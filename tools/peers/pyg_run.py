@@ -11,8 +11,8 @@ PyG user does with a feature matrix larger than memory. PyG samples through
 ``torch-sparse`` (or ``pyg-lib`` where installed).
 
 ``ginex``: ``ginex.pyg.NeighborLoader`` on the store, with ``memory`` =
-the cgroup's limit less what this process already uses after its imports
-(read from its own memory cgroup) less ``--reserve`` (default 128 MiB).
+the cgroup's limit less this process's resident set after its imports
+(VmRSS) less ``--reserve`` (default 128 MiB).
 
 Both: the store's train split (or ``--seeds``) as input nodes, the same fanouts, batch size,
 shuffle, workers and seed. With ``--train`` every batch also takes one
@@ -29,8 +29,23 @@ import time
 import warnings
 
 
+def resident_bytes():
+    """This process's resident set (anonymous and mapped file pages)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
 def cgroup_usage_and_limit():
-    """(usage, limit) bytes of this process's v1 memory cgroup, or v2's."""
+    """(resident bytes of this process, limit of its v1 memory cgroup or
+    v2's). Not the cgroup's usage: that counts reclaimable page cache."""
+    usage, limit = _cgroup_usage_and_limit()
+    return resident_bytes(), limit
+
+
+def _cgroup_usage_and_limit():
     with open("/proc/self/cgroup") as f:
         lines = [l.rstrip("\n").split(":", 2) for l in f]
     for _, ctl, path in lines:
