@@ -142,15 +142,14 @@ np.save('$f', np.sort(np.random.default_rng(0).permutation(t)[:$MAX_SEEDS]))"
 feature_bytes() { stat -c %s "$EXPORT/data/feat.npy"; }
 
 one_run() {  # peer mode ratio round
-    local peer=$1 mode=$2 ratio=$3 round=$4 feat limit py args drop=() seeds
+    local peer=$1 mode=$2 ratio=$3 round=$4 feat limit py args drop=() warm=() seeds
     feat=$(feature_bytes)
     if [ "$ratio" = fits ]; then
         # Everything fits: no squeeze and a warm page cache (both feature
         # files read once first), the steady state of epochs after the first.
         limit=$((feat * 2 + (4 << 30)))
         drop=(--no-drop)
-        cat "$STORE/features.pages" "$EXPORT/preprocessed/data/feat.npy" "$EXPORT/data/feat.npy" \
-            >/dev/null 2>&1 || true
+        warm=("$STORE/features.pages" "$EXPORT/preprocessed/data/feat.npy" "$EXPORT/data/feat.npy")
     else
         limit=$(python3 -c "print(int($feat / $ratio) + ($RUNTIME_MIB << 20))")
     fi
@@ -167,7 +166,11 @@ one_run() {  # peer mode ratio round
     mkdir -p "$PEERS_DIR/runs"
     log "$peer $mode ratio=$ratio round=$round limit=$limit"
     load=$(cut -d' ' -f1-3 /proc/loadavg)
-    flock /work/bench.lock python3 "$TOOLS/cgrun.py" "${drop[@]}" --limit "$limit" --name "peers-$peer" -- \
+    # The warm-up reads happen under the lock too: outside it they would
+    # fill the page cache under another bench's cold run.
+    flock /work/bench.lock bash -c 'for f in "${@:2:$1}"; do cat "$f" >/dev/null 2>&1; done
+        shift $(($1 + 1)); exec "$@"' _ "${#warm[@]}" "${warm[@]}" \
+        python3 "$TOOLS/cgrun.py" "${drop[@]}" --limit "$limit" --name "peers-$peer" -- \
         timeout "$RUN_TIMEOUT" "${py[@]}" "${args[@]}" >"$out" 2>&1 || true
     python3 "$TOOLS/collect.py" --log "$out" --peer "$peer" --mode "$mode" --ratio "$ratio" \
         --round "$round" --load-before "$load" --load-after "$(cut -d' ' -f1-3 /proc/loadavg)" \
