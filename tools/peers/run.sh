@@ -168,7 +168,7 @@ one_run() {  # peer mode ratio round
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     # The warm-up reads happen under the lock too: outside it they would
     # fill the page cache under another bench's cold run.
-    flock /work/bench.lock bash -c 'for f in "${@:2:$1}"; do cat "$f" >/dev/null 2>&1; done
+    flock "${GINEX_BENCH_LOCK:-/tmp/ginex-bench.lock}" bash -c 'for f in "${@:2:$1}"; do cat "$f" >/dev/null 2>&1; done
         shift $(($1 + 1)); exec "$@"' _ "${#warm[@]}" "${warm[@]}" \
         python3 "$TOOLS/cgrun.py" "${drop[@]}" --limit "$limit" --name "peers-$peer" -- \
         timeout "$RUN_TIMEOUT" "${py[@]}" "${args[@]}" >"$out" 2>&1 || true
