@@ -18,7 +18,7 @@ use crate::exec::run_dir::RunDir;
 use crate::format::neighbor_cache::Codec;
 use crate::io::cpu_time::{self, ProcessCpu, Role};
 use crate::sample::link::{LinkEpoch, LinkPositives};
-use crate::sample::neighbor_cache_pick::{NcachePick, Pick, ReadsModel};
+use crate::sample::neighbor_cache_pick::{Pick, ReadsModel};
 use crate::sample::neighbor_cache_reuse::{open_or_build_picked, NcacheOrigin};
 use crate::sample::sampler::EpochSampler;
 use crate::sample::source::NeighborSource;
@@ -88,7 +88,7 @@ pub(crate) fn link_epoch(
 /// seeds (`train`, or the given seed nodes), fanouts and read unit (the
 /// lockstep round, or the superbatch), where the fanouts are one count
 /// per hop for all relations and the batches are node batches; otherwise
-/// (and with `--neighbor-cache-pick degree`) [`Pick::Degree`].
+/// [`Pick::Degree`].
 fn neighbor_cache_pick<'a>(
     store: &Store,
     config: &'a EpochConfig,
@@ -99,9 +99,7 @@ fn neighbor_cache_pick<'a>(
         .resolve(store.schema())?
         .uniform()
         .map(<[i64]>::to_vec);
-    let (NcachePick::Reads, Some(fanouts), None) =
-        (config.neighbor_cache_pick, uniform, &config.link)
-    else {
+    let (Some(fanouts), None) = (uniform, &config.link) else {
         return Ok(Pick::Degree);
     };
     let seeds: &[u64] = match &config.seed_nodes {
@@ -272,13 +270,10 @@ fn run_epoch_inner(
         activity: Some(Default::default()),
         ..GatherOptions::default()
     };
-    // The list reads at their own priority and depth; the feature reads
-    // (`rows`, the staged init's reader) at the gathers'.
+    // The list reads at their own depth; the feature reads (`rows`, the
+    // staged init's reader) at the gathers'.
     let list_options = GatherOptions {
-        priority: config.list_io_priority,
         queue_depth: config.list_queue_depth.max(1),
-        list_yield: (config.list_yield_us > 0)
-            .then(|| std::time::Duration::from_micros(config.list_yield_us)),
         ..options.clone()
     };
     let source = StoreSource::new(

@@ -52,7 +52,7 @@
 //! that ran on after S(0) finished as not hidden. (Run after S(0) instead,
 //! beside the first init's reads, it spares S(0) a core, but its count,
 //! 4 bytes a node, then meets a filling cache and raises the peak memory;
-//! measured in `docs/performance.md`, "Where the reuse prior runs".)
+//! measured in `docs/lab/performance-journal.md`, "Where the reuse prior runs".)
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -154,8 +154,6 @@ struct Inspector<'a> {
     /// The first init goes to the executor as soon as S(0)'s first rounds
     /// fix it ([`GinexOptions::early_first_init`]).
     early_first_init: bool,
-    /// [`EpochConfig::inspector_nice`] of the threads beside the executor.
-    nice: u8,
 }
 
 impl Inspector<'_> {
@@ -378,7 +376,7 @@ impl Feed for Inline<'_, '_> {
 /// E(s), so a superbatch whose init was read ahead whole runs its batches
 /// before the next init is known, and the device idles through them and
 /// the wait for C(s + 1) (random ids at 2.9×: 12 superbatches of 5
-/// batches, every second one; `docs/performance.md`, "The next init known
+/// batches, every second one; `docs/lab/performance-journal.md`, "The next init known
 /// a superbatch earlier"). The prepared superbatch's init and access
 /// summary are what the third costs in memory
 /// ([`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`](crate::exec::plan::PREPARED_AHEAD_BYTES_PER_CACHE_ROW)).
@@ -428,8 +426,6 @@ impl Ahead {
         let (early_tx, early_sent) = (first_init_tx.clone(), first_init_sent.clone());
         scope.spawn(move || {
             let _cpu = RoleGuard::start(Role::Sampling);
-            // (Its sampling workers, started from here, inherit it.)
-            lower_beside_executor(inspector.nice);
             for s in 0..n {
                 if s >= files && done_rx.recv().is_err() {
                     return; // the executor stopped
@@ -450,7 +446,6 @@ impl Ahead {
         });
         scope.spawn(move || {
             let _cpu = RoleGuard::start(Role::Changesets);
-            lower_beside_executor(inspector.nice);
             // The prior, while S(0) samples: its count (4 bytes a node) is
             // gone before the first init's rows fill the cache.
             let mut prior = match inspector.compute_prior() {
@@ -933,7 +928,6 @@ pub(crate) fn run_ginex(
         prior_of: ginex.reuse_prior.then_some(store),
         prior: OnceLock::new(),
         early_first_init: ginex.early_first_init,
-        nice: config.inspector_nice,
     };
     if let Some(prior) = config
         .out_degree_prior
@@ -971,14 +965,6 @@ pub(crate) fn run_ginex(
         };
         drive(feed.as_mut(), &mut executor, n, report)
     })
-}
-
-/// Gives the calling thread (an inspector thread beside the executor) the
-/// nice value `nice`, unless 0.
-fn lower_beside_executor(nice: u8) {
-    if nice > 0 {
-        crate::io::priority::set_thread_nice(nice);
-    }
 }
 
 /// Counts an init's `rows` and its reader's reads (`stats`) in `report`.

@@ -123,7 +123,7 @@ pub fn sample_batch_with(
 /// hop asks `source` for the lists of all the batches' targets at once,
 /// in node order, each list once. A store-backed source then reads a
 /// node's list once for every batch that needs it, and reads neighbouring
-/// segments together (`docs/performance.md`, "Lockstep sampling").
+/// segments together (`docs/lab/performance-journal.md`, "Lockstep sampling").
 ///
 /// `batches`: (seeds, batch seed) of each batch. `chunks` splits each
 /// hop's node-ordered requests into that many runs, drawn in parallel on

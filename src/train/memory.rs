@@ -39,7 +39,7 @@ const ROUND_TO: u64 = 32 << 20;
 /// run's: a SAGE model (hidden 256, 1M × 64 f32 store, 73,834 rows) peaked
 /// 190 MiB above its state in its first step, 242 in its second and 261 in
 /// each of the third to fifth, the heap that later steps allocate in being
-/// the one the earlier steps left (`docs/performance.md`, "The model's
+/// the one the earlier steps left (`docs/lab/performance-journal.md`, "The model's
 /// step, measured in its steady state").
 pub const PROBE_STEPS: usize = 3;
 
