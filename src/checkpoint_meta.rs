@@ -10,16 +10,17 @@
 //! keys are compared with the run's by the trainer (`MUST_MATCH`).
 //!
 //! [`Progress`] is serialized by serde (the trainer flattens it into the
-//! document it writes) but read here key by key: a damaged document is
-//! refused with a message naming the key, what it holds and what was
-//! expected, which serde's messages do not say.
+//! document it writes) and the keys this module checks are read back by
+//! serde too, through `serde_path_to_error`: a damaged document is refused
+//! with a message naming the key that failed, what it holds and what was
+//! expected.
 
 #![deny(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::io::Read;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -75,7 +76,7 @@ pub struct CheckpointMeta {
 /// What a checkpoint's metadata records of its weights file (the
 /// document's `weights` object): the file, its length and its CRC-32, so a
 /// flipped bit or the `.ot` of another epoch or run is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WeightsRecord {
     /// Bytes of the `.ot` file.
     pub bytes: u64,
@@ -261,6 +262,53 @@ pub fn parse_meta(bytes: &[u8], path: &Path) -> Result<CheckpointMeta> {
     parse_value(value, path)
 }
 
+/// The keys of a metadata document [`parse_value`] checks, as serde reads
+/// them (missing or null optional values are None; the configuration keys
+/// stay in [`CheckpointMeta::value`]).
+#[derive(Deserialize)]
+struct Checked {
+    epoch: Option<u64>,
+    best_epoch: Option<u64>,
+    best_valid_acc: Option<f64>,
+    best_test_acc: Option<f64>,
+    evals_since_best: Option<u64>,
+    #[serde(default)]
+    complete: bool,
+    #[serde(default)]
+    stopped_early: bool,
+    task: Option<Task>,
+    /// Checked only for a link task (a node checkpoint's is ignored).
+    decoder: Option<Value>,
+    weights: Option<WeightsRecord>,
+    run_identity: Option<u32>,
+}
+
+/// A checkpoint's `task`.
+#[derive(Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Task {
+    Node,
+    Link,
+}
+
+/// What each key [`Checked`] reads must hold, as the refusal says it.
+const EXPECTED: [(&str, &str); 11] = [
+    ("epoch", "an epoch number (no epoch number)"),
+    ("best_epoch", "an epoch number or null"),
+    ("best_valid_acc", "a number or null"),
+    ("best_test_acc", "a number or null"),
+    ("evals_since_best", "an epoch number or null"),
+    ("complete", "true or false"),
+    ("stopped_early", "true or false"),
+    ("task", "\"node\", \"link\" or null"),
+    ("decoder", "a decoder's name (a link task has one)"),
+    (
+        "weights",
+        "an object {\"bytes\": N, \"crc32\": CRC} (the .ot file's length and CRC-32)",
+    ),
+    ("run_identity", "a CRC-32 (a number below 2^32)"),
+];
+
 /// Validates a metadata document already parsed as JSON.
 pub fn parse_value(value: Value, path: &Path) -> Result<CheckpointMeta> {
     let obj = value.as_object().ok_or_else(|| {
@@ -270,7 +318,11 @@ pub fn parse_value(value: Value, path: &Path) -> Result<CheckpointMeta> {
             "checkpoint metadata is not a JSON object".to_string(),
         )
     })?;
-    let bad = |key: &str, want: &str| {
+    let bad = |key: &str| {
+        let want = EXPECTED
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or("valid", |(_, w)| w);
         Error::corrupt(
             path,
             0,
@@ -280,48 +332,30 @@ pub fn parse_value(value: Value, path: &Path) -> Result<CheckpointMeta> {
             ),
         )
     };
-    let epoch = obj
-        .get("epoch")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| bad("epoch", "an epoch number (no epoch number)"))?;
-    // Optional values: missing or null is None, anything else must be
-    // of the type asked for.
-    let present = |key: &str| obj.get(key).filter(|v| !v.is_null());
-    let opt_u64 = |key: &str| {
-        present(key)
-            .map(|v| {
-                v.as_u64()
-                    .ok_or_else(|| bad(key, "an epoch number or null"))
-            })
-            .transpose()
-    };
-    let opt_f64 = |key: &str| {
-        present(key)
-            .map(|v| v.as_f64().ok_or_else(|| bad(key, "a number or null")))
-            .transpose()
-    };
-    let flag = |key: &str| match obj.get(key) {
-        None => Ok(false),
-        Some(v) => v.as_bool().ok_or_else(|| bad(key, "true or false")),
-    };
+    let c: Checked =
+        serde_path_to_error::deserialize(&value).map_err(|e| match e.path().iter().next() {
+            Some(serde_path_to_error::Segment::Map { key }) => bad(key),
+            _ => Error::corrupt(path, 0, format!("checkpoint metadata: {}", e.inner())),
+        })?;
+    let epoch = c.epoch.ok_or_else(|| bad("epoch"))?;
     let progress = Progress {
-        best_epoch: opt_u64("best_epoch")?,
-        best_valid: opt_f64("best_valid_acc")?,
-        best_test: opt_f64("best_test_acc")?,
-        evals_since_best: opt_u64("evals_since_best")?.unwrap_or(0),
-        complete: flag("complete")?,
-        stopped_early: flag("stopped_early")?,
+        best_epoch: c.best_epoch,
+        best_valid: c.best_valid_acc,
+        best_test: c.best_test_acc,
+        evals_since_best: c.evals_since_best.unwrap_or(0),
+        complete: c.complete,
+        stopped_early: c.stopped_early,
     };
-    let link_decoder = match present("task").map(Value::as_str) {
-        None | Some(Some("node")) => None,
-        Some(Some("link")) => Some(
-            present("decoder")
+    let link_decoder = match c.task {
+        None | Some(Task::Node) => None,
+        Some(Task::Link) => Some(
+            c.decoder
+                .as_ref()
                 .and_then(Value::as_str)
                 .filter(|d| !d.is_empty() && d.len() <= 64)
-                .ok_or_else(|| bad("decoder", "a decoder's name (a link task has one)"))?
+                .ok_or_else(|| bad("decoder"))?
                 .to_string(),
         ),
-        Some(_) => return Err(bad("task", "\"node\", \"link\" or null")),
     };
     if let Some(best) = progress.best_epoch {
         if best > epoch {
@@ -334,47 +368,23 @@ pub fn parse_value(value: Value, path: &Path) -> Result<CheckpointMeta> {
             ));
         }
     }
-    let weights = match present("weights") {
-        None => None,
-        Some(w) => {
-            let field = |k: &str| w.get(k).and_then(Value::as_u64);
-            match (
-                field("bytes"),
-                field("crc32").and_then(|c| u32::try_from(c).ok()),
-            ) {
-                (Some(bytes), Some(crc32)) => Some(WeightsRecord { bytes, crc32 }),
-                _ => return Err(bad(
-                    "weights",
-                    "an object {\"bytes\": N, \"crc32\": CRC} (the .ot file's length and CRC-32)",
-                )),
-            }
+    if let Some(recorded) = c.run_identity {
+        let computed = run_identity(&value);
+        if recorded != computed {
+            return Err(Error::corrupt(
+                path,
+                0,
+                format!(
+                    "checkpoint metadata: run_identity {recorded:08x} does not match its store and model keys ({computed:08x}): the document was edited or damaged"
+                ),
+            ));
         }
-    };
-    let identity = match present("run_identity") {
-        None => None,
-        Some(v) => {
-            let recorded = v
-                .as_u64()
-                .and_then(|c| u32::try_from(c).ok())
-                .ok_or_else(|| bad("run_identity", "a CRC-32 (a number below 2^32)"))?;
-            let computed = run_identity(&value);
-            if recorded != computed {
-                return Err(Error::corrupt(
-                    path,
-                    0,
-                    format!(
-                        "checkpoint metadata: run_identity {recorded:08x} does not match its store and model keys ({computed:08x}): the document was edited or damaged"
-                    ),
-                ));
-            }
-            Some(recorded)
-        }
-    };
+    }
     Ok(CheckpointMeta {
         epoch,
         progress,
-        weights,
-        identity,
+        weights: c.weights,
+        identity: c.run_identity,
         link_decoder,
         value,
     })

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// root (`crate::Name` of a re-exported item); modules of one layer do not
 /// name each other.
 const LAYERS: &[&[&str]] = &[
-    &["error", "progress", "rng", "hash", "id_set"],
+    &["error", "progress", "rng", "id_set"],
     &["format", "checkpoint_meta", "link_metrics", "size"],
     &["io"],
     &["store"],

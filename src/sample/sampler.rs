@@ -29,7 +29,7 @@
 
 use rayon::prelude::*;
 
-use crate::hash::FxMap;
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::format::runtime::{
@@ -235,7 +235,7 @@ pub fn sample_keyed(
 /// A batch while it is sampled.
 struct Growing {
     /// Local index of every node sampled so far.
-    local: FxMap<u64, u32>,
+    local: FxHashMap<u64, u32>,
     /// Every node sampled so far, seeds first.
     ids: Vec<u64>,
     num_seeds: usize,
@@ -245,7 +245,7 @@ struct Growing {
 
 impl Growing {
     fn new(seeds: &[u64], n: u64) -> Result<Self> {
-        let mut local: FxMap<u64, u32> = FxMap::default();
+        let mut local: FxHashMap<u64, u32> = FxHashMap::default();
         let mut ids: Vec<u64> = Vec::with_capacity(seeds.len() * 4);
         for &s in seeds {
             if s >= n {

@@ -616,11 +616,11 @@ impl Gatherer {
         let (width, page) = (store.index_width().bytes() as u64, PAGE_SIZE as u64);
         let cap = self.chunk_bytes as u64;
         let gap = self.merge_gap_pages.unwrap_or(0) * page;
-        let mut in_group = crate::hash::FxMap::<usize, ()>::default();
+        let mut in_group = rustc_hash::FxHashSet::<usize>::default();
         let (mut start, mut bytes) = (0usize, 0u64);
         for (i, &v) in nodes.iter().enumerate() {
             let s = segments.partition_point(|seg| seg.end_node() <= v);
-            if in_group.contains_key(&s) {
+            if in_group.contains(&s) {
                 continue;
             }
             // What reading the segment adds at most: its pages, a
@@ -635,7 +635,7 @@ impl Gatherer {
                 (start, bytes) = (i, 0);
                 in_group.clear();
             }
-            in_group.insert(s, ());
+            in_group.insert(s);
             bytes += more;
         }
         self.read_group(store, &nodes[start..], &mut |k, list| {
