@@ -62,10 +62,10 @@ use crate::error::{Error, Result};
 use crate::exec::cache_split::{
     choose_split, neighbor_budget, ProbeAccesses, SplitBasis, SplitNodes, DEFAULT_NEIGHBOR_SHARE,
 };
+use crate::exec::config::Pipeline;
 use crate::exec::config::{CacheConfig, Lockstep};
 use crate::exec::list_bound;
 use crate::exec::lockstep::LockstepPlan;
-use crate::exec::pipeline::Pipeline;
 use crate::exec::superbatch_fit::{fits, worth_fitting, DistinctGrowth, MIN_FITTED_SUPERBATCH};
 use crate::sample::sampler::EpochSampler;
 use crate::store::Store;
@@ -666,7 +666,7 @@ pub const PROBE_BATCHES: u64 = 2;
 /// `extra_bytes` is what the caller needs beside the data path.
 pub fn plan_epoch(
     store: &Store,
-    config: &crate::exec::epoch::EpochConfig,
+    config: &crate::exec::config::EpochConfig,
     memory: u64,
     explicit: ExplicitSizes,
     extra_bytes: u64,
@@ -679,7 +679,7 @@ pub fn plan_epoch(
 /// flight): `extra_bytes(&working_set)`.
 pub fn plan_epoch_with(
     store: &Store,
-    config: &crate::exec::epoch::EpochConfig,
+    config: &crate::exec::config::EpochConfig,
     memory: u64,
     explicit: ExplicitSizes,
     extra_bytes: &dyn Fn(&WorkingSet) -> u64,
@@ -687,8 +687,9 @@ pub fn plan_epoch_with(
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
-    let link = crate::exec::epoch::link_epoch(&source, store, config)?;
-    let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train, link.as_ref())?;
+    let link = crate::exec::sampler::link_epoch(&source, store, config)?;
+    let sampler =
+        crate::exec::sampler::make_sampler(&source, store, config, &train, link.as_ref())?;
     let mut probe = ProbeAccesses::default();
     // The split needs the out-degrees (read, or on a store before v1.10 a
     // pass over the topology) where the

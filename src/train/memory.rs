@@ -189,7 +189,7 @@ fn first_batch(
 ) -> Result<crate::train::trainer::TrainBatch> {
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
-    let sampler = crate::exec::epoch::make_sampler(&source, store, data, seeds, None)?;
+    let sampler = crate::exec::sampler::make_sampler(&source, store, data, seeds, None)?;
     let sampled = sampler.sample(0)?;
     let mut rows = vec![0u8; sampled.ids.len() * store.layout().row_bytes()];
     store.read_feature_rows(&sampled.ids, &mut rows)?;
