@@ -149,10 +149,10 @@ pub mod internals;
 
 // The crate's own paths (`crate::store::…`) name the same modules.
 pub(crate) use internals::{
-    cache, error, exec, export, format, import, inspect, io, sample, size, store,
+    cache, checkpoint_meta, error, exec, export, format, import, inspect, io, sample, size, store,
 };
 #[cfg(feature = "train")]
-pub(crate) use internals::{checkpoint_meta, link_metrics, train};
+pub(crate) use internals::{link_metrics, train};
 
 // Internal only.
 pub(crate) mod id_set;

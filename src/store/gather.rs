@@ -475,13 +475,13 @@ impl Gatherer {
                         .iter()
                         .find(|&&(r, _)| r == run)
                         .map_or(0, |&(_, pos)| pos);
-                    return Err(Error::ChecksumMismatch {
-                        path: store.path_of(FileKind::FeaturePages),
-                        region: format!("feature page {p} (holding node {})", ids[pos]),
-                        offset: FeatureLayout::page_offset(p),
+                    return Error::check_crc(
+                        &store.path_of(FileKind::FeaturePages),
+                        format_args!("feature page {p} (holding node {})", ids[pos]),
+                        FeatureLayout::page_offset(p),
                         expected,
                         got,
-                    });
+                    );
                 }
                 Ok(())
             };
