@@ -152,7 +152,7 @@ pub(crate) use internals::{
     cache, checkpoint_meta, error, exec, export, format, import, inspect, io, sample, size, store,
 };
 #[cfg(feature = "train")]
-pub(crate) use internals::{link_metrics, train};
+pub(crate) use internals::{link_metrics, train, verify};
 
 // Internal only.
 pub(crate) mod id_set;
