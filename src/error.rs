@@ -179,10 +179,12 @@ impl Error {
 
     /// Ok when a region's stored checksum `expected` equals the one
     /// computed, `got`; else [`Error::ChecksumMismatch`] naming the file,
-    /// the region and where it starts.
+    /// the region and where it starts (the region's name is formatted
+    /// only then: pass `format_args!`). Every CRC comparison of the
+    /// library goes through here.
     pub(crate) fn check_crc(
         path: &Path,
-        region: &str,
+        region: impl std::fmt::Display,
         offset: u64,
         expected: u32,
         got: u32,
@@ -192,7 +194,7 @@ impl Error {
         }
         Err(Error::ChecksumMismatch {
             path: path.to_path_buf(),
-            region: region.into(),
+            region: region.to_string(),
             offset,
             expected,
             got,

@@ -129,9 +129,8 @@
 //! * `checkpoint_meta` — the trainer's checkpoint metadata, parsed without tch.
 //! * `link_metrics` — link-prediction metrics (AUC, AP, MRR, Hits@K), without tch.
 //! * `verify` — verification of any file ginex writes, by its kind.
-//! * [`progress`], `size`, `rng`, `hash` — progress reporting to a sink
-//!   the application installs, byte-size parsing, seeded random streams,
-//!   the integer-key hash.
+//! * [`progress`], `size`, `rng` — progress reporting to a sink the
+//!   application installs, byte-size parsing, seeded random streams.
 //!
 //! The command-line tools are a separate crate (`tools/`, `ginex-cli`) that
 //! depends on this one, so embedding ginex pulls in no argument parser or
@@ -150,13 +149,12 @@ pub mod internals;
 
 // The crate's own paths (`crate::store::…`) name the same modules.
 pub(crate) use internals::{
-    cache, error, exec, export, format, import, inspect, io, sample, size, store,
+    cache, checkpoint_meta, error, exec, export, format, import, inspect, io, sample, size, store,
 };
 #[cfg(feature = "train")]
-pub(crate) use internals::{checkpoint_meta, link_metrics, train};
+pub(crate) use internals::{link_metrics, train, verify};
 
 // Internal only.
-pub(crate) mod hash;
 pub(crate) mod id_set;
 mod loader;
 pub(crate) mod rng;

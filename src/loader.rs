@@ -459,7 +459,7 @@ impl<'s> LoaderBuilder<'s> {
                 let options = crate::store::gather::GatherOptions::default();
                 let source = crate::sample::source::StoreSource::new(store, None, &options)?;
                 let (positives, undirected) =
-                    crate::exec::epoch::link_positives(store, &source, task.undirected)?;
+                    crate::exec::sampler::link_positives(store, &source, task.undirected)?;
                 task.undirected = undirected;
                 Some(positives)
             }

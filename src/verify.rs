@@ -1,9 +1,12 @@
 //! Verification of any file ginex writes, by its header's kind: a store
 //! directory through [`Store::verify`](crate::store::Store::verify), a
-//! runtime file record by record, a neighbor cache list by list.
+//! runtime file record by record, a neighbor cache list by list; and a
+//! training checkpoint (no common header: its metadata records its
+//! weights' length and CRC), [`verify_dir`].
 
 use std::path::{Path, PathBuf};
 
+use crate::checkpoint_meta::{read_latest_file, read_meta_file, CheckpointMeta, WeightsRecord};
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::neighbor_cache::Codec;
@@ -232,4 +235,245 @@ fn superbatch_of_name(name: &str) -> Option<u64> {
         .strip_suffix(".samples")
         .or_else(|| rest.strip_suffix(".changes"))?;
     digits.parse().ok()
+}
+
+/// Length and CRC-32 of the file `path`, streamed.
+pub fn weights_of_file(path: &Path) -> Result<WeightsRecord> {
+    let file = open(path)?;
+    let bytes = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    let crc32 = crate::io::read::stream_crc(&file, path, 0, bytes, |_, _| Ok(()))?;
+    Ok(WeightsRecord { bytes, crc32 })
+}
+
+/// What [`verify_checkpoint`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedCheckpoint {
+    /// The checkpoint's name (`epoch-NNNNN`).
+    pub stem: String,
+    /// Its metadata.
+    pub meta: CheckpointMeta,
+    /// Whether the weights were checked against a recorded CRC (false for a
+    /// checkpoint saved before format 3: see [`NO_WEIGHTS_CRC`]).
+    pub weights_checked: bool,
+}
+
+/// What is said of a checkpoint saved before its metadata recorded the
+/// weights' CRC (format 3): accepted, its weights unverified.
+pub const NO_WEIGHTS_CRC: &str = "its metadata carries no CRC of its weights (saved by a ginex before checkpoint format 3), so its .ot is not verified; every checkpoint saved from now on carries one (train one more epoch with --resume, or retrain, to have it verified)";
+
+/// Verifies checkpoint `stem` of `dir`: its metadata parses, is the
+/// metadata of that epoch, its run identity matches its keys, and its
+/// `.ot` has the length and CRC-32 the metadata records. A damaged `.ot`,
+/// or one of another epoch or run put in its place, is refused.
+pub fn verify_checkpoint(dir: &Path, stem: &str) -> Result<VerifiedCheckpoint> {
+    let json = dir.join(format!("{stem}.json"));
+    let meta = read_meta_file(&json)?;
+    let named: Option<u64> = stem.strip_prefix("epoch-").and_then(|d| d.parse().ok());
+    if named != Some(meta.epoch) {
+        return Err(Error::corrupt(
+            &json,
+            0,
+            format!(
+                "this is the metadata of epoch {}, not of {stem}: a checkpoint file of another epoch was put in its place",
+                meta.epoch
+            ),
+        ));
+    }
+    let Some(want) = meta.weights else {
+        return Ok(VerifiedCheckpoint {
+            stem: stem.to_string(),
+            meta,
+            weights_checked: false,
+        });
+    };
+    let ot = dir.join(format!("{stem}.ot"));
+    let got = weights_of_file(&ot)?;
+    if got != want {
+        return Err(Error::corrupt(
+            &ot,
+            0,
+            format!(
+                "the weights do not match their metadata {}: it records {} bytes with CRC-32 {:08x}, the file has {} bytes with CRC-32 {:08x}; the file is damaged, or is the .ot of another epoch or run. Restore it from a backup, or start the run again (train without --resume, with --overwrite)",
+                json.display(),
+                want.bytes,
+                want.crc32,
+                got.bytes,
+                got.crc32
+            ),
+        ));
+    }
+    Ok(VerifiedCheckpoint {
+        stem: stem.to_string(),
+        meta,
+        weights_checked: true,
+    })
+}
+
+/// Verifies a checkpoint directory as `train --resume` and `predict` use
+/// it: the checkpoint `LATEST` names and, when the run recorded a best
+/// epoch other than the latest, that one too ([`verify_checkpoint`]), and
+/// that both are of one run (the same run identity). Latest first.
+pub fn verify_dir(dir: &Path) -> Result<Vec<VerifiedCheckpoint>> {
+    let latest_path = dir.join("LATEST");
+    let stem = read_latest_file(&latest_path)?.ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "{} holds no checkpoint (no LATEST file)",
+            dir.display()
+        ))
+    })?;
+    let latest = verify_checkpoint(dir, &stem)?;
+    let (epoch, best, identity) = (
+        latest.meta.epoch,
+        latest.meta.progress.best_epoch,
+        latest.meta.identity,
+    );
+    let mut out = vec![latest];
+    if let Some(best) = best.filter(|&b| b != epoch) {
+        let v = verify_checkpoint(dir, &format!("epoch-{best:05}"))?;
+        if let (Some(a), Some(b)) = (identity, v.meta.identity) {
+            if a != b {
+                return Err(Error::corrupt(
+                    dir.join(format!("{}.json", v.stem)),
+                    0,
+                    format!(
+                        "the best checkpoint {} is of another run than the latest, {stem} (run identity {b:08x}, not {a:08x}): the directory mixes two runs' files",
+                        v.stem
+                    ),
+                ));
+            }
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::checkpoint_meta::{parse_value, run_identity};
+    use serde_json::Value;
+
+    const META: &str = r#"{"format": 2, "epoch": 4, "model": "sage", "best_epoch": 3,
+        "best_valid_acc": 0.5, "best_test_acc": null, "evals_since_best": 1,
+        "complete": false, "stopped_early": false}"#;
+
+    /// A checkpoint `epoch-{epoch:05}` in `dir` as `save_checkpoint` seals
+    /// it: `weights` bytes as its `.ot`, their record and the run identity
+    /// in its metadata (`extra` keys added before sealing).
+    fn sealed(dir: &Path, epoch: u64, weights: &[u8], extra: Value) -> Value {
+        let stem = format!("epoch-{epoch:05}");
+        let ot = dir.join(format!("{stem}.ot"));
+        std::fs::write(&ot, weights).unwrap();
+        let mut doc = serde_json::json!({"format": 3, "epoch": epoch, "model": "sage",
+            "hidden": 8, "layers": 2, "seed": 1, "store_manifest_crc": 7, "store_nodes": 40});
+        for (k, v) in extra.as_object().unwrap() {
+            doc[k] = v.clone();
+        }
+        doc["weights"] = serde_json::to_value(weights_of_file(&ot).unwrap()).unwrap();
+        doc["run_identity"] = run_identity(&doc).into();
+        std::fs::write(
+            dir.join(format!("{stem}.json")),
+            serde_json::to_vec(&doc).unwrap(),
+        )
+        .unwrap();
+        doc
+    }
+
+    #[test]
+    fn a_checkpoint_proves_its_weights_and_its_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        sealed(d, 1, &[1u8; 300], serde_json::json!({}));
+        sealed(d, 2, &[2u8; 300], serde_json::json!({"best_epoch": 1}));
+        std::fs::write(d.join("LATEST"), "epoch-00002").unwrap();
+        let v = verify_dir(d).unwrap();
+        assert_eq!(v.len(), 2, "the latest and the best");
+        assert!(v.iter().all(|c| c.weights_checked));
+        assert_eq!(
+            (v[0].stem.as_str(), v[1].stem.as_str()),
+            ("epoch-00002", "epoch-00001")
+        );
+
+        // A flipped bit in the latest weights.
+        let ot = d.join("epoch-00002.ot");
+        let mut bytes = std::fs::read(&ot).unwrap();
+        bytes[150] ^= 0x10;
+        std::fs::write(&ot, &bytes).unwrap();
+        let err = verify_dir(d).unwrap_err().to_string();
+        assert!(
+            err.contains("epoch-00002.ot")
+                && err.contains("the weights do not match their metadata"),
+            "{err}"
+        );
+        // The .ot of another epoch (same length) put in its place.
+        std::fs::copy(d.join("epoch-00001.ot"), &ot).unwrap();
+        let err = verify_checkpoint(d, "epoch-00002").unwrap_err().to_string();
+        assert!(err.contains("another epoch or run"), "{err}");
+        bytes[150] ^= 0x10;
+        std::fs::write(&ot, &bytes).unwrap();
+        verify_dir(d).unwrap();
+
+        // The .json of another epoch in its place.
+        std::fs::copy(d.join("epoch-00001.json"), d.join("epoch-00002.json")).unwrap();
+        let err = verify_checkpoint(d, "epoch-00002").unwrap_err().to_string();
+        assert!(
+            err.contains("metadata of epoch 1, not of epoch-00002"),
+            "{err}"
+        );
+
+        // The best epoch of another run (another seed: another identity).
+        sealed(d, 2, &bytes, serde_json::json!({"best_epoch": 1}));
+        sealed(d, 1, &[1u8; 300], serde_json::json!({"seed": 9}));
+        let err = verify_dir(d).unwrap_err().to_string();
+        assert!(err.contains("of another run than the latest"), "{err}");
+    }
+
+    #[test]
+    fn edited_identity_and_bad_weights_records_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut doc = sealed(dir.path(), 3, b"w", serde_json::json!({}));
+        doc["hidden"] = 64.into();
+        let err = parse_value(doc, Path::new("m.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("run_identity") && err.contains("edited"),
+            "{err}"
+        );
+        for w in [
+            serde_json::json!(5),
+            serde_json::json!({"bytes": 1}),
+            serde_json::json!({"bytes": 1, "crc32": 1u64 << 32}),
+        ] {
+            let doc = serde_json::json!({"epoch": 1, "weights": w});
+            let err = parse_value(doc, Path::new("m.json"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("\"weights\""), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_without_a_weights_crc_is_accepted_unverified() {
+        // Format 2 (before the weights record): accepted, said unverified.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("epoch-00000.ot"), b"old weights").unwrap();
+        std::fs::write(
+            d.join("epoch-00000.json"),
+            META.replace("\"epoch\": 4", "\"epoch\": 0")
+                .replace("\"best_epoch\": 3", "\"best_epoch\": 0"),
+        )
+        .unwrap();
+        std::fs::write(d.join("LATEST"), "epoch-00000\n").unwrap();
+        let v = verify_dir(d).unwrap();
+        assert_eq!(v.len(), 1);
+        assert!(!v[0].weights_checked);
+        assert_eq!(v[0].meta.weights, None);
+        assert!(NO_WEIGHTS_CRC.contains("not verified"));
+    }
 }

@@ -462,36 +462,30 @@ fn sequential_passes_give_identical_batches() {
     }
 }
 
-/// The list reads' priority and depth change when the device serves them,
-/// never what is read: every policy's batches, misses and list reads are
-/// the same with `idle` at depth 1 (and the inspector's threads at nice
-/// 10, list reads yielding to feature reads for up to 0.5 ms) as with
-/// `normal` at the default depth.
+/// The list reads' depth changes when the device serves them, never what
+/// is read: every policy's batches, misses and list reads are the same at
+/// depth 1 as at the default depth.
 /// Under `--pipeline full` the report counts list reads issued beside a
 /// feature read (at most all of them); a policy without an inspector
 /// samples between its gathers, so none of its are.
 #[test]
-fn list_read_priority_and_depth_give_identical_batches() {
-    use ginex::internals::io::IoPriority;
+fn list_read_depth_gives_identical_batches() {
     let (dir, store) = common::small_epoch_store();
     for policy in [Policy::Ginex, Policy::Degree, Policy::Lru] {
         let mut cfg = common::epoch_config(policy, &dir.path().join("runs"));
         // Every list read from the store (no neighbor cache in front).
         cfg.neighbor_cache_bytes = 0;
-        let (normal, seen_normal) = run(&store, &cfg);
-        cfg.list_io_priority = IoPriority::Idle;
+        let (deep, seen_deep) = run(&store, &cfg);
         cfg.list_queue_depth = 1;
-        cfg.inspector_nice = 10;
-        cfg.list_yield_us = 500;
-        let (idle, seen_idle) = run(&store, &cfg);
-        assert_eq!(seen_idle, seen_normal, "{policy:?}");
-        assert_eq!(idle.misses(), normal.misses(), "{policy:?}");
+        let (shallow, seen_shallow) = run(&store, &cfg);
+        assert_eq!(seen_shallow, seen_deep, "{policy:?}");
+        assert_eq!(shallow.misses(), deep.misses(), "{policy:?}");
         assert_eq!(
-            (idle.list_reads, idle.list_bytes_read),
-            (normal.list_reads, normal.list_bytes_read),
+            (shallow.list_reads, shallow.list_bytes_read),
+            (deep.list_reads, deep.list_bytes_read),
             "{policy:?}"
         );
-        for r in [&normal, &idle] {
+        for r in [&deep, &shallow] {
             assert!(r.list_reads > 0, "{policy:?}: {}", r.list_reads);
             assert!(r.list_reads_beside_gathers <= r.list_reads, "{policy:?}");
             assert!(

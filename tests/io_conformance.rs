@@ -15,7 +15,7 @@ use ginex::internals::import::synth::SynthParams;
 use ginex::internals::io::aligned::AlignedBuf;
 use ginex::internals::io::fault::FaultPlan;
 use ginex::internals::io::page_reader::ReadOp;
-use ginex::internals::io::{make_reader, Backend, IoPriority};
+use ginex::internals::io::{make_reader, Backend};
 use ginex::internals::store::gather::{GatherOptions, Gatherer};
 use ginex::internals::store::read_cost::{ReadCostModel, SequentialReads};
 use ginex::internals::store::row_targets::RowTargets;
@@ -53,8 +53,6 @@ struct Config {
     merge: Option<u64>,
     /// Sequential passes over a gather's span.
     seq: SequentialReads,
-    /// The reads' I/O priority.
-    priority: IoPriority,
 }
 
 impl Config {
@@ -83,11 +81,6 @@ fn configs() -> Vec<Config> {
         chunk,
         merge,
         seq: SequentialReads::Auto,
-        priority: IoPriority::Normal,
-    };
-    let idle = |backend, direct, qd, chunk, merge| Config {
-        priority: IoPriority::Idle,
-        ..c(backend, direct, qd, chunk, merge)
     };
     let scan = |backend, chunk| Config {
         seq: SequentialReads::Always,
@@ -100,9 +93,8 @@ fn configs() -> Vec<Config> {
         c(Backend::Uring, true, 64, 16 << 20, None),
         c(Backend::Uring, false, 3, 16 << 20, Some(40)),
         c(Backend::Uring, true, 8, 5 * 4096, Some(3)),
-        idle(Backend::Uring, true, 64, 16 << 20, Some(3)),
-        idle(Backend::Uring, false, 4, 5 * 4096, None),
-        idle(Backend::Pread, true, 3, 16 << 20, Some(3)),
+        c(Backend::Uring, false, 4, 5 * 4096, None),
+        c(Backend::Pread, true, 3, 16 << 20, Some(3)),
         c(Backend::Pread, true, 4, 16 << 20, Some(0)),
         c(Backend::Pread, false, 1, 16 << 20, None),
         c(Backend::Pread, true, 3, 3 * 4096, Some(3)),
@@ -118,16 +110,9 @@ fn gatherer(s: &Store, c: Config, faults: Arc<FaultPlan>) -> Gatherer {
         merge_gap_pages: c.merge,
         sequential_reads: c.seq,
         read_cost: ReadCostModel::default(),
-        priority: c.priority,
         activity: None,
-        list_yield: None,
     };
-    let g = Gatherer::new(s, &opts).unwrap().with_chunk_bytes(c.chunk);
-    // io_uring marks its reads (the kernel accepts the idle class from
-    // anyone); pread cannot.
-    let marked = c.priority != IoPriority::Normal && c.backend == Backend::Uring;
-    assert_eq!(g.priority_applied(), marked, "{c:?}");
-    g
+    Gatherer::new(s, &opts).unwrap().with_chunk_bytes(c.chunk)
 }
 
 /// Deterministic pseudo-random ids, with duplicates and neighbours.
@@ -332,7 +317,6 @@ fn merged_reads_give_the_same_rows_in_fewer_reads() {
         chunk: 16 << 20,
         merge: None,
         seq: SequentialReads::Never,
-        priority: IoPriority::Normal,
     };
     for gap in [0u64, 1, 3, 200] {
         let mut plain = gatherer(&s, base, Arc::default());
@@ -572,9 +556,7 @@ fn sequential_passes_give_the_same_rows_where_the_cost_model_prices_them_lower()
             merge_gap_pages: Some(0),
             sequential_reads: seq,
             read_cost,
-            priority: IoPriority::Normal,
             activity: None,
-            list_yield: None,
         };
         Gatherer::new(&s, &opts).unwrap()
     };

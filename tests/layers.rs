@@ -3,8 +3,10 @@
 //! never one beside or above it. This is what splitting the library into
 //! one crate per layer would make the compiler check (docs/design.md says
 //! why the library stays one crate); ARCHITECTURE.md draws the same
-//! layers. Test modules (`#[cfg(test)] mod …`) and comments are not
-//! checked: a test may use anything.
+//! layers. Inside a folder the same holds without layers: the files and
+//! subfolders of one folder name each other without a circle (the second
+//! test). Test modules (`#[cfg(test)] mod …`, `tests.rs`) and comments are
+//! not checked: a test may use anything.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// root (`crate::Name` of a re-exported item); modules of one layer do not
 /// name each other.
 const LAYERS: &[&[&str]] = &[
-    &["error", "progress", "rng", "hash", "id_set"],
+    &["error", "progress", "rng", "id_set"],
     &["format", "checkpoint_meta", "link_metrics", "size"],
     &["io"],
     &["store"],
@@ -149,6 +151,222 @@ fn violations(src: &Path) -> Vec<String> {
         }
     }
     bad
+}
+
+/// The module path of a file of `src/`: `src/exec/plan.rs` and
+/// `src/exec/plan/mod.rs` are `exec::plan`, `src/lib.rs` is the root.
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).expect("a file under src/");
+    let mut path: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = path.pop() {
+        let stem = last.strip_suffix(".rs").unwrap_or(&last).to_string();
+        if !matches!(stem.as_str(), "mod" | "lib") {
+            path.push(stem);
+        }
+    }
+    path
+}
+
+/// Every path named in `code` from the crate root, as its segments:
+/// `crate::a::{b, c::d}` gives `a::b` and `a::c::d`; `super::x` in the
+/// file of module `own` is resolved against its parent.
+fn named_paths(code: &str, own: &[String]) -> Vec<Vec<String>> {
+    fn ident(s: &str) -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    }
+    // The paths of a `use` tree starting at `s` (after `prefix::`).
+    fn tree(s: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        let mut path = prefix.to_vec();
+        let mut rest = s.trim_start();
+        loop {
+            if let Some(group) = rest.strip_prefix('{') {
+                let mut depth = 0usize;
+                let mut start = 0usize;
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => {
+                            tree(&group[start..i], &path, out);
+                            return;
+                        }
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            tree(&group[start..i], &path, out);
+                            start = i + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                return;
+            }
+            let name = ident(rest);
+            if name.is_empty() {
+                break;
+            }
+            rest = &rest[name.len()..];
+            path.push(name);
+            match rest.strip_prefix("::") {
+                Some(r) => rest = r,
+                None => break,
+            }
+        }
+        out.push(path);
+    }
+    let mut out = Vec::new();
+    for (marker, base) in [
+        ("crate::", Vec::new()),
+        ("super::", own[..own.len().saturating_sub(1)].to_vec()),
+    ] {
+        let mut rest = code;
+        while let Some(at) = rest.find(marker) {
+            let before = rest[..at].chars().next_back();
+            rest = &rest[at + marker.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
+                continue; // `$crate::`, `super::super::` or part of a longer name
+            }
+            tree(rest, &base, &mut out);
+        }
+    }
+    out
+}
+
+/// The circles among the files and subfolders of each folder of `src`:
+/// `a.rs` (or `a/`) names `b` of the same folder and `b` names `a`, or a
+/// longer ring. One line per circle, `folder: a → b → a`.
+fn folder_circles(src: &Path) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    // folder → child → children of the same folder it names.
+    let mut edges: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let mut children: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    let modules: Vec<Vec<String>> = files.iter().map(|f| module_path(src, f)).collect();
+    for m in &modules {
+        for i in 0..m.len() {
+            children
+                .entry(m[..i].to_vec())
+                .or_default()
+                .insert(m[i].clone());
+        }
+    }
+    for (file, own) in files.iter().zip(&modules) {
+        if file.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("read a source file");
+        for (_, code) in code_lines(&text) {
+            for path in named_paths(&code, own) {
+                let shared = own.iter().zip(&path).take_while(|(a, b)| a == b).count();
+                let (Some(from), Some(to)) = (own.get(shared), path.get(shared)) else {
+                    continue; // a parent naming its child, or a child its parent
+                };
+                let folder = own[..shared].to_vec();
+                if children.get(&folder).is_some_and(|c| c.contains(to)) {
+                    edges
+                        .entry(folder)
+                        .or_default()
+                        .entry(from.clone())
+                        .or_default()
+                        .insert(to.clone());
+                }
+            }
+        }
+    }
+    let mut circles = Vec::new();
+    for (folder, graph) in &edges {
+        // Depth-first search; a node on the current path reached again
+        // closes a circle.
+        fn visit(
+            node: &str,
+            graph: &BTreeMap<String, BTreeSet<String>>,
+            path: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+            found: &mut Vec<Vec<String>>,
+        ) {
+            if let Some(at) = path.iter().position(|p| p == node) {
+                let mut ring = path[at..].to_vec();
+                ring.push(node.to_string());
+                found.push(ring);
+                return;
+            }
+            if !done.insert(node.to_string()) {
+                return;
+            }
+            path.push(node.to_string());
+            for next in graph.get(node).into_iter().flatten() {
+                visit(next, graph, path, done, found);
+            }
+            path.pop();
+        }
+        let mut done = BTreeSet::new();
+        let mut found = Vec::new();
+        for start in graph.keys() {
+            visit(start, graph, &mut Vec::new(), &mut done, &mut found);
+        }
+        let name = if folder.is_empty() {
+            "src".to_string()
+        } else {
+            format!("src/{}", folder.join("/"))
+        };
+        for ring in found {
+            circles.push(format!("{name}: {}", ring.join(" → ")));
+        }
+    }
+    circles
+}
+
+#[test]
+fn no_folder_has_a_circle_of_imports() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let circles = folder_circles(&src);
+    assert!(
+        circles.is_empty(),
+        "files of one folder that name each other in a circle (split the shared part into a file both name):\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn the_circle_check_sees_rings_through_groups_super_and_subfolders() {
+    let own = ["exec".to_string(), "plan".to_string()];
+    assert_eq!(
+        named_paths("use crate::exec::{epoch::run, config::{A, B}};", &own),
+        [
+            vec!["exec", "epoch", "run"],
+            vec!["exec", "config", "A"],
+            vec!["exec", "config", "B"]
+        ]
+    );
+    assert_eq!(
+        named_paths("super::lockstep::x", &own),
+        [vec!["exec", "lockstep", "x"]]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let exec = dir.path().join("exec");
+    std::fs::create_dir_all(exec.join("plan")).unwrap();
+    std::fs::write(
+        exec.join("mod.rs"),
+        "pub mod a;\npub mod b;\npub mod plan;\n",
+    )
+    .unwrap();
+    std::fs::write(exec.join("a.rs"), "use crate::exec::b::X;\n").unwrap();
+    std::fs::write(exec.join("b.rs"), "use super::plan::probe;\n").unwrap();
+    std::fs::write(exec.join("plan.rs"), "mod inner;\n").unwrap();
+    // The ring closes from a file of the subfolder: exec/plan/inner.rs.
+    std::fs::write(exec.join("plan/inner.rs"), "use crate::exec::{a::run};\n").unwrap();
+    std::fs::write(exec.join("plan/tests.rs"), "use crate::exec::b;\n").unwrap();
+    let circles = folder_circles(dir.path());
+    assert_eq!(circles, ["src/exec: a → b → plan → a"], "{circles:?}");
+    // Broken: no circle.
+    std::fs::write(exec.join("plan/inner.rs"), "use crate::exec::config;\n").unwrap();
+    assert!(folder_circles(dir.path()).is_empty());
 }
 
 #[test]

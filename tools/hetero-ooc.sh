@@ -6,7 +6,7 @@
 # of the imported store compared with the dataset. Needs root (cgroup v1),
 # about 25 GB of disk in $WORK and a release build with the train feature:
 #   cargo build --release -p ginex-cli --features train && bash tools/hetero-ooc.sh
-# Not part of the check. Results: docs/performance.md, "MAG-shaped, out of core".
+# Not part of the check. Results: docs/lab/performance-journal.md, "MAG-shaped, out of core".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COMMIT=$(git rev-parse --short HEAD)

@@ -4,7 +4,7 @@
 The same graph, features, labels and splits, with node v renamed to
 perm[v] for a seeded random permutation perm of 0..N: the layout a dataset
 whose ids carry no locality has (hash-assigned or crawled ids). Used to
-measure `--reorder auto` on a random-id store (docs/performance.md,
+measure `--reorder auto` on a random-id store (docs/lab/performance-journal.md,
 "Reorder where it pays"):
 
     ginex gen --nodes 1000000 --avg-degree 15 --dim 128 --raw work/raw

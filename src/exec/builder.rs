@@ -188,25 +188,10 @@ impl EpochConfigBuilder {
         self
     }
 
-    /// How a neighbor cache built for the run chooses its lists.
-    pub fn neighbor_cache_pick(
-        mut self,
-        pick: crate::sample::neighbor_cache_pick::NcachePick,
-    ) -> Self {
-        self.config.neighbor_cache_pick = pick;
-        self
-    }
-
     /// Feature pages at most this far apart read as one (None: a read per
     /// page).
     pub fn merge_gap_pages(mut self, pages: Option<u64>) -> Self {
         self.config.merge_gap_pages = pages;
-        self
-    }
-
-    /// The I/O priority of neighbour-list reads.
-    pub fn list_io_priority(mut self, priority: crate::io::IoPriority) -> Self {
-        self.config.list_io_priority = priority;
         self
     }
 
@@ -219,20 +204,6 @@ impl EpochConfigBuilder {
     /// Feature-page reads in flight at most, per reader (at least 1).
     pub fn feature_queue_depth(mut self, depth: usize) -> Self {
         self.config.feature_queue_depth = depth.max(1);
-        self
-    }
-
-    /// The nice value of the inspector's threads beside the executor
-    /// (0..=19; 0: the process's).
-    pub fn inspector_nice(mut self, nice: u8) -> Self {
-        self.config.inspector_nice = nice.min(19);
-        self
-    }
-
-    /// How long a piece of list reads waits for the feature reads in
-    /// flight (0: never).
-    pub fn list_yield_us(mut self, us: u64) -> Self {
-        self.config.list_yield_us = us;
         self
     }
 

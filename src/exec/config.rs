@@ -32,8 +32,6 @@ pub struct EpochConfig {
     pub feature_cache_rows: usize,
     /// Neighbor-cache budget in bytes (0 = none; unused by `mmap`).
     pub neighbor_cache_bytes: u64,
-    /// How a neighbor cache built for the run chooses its lists.
-    pub neighbor_cache_pick: crate::sample::neighbor_cache_pick::NcachePick,
     /// Seeds per batch.
     pub batch_size: usize,
     /// Fanouts: one count per hop for all relations, or per relation.
@@ -65,30 +63,12 @@ pub struct EpochConfig {
     /// The device's read cost (`ginex bench io` fits it).
     #[serde(serialize_with = "read_cost_arg")]
     pub read_cost: crate::store::read_cost::ReadCostModel,
-    /// The I/O priority of the neighbour-list reads (sampling's, and the
-    /// inspector's for the next superbatch while the executor gathers):
-    /// `idle` lets the feature gathers' reads go first where the device
-    /// queue is shared (`docs/ginex.md`, "List reads that yield"). The
-    /// reads, batches and misses are the same in every class.
-    pub list_io_priority: crate::io::IoPriority,
     /// Neighbour-list reads in flight at most (the feature gathers keep
     /// their own depth, [`feature_queue_depth`](Self::feature_queue_depth)).
     pub list_queue_depth: usize,
     /// Feature-page reads in flight at most, per reader (the gathers' and
     /// the staged init's). Same batches, misses and pages at every depth.
     pub feature_queue_depth: usize,
-    /// The nice value of the inspector's threads under `--pipeline full`
-    /// (the next superbatch's sampling, its workers and the changesets,
-    /// which run beside the executor's gathers); 0 leaves them at the
-    /// process's. Higher values let the executor's thread, which reaps
-    /// the feature reads' completions, run first when the cores are
-    /// short. Same batches and misses at every value.
-    pub inspector_nice: u8,
-    /// Microseconds a piece of list reads waits for the feature reads in
-    /// flight to finish before it goes (0: list reads never wait); the
-    /// reads go in pieces of [`YIELD_PIECE`](crate::store::gather::YIELD_PIECE)
-    /// while it is set. Same batches and misses at every value.
-    pub list_yield_us: u64,
     /// Stop after this many batches (None = the whole epoch).
     pub max_batches: Option<u64>,
     /// Seed nodes: the training split shuffled per epoch (None), or these
@@ -354,7 +334,6 @@ impl Default for EpochConfig {
             cache: CacheConfig::Ginex(GinexOptions::default()),
             feature_cache_rows: 0,
             neighbor_cache_bytes: 0,
-            neighbor_cache_pick: Default::default(),
             batch_size: 1000,
             fanouts: crate::sample::fanouts::Fanouts::default(),
             sampler: Default::default(),
@@ -366,11 +345,8 @@ impl Default for EpochConfig {
             merge_gap_pages: Some(crate::store::gather::DEFAULT_MERGE_GAP_PAGES),
             sequential_reads: Default::default(),
             read_cost: Default::default(),
-            list_io_priority: Default::default(),
             list_queue_depth: DEFAULT_LIST_QUEUE_DEPTH,
             feature_queue_depth: DEFAULT_FEATURE_QUEUE_DEPTH,
-            inspector_nice: 0,
-            list_yield_us: 0,
             max_batches: None,
             seed_nodes: None,
             out_degree_prior: None,
@@ -386,7 +362,7 @@ pub const DEFAULT_LIST_QUEUE_DEPTH: usize = 64;
 /// Default of [`EpochConfig::feature_queue_depth`]: on the project's
 /// machine a queue of 256 random page reads moves 15–20 % more than one of
 /// 64 (`ginex bench io --qd 64,256`), and at 5× the features over the
-/// budget every policy's epoch ran 12–15 % faster (docs/performance.md).
+/// budget every policy's epoch ran 12–15 % faster (docs/lab/performance-journal.md).
 /// The read-cost model is fitted at 64 (`bench io`'s size sweep).
 pub const DEFAULT_FEATURE_QUEUE_DEPTH: usize = 256;
 

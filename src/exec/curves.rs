@@ -260,7 +260,7 @@ pub fn sample_trace(store: &Store, topo: &InMemoryTopology, spec: &TraceSpec) ->
 }
 
 /// [`sample_trace`] of link batches (`ginex epoch --task link`): the
-/// positives of [`link_positives`](crate::exec::epoch::link_positives),
+/// positives of [`link_positives`](crate::exec::sampler::link_positives),
 /// `task.neg` negatives each, drawn out of every node.
 pub fn sample_link_trace(
     store: &Store,
@@ -269,7 +269,8 @@ pub fn sample_link_trace(
     task: crate::sample::link::LinkTask,
 ) -> Result<Trace> {
     let mut task = task;
-    let (positives, undirected) = crate::exec::epoch::link_positives(store, topo, task.undirected)?;
+    let (positives, undirected) =
+        crate::exec::sampler::link_positives(store, topo, task.undirected)?;
     task.undirected = undirected;
     let link = crate::sample::link::LinkEpoch {
         positives,

@@ -7,7 +7,7 @@
 //! topology file however few batches it holds: on 50 M nodes and 2.3 B
 //! edges (9.3 GB of indices) under `--memory 4GiB`, 200 batches of 1000
 //! seeds read 40.7 GB of lists in nine rounds of 2 to 40 batches and 25.5
-//! GB in two rounds of 100 (`docs/performance.md`, "Fewer, larger rounds
+//! GB in two rounds of 100 (`docs/lab/performance-journal.md`, "Fewer, larger rounds
 //! where the lists dwarf memory"). There the epoch
 //! is bound by the number of rounds, not by the caches: the neighbor
 //! cache's hit ratio stayed at 0.38–0.41 from 341 to 922 MiB, and the

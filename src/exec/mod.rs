@@ -23,5 +23,6 @@ mod read_ahead;
 pub mod report;
 mod rows;
 pub mod run_dir;
+pub mod sampler;
 pub mod staged_init;
 pub mod superbatch_fit;

@@ -34,7 +34,7 @@ use crate::cache::belady::compute_changesets;
 use crate::exec::curves::Trace;
 use crate::format::sections::FeatureSections;
 use crate::format::PAGE_SIZE;
-use crate::hash::FxMap;
+use rustc_hash::FxHashSet;
 
 /// The page bounds of a trace at one cache size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub fn page_trace(trace: &Trace, layout: &FeatureSections) -> Trace {
 fn page_trace_and_span(trace: &Trace, layout: &FeatureSections) -> (Trace, u64) {
     let mut span = 0;
     let mut pages = Trace::default();
-    let mut seen: FxMap<u64, ()> = FxMap::default();
+    let mut seen: FxHashSet<u64> = FxHashSet::default();
     let mut batch_pages: Vec<u64> = Vec::new();
     for batch in trace.batches() {
         seen.clear();
@@ -81,7 +81,7 @@ fn page_trace_and_span(trace: &Trace, layout: &FeatureSections) -> (Trace, u64) 
             let at = layout.locate(id);
             span = span.max(at.pages);
             for page in at.page..at.page + at.pages {
-                if seen.insert(page, ()).is_none() {
+                if seen.insert(page) {
                     batch_pages.push(page);
                 }
             }

@@ -62,10 +62,10 @@ use crate::error::{Error, Result};
 use crate::exec::cache_split::{
     choose_split, neighbor_budget, ProbeAccesses, SplitBasis, SplitNodes, DEFAULT_NEIGHBOR_SHARE,
 };
+use crate::exec::config::Pipeline;
 use crate::exec::config::{CacheConfig, Lockstep};
 use crate::exec::list_bound;
 use crate::exec::lockstep::LockstepPlan;
-use crate::exec::pipeline::Pipeline;
 use crate::exec::superbatch_fit::{fits, worth_fitting, DistinctGrowth, MIN_FITTED_SUPERBATCH};
 use crate::sample::sampler::EpochSampler;
 use crate::store::Store;
@@ -75,7 +75,7 @@ use crate::store::Store;
 pub const BASE_PROCESS_BYTES: u64 = 32 << 20;
 /// What libtorch's code and data keep resident in a process built with the
 /// `train` feature (measured as the peak RSS of `ginex --help` in such a
-/// build against one without: `docs/performance.md`, "Memory allocation
+/// build against one without: `docs/lab/performance-journal.md`, "Memory allocation
 /// and constants"); a constant, so that two runs under one budget plan the
 /// same sizes (and find the neighbor cache the first built).
 pub const LIBTORCH_RESIDENT_BYTES: u64 = if cfg!(feature = "train") { 96 << 20 } else { 0 };
@@ -93,7 +93,7 @@ pub const PAGE_CACHE_RESERVE: u64 = 32 << 20;
 /// S --feature-cache-bytes 100MiB --neighbor-cache-bytes 0`, S = 10 and 40,
 /// 118 k accesses a batch): 30 bytes per access (50 before the executor
 /// streamed its superbatch, against the 72 + 16 charged then), plus a
-/// fifth for allocator slack; `docs/performance.md`, "Lean superbatch
+/// fifth for allocator slack; `docs/lab/performance-journal.md`, "Lean superbatch
 /// state".
 pub const CHANGESET_BYTES_PER_ACCESS: u64 = 36;
 /// What the `ginex` executor keeps per feature-cache row for the
@@ -111,7 +111,7 @@ pub const PREPARED_AHEAD_BYTES_PER_CACHE_ROW: u64 = 32;
 /// The narrowest feature row for which [`Pipeline::Full`] prepares two
 /// superbatches ahead: there [`PREPARED_AHEAD_BYTES_PER_CACHE_ROW`] is at
 /// most a 16th of a cache row. Two ahead was measured on 1 KiB rows
-/// (`docs/performance.md`, "The next init known a superbatch earlier");
+/// (`docs/lab/performance-journal.md`, "The next init known a superbatch earlier");
 /// on narrow rows (the 2.3 B-edge store's 64 bytes) the same state would
 /// take a fifth of the feature cache, unmeasured, so they keep one ahead.
 pub const PREPARED_AHEAD_MIN_ROW_BYTES: u64 = 512;
@@ -558,7 +558,7 @@ fn counted_round(req: &PlanRequest) -> u64 {
 /// sampled. The superbatch takes at most a quarter of what is left, both
 /// together: a whole-superbatch lockstep round priced on top of that
 /// quarter took up to half the caches (a third of the feature cache at
-/// 2.9× on 3 M nodes, 4.5 s of a 23.5 s epoch; `docs/performance.md`,
+/// 2.9× on 3 M nodes, 4.5 s of a 23.5 s epoch; `docs/lab/performance-journal.md`,
 /// "The superbatch and its lockstep round within a quarter").
 fn superbatch_batch_bytes(lockstep: Lockstep, per_batch: u64, ws: &WorkingSet) -> u64 {
     match lockstep {
@@ -666,7 +666,7 @@ pub const PROBE_BATCHES: u64 = 2;
 /// `extra_bytes` is what the caller needs beside the data path.
 pub fn plan_epoch(
     store: &Store,
-    config: &crate::exec::epoch::EpochConfig,
+    config: &crate::exec::config::EpochConfig,
     memory: u64,
     explicit: ExplicitSizes,
     extra_bytes: u64,
@@ -679,7 +679,7 @@ pub fn plan_epoch(
 /// flight): `extra_bytes(&working_set)`.
 pub fn plan_epoch_with(
     store: &Store,
-    config: &crate::exec::epoch::EpochConfig,
+    config: &crate::exec::config::EpochConfig,
     memory: u64,
     explicit: ExplicitSizes,
     extra_bytes: &dyn Fn(&WorkingSet) -> u64,
@@ -687,8 +687,9 @@ pub fn plan_epoch_with(
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
-    let link = crate::exec::epoch::link_epoch(&source, store, config)?;
-    let sampler = crate::exec::epoch::make_sampler(&source, store, config, &train, link.as_ref())?;
+    let link = crate::exec::sampler::link_epoch(&source, store, config)?;
+    let sampler =
+        crate::exec::sampler::make_sampler(&source, store, config, &train, link.as_ref())?;
     let mut probe = ProbeAccesses::default();
     // The split needs the out-degrees (read, or on a store before v1.10 a
     // pass over the topology) where the

@@ -19,7 +19,7 @@
 //! rows it will not touch again; the cache `s + 1` starts with is its
 //! init, as before; batches, checksums and the rows read do not change.
 //! Only when the reads happen does. (What it saves at a superbatch
-//! boundary: `docs/performance.md`, "Pipelines".)
+//! boundary: `docs/lab/performance-journal.md`, "Pipelines".)
 
 use crate::cache::feature_cache::FeatureCache;
 use crate::error::Result;

@@ -14,7 +14,7 @@
 //! engine merges pages a few apart into one read
 //! (`GatherOptions::merge_gap_pages`); ordered by the batch that first uses
 //! them, a chunk's pages are scattered over the whole file and few merge
-//! (the reads and times of both orders: `docs/performance.md`, "Merged
+//! (the reads and times of both orders: `docs/lab/performance-journal.md`, "Merged
 //! reads"). A chunk never splits a page, so every page is read once.
 //!
 //! [`Pipeline::Full`]: crate::exec::config::Pipeline::Full

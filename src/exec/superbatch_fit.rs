@@ -8,7 +8,7 @@
 //! ~124 k rows) superbatches of 6 batches read all 1.78 M misses at init
 //! in 393,628 reads and ran in 11.7–13.4 s; the planner's 15 read 1.31 M
 //! misses, 39 % at init, in 825,084 reads and ran in 15.2–16.2 s
-//! (`docs/performance.md`, "A superbatch that fits the feature cache").
+//! (`docs/lab/performance-journal.md`, "A superbatch that fits the feature cache").
 //!
 //! The planner keeps its automatic superbatch (at most a quarter of what
 //! is left, [`crate::exec::plan`]) where it is the whole epoch
@@ -24,7 +24,7 @@
 /// store at 2.9× (one to three runs each; all misses at init from 6
 /// batches down):
 /// 3 batches 17.2 s, 4 14.7–16.2 s, 5 11.6–14.2 s, 6 11.7–13.4 s, against
-/// 15.2–16.2 s for the planner's 15 (`docs/performance.md`, "A superbatch
+/// 15.2–16.2 s for the planner's 15 (`docs/lab/performance-journal.md`, "A superbatch
 /// that fits the feature cache").
 pub const MIN_FITTED_SUPERBATCH: u64 = 5;
 
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn the_growth_from_two_batches_bounds_longer_superbatches_from_above() {
-        // The 3 M store's first batches at 2.9x (docs/performance.md):
+        // The 3 M store's first batches at 2.9x (docs/lab/performance-journal.md):
         // two batches of 124,519 and 123,000 ids sharing 46,565.
         let mut rows: Vec<u64> = (0..124_519).collect();
         rows.extend(124_519 - 46_565..124_519 - 46_565 + 123_000);

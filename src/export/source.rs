@@ -123,16 +123,13 @@ impl<'a> Source<'a> {
             for (k, s) in run.iter().enumerate() {
                 let len = (s.edge_count * width) as usize;
                 let part = buf.get(at..at + len).unwrap_or_default();
-                let got = crc32fast::hash(part);
-                if got != s.crc {
-                    return Err(Error::ChecksumMismatch {
-                        path: self.indices_path.clone(),
-                        region: format!("segment {}", start + k),
-                        offset: offset + at as u64,
-                        expected: s.crc,
-                        got,
-                    });
-                }
+                Error::check_crc(
+                    &self.indices_path,
+                    format_args!("segment {}", start + k),
+                    offset + at as u64,
+                    s.crc,
+                    crc32fast::hash(part),
+                )?;
                 at += len;
             }
             self.store.index_width().decode(&buf, &mut ids);

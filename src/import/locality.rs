@@ -24,7 +24,7 @@
 //! ginex's epoch on it ran 0.98-1.01x the unreordered store's. Together,
 //! BFS (hottest neighbours first, [`crate::import::node_order`]) cuts the
 //! pages 1.66x and degree 1.37x, and ginex's epoch on the BFS order ran
-//! 1.25x faster by medians (docs/performance.md, "BFS, hottest neighbours
+//! 1.25x faster by medians (docs/lab/performance-journal.md, "BFS, hottest neighbours
 //! first"). [`Scatter`] still counts per batch: it compares a layout
 //! with random placement, which per batch is what a reader sees.
 //!

@@ -27,7 +27,7 @@
 //!   together were 248,023 on a 3M-node store with random node ids (now
 //!   217,156) and 244,422 on the generator's order (now 216,683), and a
 //!   2.9x epoch on the random-id store read 1,125,681 pages (now
-//!   1,075,112; docs/performance.md, "BFS, hottest neighbours first"). A
+//!   1,075,112; docs/lab/performance-journal.md, "BFS, hottest neighbours first"). A
 //!   node's hot neighbours, which the feature cache holds whatever their
 //!   order, go first and share pages with each other; its cold ones, the
 //!   rows actually read, follow packed together.

@@ -32,6 +32,9 @@ use crate::store::{ListSink, Store, StoreBuilder, StoreSpec};
 /// Rows read and written per block.
 const FEATURE_BLOCK_ROWS: usize = 4096;
 
+/// Why a typed store or import refuses `--reorder`.
+pub const REORDER_REFUSED: &str = "--reorder renumbers nodes across the whole graph, which would break the node types' id ranges; import typed graphs without it";
+
 /// Writes `src` with its nodes renumbered by `order` (`order[new] = old`)
 /// to a new store at `out`: features, topology, labels, splits, edge
 /// splits, and the
@@ -47,7 +50,7 @@ pub fn write_reordered(
         return Err(Error::invalid_argument(format!(
             "{}: {}",
             src.dir().display(),
-            crate::import::pipeline::typed::REORDER_REFUSED
+            REORDER_REFUSED
         )));
     }
     let n = src.num_nodes();

@@ -312,16 +312,13 @@ impl RunReader {
         self.read(&mut payload, Some(h.batch))?;
         let payload_at = at + RECORD_HEADER_SIZE as u64;
         self.offset = payload_at + h.payload_len;
-        let got = crate::format::crc32(&payload);
-        if got != h.payload_crc {
-            return Err(Error::ChecksumMismatch {
-                path: self.path.clone(),
-                region: format!("{} record of batch {}", h.kind.name(), h.batch),
-                offset: payload_at,
-                expected: h.payload_crc,
-                got,
-            });
-        }
+        Error::check_crc(
+            &self.path,
+            format_args!("{} record of batch {}", h.kind.name(), h.batch),
+            payload_at,
+            h.payload_crc,
+            crate::format::crc32(&payload),
+        )?;
         Ok(Some((h, payload, payload_at)))
     }
 }

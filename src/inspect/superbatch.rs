@@ -44,7 +44,7 @@ pub trait BatchSource: Sync {
 /// Batches of a lockstep sampling round ([`BatchSource::sample_round`]):
 /// four per worker, and at least [`MIN_SAMPLING_ROUND`]. A round's lists
 /// are read once and in file order, so larger rounds read less (rounds of
-/// 16 against 8 at 2.3 B edges: `docs/performance.md`, "Lockstep
+/// 16 against 8 at 2.3 B edges: `docs/lab/performance-journal.md`, "Lockstep
 /// sampling"); the plan counts every batch of a round in memory.
 pub fn sampling_round(workers: usize) -> u64 {
     (workers.max(1) as u64 * 4).max(MIN_SAMPLING_ROUND)

@@ -8,7 +8,7 @@
 //! for an over-aligned layout, touched every 4 KiB page before the first
 //! read, before the epoch's first batch was sampled. Huge pages matter
 //! where a page fault is expensive, as on a VM. (Both measured in
-//! `docs/performance.md`, "Memory allocation and constants".)
+//! `docs/lab/performance-journal.md`, "Memory allocation and constants".)
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;

@@ -45,7 +45,7 @@ pub const HEAP_ARENAS: libc::c_int = 1;
 /// thread, the init reader and the executor each hold some: an epoch on a
 /// 6M-node store at `--memory 585MiB` peaked at 590 MiB of anonymous
 /// memory with the default arenas, 576 with two and 532 with one (its wall
-/// time within the noise of a loaded machine; `docs/performance.md`, "Lean
+/// time within the noise of a loaded machine; `docs/lab/performance-journal.md`, "Lean
 /// superbatch state").
 pub fn map_large_allocations() {
     #[cfg(target_env = "gnu")]

@@ -13,11 +13,9 @@ pub mod floats;
 pub mod heap;
 pub mod page_reader;
 pub mod pread;
-pub mod priority;
 pub mod read;
 pub mod space;
 pub mod uring;
 pub mod writer;
 
 pub use backend::{make_reader, Backend};
-pub use priority::IoPriority;

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::io::aligned::{AlignedBuf, IO_ALIGN};
 use crate::io::fault::FaultPlan;
-use crate::io::priority::IoPriority;
 
 /// Alignment assumed for file offsets and lengths of `O_DIRECT` reads when
 /// the kernel does not report `STATX_DIOALIGN` (before Linux 6.1): the page
@@ -152,15 +151,6 @@ pub trait PageReader: Send {
     fn add_file(&mut self, path: &Path) -> Result<usize>;
     /// The registered files.
     fn files(&self) -> &[OpenFile];
-    /// Submits later reads at `priority` where the reader can (io_uring:
-    /// each submission's `ioprio`); a reader that cannot ignores it.
-    fn set_priority(&mut self, _priority: IoPriority) {}
-    /// Whether reads go at a priority other than the thread's own: set,
-    /// and not refused by the kernel (io_uring falls back to the thread's
-    /// own on the first refusal and retries that read).
-    fn priority_applied(&self) -> bool {
-        false
-    }
     /// Performs every read. On error, every read already submitted has
     /// completed before this returns; the first error is returned.
     fn read_batch(&mut self, ops: &[ReadOp], out: &mut AlignedBuf) -> Result<()> {

@@ -29,7 +29,6 @@ use crate::io::fault::FaultPlan;
 use crate::io::page_reader::{
     open_for_reads_with, validate_ops, Check, OpenFile, PageReader, ReadOp,
 };
-use crate::io::priority::{self, IoPriority};
 
 /// Reads batches through io_uring.
 pub struct UringReader {
@@ -41,10 +40,6 @@ pub struct UringReader {
     slots: Vec<Option<InFlight>>,
     free: Vec<usize>,
     completions: Vec<(u64, i32)>,
-    /// The `ioprio` of every read submitted (0: the thread's own).
-    ioprio: u16,
-    /// Whether the kernel refused `ioprio` (the reads then go without).
-    ioprio_refused: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -53,8 +48,6 @@ struct InFlight {
     offset: u64,
     dst: usize,
     len: usize,
-    /// The `ioprio` it was submitted with.
-    ioprio: u16,
 }
 
 fn transient(e: &std::io::Error) -> bool {
@@ -156,18 +149,7 @@ impl UringReader {
             slots: vec![None; depth],
             free: Vec::with_capacity(depth),
             completions: Vec::with_capacity(cq as usize),
-            ioprio: 0,
-            ioprio_refused: false,
         })
-    }
-
-    /// Submits every later read with the raw `ioprio` value (tests use
-    /// values the kernel refuses; [`PageReader::set_priority`] is the
-    /// public way).
-    #[doc(hidden)]
-    pub fn set_raw_ioprio(&mut self, ioprio: u16) {
-        self.ioprio = ioprio;
-        self.ioprio_refused = false;
     }
 
     /// Reads in flight at most.
@@ -197,14 +179,6 @@ impl PageReader for UringReader {
         &self.files
     }
 
-    fn set_priority(&mut self, priority: IoPriority) {
-        self.set_raw_ioprio(priority.ioprio());
-    }
-
-    fn priority_applied(&self) -> bool {
-        self.ioprio != 0 && !self.ioprio_refused
-    }
-
     fn read_batch_checked(
         &mut self,
         ops: &[ReadOp],
@@ -220,8 +194,6 @@ impl PageReader for UringReader {
             free,
             completions,
             depth,
-            ioprio,
-            ioprio_refused,
             ..
         } = self;
         let base = out.ptr_at(0);
@@ -239,7 +211,6 @@ impl PageReader for UringReader {
             retry: Vec::new(),
             next: 0,
             first_error: None,
-            ioprio: if *ioprio_refused { 0 } else { *ioprio },
         };
         let mut drain = Drain { ring, count: 0 };
         loop {
@@ -261,15 +232,6 @@ impl PageReader for UringReader {
             }
         }
         drop(drain);
-        if batch.ioprio != *ioprio && !*ioprio_refused {
-            // A read came back refused for its ioprio: say so once, and
-            // submit without one from now on.
-            tracing::warn!(
-                "io_uring: the kernel refuses I/O priority {:#x}; reading at the thread's own",
-                *ioprio
-            );
-            *ioprio_refused = true;
-        }
         match batch.first_error {
             Some(e) => Err(e),
             None => Ok(()),
@@ -294,9 +256,6 @@ struct Batch<'a, 'c> {
     /// The first op not submitted yet.
     next: usize,
     first_error: Option<Error>,
-    /// The `ioprio` of the reads submitted now: the reader's, or 0 once
-    /// the kernel has refused it.
-    ioprio: u16,
 }
 
 impl Batch<'_, '_> {
@@ -314,7 +273,6 @@ impl Batch<'_, '_> {
                         offset: op.offset,
                         dst: op.dst,
                         len: op.len,
-                        ioprio: self.ioprio,
                     }
                 }
             };
@@ -325,7 +283,6 @@ impl Batch<'_, '_> {
             let dst = unsafe { self.base.add(p.dst) };
             let entry = opcode::Read::new(types::Fd(f.file.as_raw_fd()), dst, p.len as u32)
                 .offset(p.offset)
-                .ioprio(p.ioprio)
                 .build()
                 .user_data(slot as u64);
             loop {
@@ -378,14 +335,6 @@ impl Batch<'_, '_> {
         } else {
             res
         };
-        if res < 0 && p.ioprio != 0 && priority::refused(-res) {
-            // Refused for its ioprio (checked before the read starts, so
-            // no byte of it was read): again without one, as every read
-            // after it.
-            self.ioprio = 0;
-            self.retry.push(InFlight { ioprio: 0, ..p });
-            return;
-        }
         if res < 0 {
             self.first_error.get_or_insert(Error::ReadFailed {
                 path: f.path.clone(),
@@ -429,7 +378,6 @@ impl Batch<'_, '_> {
             offset: p.offset + got as u64,
             dst: p.dst + got,
             len: p.len - got,
-            ioprio: self.ioprio,
         });
     }
 
@@ -500,63 +448,6 @@ mod tests {
                 let want = &bytes[p as usize * 4096..(p as usize + 1) * 4096];
                 assert_eq!(&out.as_slice()[k * 4096..(k + 1) * 4096], want, "page {p}");
             }
-        }
-    }
-
-    /// Reads at the idle class come back with the same bytes, and the
-    /// reader says the class is applied (the kernel accepts `IDLE` from
-    /// anyone: `ioprio_check_cap`).
-    #[test]
-    fn idle_priority_reads_the_same_bytes() {
-        let (_d, path, bytes) = file_of(200);
-        for direct in [true, false] {
-            let mut r = UringReader::new(16, direct, Arc::new(FaultPlan::default())).unwrap();
-            assert!(!r.priority_applied());
-            r.set_priority(IoPriority::Idle);
-            let f = r.add_file(&path).unwrap();
-            let pages: Vec<u64> = (0..200).rev().step_by(2).collect();
-            let ops = page_ops(f, &pages);
-            let mut out = AlignedBuf::zeroed(ops.len() * 4096).unwrap();
-            r.read_batch(&ops, &mut out).unwrap();
-            assert!(r.priority_applied(), "direct {direct}");
-            for (k, &p) in pages.iter().enumerate() {
-                let want = &bytes[p as usize * 4096..(p as usize + 1) * 4096];
-                assert_eq!(&out.as_slice()[k * 4096..(k + 1) * 4096], want, "page {p}");
-            }
-        }
-    }
-
-    /// A priority the kernel refuses (class 7, `IOPRIO_CLASS_INVALID`:
-    /// `EINVAL`) does not fail the batch: every refused read is read again
-    /// without one, the bytes arrive, and the reader reports the class as
-    /// not applied and submits without it from then on.
-    #[test]
-    fn a_refused_priority_falls_back_to_the_threads_own() {
-        let (_d, path, bytes) = file_of(300);
-        for direct in [true, false] {
-            let mut r = UringReader::new(32, direct, Arc::new(FaultPlan::default())).unwrap();
-            r.set_raw_ioprio(7 << 13);
-            let f = r.add_file(&path).unwrap();
-            let pages: Vec<u64> = (0..300).step_by(3).collect();
-            let ops = page_ops(f, &pages);
-            for round in 0..2 {
-                let mut out = AlignedBuf::zeroed(ops.len() * 4096).unwrap();
-                r.read_batch(&ops, &mut out).unwrap();
-                for (k, &p) in pages.iter().enumerate() {
-                    let want = &bytes[p as usize * 4096..(p as usize + 1) * 4096];
-                    assert_eq!(
-                        &out.as_slice()[k * 4096..(k + 1) * 4096],
-                        want,
-                        "page {p}, round {round}"
-                    );
-                }
-                assert!(r.ioprio_refused && !r.priority_applied(), "round {round}");
-            }
-            // A real error is still one, with the priority refused or not.
-            let mut bad = page_ops(f, &[400]);
-            bad[0].allow_eof = false;
-            let mut out = AlignedBuf::zeroed(4096).unwrap();
-            assert!(r.read_batch(&bad, &mut out).is_err());
         }
     }
 

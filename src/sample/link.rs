@@ -21,12 +21,12 @@
 //! cannot read the answer off the sampled graph.
 
 use crate::error::{Error, Result};
-use crate::hash::FxMap;
 use crate::rng::{stream_seed, Wyrand};
 pub use crate::sample::edge_order::EdgeOrder;
 pub use crate::sample::negatives::NegSource;
 use crate::sample::seeds::batch_seed;
 use crate::sample::source::NeighborSource;
+use rustc_hash::FxHashMap;
 
 /// How a link batch presents its negatives (PyG's names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -462,7 +462,7 @@ impl LinkEpoch {
             PURPOSE_NEGATIVES,
             0,
         ));
-        let mut local: FxMap<u64, u32> = FxMap::default();
+        let mut local: FxHashMap<u64, u32> = FxHashMap::default();
         let mut seeds = Vec::with_capacity(edges.len() * (2 + k));
         let mut at = |v: u64, seeds: &mut Vec<u64>| -> u32 {
             let next = seeds.len() as u32;

@@ -59,54 +59,14 @@ pub struct LayoutSize {
 /// How a neighbor cache chooses its lists.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pick<'a> {
-    /// By out-degree / in-degree (the pick of format 1.9 and before; kept
-    /// for comparison): a proxy for how often a list is read per byte that
-    /// ignores the fanouts, the seeds and reads shared by a batch.
+    /// By out-degree / in-degree (the pick of format 1.9 and before; a
+    /// run's pick where its sampling has no [`ReadsModel`]: link batches,
+    /// fanouts per relation): a proxy for how often a list is read per
+    /// byte that ignores the fanouts, the seeds and reads shared by a batch.
     Degree,
     /// By expected list reads per encoded byte under a run's sampling
     /// ([`ReadsModel`]).
     Reads(ReadsModel<'a>),
-}
-
-/// Which pick a run's neighbor cache uses (`--neighbor-cache-pick`): the
-/// run turns [`NcachePick::Reads`] into a [`Pick::Reads`] with its own
-/// seeds, fanouts and lockstep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NcachePick {
-    /// [`Pick::Reads`] (the default).
-    #[default]
-    Reads,
-    /// [`Pick::Degree`] (for comparison).
-    Degree,
-}
-
-impl NcachePick {
-    /// Every pick, in the order the help lists them.
-    pub const ALL: [NcachePick; 2] = [NcachePick::Reads, NcachePick::Degree];
-
-    /// Parses `reads` or `degree`.
-    pub fn parse(s: &str) -> Result<NcachePick> {
-        crate::error::Error::parse_name(
-            s,
-            "neighbor-cache pick",
-            &NcachePick::ALL,
-            NcachePick::name,
-        )
-    }
-
-    /// The name [`parse`](Self::parse) takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            NcachePick::Reads => "reads",
-            NcachePick::Degree => "degree",
-        }
-    }
-}
-
-impl serde::Serialize for NcachePick {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
 }
 
 /// What decides how often sampling reads each list in an epoch: the seeds

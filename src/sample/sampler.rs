@@ -29,7 +29,7 @@
 
 use rayon::prelude::*;
 
-use crate::hash::FxMap;
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::format::runtime::{
@@ -123,7 +123,7 @@ pub fn sample_batch_with(
 /// hop asks `source` for the lists of all the batches' targets at once,
 /// in node order, each list once. A store-backed source then reads a
 /// node's list once for every batch that needs it, and reads neighbouring
-/// segments together (`docs/performance.md`, "Lockstep sampling").
+/// segments together (`docs/lab/performance-journal.md`, "Lockstep sampling").
 ///
 /// `batches`: (seeds, batch seed) of each batch. `chunks` splits each
 /// hop's node-ordered requests into that many runs, drawn in parallel on
@@ -235,7 +235,7 @@ pub fn sample_keyed(
 /// A batch while it is sampled.
 struct Growing {
     /// Local index of every node sampled so far.
-    local: FxMap<u64, u32>,
+    local: FxHashMap<u64, u32>,
     /// Every node sampled so far, seeds first.
     ids: Vec<u64>,
     num_seeds: usize,
@@ -245,7 +245,7 @@ struct Growing {
 
 impl Growing {
     fn new(seeds: &[u64], n: u64) -> Result<Self> {
-        let mut local: FxMap<u64, u32> = FxMap::default();
+        let mut local: FxHashMap<u64, u32> = FxHashMap::default();
         let mut ids: Vec<u64> = Vec::with_capacity(seeds.len() * 4);
         for &s in seeds {
             if s >= n {

@@ -11,8 +11,8 @@
 
 use crate::error::{Error, Result};
 use crate::format::schema::Schema;
-use crate::hash::FxMap;
 use crate::sample::sampler::Hop;
+use rustc_hash::FxHashMap;
 
 /// Most node types for which [`TypeIndex`] keeps a dense pair table
 /// (`types²` entries); more use a hash map.
@@ -26,7 +26,7 @@ pub struct TypeIndex<'s> {
     /// (0 = none), when there are at most [`DENSE_TYPES`] types.
     dense: Vec<u32>,
     /// The same keyed by `src << 32 | dst`, for more types.
-    sparse: FxMap<u64, u32>,
+    sparse: FxHashMap<u64, u32>,
 }
 
 impl<'s> TypeIndex<'s> {
@@ -34,7 +34,7 @@ impl<'s> TypeIndex<'s> {
     pub fn new(schema: &'s Schema) -> Self {
         let types = schema.node_types.len();
         let mut dense = Vec::new();
-        let mut sparse = FxMap::default();
+        let mut sparse = FxHashMap::default();
         if types <= DENSE_TYPES {
             dense = vec![0u32; types * types];
             for (r, rel) in schema.relations.iter().enumerate() {

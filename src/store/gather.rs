@@ -18,7 +18,7 @@ use crate::format::PAGE_SIZE;
 use crate::io::aligned::AlignedBuf;
 use crate::io::fault::FaultPlan;
 use crate::io::page_reader::{PageReader, ReadOp};
-use crate::io::{make_reader, Backend, IoPriority};
+use crate::io::{make_reader, Backend};
 use crate::store::read_cost::{ReadCostModel, SequentialReads, SCAN_READ_PAGES};
 use crate::store::row_targets::RowTargets;
 use crate::store::segments::check_segment;
@@ -76,7 +76,7 @@ const MAX_MERGED_READ: u64 = 1 << 20;
 /// random reads of 1–8 consecutive pages at queue depth 64 to a cost per
 /// read plus a cost per page; on this project's machine reading up to 3
 /// unneeded pages costs less than the read it saves (the fit:
-/// `docs/performance.md`, "Device read-size sweep").
+/// `docs/lab/performance-journal.md`, "Device read-size sweep").
 pub const DEFAULT_MERGE_GAP_PAGES: u64 = 3;
 
 /// Largest feature read that merging page runs may produce (32 pages): past
@@ -180,14 +180,6 @@ impl ReadActivity {
         InitInFlight(self)
     }
 
-    /// Waits until no feature read is in flight, for at most `max`.
-    fn wait_for_gap(&self, max: std::time::Duration) {
-        let until = std::time::Instant::now() + max;
-        while self.feature_read_in_flight() && std::time::Instant::now() < until {
-            std::thread::sleep(std::time::Duration::from_micros(50));
-        }
-    }
-
     fn enter_lists(&self) -> ListsInFlight<'_> {
         self.list_started.fetch_add(1, Ordering::Relaxed);
         self.list_reads.fetch_add(1, Ordering::Relaxed);
@@ -257,20 +249,10 @@ pub struct GatherOptions {
     pub sequential_reads: SequentialReads,
     /// The device's read cost, which prices both plans.
     pub read_cost: ReadCostModel,
-    /// The I/O priority of every read ([`PageReader::set_priority`]).
-    pub priority: IoPriority,
     /// Shared with the other gatherers of a run: feature reads mark it,
     /// list reads count what they issue beside them.
     pub activity: Option<Arc<ReadActivity>>,
-    /// With an `activity`: list reads go in pieces of [`YIELD_PIECE`]
-    /// reads, each waiting up to this long for the feature reads in
-    /// flight to finish (None: all at once, at the reader's depth).
-    pub list_yield: Option<std::time::Duration>,
 }
-
-/// Reads a list read submits at a time while it yields to feature reads
-/// ([`GatherOptions::list_yield`]).
-pub const YIELD_PIECE: usize = 4;
 
 impl Default for GatherOptions {
     fn default() -> Self {
@@ -282,9 +264,7 @@ impl Default for GatherOptions {
             merge_gap_pages: Some(DEFAULT_MERGE_GAP_PAGES),
             sequential_reads: SequentialReads::default(),
             read_cost: ReadCostModel::default(),
-            priority: IoPriority::Normal,
             activity: None,
-            list_yield: None,
         }
     }
 }
@@ -313,7 +293,6 @@ pub struct Gatherer {
     read_cost: ReadCostModel,
     chunk_bytes: usize,
     activity: Option<Arc<ReadActivity>>,
-    list_yield: Option<std::time::Duration>,
     /// Whether this gatherer is an init reader beside the executor.
     init_reader: bool,
 }
@@ -333,7 +312,6 @@ impl Gatherer {
             options.direct,
             options.faults.clone(),
         )?;
-        reader.set_priority(options.priority);
         let features = reader.add_file(&store.path_of(FileKind::FeaturePages))?;
         let indices = reader.add_file(&store.path_of(FileKind::Indices))?;
         Ok(Gatherer {
@@ -354,7 +332,6 @@ impl Gatherer {
             read_cost: options.read_cost,
             chunk_bytes: DEFAULT_CHUNK_BYTES,
             activity: options.activity.clone(),
-            list_yield: options.list_yield,
             init_reader: false,
         })
     }
@@ -362,12 +339,6 @@ impl Gatherer {
     /// The reader's name (`io_uring` or `pread`).
     pub fn backend_name(&self) -> &'static str {
         self.reader.name()
-    }
-
-    /// Whether reads go at a priority other than the thread's own (set,
-    /// and the kernel has not refused it).
-    pub fn priority_applied(&self) -> bool {
-        self.reader.priority_applied()
     }
 
     /// Whether the feature file is read with `O_DIRECT` (false where the
@@ -504,13 +475,13 @@ impl Gatherer {
                         .iter()
                         .find(|&&(r, _)| r == run)
                         .map_or(0, |&(_, pos)| pos);
-                    return Err(Error::ChecksumMismatch {
-                        path: store.path_of(FileKind::FeaturePages),
-                        region: format!("feature page {p} (holding node {})", ids[pos]),
-                        offset: FeatureLayout::page_offset(p),
+                    return Error::check_crc(
+                        &store.path_of(FileKind::FeaturePages),
+                        format_args!("feature page {p} (holding node {})", ids[pos]),
+                        FeatureLayout::page_offset(p),
                         expected,
                         got,
-                    });
+                    );
                 }
                 Ok(())
             };
@@ -645,11 +616,11 @@ impl Gatherer {
         let (width, page) = (store.index_width().bytes() as u64, PAGE_SIZE as u64);
         let cap = self.chunk_bytes as u64;
         let gap = self.merge_gap_pages.unwrap_or(0) * page;
-        let mut in_group = crate::hash::FxMap::<usize, ()>::default();
+        let mut in_group = rustc_hash::FxHashSet::<usize>::default();
         let (mut start, mut bytes) = (0usize, 0u64);
         for (i, &v) in nodes.iter().enumerate() {
             let s = segments.partition_point(|seg| seg.end_node() <= v);
-            if in_group.contains_key(&s) {
+            if in_group.contains(&s) {
                 continue;
             }
             // What reading the segment adds at most: its pages, a
@@ -664,7 +635,7 @@ impl Gatherer {
                 (start, bytes) = (i, 0);
                 in_group.clear();
             }
-            in_group.insert(s, ());
+            in_group.insert(s);
             bytes += more;
         }
         self.read_group(store, &nodes[start..], &mut |k, list| {
@@ -734,27 +705,17 @@ impl Gatherer {
             dst,
             allow_eof: true,
         }));
-        let piece = match self.list_yield {
-            Some(_) if self.activity.is_some() => YIELD_PIECE,
-            _ => self.ops.len().max(1),
-        };
-        let mut at = 0;
-        while at < self.ops.len() {
-            let end = (at + piece).min(self.ops.len());
+        if !self.ops.is_empty() {
             if let Some(a) = self.activity.as_deref() {
-                if let Some(max) = self.list_yield {
-                    a.wait_for_gap(max);
-                }
                 if a.feature_read_in_flight() {
-                    self.stats.list_reads_beside_features += (end - at) as u64;
+                    self.stats.list_reads_beside_features += self.ops.len() as u64;
                     self.stats.list_bytes_beside_features +=
-                        self.ops[at..end].iter().map(|o| o.len as u64).sum::<u64>();
+                        self.ops.iter().map(|o| o.len as u64).sum::<u64>();
                 }
             }
             let in_flight = self.activity.as_deref().map(ReadActivity::enter_lists);
-            self.reader.read_batch(&self.ops[at..end], &mut self.buf)?;
+            self.reader.read_batch(&self.ops, &mut self.buf)?;
             drop(in_flight);
-            at = end;
         }
         let path = store.path_of(FileKind::Indices);
         let bytes = self.buf.as_slice();

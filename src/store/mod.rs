@@ -495,16 +495,13 @@ impl Store {
                 self.page_crcs.get(index as usize).copied().ok_or_else(|| {
                     Error::OutOfRange(format!("feature page {index} does not exist"))
                 })?;
-            let got = crate::format::crc32(page);
-            if got != expected {
-                return Err(Error::ChecksumMismatch {
-                    path,
-                    region: format!("feature page {index}"),
-                    offset: FeatureLayout::page_offset(index),
-                    expected,
-                    got,
-                });
-            }
+            Error::check_crc(
+                &path,
+                format_args!("feature page {index}"),
+                FeatureLayout::page_offset(index),
+                expected,
+                crate::format::crc32(page),
+            )?;
         }
         Ok(())
     }

@@ -49,7 +49,7 @@ impl ReadCostModel {
     /// This project's machine (a 2-core VM on an NVMe-backed SSD): the fit
     /// of `ginex bench io`'s read-size sweep, 9.9 µs a read + 2.7 µs a page
     /// over reads of 1–8 pages, 1.26 GB/s for 32-page reads
-    /// (`docs/performance.md`, "Device read-size sweep").
+    /// (`docs/lab/performance-journal.md`, "Device read-size sweep").
     pub const THIS_MACHINE: ReadCostModel = ReadCostModel {
         us_per_read: 9.9,
         us_per_page: 2.7,

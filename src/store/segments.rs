@@ -20,17 +20,13 @@ pub fn check_segment(
     offset: u64,
     bytes: &[u8],
 ) -> Result<()> {
-    let got = crc32(bytes);
-    if got != seg.crc {
-        return Err(Error::ChecksumMismatch {
-            path: path.to_path_buf(),
-            region: format!("segment {index}"),
-            offset,
-            expected: seg.crc,
-            got,
-        });
-    }
-    Ok(())
+    Error::check_crc(
+        path,
+        format_args!("segment {index}"),
+        offset,
+        seg.crc,
+        crc32(bytes),
+    )
 }
 
 /// Bytes of `indices` read per step of a streaming pass over the topology

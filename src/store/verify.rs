@@ -123,16 +123,13 @@ impl Store {
             for (i, page) in chunk.chunks_exact(PAGE_SIZE).enumerate() {
                 let index = pos / PAGE_SIZE as u64 + i as u64;
                 let got = crate::format::crc32(page);
-                let expected = crcs.get(index as usize).copied().unwrap_or(!got);
-                if got != expected {
-                    return Err(Error::ChecksumMismatch {
-                        path: pages_path.clone(),
-                        region: format!("feature page {index}"),
-                        offset: FeatureLayout::page_offset(index),
-                        expected,
-                        got,
-                    });
-                }
+                Error::check_crc(
+                    &pages_path,
+                    format_args!("feature page {index}"),
+                    FeatureLayout::page_offset(index),
+                    crcs.get(index as usize).copied().unwrap_or(!got),
+                    got,
+                )?;
             }
             progress(pos + chunk.len() as u64);
             Ok(())

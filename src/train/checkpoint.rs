@@ -12,10 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::checkpoint_meta::{
-    run_identity, verify_checkpoint, verify_dir, weights_of_file, CheckpointMeta, Progress,
-    WeightsRecord, NO_WEIGHTS_CRC,
-};
+use crate::checkpoint_meta::{run_identity, CheckpointMeta, Progress, WeightsRecord};
 use crate::error::{Error, Result};
 use crate::io::durable::{atomic_temporary_owner, write_atomic};
 use crate::sample::neighbor_cache::store_identity;
@@ -24,6 +21,7 @@ use crate::train::decoder::{DecoderKind, Task};
 use crate::train::model::{InitKind, ModelKind, ModelSpec};
 use crate::train::options::{LrSchedule, TrainOptions};
 use crate::train::trainer::{EmbedTable, TrainConfig, Trainer};
+use crate::verify::{verify_checkpoint, verify_dir, weights_of_file, NO_WEIGHTS_CRC};
 
 /// Version of the metadata document ([`CheckpointDoc::format`]). 3: the
 /// document records its weights' length and CRC-32 (`weights`) and the
@@ -283,7 +281,7 @@ pub(crate) fn save_checkpoint(
 /// `meta` with what ties it to its weights and its run: `weights` (the
 /// `.ot` file's length and CRC-32) and `run_identity`
 /// ([`crate::checkpoint_meta::run_identity`]), both checked by
-/// [`crate::checkpoint_meta::verify_checkpoint`].
+/// [`crate::verify::verify_checkpoint`].
 fn sealed_meta(meta: &Value, weights: Option<WeightsRecord>) -> Result<Value> {
     let weights = weights.ok_or_else(|| Error::internal("checkpoint weights not written"))?;
     let mut meta = meta.clone();

@@ -39,7 +39,7 @@ const ROUND_TO: u64 = 32 << 20;
 /// run's: a SAGE model (hidden 256, 1M × 64 f32 store, 73,834 rows) peaked
 /// 190 MiB above its state in its first step, 242 in its second and 261 in
 /// each of the third to fifth, the heap that later steps allocate in being
-/// the one the earlier steps left (`docs/performance.md`, "The model's
+/// the one the earlier steps left (`docs/lab/performance-journal.md`, "The model's
 /// step, measured in its steady state").
 pub const PROBE_STEPS: usize = 3;
 
@@ -189,7 +189,7 @@ fn first_batch(
 ) -> Result<crate::train::trainer::TrainBatch> {
     let options = crate::store::gather::GatherOptions::default();
     let source = crate::sample::source::StoreSource::new(store, None, &options)?;
-    let sampler = crate::exec::epoch::make_sampler(&source, store, data, seeds, None)?;
+    let sampler = crate::exec::sampler::make_sampler(&source, store, data, seeds, None)?;
     let sampled = sampler.sample(0)?;
     let mut rows = vec![0u8; sampled.ids.len() * store.layout().row_bytes()];
     store.read_feature_rows(&sampled.ids, &mut rows)?;

@@ -4,6 +4,8 @@
 //! some of it.
 #![allow(dead_code)]
 
+pub mod npz_writer;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

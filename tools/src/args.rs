@@ -7,7 +7,6 @@
 use ginex::internals::cache::{Policy, TABLE};
 use ginex::internals::exec::config::Lockstep;
 use ginex::internals::exec::pipeline::Pipeline;
-use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 
 /// `--fanouts`, its type, its display and byte sizes: the parsers the
 /// benchmark harness shares (`ginex_bench::args`).
@@ -134,11 +133,6 @@ pub fn lockstep(s: &str) -> Result<Lockstep, String> {
     Lockstep::parse(s).map_err(|e| e.to_string())
 }
 
-/// `--neighbor-cache-pick reads` (reads, degree).
-pub fn ncache_pick(s: &str) -> Result<NcachePick, String> {
-    NcachePick::parse(s).map_err(|e| e.to_string())
-}
-
 /// `--neg-mode binary` (binary, triplet).
 pub fn neg_mode(s: &str) -> Result<ginex::NegMode, String> {
     ginex::NegMode::parse(s).map_err(|e| e.to_string())
@@ -217,9 +211,4 @@ pub fn at_least_one(s: &str) -> Result<usize, String> {
         Ok(n) => Ok(n),
         Err(_) => Err(format!("`{s}` is not a whole number")),
     }
-}
-
-/// `--list-io-priority normal|idle`.
-pub fn io_priority(s: &str) -> Result<ginex::internals::io::IoPriority, String> {
-    s.parse().map_err(|e: ginex::Error| e.to_string())
 }

@@ -19,7 +19,6 @@ use ginex::internals::exec::plan::{ExplicitSizes, MemoryPlan};
 use ginex::internals::exec::report::ReportJson;
 use ginex::internals::import::locality::Scatter;
 use ginex::internals::sample::labor::{Sampler, SamplerConfig};
-use ginex::internals::sample::neighbor_cache_pick::NcachePick;
 use ginex::internals::store::Store;
 
 /// Run one epoch of data preparation (sample, inspect, gather, cache
@@ -151,11 +150,6 @@ pub struct DataArgs {
     /// comparison.
     #[arg(long)]
     pub no_page_companions: bool,
-    /// Read the first superbatch's init once the whole superbatch is
-    /// sampled, instead of as soon as its first sampling rounds fix it
-    /// (`--pipeline full`); for comparison: the same bytes either way.
-    #[arg(long)]
-    pub first_init_after_sampling: bool,
     /// How long the ginex epoch's first superbatches are: auto, the
     /// default (with --memory: full where the store's topology is larger
     /// than the budget, since every lockstep round then reads most of it
@@ -186,13 +180,6 @@ pub struct DataArgs {
     /// batches are the same; only the reads and the memory differ.
     #[arg(long, default_value = "auto", value_parser = crate::args::lockstep)]
     pub lockstep: Lockstep,
-    /// How a neighbor cache built for this run chooses its lists: reads,
-    /// the default (by the list reads each node is expected to cost an
-    /// epoch per encoded byte, from the run's seeds, fanouts and lockstep),
-    /// or degree (by out-degree / in-degree, for comparison). A cache that
-    /// exists at the path is used whatever its pick.
-    #[arg(long, default_value = "reads", value_parser = crate::args::ncache_pick)]
-    pub neighbor_cache_pick: NcachePick,
     /// Directory for runtime files (default: STORE.runs beside the store).
     /// Each run writes only in a new `run-PID-NANOS/` directory of its own
     /// inside it and removes only that; nothing else there is touched.
@@ -216,13 +203,6 @@ pub struct DataArgs {
     /// comparison). Batches are the same either way.
     #[arg(long, default_value = "auto", value_parser = crate::args::sequential_reads)]
     pub sequential_reads: ginex::internals::store::read_cost::SequentialReads,
-    /// The I/O priority of the neighbour-list reads: `idle` lets the
-    /// feature gathers' reads go first where they share the device queue
-    /// (the next superbatch's sampling runs beside the gathers under
-    /// `--pipeline full`); `normal` reads them at the thread's own. Same
-    /// batches and misses either way.
-    #[arg(long, default_value_t = ginex::internals::io::IoPriority::default(), value_parser = crate::args::io_priority)]
-    pub list_io_priority: ginex::internals::io::IoPriority,
     /// Neighbour-list reads in flight at most (the feature reads keep
     /// their own, `--feature-queue-depth`).
     #[arg(long, default_value_t = ginex::internals::exec::config::DEFAULT_LIST_QUEUE_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
@@ -233,19 +213,6 @@ pub struct DataArgs {
     /// every depth.
     #[arg(long, default_value_t = ginex::internals::exec::config::DEFAULT_FEATURE_QUEUE_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub feature_queue_depth: u64,
-    /// The nice value (0–19) of ginex's inspector threads that run beside
-    /// the batches under `--pipeline full` (the next superbatch's
-    /// sampling and changesets), so the thread that reaps the feature
-    /// reads runs first when the cores are short; 0 leaves them at the
-    /// process's. Same batches and misses at every value.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=19))]
-    pub inspector_nice: u8,
-    /// Microseconds a piece of neighbour-list reads (4 reads) waits for
-    /// the feature reads in flight to finish before it goes, so the
-    /// inspector's reads fill the gaps between gathers; 0 (the default):
-    /// never waits. Same batches and misses at every value.
-    #[arg(long, default_value_t = 0)]
-    pub list_yield_us: u64,
     /// The device's read cost at queue depth 64, in microseconds: a read,
     /// a page of a small read, a page of a large read. The default is this
     /// project's machine; `ginex bench io STORE` fits a device's and
@@ -374,7 +341,6 @@ impl DataArgs {
             reuse_prior: !self.no_reuse_prior,
             page_companions: !self.no_page_companions,
             keep_runs: self.keep_runs,
-            early_first_init: !self.first_init_after_sampling,
             first_superbatch: self.first_superbatch,
             lockstep: self.lockstep,
             ..GinexOptions::default()
@@ -396,15 +362,11 @@ impl DataArgs {
             .workers(self.workers)
             .run_dir(self.run_dir.clone())
             .neighbor_cache(self.neighbor_cache.clone())
-            .neighbor_cache_pick(self.neighbor_cache_pick)
             .merge_gap_pages(self.read_merge_gap.pages())
             .sequential_reads(self.sequential_reads)
             .read_cost(self.read_cost)
-            .list_io_priority(self.list_io_priority)
             .list_queue_depth(self.list_queue_depth as usize)
             .feature_queue_depth(self.feature_queue_depth as usize)
-            .inspector_nice(self.inspector_nice)
-            .list_yield_us(self.list_yield_us)
             .max_batches(self.max_batches)
             .link(self.link_task()?)
             .link_positives(self.relation_positives(store)?))
@@ -870,10 +832,9 @@ mod tests {
             "pipeline": g.pipeline.name(), "carry_over": g.carry_over, "reuse_prior": g.reuse_prior,
             "page_companions": g.page_companions, "early_first_init": g.early_first_init,
             "first_superbatch": g.first_superbatch.name(), "lockstep": g.lockstep.name(),
-            "neighbor_cache_pick": "reads",
             "read_merge_gap": config.merge_gap_pages,
             "sequential_reads": config.sequential_reads.name(), "read_cost": config.read_cost.to_arg(),
-            "list_io_priority": "normal", "list_queue_depth": 64, "feature_queue_depth": 256, "inspector_nice": 0, "list_yield_us": 0,
+            "list_queue_depth": 64, "feature_queue_depth": 256,
             "presc_rounds": DEFAULT_PRESC_ROUNDS, "workers": config.workers, "task": "node",
             // Keys the serde form added to the hand-written copy's.
             "policy": "ginex", "keep_runs": false, "max_batches": null,
@@ -913,17 +874,10 @@ mod tests {
         );
         assert_eq!(
             (
-                args.list_io_priority,
                 args.list_queue_depth as usize,
-                args.feature_queue_depth as usize,
-                args.inspector_nice
+                args.feature_queue_depth as usize
             ),
-            (
-                d.list_io_priority,
-                d.list_queue_depth,
-                d.feature_queue_depth,
-                d.inspector_nice
-            )
+            (d.list_queue_depth, d.feature_queue_depth)
         );
         assert_eq!(
             (
@@ -935,6 +889,6 @@ mod tests {
         );
         assert_eq!((args.keep_runs, args.max_batches), (g.keep_runs, None));
         assert_eq!(args.lockstep, g.lockstep);
-        assert_eq!(args.neighbor_cache_pick, d.neighbor_cache_pick);
+        assert_eq!(args.first_superbatch, g.first_superbatch);
     }
 }

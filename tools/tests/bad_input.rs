@@ -498,7 +498,8 @@ fn messages_name_the_real_cause() {
 /// and best checkpoints' weights CRC, epochs and run identity.
 #[test]
 fn dump_verifies_a_checkpoint_directory() {
-    use ginex::internals::checkpoint_meta::{run_identity, weights_of_file};
+    use ginex::internals::checkpoint_meta::run_identity;
+    use ginex::internals::verify::weights_of_file;
     let dir = tempfile::tempdir().unwrap();
     let ck = dir.path().join("ck");
     std::fs::create_dir(&ck).unwrap();

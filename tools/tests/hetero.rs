@@ -761,6 +761,8 @@ fn per_relation_fanouts_on_the_command_line() {
 /// verifies it, and a typed export writes it back in type-local ids with
 /// the flags that re-import the same splits. Bad input is refused naming
 /// the file, the row and the reason, and no store is left behind.
+// One scenario read top to bottom (the 150-line limit is on the tools' code).
+#[allow(clippy::too_many_lines)]
 #[test]
 fn an_edge_split_of_one_relation_holds_out_only_its_edges() {
     use ginex::internals::format::edge_splits::EdgeSplits;

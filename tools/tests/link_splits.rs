@@ -467,7 +467,7 @@ fn reordered_imports_keep_the_same_splits_in_original_ids() {
 /// positives out of its neighbourhoods.
 #[test]
 fn link_epochs_train_on_the_stored_splits() {
-    use ginex::internals::exec::epoch::link_positives;
+    use ginex::internals::exec::sampler::link_positives;
     use ginex::internals::sample::link::{LinkEpoch, LinkExclude, LinkTask, NegMode};
     use ginex::internals::sample::sampler::EpochSampler;
     use ginex::internals::sample::source::InMemoryTopology;

@@ -38,14 +38,14 @@
 
 use super::prior::{ReusePrior, RANKS};
 use super::{max_page_companions, Changesets, PageGroups, Update};
-use crate::hash::FxMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Global id to dense id.
 enum DenseMap {
     /// A table indexed by global id (ids small relative to the trace).
     Direct(Vec<u32>),
     /// A hash map otherwise.
-    Hashed(FxMap<u64, u32>),
+    Hashed(FxHashMap<u64, u32>),
 }
 
 impl DenseMap {
@@ -197,7 +197,7 @@ pub(super) fn plan_from<B: AsRef<[u64]>>(
         size: init.len(),
         updates: vec![Update::default(); batches.len()],
         misses: vec![0u64; batches.len()],
-        inserted: FxMap::default(),
+        inserted: FxHashMap::default(),
         miss_list: Vec::new(),
         miss_pages: Vec::new(),
         trace_at: 0,
@@ -287,7 +287,7 @@ impl DenseTrace {
         let total: usize = batches.iter().map(|b| b.as_ref().len()).sum();
         let mut mapper = match max_id {
             Some(max_id) => DenseMap::Direct(vec![NIL; max_id as usize + 1]),
-            None => DenseMap::Hashed(FxMap::default()),
+            None => DenseMap::Hashed(FxHashMap::default()),
         };
         let mut global: Vec<u64> = Vec::new();
         let mut last_window: Vec<u32> = Vec::new(); // window index + 1 where last seen
@@ -533,10 +533,10 @@ impl Fill<'_, '_> {
     /// first use; merge the carried ones in.
     fn nearest(&mut self, mut carried_used: Vec<u32>, traced: usize, capacity: usize) {
         carried_used.sort_by_key(|&d| self.uses.next(d));
-        let is_carried: FxMap<u32, ()> = carried_used.iter().map(|&d| (d, ())).collect();
+        let is_carried: FxHashSet<u32> = carried_used.iter().copied().collect();
         let (mut c, mut t) = (0usize, 0u32);
         while self.init.len() < capacity {
-            while (t as usize) < traced && is_carried.contains_key(&t) {
+            while (t as usize) < traced && is_carried.contains(&t) {
                 t += 1;
             }
             let ck = carried_used.get(c).map(|&d| self.uses.next(d));
@@ -576,7 +576,7 @@ struct Replay<'a> {
     updates: Vec<Update>,
     misses: Vec<u64>,
     /// Nodes inserted by this window's update: index into its in_ids.
-    inserted: FxMap<u32, u32>,
+    inserted: FxHashMap<u32, u32>,
     /// This window's candidates: dense id and position.
     miss_list: Vec<(u32, u64)>,
     miss_pages: Vec<u64>,

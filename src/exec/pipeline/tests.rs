@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::error::Error;
 use crate::exec::config::CacheConfig;
-use crate::exec::epoch::make_sampler;
+use crate::exec::sampler::make_sampler;
 use crate::import::synth::{generate_store, NoProgress, SynthParams};
 use crate::sample::source::StoreSource;
 
@@ -63,7 +64,7 @@ fn run_in(
     let options = GatherOptions::default();
     let source = StoreSource::new(store, None, &options)?;
     let train = store.splits()?.map(|s| s.train).unwrap_or_default();
-    let link = crate::exec::epoch::link_epoch(&source, store, config)?;
+    let link = crate::exec::sampler::link_epoch(&source, store, config)?;
     let sampler = make_sampler(&source, store, config, &train, link.as_ref())?;
     let rows = GatherRows::new(store, &options)?;
     let run = GinexRun {

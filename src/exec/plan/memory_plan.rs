@@ -131,7 +131,7 @@ impl MemoryPlan {
 impl MemoryPlan {
     /// `config` with this plan's feature-cache rows, neighbor-cache bytes
     /// and superbatch size.
-    pub fn apply(&self, config: &mut crate::exec::epoch::EpochConfig) {
+    pub fn apply(&self, config: &mut crate::exec::config::EpochConfig) {
         config.feature_cache_rows = self.feature_cache_rows as usize;
         config.neighbor_cache_bytes = self.neighbor_cache_bytes;
         if self.reuse_prior.is_some() {

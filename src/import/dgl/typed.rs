@@ -27,11 +27,11 @@ use crate::import::dgl_schema::{parse_schema, TypedSchema};
 use crate::import::npy::NpyFile;
 use crate::import::pipeline::typed::{
     build_typed, edge_ends, node_types, relations, Declared, TypeDecl, TypedEdges, TypedFeatures,
-    REORDER_REFUSED,
 };
 use crate::import::pipeline::{
     feature_shape, features_from_npy, labels_from_npy, Build, FeatureSink, ImportReport,
 };
+use crate::import::reorder::REORDER_REFUSED;
 
 /// The numpy chunks of `node_data.<type>.<key>`, checked to hold one row
 /// per node of the type; None when the type has no such key.

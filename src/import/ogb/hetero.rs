@@ -35,9 +35,10 @@ use crate::format::schema::{check_name, Schema};
 use crate::format::tables::{Splits, MISSING_LABEL};
 use crate::import::pipeline::typed::{
     build_typed, edge_ends, node_types, read_type_ids, relations, type_local_ids, Declared,
-    TypeDecl, TypedEdges, TypedFeatures, REORDER_REFUSED,
+    TypeDecl, TypedEdges, TypedFeatures,
 };
 use crate::import::pipeline::{bad, Build, CommonOptions, EdgeInput, FeatureSink, ImportReport};
+use crate::import::reorder::REORDER_REFUSED;
 use crate::import::text::Lines;
 
 /// Whether `raw` holds a heterogeneous dataset.

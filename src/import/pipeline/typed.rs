@@ -18,9 +18,6 @@ use crate::format::schema::{NodeType, Relation, Schema};
 use super::edge_input::typed_id;
 use super::{read_ids_by, Build, CommonOptions, EdgeEnds, EdgeInput, FeatureSink};
 
-/// Why a typed import refuses `--reorder`.
-pub const REORDER_REFUSED: &str = "--reorder renumbers nodes across the whole graph, which would break the node types' id ranges; import typed graphs without it";
-
 /// A declared relation `src:rel:dst` (indices into the node types).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declared {

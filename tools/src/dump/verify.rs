@@ -52,9 +52,9 @@ pub(super) fn verify_file(path: &Path, store: Option<&Path>) -> Result<String> {
 /// The line `ginex-dump --verify CK` prints for a checkpoint directory
 /// (`ginex train --checkpoint CK`): the checkpoints `train --resume` and
 /// `predict` load, verified as they verify them
-/// (`checkpoint_meta::verify_dir`).
+/// (`verify::verify_dir`).
 pub(super) fn verify_checkpoints(dir: &Path) -> Result<String> {
-    use ginex::internals::checkpoint_meta::{verify_dir, NO_WEIGHTS_CRC};
+    use ginex::internals::verify::{verify_dir, NO_WEIGHTS_CRC};
     let verified = verify_dir(dir)?;
     let parts: Vec<String> = verified
         .iter()
