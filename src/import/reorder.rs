@@ -258,7 +258,7 @@ mod tests {
         let mut rows = b.feature_writer().unwrap();
         let values: Vec<f32> = (0..n).flat_map(|v| [v as f32, -(v as f32), 0.5]).collect();
         let mut bytes = vec![0u8; values.len() * 4];
-        Dtype::F32.encode_f32(&values, &mut bytes);
+        Dtype::F32.encode_f32(3, &values, &mut bytes);
         rows.push_rows(&bytes).unwrap();
         b.add_features(rows).unwrap();
         let mut topo = b.topology_writer().unwrap();

@@ -76,7 +76,8 @@ pub struct ReorderArgs {
 /// Options of every subcommand.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// Store dtype for the features: f32, f16 or bf16. A typed import may
+    /// Store dtype for the features: f32, f16, bf16 or q8 (8-bit codes with
+    /// a per-row scale; lossy, see docs/ginex-import.md). A typed import may
     /// give node types their own after it: `f16,author=f32` (the types not
     /// named get the first; `author=f32` alone leaves the others f32).
     #[arg(long, default_value = "f32", value_name = "DTYPE[,TYPE=DTYPE...]")]
