@@ -66,6 +66,10 @@ pub fn write_reordered(
 
     let row_bytes = src.layout().row_bytes();
     let mut rows = b.feature_writer()?;
+    // The same rows in another order: a q8 store's measured error holds.
+    if let Some(e) = src.q8_error() {
+        rows.record_q8_error(e);
+    }
     let mut buf = Vec::new();
     for block in order.chunks(FEATURE_BLOCK_ROWS) {
         buf.resize(block.len() * row_bytes, 0);
