@@ -32,6 +32,25 @@ pub struct FeatureSink {
 }
 
 impl FeatureSink {
+    /// A sink of `n` rows into `writer`, with its own progress bar.
+    pub fn new(writer: FeatureWriter, n: u64, allow_nonfinite: bool, quiet: bool) -> Self {
+        FeatureSink {
+            writer,
+            allow_nonfinite,
+            rows: 0,
+            n,
+            bytes: Vec::new(),
+            bar: progress(n, "features", quiet),
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The writer, all rows pushed (the caller checks their count).
+    pub fn into_writer(self) -> FeatureWriter {
+        self.bar.finish_and_clear();
+        self.writer
+    }
+
     /// Rows pushed so far.
     pub fn rows(&self) -> u64 {
         self.rows
