@@ -82,7 +82,7 @@ fn main() -> ginex::Result<()> {
     let mut builder = StoreBuilder::create(&path, StoreSpec::new(n, layout))?;
     let mut rows = builder.feature_writer()?;
     let mut bytes = vec![0u8; features.len() * Dtype::F32.size()];
-    Dtype::F32.encode_f32(&features, &mut bytes);
+    Dtype::F32.encode_f32(dim, &features, &mut bytes);
     rows.push_rows(&bytes)?;
     builder.add_features(rows)?;
     let mut topology = builder.topology_writer()?;

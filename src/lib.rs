@@ -167,6 +167,7 @@ pub use exec::epoch::{BatchStat, EpochReport, Timeline};
 pub use exec::plan::{MemoryPlan, WorkingSet};
 pub use format::edge_splits::{EdgeSplit, EdgeSplits, Negatives};
 pub use format::pages::{Dtype, FeatureLayout};
+pub use format::q8::Q8Error;
 pub use format::tables::Splits;
 pub use import::dgl::{import_dgl, DglImport};
 pub use import::files::{import_files, FilesImport};

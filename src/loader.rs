@@ -124,7 +124,7 @@ impl Batch {
     /// The rows as `f32`, `ids.len() * dim` values, row-major.
     pub fn rows_f32(&self) -> Vec<f32> {
         let mut out = vec![0f32; self.ids.len() * self.dim];
-        self.dtype.decode_to_f32(&self.rows, &mut out);
+        self.dtype.decode_to_f32(self.dim, &self.rows, &mut out);
         out
     }
 
@@ -158,14 +158,14 @@ impl Batch {
         if !nodes.has_features {
             return None;
         }
-        let row_bytes = self.dim * self.dtype.size();
+        let row_bytes = self.dtype.row_bytes(self.dim);
         let mut raw = Vec::with_capacity(nodes.len() * row_bytes);
         for &p in &nodes.positions {
             let at = p as usize * row_bytes;
             raw.extend_from_slice(self.rows.get(at..at + row_bytes)?);
         }
         let mut out = vec![0f32; nodes.len() * self.dim];
-        self.dtype.decode_to_f32(&raw, &mut out);
+        self.dtype.decode_to_f32(self.dim, &raw, &mut out);
         Some(out)
     }
 

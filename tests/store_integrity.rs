@@ -185,7 +185,7 @@ fn write_golden(g: &Golden, path: &Path) {
             .map(|j| golden_feature(v, j))
             .collect();
         let mut row = vec![0u8; layout.row_bytes()];
-        g.dtype.encode_f32(&values, &mut row);
+        g.dtype.encode_f32(values.len(), &values, &mut row);
         fw.push_rows(&row).unwrap();
     }
     b.add_features(fw).unwrap();

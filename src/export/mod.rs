@@ -260,8 +260,9 @@ pub fn write_features(
         if same {
             npy.write(&raw)?;
         } else {
-            values.resize(raw.len() / dtype.size(), 0f32);
-            dtype.decode_to_f32(&raw, &mut values);
+            let dim = stored.dim as usize;
+            values.resize(raw.len() / dtype.row_bytes(dim) * dim, 0f32);
+            dtype.decode_to_f32(dim, &raw, &mut values);
             wide.clear();
             wide.extend(values.iter().flat_map(|v| v.to_le_bytes()));
             npy.write(&wide)?;

@@ -15,6 +15,7 @@ pub mod header;
 pub mod manifest;
 pub mod neighbor_cache;
 pub mod pages;
+pub mod q8;
 pub mod runtime;
 pub mod schema;
 pub mod sections;

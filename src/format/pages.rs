@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::format::bytes::le_u32;
 use crate::format::header::HEADER_SIZE;
-use crate::format::version::{Version, V1_7};
+use crate::format::version::{Version, V1_11, V1_7};
 use crate::format::PAGE_SIZE;
 
 /// File offset of the layout record in the `features.pages` header (from
@@ -39,11 +39,13 @@ pub enum Dtype {
     F16 = 2,
     /// bfloat16 (the upper half of a binary32).
     Bf16 = 3,
+    /// 8-bit codes with a per-row affine scale (lossy; `src/format/q8.rs`).
+    Q8 = 4,
 }
 
 impl Dtype {
     /// Every dtype, in numeric order.
-    pub const ALL: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::Bf16];
+    pub const ALL: [Dtype; 4] = [Dtype::F32, Dtype::F16, Dtype::Bf16, Dtype::Q8];
 
     /// Decodes the numeric code.
     #[doc(hidden)]
@@ -51,20 +53,37 @@ impl Dtype {
         Dtype::ALL.into_iter().find(|d| *d as u8 == v)
     }
 
-    /// Bytes per element.
+    /// Bytes per element (a q8 code is 1; its row also holds its scale:
+    /// use [`Dtype::row_bytes`] for rows).
     pub fn size(self) -> usize {
         match self {
             Dtype::F32 => 4,
             Dtype::F16 | Dtype::Bf16 => 2,
+            Dtype::Q8 => 1,
         }
     }
 
-    /// Lower-case name (`f32`, `f16`, `bf16`).
+    /// Bytes of one row of `dim` elements.
+    pub fn row_bytes(self, dim: usize) -> usize {
+        match self {
+            Dtype::Q8 => crate::format::q8::row_bytes(dim),
+            _ => dim * self.size(),
+        }
+    }
+
+    /// Whether decoding gives back every value encoded (f32 only holds
+    /// every f32; f16/bf16 round, q8 quantizes).
+    pub fn is_lossy(self) -> bool {
+        !matches!(self, Dtype::F32)
+    }
+
+    /// Lower-case name (`f32`, `f16`, `bf16`, `q8`).
     pub fn name(self) -> &'static str {
         match self {
             Dtype::F32 => "f32",
             Dtype::F16 => "f16",
             Dtype::Bf16 => "bf16",
+            Dtype::Q8 => "q8",
         }
     }
 
@@ -73,20 +92,30 @@ impl Dtype {
         Error::parse_name(s, "dtype", &Dtype::ALL, Dtype::name)
     }
 
-    /// Encodes `values` into `out` (little-endian, `values.len() * size()` bytes).
-    pub fn encode_f32(self, values: &[f32], out: &mut [u8]) {
+    /// Encodes `values`, whole rows of `dim` elements, into `out`
+    /// (little-endian, `row_bytes(dim)` bytes a row).
+    pub fn encode_f32(self, dim: usize, values: &[f32], out: &mut [u8]) {
+        if self == Dtype::Q8 {
+            let rows = values.chunks_exact(dim.max(1));
+            for (v, dst) in rows.zip(out.chunks_exact_mut(self.row_bytes(dim))) {
+                crate::format::q8::encode_row(v, dst);
+            }
+            return;
+        }
         let size = self.size();
         for (v, dst) in values.iter().zip(out.chunks_exact_mut(size)) {
             match self {
                 Dtype::F32 => dst.copy_from_slice(&v.to_le_bytes()),
                 Dtype::F16 => dst.copy_from_slice(&half::f16::from_f32(*v).to_le_bytes()),
                 Dtype::Bf16 => dst.copy_from_slice(&half::bf16::from_f32(*v).to_le_bytes()),
+                Dtype::Q8 => {}
             }
         }
     }
 
-    /// Decodes little-endian elements of this dtype from `bytes` into `out`.
-    pub fn decode_to_f32(self, bytes: &[u8], out: &mut [f32]) {
+    /// Decodes whole rows of `dim` elements of this dtype from `bytes`
+    /// into `out`.
+    pub fn decode_to_f32(self, dim: usize, bytes: &[u8], out: &mut [f32]) {
         // `chunks_exact` of a constant width: the array conversions cannot
         // fail (and compile to plain loads).
         let pairs = || {
@@ -111,6 +140,12 @@ impl Dtype {
             Dtype::Bf16 => {
                 for (h, v) in pairs().zip(out.iter_mut()) {
                     *v = half::bf16::from_le_bytes(h).to_f32();
+                }
+            }
+            Dtype::Q8 => {
+                let rows = bytes.chunks_exact(self.row_bytes(dim));
+                for (b, v) in rows.zip(out.chunks_exact_mut(dim.max(1))) {
+                    crate::format::q8::decode_row(b, v);
                 }
             }
         }
@@ -200,6 +235,12 @@ impl FeatureLayout {
                 format!("layout record: unknown dtype code {code}"),
             );
         };
+        if dtype == Dtype::Q8 && version < V1_11 {
+            return bad(
+                LAYOUT_DTYPE_OFFSET,
+                format!("layout record: dtype q8 in a {version} file (q8 is from 1.11)"),
+            );
+        }
         let dim = le_u32(field(LAYOUT_DIM_OFFSET, LAYOUT_DTYPE_OFFSET)?, 0);
         if dim == 0 {
             return bad(LAYOUT_DIM_OFFSET, "layout record: dimension 0".into());
@@ -224,7 +265,7 @@ impl FeatureLayout {
 
     /// Bytes of one row.
     pub fn row_bytes(&self) -> usize {
-        self.dim as usize * self.dtype.size()
+        self.dtype.row_bytes(self.dim as usize)
     }
 
     /// Rows packed in one page, or 0 when a row needs more than one page.
@@ -292,6 +333,17 @@ impl FeatureLayout {
 
 #[cfg(test)]
 mod tests {
+    /// The q8 error record starts where the layout record ends (q8.rs
+    /// states the offset as a number: it cannot name this file's
+    /// constants without an import circle).
+    #[test]
+    fn the_q8_record_follows_the_layout_record() {
+        assert_eq!(
+            crate::format::q8::Q8_RECORD_OFFSET,
+            super::LAYOUT_RECORD_END
+        );
+    }
+
     use super::*;
 
     #[test]
@@ -390,12 +442,15 @@ mod tests {
 
         #[test]
         fn dtype_round_trip(values in proptest::collection::vec(-1.0e4f32..1.0e4, 0..64), dtype in any_dtype()) {
-            let mut bytes = vec![0u8; values.len() * dtype.size()];
-            dtype.encode_f32(&values, &mut bytes);
+            let dim = values.len().max(1);
+            let mut bytes = vec![0u8; dtype.row_bytes(dim) * usize::from(!values.is_empty())];
+            dtype.encode_f32(dim, &values, &mut bytes);
             let mut back = vec![0f32; values.len()];
-            dtype.decode_to_f32(&bytes, &mut back);
+            dtype.decode_to_f32(dim, &bytes, &mut back);
+            // q8: half a step of the row's range.
+            let range = values.iter().fold(0f32, |m, x| m.max(x.abs())) * 2.0;
             for (a, b) in values.iter().zip(&back) {
-                let tol = match dtype { Dtype::F32 => 0.0, Dtype::F16 => a.abs() * 1e-3 + 1e-3, Dtype::Bf16 => a.abs() * 8e-3 + 1e-3 };
+                let tol = match dtype { Dtype::F32 => 0.0, Dtype::F16 => a.abs() * 1e-3 + 1e-3, Dtype::Bf16 => a.abs() * 8e-3 + 1e-3, Dtype::Q8 => range / 510.0 + 1e-3 };
                 prop_assert!((a - b).abs() <= tol, "{a} vs {b}");
             }
         }

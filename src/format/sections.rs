@@ -97,6 +97,11 @@ impl FeatureSections {
             }
             next_row = next_row.checked_add(t.count).ok_or_else(overflow)?;
         }
+        if sections.len() > 1 && sections.iter().any(|s| s.layout.dtype == Dtype::Q8) {
+            return Err(Error::invalid_argument(
+                "q8 features in a typed store whose types differ in dimension or dtype are not supported: give every featured type one dimension and q8, or use f32/f16/bf16",
+            ));
+        }
         let num_pages = match sections.last() {
             Some(last) => next_page
                 .checked_add(last.layout.num_pages(last.rows)?)
@@ -198,6 +203,19 @@ impl FeatureSections {
                     pages.len()
                 ))
             })?;
+        if section.layout.dtype == Dtype::Q8 {
+            // The page passed its CRC; a scale that decodes to garbage is
+            // still refused (format/features.md, "q8 rows").
+            if let Some(why) = crate::format::q8::check_row(bytes) {
+                return Err(Error::corrupt(
+                    crate::format::manifest::store_file_name(
+                        crate::format::header::FileKind::FeaturePages,
+                    ),
+                    FeatureLayout::page_offset(loc.page) + loc.offset_in_page as u64,
+                    format!("feature row {row}: {why}"),
+                ));
+            }
+        }
         widen(section.layout, bytes, self.row, out);
         Ok(())
     }
@@ -230,8 +248,11 @@ fn overflow() -> Error {
 /// whose dimension is at least `from`'s: converted element by element,
 /// the columns past `from.dim` zero.
 pub fn widen(from: FeatureLayout, src: &[u8], to: FeatureLayout, out: &mut [u8]) {
+    if from == to {
+        return copy_row(to, src, out);
+    }
     let n = from.dim as usize;
-    convert(from.dtype, src, to.dtype, out, n);
+    convert(from, src, to, out, n);
     if let Some(rest) = out.get_mut(n * to.dtype.size()..) {
         rest.fill(0);
     }
@@ -240,12 +261,26 @@ pub fn widen(from: FeatureLayout, src: &[u8], to: FeatureLayout, out: &mut [u8])
 /// Converts the first `to.dim` elements of `src`, one row of layout
 /// `from`, into `out`, one row of layout `to`.
 pub fn narrow(from: FeatureLayout, src: &[u8], to: FeatureLayout, out: &mut [u8]) {
-    convert(from.dtype, src, to.dtype, out, to.dim as usize);
+    if from == to {
+        return copy_row(to, src, out);
+    }
+    convert(from, src, to, out, to.dim as usize);
 }
 
-/// Converts `n` elements of dtype `from` in `src` to dtype `to` in `out`
-/// (through f32, exact when `to` holds every value of `from`).
-fn convert(from: Dtype, src: &[u8], to: Dtype, out: &mut [u8], n: usize) {
+/// One row of `layout` copied unchanged.
+fn copy_row(layout: FeatureLayout, src: &[u8], out: &mut [u8]) {
+    let n = layout.row_bytes();
+    if let (Some(src), Some(out)) = (src.get(..n), out.get_mut(..n)) {
+        out.copy_from_slice(src);
+    }
+}
+
+/// Converts `n` elements of a row of layout `from` in `src` to dtype
+/// `to` in `out` (through f32, exact when `to` holds every value of
+/// `from`). Neither is q8: [`FeatureSections::of`] refuses q8 in a store
+/// of several layouts.
+fn convert(from: FeatureLayout, src: &[u8], to: FeatureLayout, out: &mut [u8], n: usize) {
+    let (from, to) = (from.dtype, to.dtype);
     let (Some(src), Some(out)) = (src.get(..n * from.size()), out.get_mut(..n * to.size())) else {
         debug_assert!(false, "a row shorter than its layout");
         return;
@@ -262,8 +297,8 @@ fn convert(from: Dtype, src: &[u8], to: Dtype, out: &mut [u8], n: usize) {
     {
         let k = s.len() / from.size();
         let block = values.get_mut(..k).unwrap_or_default();
-        from.decode_to_f32(s, block);
-        to.encode_f32(block, o);
+        from.decode_to_f32(k, s, block);
+        to.encode_f32(k, block, o);
     }
 }
 
@@ -343,27 +378,27 @@ mod tests {
         let mut page = vec![0u8; PAGE_SIZE];
         for r in 0..5u64 {
             let v = [r as f32, r as f32 + 0.5, -(r as f32)];
-            Dtype::F16.encode_f32(&v, &mut page[r as usize * 6..r as usize * 6 + 6]);
+            Dtype::F16.encode_f32(3, &v, &mut page[r as usize * 6..r as usize * 6 + 6]);
         }
         let mut out = vec![0xffu8; 12];
         sec.copy_row(&page, 0, 3, &mut out).unwrap();
         let mut x = [0f32; 3];
-        Dtype::F32.decode_to_f32(&out, &mut x);
+        Dtype::F32.decode_to_f32(x.len(), &out, &mut x);
         assert_eq!(x, [3.0, 3.5, -3.0]);
         let mut back = [0u8; 6];
         sec.narrow_row(3, &out, &mut back);
         assert_eq!(back, page[18..24]);
         // A paper row (2 x f32) gets a zero third column.
         let mut page = vec![0u8; PAGE_SIZE];
-        Dtype::F32.encode_f32(&[7.25, -1.0], &mut page[8..16]);
+        Dtype::F32.encode_f32(2, &[7.25, -1.0], &mut page[8..16]);
         sec.copy_row(&page, 1, 6, &mut out).unwrap();
-        Dtype::F32.decode_to_f32(&out, &mut x);
+        Dtype::F32.decode_to_f32(x.len(), &out, &mut x);
         assert_eq!(x, [7.25, -1.0, 0.0]);
         // A read of pages 0..2 holds rows of both sections.
         let mut two = vec![0u8; 2 * PAGE_SIZE];
         two[PAGE_SIZE + 8..PAGE_SIZE + 16].copy_from_slice(&page[8..16]);
         sec.copy_row(&two, 0, 6, &mut out).unwrap();
-        Dtype::F32.decode_to_f32(&out, &mut x);
+        Dtype::F32.decode_to_f32(x.len(), &out, &mut x);
         assert_eq!(x, [7.25, -1.0, 0.0]);
         // A row outside the pages read is refused, naming it.
         let err = sec.copy_row(&page, 1, 3, &mut out).unwrap_err().to_string();

@@ -77,8 +77,17 @@ pub const V1_10: Version = Version {
     major: 1,
     minor: 10,
 };
+/// Version 1.11: the `q8` feature dtype (code 4: 8-bit codes with a
+/// per-row affine scale, format/features.md "q8 rows"). A `features.pages`
+/// of q8 rows is written as 1.11 and holds the q8 error record after its
+/// layout record; a q8 layout record in an older file is corrupt. Every
+/// other file is written as before, byte for byte.
+pub const V1_11: Version = Version {
+    major: 1,
+    minor: 11,
+};
 /// The newest version this build reads and writes.
-pub const CURRENT: Version = V1_10;
+pub const CURRENT: Version = V1_11;
 /// The oldest version this build still reads.
 pub const OLDEST_SUPPORTED: Version = V1_0;
 

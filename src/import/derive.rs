@@ -407,9 +407,11 @@ fn write_features(
                 for (v, b) in values.iter_mut().zip(bytes.chunks_exact(4)) {
                     *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                 }
-                layout
-                    .dtype
-                    .encode_f32(&values[..layout.dim as usize], &mut row);
+                layout.dtype.encode_f32(
+                    layout.dim as usize,
+                    &values[..layout.dim as usize],
+                    &mut row,
+                );
                 writer.push_rows(&row)?;
             }
             continue;

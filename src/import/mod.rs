@@ -2,6 +2,7 @@
 //! importer ends in a store built by [`crate::store::StoreBuilder`], so the
 //! atomicity and checksum guarantees are the builder's.
 
+pub mod convert;
 pub mod derive;
 pub mod dgl;
 pub mod dgl_schema;

@@ -69,6 +69,10 @@ pub fn write_reordered(
 
     let row_bytes = src.layout().row_bytes();
     let mut rows = b.feature_writer()?;
+    // The same rows in another order: a q8 store's measured error holds.
+    if let Some(e) = src.q8_error() {
+        rows.record_q8_error(e);
+    }
     let mut buf = Vec::new();
     for block in order.chunks(FEATURE_BLOCK_ROWS) {
         buf.resize(block.len() * row_bytes, 0);
@@ -261,7 +265,7 @@ mod tests {
         let mut rows = b.feature_writer().unwrap();
         let values: Vec<f32> = (0..n).flat_map(|v| [v as f32, -(v as f32), 0.5]).collect();
         let mut bytes = vec![0u8; values.len() * 4];
-        Dtype::F32.encode_f32(&values, &mut bytes);
+        Dtype::F32.encode_f32(3, &values, &mut bytes);
         rows.push_rows(&bytes).unwrap();
         b.add_features(rows).unwrap();
         let mut topo = b.topology_writer().unwrap();

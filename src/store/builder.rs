@@ -8,10 +8,12 @@ use crate::format::csc::{IndexWidth, Segment, SegmentPlanner, DEFAULT_SEGMENT_BY
 use crate::format::edge_splits::EdgeSplits;
 use crate::format::header::{FileHeader, FileKind};
 use crate::format::manifest::{store_file_name, FileEntry, Manifest, REQUIRED_FILES};
-use crate::format::pages::FeatureLayout;
+use crate::format::pages::{Dtype, FeatureLayout};
+use crate::format::q8::Q8Error;
 use crate::format::schema::Schema;
 use crate::format::sections::{FeatureSections, Section};
 use crate::format::tables::{encode_labels, encode_original_ids, encode_out_degrees, Splits};
+use crate::format::version::V1_11;
 use crate::format::PAGE_SIZE;
 use crate::io::durable::StagingDir;
 use crate::io::writer::{write_file, write_file_as, ChecksummedWriter};
@@ -59,7 +61,7 @@ impl StoreSpec {
 /// let mut b = StoreBuilder::create(&path, StoreSpec::new(4, layout))?;
 /// let mut rows = b.feature_writer()?;
 /// let mut bytes = vec![0u8; features.len() * 4];
-/// Dtype::F32.encode_f32(&features, &mut bytes);
+/// Dtype::F32.encode_f32(2, &features, &mut bytes);
 /// rows.push_rows(&bytes)?;
 /// b.add_features(rows)?;
 /// let mut topology = b.topology_writer()?;
@@ -342,12 +344,20 @@ pub struct FeatureWriter {
     page: Vec<u8>,
     fill: usize,
     narrowed: Vec<u8>,
+    /// The reconstruction error of the q8 rows measured so far (a q8 row
+    /// format only).
+    q8: Option<Q8Error>,
 }
 
 impl FeatureWriter {
     fn create(pages_path: &Path, crcs_path: &Path, sections: FeatureSections) -> Result<Self> {
         let buf_len = sections.max_pages_per_row().max(1) as usize * PAGE_SIZE;
-        let mut pages = ChecksummedWriter::create(pages_path, FileKind::FeaturePages)?;
+        let q8 = sections.row_format().dtype == Dtype::Q8;
+        let mut pages = match q8 {
+            // q8 rows and their error record are from 1.11.
+            true => ChecksummedWriter::create_as(pages_path, FileKind::FeaturePages, V1_11)?,
+            false => ChecksummedWriter::create(pages_path, FileKind::FeaturePages)?,
+        };
         // The header names the row format the pages hold (v1.7).
         pages.set_header_extra(&sections.row_format().encode_record())?;
         Ok(FeatureWriter {
@@ -359,7 +369,18 @@ impl FeatureWriter {
             page: vec![0u8; buf_len],
             fill: 0,
             narrowed: Vec::new(),
+            q8: q8.then(Q8Error::default),
         })
+    }
+
+    /// Adds the measured reconstruction error of q8 rows pushed (or about
+    /// to be) to what the q8 error record will hold; ignored for other
+    /// dtypes. Rows pushed without a measurement are not counted in the
+    /// record's rows.
+    pub fn record_q8_error(&mut self, measured: Q8Error) {
+        if let Some(e) = &mut self.q8 {
+            *e = e.merge(measured);
+        }
     }
 
     /// The section the next row pushed belongs to.
@@ -470,6 +491,11 @@ impl FeatureWriter {
             self.pages.payload_len(),
             self.sections.num_pages() * PAGE_SIZE as u64
         );
+        if let Some(e) = self.q8 {
+            let mut head = self.sections.row_format().encode_record().to_vec();
+            head.extend_from_slice(&e.encode_record());
+            self.pages.set_header_extra(&head)?;
+        }
         Ok((self.pages.finish()?, self.crcs.finish()?))
     }
 }

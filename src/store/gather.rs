@@ -581,7 +581,9 @@ impl Gatherer {
         raw.resize(ids.len() * store.layout().row_bytes(), 0);
         let result = self.gather(store, ids, &mut raw);
         if result.is_ok() {
-            store.dtype().decode_to_f32(&raw, out);
+            store
+                .dtype()
+                .decode_to_f32(store.feature_dim() as usize, &raw, out);
         }
         self.raw = raw;
         result

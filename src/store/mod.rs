@@ -34,6 +34,7 @@ use crate::format::csc::{decode_segment_table, validate_indptr, IndexWidth, Segm
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
 use crate::format::manifest::{store_file_name, Manifest};
 use crate::format::pages::{Dtype, FeatureLayout};
+use crate::format::q8::Q8Error;
 use crate::format::schema::Schema;
 use crate::format::sections::FeatureSections;
 use crate::format::tables::{decode_labels, decode_original_ids, Splits};
@@ -78,6 +79,7 @@ pub struct Store {
     indices: Arc<File>,
     schema: Option<Arc<Schema>>,
     sections: Arc<FeatureSections>,
+    q8_error: Option<Q8Error>,
 }
 
 /// A small file read whole and checked: its header and payload.
@@ -145,6 +147,7 @@ impl Store {
         }
         let manifest = read_checked_file(&manifest_path, FileKind::Manifest)?
             .decode(|p| Manifest::decode(p, &manifest_path))?;
+        let mut q8_error = None;
         for entry in &manifest.files {
             let path = dir.join(entry.name());
             let file = open(&path)?;
@@ -170,7 +173,7 @@ impl Store {
                 ));
             }
             if entry.kind == FileKind::FeaturePages {
-                check_layout_record(&file, &path, header.version, &manifest)?;
+                q8_error = check_layout_record(&file, &path, header.version, &manifest)?;
             }
         }
         let n = manifest.num_nodes;
@@ -245,6 +248,7 @@ impl Store {
             page_crcs: page_crcs.into(),
             schema,
             sections: Arc::new(sections),
+            q8_error,
         })
     }
 
@@ -478,7 +482,8 @@ impl Store {
         let mut raw = vec![0u8; ids.len() * self.layout().row_bytes()];
         Error::check_output_len(out.len(), ids.len(), self.feature_dim() as usize, "values")?;
         self.read_feature_rows(ids, &mut raw)?;
-        self.dtype().decode_to_f32(&raw, out);
+        self.dtype()
+            .decode_to_f32(self.feature_dim() as usize, &raw, out);
         Ok(())
     }
 
@@ -534,6 +539,12 @@ impl Store {
             .map(Some)
     }
 
+    /// The reconstruction error recorded when a q8 store's features were
+    /// encoded (its `features.pages` header); None for other dtypes.
+    pub fn q8_error(&self) -> Option<Q8Error> {
+        self.q8_error
+    }
+
     /// Original ids of remapped inputs, if the store has them.
     pub fn original_ids(&self) -> Result<Option<Vec<u64>>> {
         if self.manifest.file(FileKind::OriginalIds).is_none() {
@@ -550,17 +561,29 @@ impl Store {
 /// than the manifest's (from v1.7; an older file records none): the same
 /// bytes a row read as `dim 64 f16` instead of `dim 32 f32` would pass
 /// every checksum.
+///
+/// Returns the q8 error record of a q8 store (v1.11), which a q8 manifest
+/// needs: q8 pages in an older file are corrupt.
 fn check_layout_record(
     file: &File,
     path: &Path,
     version: crate::format::version::Version,
     manifest: &Manifest,
-) -> Result<()> {
-    use crate::format::pages::{LAYOUT_DIM_OFFSET, LAYOUT_RECORD_END};
-    if version < crate::format::version::V1_7 {
-        return Ok(());
+) -> Result<Option<Q8Error>> {
+    use crate::format::pages::{LAYOUT_DIM_OFFSET, LAYOUT_DTYPE_OFFSET};
+    use crate::format::q8::Q8_RECORD_END;
+    let q8 = manifest.layout.dtype == Dtype::Q8;
+    if q8 && version < crate::format::version::V1_11 {
+        return Err(Error::corrupt(
+            path,
+            LAYOUT_DTYPE_OFFSET as u64,
+            format!("the manifest says q8 rows but the feature pages are a {version} file (q8 is from 1.11)"),
+        ));
     }
-    let mut head = [0u8; LAYOUT_RECORD_END];
+    if version < crate::format::version::V1_7 {
+        return Ok(None);
+    }
+    let mut head = [0u8; Q8_RECORD_END];
     read_exact_at(file, path, 0, &mut head)?;
     if let Some(recorded) = FeatureLayout::decode_record(&head, version, path)? {
         if recorded != manifest.layout {
@@ -575,7 +598,10 @@ fn check_layout_record(
             ));
         }
     }
-    Ok(())
+    if q8 {
+        return Q8Error::decode_record(&head, path).map(Some);
+    }
+    Ok(None)
 }
 
 fn expect_len(path: &Path, got: u64, expected: Option<u64>) -> Result<()> {

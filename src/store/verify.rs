@@ -7,8 +7,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::header::{FileHeader, FileKind, HEADER_SIZE};
-use crate::format::pages::{FeatureLayout, LAYOUT_RECORD_END};
-use crate::format::version::V1_7;
+use crate::format::pages::{Dtype, FeatureLayout, LAYOUT_RECORD_END};
+use crate::format::q8::Q8_RECORD_END;
+use crate::format::version::{V1_11, V1_7};
 use crate::format::PAGE_SIZE;
 use crate::io::read::{open, stream_crc, STREAM_CHUNK};
 use crate::store::edge_splits::CscCheck;
@@ -48,15 +49,41 @@ fn stream_payload(
     // A v1.7 `features.pages` has its layout record (checked at open)
     // before the padding.
     let version = FileHeader::decode(&head, &path)?.version;
-    let padding = if kind == FileKind::FeaturePages && version >= V1_7 {
-        LAYOUT_RECORD_END
-    } else {
-        HEADER_SIZE
+    let padding = match kind == FileKind::FeaturePages {
+        true if version >= V1_11 && store.dtype() == Dtype::Q8 => Q8_RECORD_END,
+        true if version >= V1_7 => LAYOUT_RECORD_END,
+        _ => HEADER_SIZE,
     };
     check_header_padding(&path, &head, padding)?;
     let got = stream_crc(&file, &path, header_len, entry.len - header_len, visit)?;
     Error::check_crc(&path, "payload", header_len, entry.payload_crc, got)?;
     Ok(entry.len)
+}
+
+/// Checks the scale of every q8 row starting in feature page `index`
+/// (`page`, its CRC checked): a q8 store is one section (q8 is refused in
+/// stores of several layouts), its rows fit a page or start one.
+fn check_q8_page(store: &Store, path: &Path, index: u64, page: &[u8]) -> Result<()> {
+    let layout = store.layout();
+    let rpp = layout.rows_per_page() as u64;
+    let (rows, first) = match rpp {
+        0 if index % layout.pages_per_row() != 0 => return Ok(()),
+        0 => (1, index / layout.pages_per_row()),
+        _ => (rpp, index * rpp),
+    };
+    let row_bytes = layout.row_bytes().min(PAGE_SIZE);
+    for r in first..(first + rows).min(store.feature_rows()) {
+        let at = layout.locate(r).offset_in_page;
+        let bytes = page.get(at..at + row_bytes).unwrap_or_default();
+        if let Some(why) = crate::format::q8::check_row(bytes) {
+            return Err(Error::corrupt(
+                path,
+                FeatureLayout::page_offset(index) + at as u64,
+                format!("feature row {r} (page {index}): {why}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks that the bytes of a page header from `from` (after the common
@@ -119,6 +146,7 @@ impl Store {
         // Feature pages: payload CRC and every page CRC.
         let crcs = self.page_crcs();
         let pages_path = self.path_of(FileKind::FeaturePages);
+        let q8 = self.dtype() == Dtype::Q8;
         report.bytes += stream_payload(self, FileKind::FeaturePages, |pos, chunk| {
             for (i, page) in chunk.chunks_exact(PAGE_SIZE).enumerate() {
                 let index = pos / PAGE_SIZE as u64 + i as u64;
@@ -130,6 +158,9 @@ impl Store {
                     crcs.get(index as usize).copied().unwrap_or(!got),
                     got,
                 )?;
+                if q8 {
+                    check_q8_page(self, &pages_path, index, page)?;
+                }
             }
             progress(pos + chunk.len() as u64);
             Ok(())

@@ -271,7 +271,7 @@ fn all_features(store: &Store) -> Result<Vec<f32>> {
         store.read_feature_range(first..end, &mut pages, &mut raw)?;
         let at = values.len();
         values.resize(at + (end - first) as usize * dim, 0.0);
-        store.dtype().decode_to_f32(&raw, &mut values[at..]);
+        store.dtype().decode_to_f32(dim, &raw, &mut values[at..]);
         first = end;
     }
     Ok(values)

@@ -368,7 +368,7 @@ fn project_features(
         raw.clear();
         store.read_feature_range(first..end, &mut pages, &mut raw)?;
         values.resize((end - first) as usize * dim, 0.0);
-        store.dtype().decode_to_f32(&raw, &mut values);
+        store.dtype().decode_to_f32(dim, &raw, &mut values);
         let started = Instant::now();
         let (messages, selves) = project(&sum, &values, dim, first..end, store.indptr())?;
         compute += started.elapsed().as_secs_f64();

@@ -20,7 +20,7 @@ pub(crate) fn to_train_batch(
 ) -> Result<TrainBatch> {
     let dim = store.feature_dim() as usize;
     let mut features = vec![0f32; b.ids.len() * dim];
-    store.dtype().decode_to_f32(b.rows, &mut features);
+    store.dtype().decode_to_f32(dim, b.rows, &mut features);
     let hops = b
         .hops
         .iter()

@@ -46,7 +46,8 @@ pub struct GenArgs {
     /// have unit norm).
     #[arg(long, default_value_t = 1.0)]
     pub feature_noise: f32,
-    /// Feature dtype: f32, f16 or bf16.
+    /// Feature dtype: f32, f16, bf16 or q8 (8-bit codes with a per-row
+    /// scale; lossy, see docs/ginex.md).
     #[arg(long, default_value = "f32")]
     pub dtype: String,
     /// Seed of every random choice.

@@ -55,6 +55,35 @@ pub enum ImportCommand {
     ///
     /// Example: ginex-import reorder STORE --out STORE-bfs
     Reorder(ReorderArgs),
+    /// An existing store with its features re-encoded in another dtype
+    /// (f32, f16, bf16 or q8), into a new store: the topology, labels and
+    /// splits are copied, nothing is re-imported. q8 is lossy (an error
+    /// of at most half a step, 1/510 of each row's range; see
+    /// docs/ginex-import.md).
+    ///
+    /// Example: ginex-import convert STORE --dtype q8 --out STORE-q8
+    Convert(ConvertArgs),
+}
+
+/// `ginex-import convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The store to convert (left as it is).
+    pub store: PathBuf,
+    /// The new dtype of the features: f32, f16, bf16 or q8 (every featured
+    /// node type of a typed store).
+    #[arg(long)]
+    pub dtype: String,
+    /// Keep NaN/inf (as import does; refused with q8, which cannot store
+    /// them).
+    #[arg(long)]
+    pub allow_nonfinite: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// The new store; refused, before anything is written, if it exists.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// `ginex-import reorder`.
@@ -76,7 +105,8 @@ pub struct ReorderArgs {
 /// Options of every subcommand.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// Store dtype for the features: f32, f16 or bf16. A typed import may
+    /// Store dtype for the features: f32, f16, bf16 or q8 (8-bit codes with
+    /// a per-row scale; lossy, see docs/ginex-import.md). A typed import may
     /// give node types their own after it: `f16,author=f32` (the types not
     /// named get the first; `author=f32` alone leaves the others f32).
     #[arg(long, default_value = "f32", value_name = "DTYPE[,TYPE=DTYPE...]")]
@@ -442,6 +472,7 @@ pub fn run(cli: &ImportCli, out: &mut dyn Write) -> Result<()> {
             common: a.common.options()?,
         })?,
         ImportCommand::Reorder(a) => return reorder_existing(a, out),
+        ImportCommand::Convert(a) => return convert_existing(a, out),
     };
     print_report(out, &report, started.elapsed().as_secs_f64())
 }
@@ -499,4 +530,44 @@ fn reorder_existing(a: &ReorderArgs, out: &mut dyn Write) -> Result<()> {
         started.elapsed().as_secs_f64()
     )
     .map_err(w)
+}
+
+/// `ginex-import convert`: the store's features in another dtype, as a
+/// new store, verified.
+fn convert_existing(a: &ConvertArgs, out: &mut dyn Write) -> Result<()> {
+    use ginex::internals::import::convert::{convert_store, ConvertOptions};
+    use ginex::internals::store::Store;
+    let w = |e| Error::io("write", "<stdout>", e);
+    crate::create_parent_dirs(&a.out)?;
+    let done = convert_store(&ConvertOptions {
+        store: a.store.clone(),
+        out: a.out.clone(),
+        dtype: ginex::Dtype::parse(&a.dtype)?,
+        allow_nonfinite: a.allow_nonfinite,
+        quiet: a.quiet,
+    })?;
+    let store = Store::open(&done.path)?;
+    store.verify()?;
+    writeln!(
+        out,
+        "converted {} ({}) -> {} ({}, verified) in {:.2} s",
+        a.store.display(),
+        done.from.describe(),
+        done.path.display(),
+        done.to.describe(),
+        done.seconds
+    )
+    .map_err(w)?;
+    if let Some(e) = store.q8_error() {
+        writeln!(
+            out,
+            "  q8 error: max {:.3e} mean {:.3e} abs ({:.3e} and {:.3e} of the feature range)",
+            e.max_abs,
+            e.mean_abs(),
+            e.relative(e.max_abs),
+            e.relative(e.mean_abs())
+        )
+        .map_err(w)?;
+    }
+    Ok(())
 }

@@ -304,7 +304,7 @@ fn every_policy_gathers_identical_batches_over_mixed_layouts() {
         let mut seen = Vec::new();
         let r = run_epoch(&store, &cfg, &mut |b| {
             let mut x = vec![0f32; b.ids.len() * 6];
-            Dtype::F32.decode_to_f32(b.rows, &mut x);
+            Dtype::F32.decode_to_f32(6, b.rows, &mut x);
             for (k, &v) in b.ids.iter().enumerate() {
                 let v = v as usize;
                 assert_eq!(

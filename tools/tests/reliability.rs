@@ -206,6 +206,46 @@ fn half_precision_overflow_is_refused() {
     }
 }
 
+/// q8 has no code for NaN or inf: refused naming row and column, with
+/// `--allow-nonfinite` too, and nothing is left behind.
+#[test]
+fn q8_refuses_nonfinite_features_even_with_allow_nonfinite() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("store");
+    let edges = dir.path().join("e.txt");
+    std::fs::write(&edges, "0 1\n1 2\n2 0\n").unwrap();
+    let feats = dir.path().join("f.npy");
+    for (values, want) in [
+        (
+            [1.0f32, 2.0, 3.0, f32::NAN, 5.0, 6.0],
+            "feature row 1 column 1 is NaN",
+        ),
+        (
+            [1.0, 2.0, 3.0, 4.0, f32::NEG_INFINITY, 6.0],
+            "feature row 2 column 0 is -inf",
+        ),
+    ] {
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&feats, npy("<f4", "(3, 2)", &bytes)).unwrap();
+        for flag in [None, Some("--allow-nonfinite")] {
+            let mut args = vec![
+                "files",
+                "--quiet",
+                "--edges",
+                p(&edges),
+                "--features",
+                p(&feats),
+                "--dtype",
+                "q8",
+                "--out",
+                p(&out),
+            ];
+            args.extend(flag);
+            refused(&args, &out, &["f.npy:", want, "q8 cannot store NaN/Inf"]);
+        }
+    }
+}
+
 /// Finding 2 for f64 input (catalog: "f64 feature beyond f32's range"): a
 /// finite f64 that overflows f32 is refused as the f16/bf16 case is (row,
 /// column, value, largest finite, `--allow-nonfinite`), not stored as inf

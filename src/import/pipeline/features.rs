@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::format::pages::Dtype;
+use crate::format::q8::Q8Error;
 use crate::import::npy::{NpyFile, NpyType};
 use crate::progress::Bar;
 use crate::store::FeatureWriter;
@@ -31,6 +32,25 @@ pub struct FeatureSink {
 }
 
 impl FeatureSink {
+    /// A sink of `n` rows into `writer`, with its own progress bar.
+    pub fn new(writer: FeatureWriter, n: u64, allow_nonfinite: bool, quiet: bool) -> Self {
+        FeatureSink {
+            writer,
+            allow_nonfinite,
+            rows: 0,
+            n,
+            bytes: Vec::new(),
+            bar: progress(n, "features", quiet),
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The writer, all rows pushed (the caller checks their count).
+    pub fn into_writer(self) -> FeatureWriter {
+        self.bar.finish_and_clear();
+        self.writer
+    }
+
     /// Rows pushed so far.
     pub fn rows(&self) -> u64 {
         self.rows
@@ -73,14 +93,19 @@ impl FeatureSink {
                 format!("feature row {row} column {column} is {x}{why}"),
             )
         };
-        if !self.allow_nonfinite {
+        // q8 has no code for NaN/inf: refused even with --allow-nonfinite.
+        if !self.allow_nonfinite || dtype == Dtype::Q8 {
             if let Some((k, x)) = values.iter().enumerate().find(|(_, x)| !x.is_finite()) {
-                let why = "; pass --allow-nonfinite to keep NaN/Inf".to_string();
-                return Err(bad_value(k, *x, why));
+                let why = match dtype {
+                    Dtype::Q8 => "; q8 cannot store NaN/Inf: clean the features or store them as f32/f16/bf16 with --allow-nonfinite",
+                    _ => "; pass --allow-nonfinite to keep NaN/Inf",
+                };
+                return Err(bad_value(k, *x, why.to_string()));
             }
         }
-        self.bytes.resize(values.len() * dtype.size(), 0);
-        dtype.encode_f32(values, &mut self.bytes);
+        self.bytes
+            .resize(rows as usize * dtype.row_bytes(dim as usize), 0);
+        dtype.encode_f32(dim as usize, values, &mut self.bytes);
         if !self.allow_nonfinite {
             if let Some(k) = overflowed(dtype, &self.bytes) {
                 let x = values.get(k).copied().unwrap_or_default();
@@ -92,6 +117,10 @@ impl FeatureSink {
                 );
                 return Err(bad_value(k, x, why));
             }
+        }
+        if dtype == Dtype::Q8 {
+            let measured = Q8Error::measure(dim as usize, values, &self.bytes);
+            self.writer.record_q8_error(measured);
         }
         self.writer.push_rows(&self.bytes)?;
         self.rows += rows;
@@ -133,10 +162,11 @@ impl FeatureSink {
 
 /// The index of the first element of `encoded` (little-endian elements
 /// of `dtype`) that is ±inf: finite input that overflowed the conversion
-/// (the input was checked to be finite). `None` for f32 (no conversion).
+/// (the input was checked to be finite). `None` for f32 (no conversion)
+/// and q8 (the row's own scale holds every finite value).
 fn overflowed(dtype: Dtype, encoded: &[u8]) -> Option<usize> {
     let inf_bits: u16 = match dtype {
-        Dtype::F32 => return None,
+        Dtype::F32 | Dtype::Q8 => return None,
         Dtype::F16 => 0x7c00,
         Dtype::Bf16 => 0x7f80,
     };
@@ -148,7 +178,7 @@ fn overflowed(dtype: Dtype, encoded: &[u8]) -> Option<usize> {
 /// The largest finite value of `dtype`, for messages.
 fn largest_finite(dtype: Dtype) -> String {
     match dtype {
-        Dtype::F32 => f32::MAX.to_string(),
+        Dtype::F32 | Dtype::Q8 => f32::MAX.to_string(),
         Dtype::F16 => half::f16::MAX.to_string(),
         Dtype::Bf16 => format!("{:e}", half::bf16::MAX.to_f32()),
     }

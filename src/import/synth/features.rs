@@ -4,6 +4,8 @@ use rayon::prelude::*;
 
 use super::*;
 use crate::error::Result;
+use crate::format::pages::Dtype;
+use crate::format::q8::Q8Error;
 use crate::format::tables::Splits;
 use crate::rng::{stream_seed, Wyrand};
 
@@ -23,7 +25,9 @@ pub(super) fn centroids(p: &SynthParams) -> Vec<f32> {
 
 pub(super) const FEATURE_BLOCK: u64 = 1 << 14;
 
-/// Writes the encoded feature rows of nodes `first..first + count` to `out`.
+/// Writes the encoded feature rows of nodes `first..first + count` to
+/// `out`; returns their measured reconstruction error when the dtype is q8
+/// (else an empty measurement).
 pub(super) fn feature_block(
     p: &SynthParams,
     planted: &Planted,
@@ -31,23 +35,33 @@ pub(super) fn feature_block(
     first: u64,
     count: u64,
     out: &mut Vec<u8>,
-) {
+) -> Q8Error {
     let dim = p.dim as usize;
-    let row_bytes = dim * p.dtype.size();
+    let row_bytes = p.dtype.row_bytes(dim);
     out.clear();
     out.resize(count as usize * row_bytes, 0);
-    out.par_chunks_mut(row_bytes).enumerate().for_each_init(
-        || vec![0f32; dim],
-        |values, (i, dst)| {
-            let v = first + i as u64;
-            let c = planted.class(v) as usize;
-            let mut rng = Wyrand(stream_seed(p.seed, PURPOSE_FEATURES, v));
-            for (x, m) in values.iter_mut().zip(&centroids[c * dim..(c + 1) * dim]) {
-                *x = m + p.feature_noise * rng.gaussian();
-            }
-            p.dtype.encode_f32(values, dst);
-        },
-    );
+    let q8 = p.dtype == Dtype::Q8;
+    out.par_chunks_mut(row_bytes)
+        .enumerate()
+        .map_init(
+            || (vec![0f32; dim], vec![0f32; dim]),
+            |(values, back), (i, dst)| {
+                let v = first + i as u64;
+                let c = planted.class(v) as usize;
+                let mut rng = Wyrand(stream_seed(p.seed, PURPOSE_FEATURES, v));
+                for (x, m) in values.iter_mut().zip(&centroids[c * dim..(c + 1) * dim]) {
+                    *x = m + p.feature_noise * rng.gaussian();
+                }
+                p.dtype.encode_f32(dim, values, dst);
+                let mut e = Q8Error::default();
+                if q8 {
+                    crate::format::q8::decode_row(dst, back);
+                    e.add_row(values, back);
+                }
+                e
+            },
+        )
+        .reduce(Q8Error::default, Q8Error::merge)
 }
 
 /// Runs `write` over every block of encoded feature rows, in node order.
@@ -55,7 +69,7 @@ pub(super) fn for_each_feature_block(
     p: &SynthParams,
     planted: &Planted,
     progress: &dyn Progress,
-    mut write: impl FnMut(&[u8], u64) -> Result<()>,
+    mut write: impl FnMut(&[u8], u64, Q8Error) -> Result<()>,
 ) -> Result<()> {
     let centroids = centroids(p);
     let mut buf = Vec::new();
@@ -63,8 +77,8 @@ pub(super) fn for_each_feature_block(
     let mut first = 0;
     while first < p.nodes {
         let count = FEATURE_BLOCK.min(p.nodes - first);
-        feature_block(p, planted, &centroids, first, count, &mut buf);
-        write(&buf, count)?;
+        let measured = feature_block(p, planted, &centroids, first, count, &mut buf);
+        write(&buf, count, measured)?;
         progress.advance(count);
         first += count;
     }

@@ -346,8 +346,11 @@ pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> R
     let mut features = builder.feature_writer()?;
     let row_bytes = FeatureLayout::new(p.dim, p.dtype)?.row_bytes();
     let mut written = 0u64;
-    for_each_feature_block(p, &planted, progress, |bytes, count| {
+    for_each_feature_block(p, &planted, progress, |bytes, count, measured| {
         let keep = count.min(papers.saturating_sub(written));
+        if keep == count {
+            features.record_q8_error(measured); // else it measured rows not kept
+        }
         written += count;
         features.push_rows(bytes.get(..keep as usize * row_bytes).unwrap_or_default())
     })?;
@@ -357,7 +360,8 @@ pub fn generate_store(p: &SynthParams, out: &Path, progress: &dyn Progress) -> R
         let mut buf = Vec::new();
         for first in authors.ids().step_by(features::FEATURE_BLOCK as usize) {
             let count = features::FEATURE_BLOCK.min(authors.offset + authors.count - first);
-            feature_block(&a, &planted, &centroids, first, count, &mut buf);
+            let measured = feature_block(&a, &planted, &centroids, first, count, &mut buf);
+            features.record_q8_error(measured);
             features.push_rows(&buf)?;
         }
     }
@@ -601,7 +605,7 @@ mod tests {
         let mut feats = Vec::new();
         feature_block(&p, &planted, &cents, 0, p.nodes, &mut feats);
         let mut values = vec![0f32; feats.len() / 4];
-        Dtype::F32.decode_to_f32(&feats, &mut values);
+        Dtype::F32.decode_to_f32(p.dim as usize, &feats, &mut values);
         let dim = p.dim as usize;
         let mut lists = vec![Vec::new(); p.nodes as usize];
         for (s, d) in edge_chunk(&p, &planted, 0, p.target_edges()) {

@@ -122,20 +122,20 @@ pub fn generate_raw(
     let started = Instant::now();
     let (descr, export) = match p.dtype {
         Dtype::F16 => ("<f2", Dtype::F16),
-        Dtype::F32 | Dtype::Bf16 => ("<f4", Dtype::F32),
+        Dtype::F32 | Dtype::Bf16 | Dtype::Q8 => ("<f4", Dtype::F32),
     };
     let mut features = NpyWriter::create(&root.join("features.npy"), descr, &[u64::from(p.dim)])?;
     let mut values = Vec::new();
     let mut exported = Vec::new();
-    for_each_feature_block(p, &planted, progress, |bytes, count| {
+    for_each_feature_block(p, &planted, progress, |bytes, count, _| {
         if export == p.dtype {
             return features.write(bytes, count * u64::from(p.dim));
         }
-        // bf16 store dtype: export the bf16-rounded values as f32.
+        // bf16 or q8 store dtype: export the rounded values as f32.
         values.resize(count as usize * p.dim as usize, 0f32);
-        p.dtype.decode_to_f32(bytes, &mut values);
+        p.dtype.decode_to_f32(p.dim as usize, bytes, &mut values);
         exported.resize(values.len() * 4, 0u8);
-        Dtype::F32.encode_f32(&values, &mut exported);
+        Dtype::F32.encode_f32(p.dim as usize, &values, &mut exported);
         features.write(&exported, values.len() as u64)
     })?;
     features.finish()?;

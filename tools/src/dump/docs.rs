@@ -33,6 +33,34 @@ pub(super) struct SummaryDoc<'a> {
     pub schema: Option<&'a Schema>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_ids: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q8_error: Option<Q8ErrorDoc>,
+}
+
+/// The reconstruction error a q8 store recorded when it was encoded.
+#[derive(Serialize)]
+pub(super) struct Q8ErrorDoc {
+    pub rows: u64,
+    pub max_abs: f32,
+    pub mean_abs: f32,
+    pub low: f32,
+    pub high: f32,
+    pub max_rel: f64,
+    pub mean_rel: f64,
+}
+
+impl Q8ErrorDoc {
+    pub fn of(e: &ginex::internals::format::q8::Q8Error) -> Q8ErrorDoc {
+        Q8ErrorDoc {
+            rows: e.rows,
+            max_abs: e.max_abs,
+            mean_abs: e.mean_abs(),
+            low: e.low,
+            high: e.high,
+            max_rel: e.relative(e.max_abs),
+            mean_rel: e.relative(e.mean_abs()),
+        }
+    }
 }
 
 /// In-degree statistics.

@@ -23,8 +23,8 @@ use ginex::internals::store::Store;
 
 use super::docs::{
     DegreeDoc, EdgeSplitCounts, EdgeSplitDoc, EdgeSplitsDoc, FileDoc, HeaderDoc, ListDoc,
-    ManifestDoc, NeighborCacheDoc, RecordDoc, RowDoc, RunDoc, SegmentDoc, SplitCounts, SplitsDoc,
-    SummaryDoc,
+    ManifestDoc, NeighborCacheDoc, Q8ErrorDoc, RecordDoc, RowDoc, RunDoc, SegmentDoc, SplitCounts,
+    SplitsDoc, SummaryDoc,
 };
 use super::summary::degree_stats;
 use crate::sorted_json;
@@ -62,6 +62,7 @@ pub(super) fn summary_json(store: &Store, limit: Option<usize>) -> Result<Value>
         truncated,
         schema: store.schema(),
         original_ids,
+        q8_error: store.q8_error().as_ref().map(Q8ErrorDoc::of),
     }))
 }
 
@@ -374,7 +375,9 @@ fn pages_json(
                     format!("row {r} lies outside the file"),
                 )
             })?;
-        layout.dtype.decode_to_f32(bytes, &mut values);
+        layout
+            .dtype
+            .decode_to_f32(layout.dim as usize, bytes, &mut values);
         let page_ok = (0..loc.pages).all(|i| {
             let p = (loc.page + i) as usize;
             let page = payload

@@ -161,6 +161,20 @@ pub(super) fn print_summary(
         m.layout.dtype.name(),
         m.layout.row_bytes(),
     )?;
+    if let Some(e) = store.q8_error() {
+        writeln!(
+            out,
+            "  q8 error        max {:.3e} mean {:.3e} abs; {:.3e} and {:.3e} of the feature range [{}, {}] (lossy; measured on {} of {} rows)",
+            e.max_abs,
+            e.mean_abs(),
+            e.relative(e.max_abs),
+            e.relative(e.mean_abs()),
+            e.low,
+            e.high,
+            e.rows,
+            store.feature_rows()
+        )?;
+    }
     if let Some(schema) = store.schema() {
         print_schema(schema, out)?;
     }
