@@ -334,6 +334,17 @@ impl DataArgs {
     /// [`plan`](EpochConfigBuilder::plan) for a caller that measures its
     /// own memory on the configuration first.
     pub fn builder(&self, store: &Store) -> Result<EpochConfigBuilder> {
+        // Before any work (the positives, the plan): a --neg whose batches
+        // cannot fit. (The other numbers are refused later, in the command
+        // line's words.)
+        let link = self.link_task()?;
+        if let Some(l) = &link {
+            l.check_negatives(
+                (self.sampling.batch_size, store.num_edges()),
+                store.layout().row_bytes() as u64,
+                self.memory,
+            )?;
+        }
         let ginex = GinexOptions {
             changeset_every: self.changeset_every,
             pipeline: self.pipeline,
@@ -368,9 +379,8 @@ impl DataArgs {
             .list_queue_depth(self.list_queue_depth as usize)
             .feature_queue_depth(self.feature_queue_depth as usize)
             .max_batches(self.max_batches)
-            .link(self.link_task()?)
+            .link(link)
             .link_positives(self.relation_positives(store)?))
-        .and_then(|b| b.check(store).map(|()| b))
     }
 }
 
