@@ -76,13 +76,7 @@ pub fn run(
         })
         .filter(|s| !s.test.src.is_empty());
     if let (Some(k), Some(t)) = (args.test_neg, &test) {
-        ginex::internals::size::PerItemCount {
-            option: "--test-neg",
-            value: k as u64,
-            items: (t.test.src.len() as u64, "test edges"),
-            entry: (20, "a negative pair's ids and score"),
-        }
-        .check(args.memory)?;
+        check_test_neg(k, t.test.src.len(), args.memory)?;
     }
     let test = test.map(|s| held_out_pairs(&s.test, neg_range.clone(), args.test_neg));
     let mut nodes = embed.clone();
@@ -188,6 +182,18 @@ pub fn run(
         )?;
     }
     Ok(())
+}
+
+/// Refuses a `--test-neg` whose pairs cannot fit `memory` (None: this
+/// machine's): `tests` test edges × `k` negatives, each two ids and a score.
+fn check_test_neg(k: usize, tests: usize, memory: Option<u64>) -> Result<()> {
+    ginex::internals::size::PerItemCount {
+        option: "--test-neg",
+        value: k as u64,
+        items: (tests as u64, "test edges"),
+        entry: (20, "a negative pair's ids and score"),
+    }
+    .check(memory)
 }
 
 /// Writes the rows of `nodes` (store ids among `z`'s) as an .npy.
