@@ -568,6 +568,8 @@ fn early_stop_keeps_best_checkpoint_which_predict_uses() {
         format!("{}.json", stem(last.epoch)),
         format!("{}.ot", stem(last.epoch)),
         "LATEST".to_string(),
+        // The run's advisory lock file (src/io/dir_lock.rs), left in place.
+        "LOCK".to_string(),
     ];
     want.sort();
     assert_eq!(files, want);
