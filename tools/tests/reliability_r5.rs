@@ -6,21 +6,12 @@
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod tools_common;
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
 use common::p;
-
-fn ginex(args: &[&str]) -> ginex::Result<String> {
-    use ginex_cli::commands::{run, GinexCli};
-    let cli = GinexCli::try_parse_from(std::iter::once(&"ginex").chain(args))
-        .map_err(|e| ginex::Error::invalid_argument(e.to_string()))?;
-    let mut out = Vec::new();
-    run(cli, &mut out)?;
-    Ok(String::from_utf8(out).unwrap())
-}
+use tools_common::{run_ginex as ginex, run_import};
 
 /// `ginex gen`: 300 nodes, dim 32 f32, 4 classes, a node split.
 fn gen_store(dir: &Path) -> PathBuf {
@@ -132,8 +123,7 @@ fn store_with_parallel_edges(dir: &Path) -> PathBuf {
     ))
     .unwrap();
     let out = dir.join("multi");
-    let cli = ginex_cli::import::ImportCli::try_parse_from([
-        "ginex-import",
+    run_import(&[
         "files",
         "--edges",
         p(&dir.join("edges.txt")),
@@ -148,7 +138,6 @@ fn store_with_parallel_edges(dir: &Path) -> PathBuf {
         p(&out),
     ])
     .unwrap();
-    ginex_cli::import::run(&cli, &mut std::io::sink()).unwrap();
     out
 }
 
@@ -239,8 +228,7 @@ fn held_out_excluded_with_a_random_edge_split_is_refused() {
     let edges = tmp.path().join("e.txt");
     std::fs::write(&edges, "0 1\n1 2\n2 3\n3 0\n0 2\n1 3\n").unwrap();
     let out = tmp.path().join("store");
-    let cli = ginex_cli::import::ImportCli::try_parse_from([
-        "ginex-import",
+    let err = run_import(&[
         "files",
         "--edges",
         p(&edges),
@@ -249,13 +237,9 @@ fn held_out_excluded_with_a_random_edge_split_is_refused() {
         "--held-out-excluded",
         "--out",
         p(&out),
-    ]);
-    let err = match cli {
-        Ok(cli) => ginex_cli::import::run(&cli, &mut std::io::sink())
-            .expect_err("imported")
-            .to_string(),
-        Err(e) => e.to_string(),
-    };
+    ])
+    .expect_err("imported")
+    .to_string();
     assert!(err.contains("--held-out-excluded"), "{err}");
     assert!(!out.exists());
 }
@@ -341,8 +325,7 @@ mod train {
             .collect();
         std::fs::write(&edges, text).unwrap();
         let link_store = tmp.path().join("links");
-        let cli = ginex_cli::import::ImportCli::try_parse_from([
-            "ginex-import",
+        run_import(&[
             "files",
             "--quiet",
             "--edges",
@@ -355,7 +338,6 @@ mod train {
             p(&link_store),
         ])
         .unwrap();
-        ginex_cli::import::run(&cli, &mut std::io::sink()).unwrap();
         let link_ck = tmp.path().join("link-ck");
         train(&link_store, &link_ck, &["--task", "link"]).unwrap();
         let err = ginex(&[

@@ -20,6 +20,16 @@ pub fn run_import(args: &[&str]) -> ginex::Result<String> {
     Ok(String::from_utf8(out).unwrap())
 }
 
+/// `ginex ARGS`; a parse error is an `Err` too.
+pub fn run_ginex(args: &[&str]) -> ginex::Result<String> {
+    use ginex_cli::commands::{run, GinexCli};
+    let cli = GinexCli::try_parse_from(std::iter::once(&"ginex").chain(args))
+        .map_err(|e| ginex::Error::invalid_argument(e.to_string()))?;
+    let mut out = Vec::new();
+    run(cli, &mut out)?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
 /// `ginex-export ARGS`, which must succeed.
 pub fn run_export(args: &[&str]) -> String {
     use ginex_cli::export::{run, ExportCli};
